@@ -1,0 +1,19 @@
+"""Counterfactual data augmentation for Hugging Face Datasets and Trainer.
+
+>>> import cfaug_hf
+>>> schema = cfaug_hf.TaskSchema.fact_verification()
+"""
+
+__version__ = "0.1.0"
+
+from .augmenter import (AugmentationStats, Augmenter, AugmenterConfig, Counterfactual, Example, RowResult,
+                        PROVENANCE_COLUMNS)
+from .components import Generator, GeneratorConfig, LabelChecker, LabelCheckerConfig
+from .methods import CrossAugAugmenter, CrossAugConfig
+from .schema import SchemaError, TaskSchema
+
+__all__ = [
+    "__version__", "TaskSchema", "SchemaError", "Augmenter", "AugmenterConfig", "AugmentationStats", "Counterfactual",
+    "Example", "RowResult", "PROVENANCE_COLUMNS", "Generator", "GeneratorConfig", "LabelChecker",
+    "LabelCheckerConfig", "CrossAugAugmenter", "CrossAugConfig",
+]

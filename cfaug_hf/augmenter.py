@@ -1,0 +1,375 @@
+"""The augmenter contract shared by every method.
+
+An augmenter is a picklable callable for ``dataset.map(augmenter, batched=True)``. Given a batch it returns, for each
+input row in order, the row itself (unless ``keep_original=False``) followed by that row's counterfactuals, with every
+input column re-emitted and these provenance columns added:
+
+=========================  ================  ==========================================================================
+column                     type              meaning
+=========================  ================  ==========================================================================
+``cf_is_counterfactual``   bool              False for the original row, True for a generated one
+``cf_method``              string            the method that made the row (``"crossaug"``, ...); ``""`` on originals
+``cf_kind``                string            ``"original"`` or the method's kind of counterfactual (e.g. ``"c'+e"``)
+``cf_source_id``           string            the source row's id column, or a digest of its texts and label
+``cf_original_label``      string            the source row's label name
+``cf_edit``                string            JSON description of the edit (``""`` on originals)
+``cf_outcome``             list of string    everything that happened to the source row (shared by its whole group)
+=========================  ================  ==========================================================================
+
+``cf_outcome`` makes the statistics recoverable from the output alone (after a cache hit or with ``num_proc``):
+:meth:`AugmentationStats.from_dataset`. Every input row is accounted for: it produced counterfactuals or was skipped
+with a reason.
+
+Determinism: a row's output depends only on the augmenter (config, seed, components) and the row, never on the batch
+size, ``num_proc`` or the row's position, because each row gets its own seed derived from its source id.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import json
+import logging
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from .fingerprint import digest_json, digest_object, register_cheap_hash, row_seed
+from .schema import SchemaError, TaskSchema
+
+__all__ = [
+    "Augmenter", "AugmenterConfig", "Counterfactual", "Example", "RowResult", "AugmentationStats",
+    "PROVENANCE_COLUMNS", "provenance_features",
+]
+
+logger = logging.getLogger(__name__)
+
+PROVENANCE_COLUMNS = ("cf_is_counterfactual", "cf_method", "cf_kind", "cf_source_id", "cf_original_label", "cf_edit",
+                      "cf_outcome")
+
+
+def provenance_features() -> dict[str, Any]:
+    """The ``datasets`` feature types of the provenance columns."""
+    from datasets import Value
+
+    try:
+        from datasets import List
+        outcome = List(Value("string"))
+    except ImportError:  # pragma: no cover
+        from datasets import Sequence as List
+        outcome = List(Value("string"))
+    return {
+        "cf_is_counterfactual": Value("bool"), "cf_method": Value("string"), "cf_kind": Value("string"),
+        "cf_source_id": Value("string"), "cf_original_label": Value("string"), "cf_edit": Value("string"),
+        "cf_outcome": outcome,
+    }
+
+
+@dataclass
+class AugmenterConfig:
+    """Options every augmenter has. Method configs subclass this and add their own fields with ``help`` metadata."""
+
+    keep_original: bool = field(default=True, metadata={
+        "help": "Emit each input row before its counterfactuals. False returns counterfactuals only."})
+    seed: int = field(default=0, metadata={
+        "help": "Seed for any randomness; each row's own seed is derived from this and the row's source id."})
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AugmenterConfig:
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise TypeError(f"{cls.__name__} has no field(s) {unknown}; known fields: {sorted(names)}.")
+        return cls(**data)
+
+    @classmethod
+    def help(cls) -> dict[str, str]:
+        """Each field's help text, for ``--help`` and cards."""
+        return {f.name: f.metadata.get("help", "") for f in dataclasses.fields(cls)}
+
+
+@dataclass
+class Example:
+    """One input row as an augmenter sees it."""
+
+    values: dict[str, Any]
+    label: str
+    source_id: str
+    seed: int
+    index: int | None = None
+
+    def __getitem__(self, column: str) -> Any:
+        return self.values[column]
+
+
+@dataclass
+class Counterfactual:
+    """A generated row: the new values of the edited columns, its label name, its kind and an edit description."""
+
+    values: dict[str, Any]
+    label: str
+    kind: str
+    edit: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RowResult:
+    """What an augmenter made of one input row: counterfactuals and events (``produced:...``, ``skipped:...``).
+
+    ``keep_original=False`` drops the input row from the output even when the config keeps originals (a method
+    that, like CrossAug, leaves NOT ENOUGH INFO rows out); say why in ``events``.
+    """
+
+    counterfactuals: list[Counterfactual] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+    keep_original: bool = True
+
+
+@dataclass
+class AugmentationStats:
+    """Counts of what an augmentation did, by event.
+
+    Events are strings such as ``produced:c'+e``, ``skipped:same_claim`` or ``no_evidence_edit:span_not_found``.
+    ``rows_in`` counts input rows; ``rows_out`` output rows.
+
+    Example:
+        >>> s = AugmentationStats()
+        >>> s.add_row(["produced:c'+e", "no_evidence_edit:insertion"], n_out=2)
+        >>> s.produced, s.by_prefix("no_evidence_edit")
+        ({"c'+e": 1}, {'insertion': 1})
+    """
+
+    rows_in: int = 0
+    rows_out: int = 0
+    events: Counter = field(default_factory=Counter)
+
+    def add_row(self, events: Sequence[str], n_out: int) -> None:
+        self.rows_in += 1
+        self.rows_out += n_out
+        self.events.update(events)
+
+    def merge(self, other: AugmentationStats) -> None:
+        self.rows_in += other.rows_in
+        self.rows_out += other.rows_out
+        self.events.update(other.events)
+
+    def by_prefix(self, prefix: str) -> dict[str, int]:
+        p = prefix + ":"
+        return {k[len(p):]: v for k, v in sorted(self.events.items()) if k.startswith(p)}
+
+    @property
+    def produced(self) -> dict[str, int]:
+        return self.by_prefix("produced")
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        return self.by_prefix("skipped")
+
+    @property
+    def counterfactuals(self) -> int:
+        return sum(self.produced.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"rows_in": self.rows_in, "rows_out": self.rows_out,
+                               "counterfactuals": self.counterfactuals}
+        groups: dict[str, dict[str, int]] = {}
+        for key, n in sorted(self.events.items()):
+            head, _, tail = key.partition(":")
+            groups.setdefault(head, {})[tail or head] = n
+        out.update(groups)
+        return out
+
+    @classmethod
+    def from_dataset(cls, dataset: Any, rows_in: int | None = None) -> AugmentationStats:
+        """Recover the statistics from an augmented dataset's provenance columns.
+
+        Exact when every input row left a row in the output. Rows that left none (``keep_original=False`` and no
+        counterfactual, or an original the method drops) are counted as ``skipped:untraced`` when the number of
+        input rows ``rows_in`` is given.
+        """
+        missing = [c for c in ("cf_is_counterfactual", "cf_source_id", "cf_outcome") if c not in dataset.column_names]
+        if missing:
+            raise SchemaError(f"Columns {missing} are missing: this is not the output of a cfaug_hf augmenter.")
+        stats = cls(rows_out=len(dataset))
+        cols = dataset.select_columns(["cf_is_counterfactual", "cf_source_id", "cf_outcome"])
+        previous = None
+        for batch in cols.iter(batch_size=1000):
+            for is_cf, sid, outcome in zip(batch["cf_is_counterfactual"], batch["cf_source_id"],
+                                           batch["cf_outcome"]):
+                # A group is an original and the counterfactuals that follow it, or (originals not kept) a run of
+                # counterfactuals with the same source id.
+                if not is_cf or previous != sid:
+                    stats.rows_in += 1
+                    stats.events.update(outcome)
+                previous = sid
+        if rows_in is not None and rows_in > stats.rows_in:
+            stats.events["skipped:untraced"] += rows_in - stats.rows_in
+            stats.rows_in = rows_in
+        return stats
+
+    def summary_lines(self) -> list[str]:
+        lines = [f"rows in: {self.rows_in}", f"rows out: {self.rows_out} "
+                 f"({self.rows_out - self.counterfactuals} original, {self.counterfactuals} counterfactual)"]
+        for kind, n in self.produced.items():
+            lines.append(f"  counterfactual {kind}: {n}")
+        for head in sorted({k.partition(":")[0] for k in self.events} - {"produced"}):
+            for reason, n in self.by_prefix(head).items():
+                lines.append(f"  {head} {reason}: {n}")
+        return lines
+
+
+class Augmenter(abc.ABC):
+    """Base class of all augmenters: validation, provenance, per-row seeds, statistics and fingerprinting.
+
+    Subclasses set ``method``, ``config_class`` and ``citation`` and implement :meth:`augment_examples`, which gets a
+    whole batch of :class:`Example` objects (so models run batched) and returns one :class:`RowResult` per example.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> class Negate(Augmenter):
+        ...     method = "negate"
+        ...     def augment_examples(self, examples):
+        ...         return [RowResult([Counterfactual({"text": "not " + ex["text"]},
+        ...                                           "negative" if ex.label == "positive" else "positive", "negated")],
+        ...                           ["produced:negated"]) for ex in examples]
+        >>> ds = Dataset.from_dict({"text": ["good film"], "label": ["positive"]})
+        >>> out = ds.map(Negate(TaskSchema.sentiment()), batched=True)
+        >>> list(out["text"]), list(out["label"]), list(out["cf_kind"])
+        (['good film', 'not good film'], ['positive', 'negative'], ['original', 'negated'])
+    """
+
+    method: ClassVar[str] = ""
+    config_class: ClassVar[type[AugmenterConfig]] = AugmenterConfig
+    citation: ClassVar[str] = ""
+
+    def __init__(self, schema: TaskSchema, config: AugmenterConfig | None = None, **overrides: Any) -> None:
+        if not isinstance(schema, TaskSchema):
+            raise TypeError(f"schema must be a TaskSchema, got {type(schema).__name__}.")
+        config = config if config is not None else self.config_class()
+        if not isinstance(config, self.config_class):
+            raise TypeError(f"{type(self).__name__} takes a {self.config_class.__name__}, got {type(config).__name__}.")
+        if overrides:
+            config = dataclasses.replace(config, **overrides)
+        self.schema = schema
+        self.config = config
+        self.stats = AugmentationStats()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        register_cheap_hash([cls])
+
+    # ------------------------------------------------------------------------------------------- the map contract
+    @abc.abstractmethod
+    def augment_examples(self, examples: list[Example]) -> list[RowResult]:
+        """Produce the counterfactuals of a batch of examples, one :class:`RowResult` per example, in order."""
+
+    def __call__(self, batch: Mapping[str, Sequence[Any]], indices: Sequence[int] | None = None) -> dict[str, list]:
+        self.schema.validate_batch(batch, indices)
+        columns = [c for c in batch.keys() if c not in PROVENANCE_COLUMNS]
+        n = len(batch[self.schema.label_column])
+        rows = [{c: batch[c][i] for c in columns} for i in range(n)]
+        examples = [self._example(row, None if indices is None else indices[i]) for i, row in enumerate(rows)]
+        results = self.augment_examples(examples) if examples else []
+        if len(results) != len(examples):
+            raise RuntimeError(f"{type(self).__name__}.augment_examples returned {len(results)} results for "
+                               f"{len(examples)} examples.")
+        out: dict[str, list] = {c: [] for c in (*columns, *PROVENANCE_COLUMNS)}
+        label_col = self.schema.label_column
+        for row, ex, res in zip(rows, examples, results):
+            outcome = list(res.events)
+            if not any(e.startswith(("produced:", "skipped:")) for e in outcome):
+                outcome.append("skipped:no_counterfactual")
+            emitted = 0
+            if self.config.keep_original and res.keep_original:
+                self._emit(out, row, columns, False, "", "original", ex, "", outcome)
+                emitted += 1
+            for cf in res.counterfactuals:
+                new = dict(row)
+                for col, value in cf.values.items():
+                    if col not in row:
+                        raise RuntimeError(f"{type(self).__name__} edited unknown column {col!r}.")
+                    new[col] = value
+                new[label_col] = self.schema.encode_label_like(cf.label, row[label_col])
+                self._emit(out, new, columns, True, self.method, cf.kind, ex,
+                           json.dumps(cf.edit, ensure_ascii=False, sort_keys=True), outcome)
+                emitted += 1
+            self.stats.add_row(outcome, emitted)
+        return out
+
+    def _example(self, row: dict[str, Any], index: int | None) -> Example:
+        schema = self.schema
+        if schema.id_column and row.get(schema.id_column) is not None:
+            source_id = str(row[schema.id_column])
+        else:
+            source_id = digest_json([row[c] for c in schema.text_columns] + [schema.label_name(row[schema.label_column])])
+        return Example(values=row, label=schema.label_name(row[schema.label_column]), source_id=source_id,
+                       seed=row_seed(self.config.seed, source_id), index=index)
+
+    def _emit(self, out: dict[str, list], row: Mapping[str, Any], columns: Sequence[str], is_cf: bool, method: str,
+              kind: str, ex: Example, edit: str, outcome: list[str]) -> None:
+        for c in columns:
+            out[c].append(row[c])
+        out["cf_is_counterfactual"].append(is_cf)
+        out["cf_method"].append(method)
+        out["cf_kind"].append(kind)
+        out["cf_source_id"].append(ex.source_id)
+        out["cf_original_label"].append(ex.label)
+        out["cf_edit"].append(edit)
+        out["cf_outcome"].append(outcome)
+
+    # ------------------------------------------------------------------------------------------------ conveniences
+    def output_features(self, features: Any) -> Any:
+        """The features of the augmented dataset given the input's (pass as ``map(features=...)`` if you like)."""
+        from datasets import Features
+
+        kept = {k: v for k, v in features.items() if k not in PROVENANCE_COLUMNS}
+        return Features({**kept, **provenance_features()})
+
+    def augment(self, dataset: Any, *, batch_size: int = 32, num_proc: int | None = None,
+                desc: str | None = None, **map_kwargs: Any) -> Any:
+        """Validate ``dataset`` against the schema, run ``dataset.map(self, batched=True)`` and set ``self.stats``.
+
+        Same output as calling ``map`` yourself; in addition, column and type errors are raised before any row is
+        read, row errors name the row's index in the dataset, and ``self.stats`` is filled from the output (so it is
+        right after a cache hit or with ``num_proc``).
+        """
+        from datasets import DatasetDict
+
+        if isinstance(dataset, DatasetDict):
+            return DatasetDict({k: self.augment(v, batch_size=batch_size, num_proc=num_proc, desc=desc,
+                                                **map_kwargs) for k, v in dataset.items()})
+        self.schema.validate_features(dataset.features)
+        self.stats = AugmentationStats()
+        result = dataset.map(self, batched=True, batch_size=batch_size, num_proc=num_proc, with_indices=True,
+                             features=self.output_features(dataset.features),
+                             desc=desc or f"{self.method or type(self).__name__} augmentation", **map_kwargs)
+        if self.stats.rows_in != len(dataset):  # served from the cache, or counted in worker processes
+            self.stats = AugmentationStats.from_dataset(result, rows_in=len(dataset))
+        return result
+
+    # ------------------------------------------------------------------------------------ config and fingerprint
+    def components(self) -> dict[str, Any]:
+        """Learned or external parts (generator, checker, ...) by role; subclasses extend."""
+        return {}
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"method": self.method, "augmenter": type(self).__name__, "config": self.config.to_dict(),
+                "schema": self.schema.to_dict()}
+
+    def fingerprint(self) -> str:
+        from . import __version__
+
+        parts = {"version": __version__, "cls": f"{type(self).__module__}.{type(self).__qualname__}",
+                 "config": self.get_config_dict(),
+                 "components": {k: digest_object(v) for k, v in sorted(self.components().items())}}
+        return digest_json(parts)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.config})"
+
+
+register_cheap_hash([Augmenter])

@@ -1,0 +1,161 @@
+"""A sequence classifier over one text or a text pair, used to check that a counterfactual's label really flipped."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .base import Component
+
+__all__ = ["LabelChecker", "LabelCheckerConfig"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class LabelCheckerConfig:
+    """How a :class:`LabelChecker` reads its inputs."""
+
+    max_length: int = field(default=128, metadata={
+        "help": "Tokens per (first, second) pair; longer pairs are cut (longest text first) and counted."})
+    batch_size: int = field(default=32, metadata={"help": "Pairs per forward pass."})
+    piece_separator: str = field(default=" ", metadata={
+        "help": "How a list-valued text (several evidence pieces) is joined into one string."})
+
+
+class LabelChecker(Component):
+    """Wraps any ``AutoModelForSequenceClassification`` over single texts or (claim, evidence) / (premise,
+    hypothesis) pairs, with label names taken from the model's ``id2label``.
+
+    Example:
+        >>> from cfaug_hf.testing import tiny_classifier
+        >>> checker = LabelChecker(*tiny_classifier(("SUPPORTS", "REFUTES")))
+        >>> checker.predict(["the cat sat"], [["the cat sat on the mat", "it was good"]])[0] in checker.label_names
+        True
+        >>> checker.predict_proba(["a dog"], ["a cat"]).shape
+        (1, 2)
+    """
+
+    config_name = "cfaug_checker.json"
+    component_type = "checker"
+
+    def __init__(self, model: Any, tokenizer: Any, config: LabelCheckerConfig | None = None, *,
+                 device: str | None = None, base_model: str | None = None,
+                 training_info: dict[str, Any] | None = None, **overrides: Any) -> None:
+        import torch
+
+        config = config or LabelCheckerConfig()
+        self.config = dataclasses.replace(config, **overrides) if overrides else config
+        self.model = model
+        self.tokenizer = tokenizer
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.model.to(self.device)
+        self.base_model = base_model or getattr(model.config, "_name_or_path", None) or None
+        self.training_info = dict(training_info or {})
+        self.stats: Counter = Counter()
+        self._warned_truncation = False
+        id2label = model.config.id2label
+        self.label_names: tuple[str, ...] = tuple(str(id2label[i]) for i in range(model.config.num_labels))
+        self._label_index = {n.casefold(): i for i, n in enumerate(self.label_names)}
+
+    @classmethod
+    def from_base(cls, name_or_path: str | os.PathLike, label_names: Sequence[str], *, revision: str | None = None,
+                  device: str | None = None, config: LabelCheckerConfig | None = None,
+                  **overrides: Any) -> LabelChecker:
+        """A checker with a fresh classification head on pretrained weights (Hub id, folder or embedded copy)."""
+        from transformers import AutoModelForSequenceClassification
+
+        from ..models import load_model, load_tokenizer, resolve_model
+
+        names = list(label_names)
+        model = load_model(AutoModelForSequenceClassification, name_or_path, revision=revision,
+                           num_labels=len(names), id2label=dict(enumerate(names)),
+                           label2id={n: i for i, n in enumerate(names)})
+        tokenizer = load_tokenizer(name_or_path, revision=revision)
+        return cls(model, tokenizer, config, device=device, base_model=resolve_model(name_or_path, revision).name,
+                   **overrides)
+
+    def label_id(self, name: str) -> int:
+        try:
+            return self._label_index[name.casefold()]
+        except KeyError:
+            raise ValueError(f"Label {name!r} is not one of the checker's labels {list(self.label_names)}.") from None
+
+    def _encode(self, first: list[str], second: list[str] | None) -> list[dict[str, list[int]]]:
+        tok, limit = self.tokenizer, self.config.max_length
+        args = (first,) if second is None else (first, second)
+        full = tok(*args, truncation=False)
+        rows = [{k: full[k][i] for k in full.keys()} for i in range(len(first))]
+        long = [i for i, r in enumerate(rows) if len(r["input_ids"]) > limit]
+        if long:
+            cut_args = ([first[i] for i in long],) if second is None else ([first[i] for i in long],
+                                                                            [second[i] for i in long])
+            cut = tok(*cut_args, truncation="longest_first", max_length=limit)
+            for j, i in enumerate(long):
+                rows[i] = {k: cut[k][j] for k in cut.keys()}
+            self.stats["input_truncated"] += len(long)
+            if not self._warned_truncation:
+                logger.warning("%d input(s) longer than max_length=%d tokens were truncated (counted in "
+                               "stats['input_truncated']; this warning is shown once).", len(long), limit)
+                self._warned_truncation = True
+        return rows
+
+    def predict_proba(self, first: Sequence[str], second: Sequence[str | Sequence[str]] | None = None) -> Any:
+        """Class probabilities, shape ``(n, num_labels)``, in the order of :attr:`label_names`."""
+        import numpy as np
+        import torch
+
+        first = list(first)
+        sep = self.config.piece_separator
+        pairs = None if second is None else [s if isinstance(s, str) else sep.join(s) for s in second]
+        if pairs is not None and len(pairs) != len(first):
+            raise ValueError(f"Got {len(first)} first texts but {len(pairs)} second texts.")
+        if not first:
+            return np.zeros((0, len(self.label_names)), dtype=np.float32)
+        rows = self._encode(first, pairs)
+        order = sorted(range(len(rows)), key=lambda i: -len(rows[i]["input_ids"]))
+        probs = np.zeros((len(rows), len(self.label_names)), dtype=np.float32)
+        self.model.eval()
+        for start in range(0, len(order), self.config.batch_size):
+            idx = order[start:start + self.config.batch_size]
+            batch = self.tokenizer.pad([rows[i] for i in idx], return_tensors="pt").to(self.device)
+            with torch.inference_mode():
+                logits = self.model(**batch).logits
+            probs[idx] = logits.float().softmax(-1).cpu().numpy()
+        self.stats["inputs"] += len(rows)
+        return probs
+
+    def predict(self, first: Sequence[str], second: Sequence[str | Sequence[str]] | None = None) -> list[str]:
+        """The most likely label name for each input."""
+        return [self.label_names[i] for i in self.predict_proba(first, second).argmax(-1)]
+
+    # --------------------------------------------------------------------------------------------- save and load
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"checker": dataclasses.asdict(self.config), "label_names": list(self.label_names),
+                "base_model": self.base_model, "training": self.training_info}
+
+    def _modules(self) -> list[Any]:
+        return [self.model]
+
+    def _save(self, folder: Path) -> None:
+        self.model.save_pretrained(folder)
+        self.tokenizer.save_pretrained(folder)
+
+    @classmethod
+    def _load(cls, folder: Path, config: dict[str, Any], *, device: str | None = None,
+              **overrides: Any) -> LabelChecker:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        model = AutoModelForSequenceClassification.from_pretrained(folder)
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        return cls(model, tokenizer, LabelCheckerConfig(**config.get("checker", {})), device=device,
+                   base_model=config.get("base_model"), training_info=config.get("training"), **overrides)
+
+    def __repr__(self) -> str:
+        return f"LabelChecker(labels={list(self.label_names)}, base_model={self.base_model!r})"

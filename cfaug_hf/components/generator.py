@@ -1,0 +1,340 @@
+"""Text-to-text generation with any seq2seq or causal language model, batched and reproducible per row."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..fingerprint import stable_hash
+from .base import Component, ComponentLoadError
+
+__all__ = ["Generator", "GeneratorConfig", "GenerationResult"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class GeneratorConfig:
+    """How a :class:`Generator` turns input texts into prompts and decodes outputs."""
+
+    input_template: str = field(default="{text}", metadata={
+        "help": "Prompt built from each input; must contain '{text}'. For causal LMs it is followed by the output."})
+    chat: bool = field(default=False, metadata={
+        "help": "Wrap the prompt as a user message with the tokenizer's chat template (instruction-tuned LMs)."})
+    max_source_length: int = field(default=128, metadata={
+        "help": "Input tokens kept per text; longer inputs are cut at a token boundary and counted."})
+    max_new_tokens: int = field(default=64, metadata={"help": "Most tokens generated per output."})
+    num_beams: int = field(default=5, metadata={"help": "Beam width (CrossAug uses 5). 1 means greedy or sampling."})
+    num_return_sequences: int = field(default=1, metadata={"help": "Outputs per input (<= num_beams with beams)."})
+    do_sample: bool = field(default=False, metadata={
+        "help": "Sample instead of beam search (needs num_beams=1). Sampling is seeded per row, so it is "
+                "reproducible whatever the batch."})
+    temperature: float = field(default=1.0, metadata={"help": "Sampling temperature."})
+    top_k: int = field(default=50, metadata={"help": "Sample among the k most likely tokens (0 = all)."})
+    top_p: float = field(default=1.0, metadata={"help": "Nucleus sampling mass (1.0 = off)."})
+    batch_size: int = field(default=32, metadata={"help": "Inputs per forward pass."})
+
+    def __post_init__(self) -> None:
+        if "{text}" not in self.input_template:
+            raise ValueError(f"input_template must contain '{{text}}', got {self.input_template!r}.")
+        if self.do_sample and self.num_beams != 1:
+            raise ValueError("do_sample=True needs num_beams=1: beam sampling is not reproducible per row.")
+        if not self.do_sample and self.num_return_sequences > self.num_beams:
+            raise ValueError(f"num_return_sequences={self.num_return_sequences} exceeds num_beams={self.num_beams}.")
+        for name in ("max_source_length", "max_new_tokens", "num_beams", "num_return_sequences", "batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}.")
+
+
+@dataclass
+class GenerationResult:
+    """Outputs per input plus what was cut: inputs longer than ``max_source_length``, outputs without an end token."""
+
+    texts: list[list[str]]
+    input_truncated: list[bool]
+    output_truncated: list[list[bool]]
+
+
+def _gumbel_processor(seeds: list[int], temperature: float, top_k: int, top_p: float) -> Any:
+    """Sampling as argmax(log p + Gumbel noise), the noise drawn from each row's own seed and the step number.
+
+    ``generate(do_sample=True)`` draws from one global RNG across the batch, so a row's sample depends on its
+    neighbours. Adding per-row Gumbel noise to the warped logits and decoding greedily samples from exactly the same
+    distribution, and a row's sample depends only on (its seed, the model, its input).
+    """
+    import torch
+    from transformers import LogitsProcessor, LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, \
+        TopPLogitsWarper
+
+    class RowGumbel(LogitsProcessor):
+        def __init__(self) -> None:
+            self.start: int | None = None
+
+        def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+            if self.start is None:
+                self.start = input_ids.shape[1]
+            step = input_ids.shape[1] - self.start
+            noise = torch.empty_like(scores)
+            for i, seed in enumerate(seeds):
+                g = torch.Generator().manual_seed(stable_hash("gumbel", seed, step))
+                u = torch.rand(scores.shape[1], generator=g, dtype=torch.float32).clamp_(1e-10, 1 - 1e-7)
+                noise[i] = -torch.log(-torch.log(u)).to(scores.device, scores.dtype)
+            return scores.log_softmax(-1) + noise
+
+    procs: list[Any] = []
+    if temperature != 1.0:
+        procs.append(TemperatureLogitsWarper(temperature))
+    if top_k:
+        procs.append(TopKLogitsWarper(top_k))
+    if top_p < 1.0:
+        procs.append(TopPLogitsWarper(top_p))
+    procs.append(RowGumbel())
+    return LogitsProcessorList(procs)
+
+
+class Generator(Component):
+    """Wraps a seq2seq (``AutoModelForSeq2SeqLM``) or causal (``AutoModelForCausalLM``) model for batched rewriting.
+
+    Inputs are formatted with ``input_template`` (optionally as a chat message), cut to ``max_source_length`` tokens
+    at a token boundary (counted in ``stats["input_truncated"]``, with one warning), generated in batches with beam
+    search or per-row seeded sampling, and decoded without the prompt.
+
+    Example:
+        >>> from cfaug_hf.testing import tiny_seq2seq
+        >>> gen = Generator(*tiny_seq2seq(), num_beams=2, max_new_tokens=5)
+        >>> outs = gen.generate(["the cat sat on the mat", "a dog"])
+        >>> len(outs), len(outs[0])
+        (2, 1)
+    """
+
+    config_name = "cfaug_generator.json"
+    component_type = "generator"
+
+    def __init__(self, model: Any, tokenizer: Any, config: GeneratorConfig | None = None, *,
+                 device: str | None = None, base_model: str | None = None,
+                 training_info: dict[str, Any] | None = None, **overrides: Any) -> None:
+        import torch
+
+        config = config or GeneratorConfig()
+        self.config = dataclasses.replace(config, **overrides) if overrides else config
+        self.model = model
+        self.tokenizer = tokenizer
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.model.to(self.device)
+        self.base_model = base_model or getattr(getattr(model, "config", None), "_name_or_path", None) or None
+        self.training_info = dict(training_info or {})
+        self.stats: Counter = Counter()
+        self._warned_truncation = False
+        if tokenizer.pad_token_id is None:
+            # Causal LMs often ship without a pad token; padding is masked, so the end token can stand in.
+            tokenizer.pad_token = tokenizer.eos_token
+
+    # ----------------------------------------------------------------------------------------------- construction
+    @property
+    def is_encoder_decoder(self) -> bool:
+        return bool(getattr(self.model.config, "is_encoder_decoder", False))
+
+    @classmethod
+    def from_base(cls, name_or_path: str | os.PathLike, *, revision: str | None = None, device: str | None = None,
+                  config: GeneratorConfig | None = None, **overrides: Any) -> Generator:
+        """A generator on pretrained weights (Hub id, folder or embedded copy), seq2seq or causal as configured."""
+        from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
+
+        from ..models import load_model, load_tokenizer, resolve_model
+
+        ref = resolve_model(name_or_path, revision)
+        model_config = AutoConfig.from_pretrained(ref.path, **ref.kwargs)
+        auto = AutoModelForSeq2SeqLM if getattr(model_config, "is_encoder_decoder", False) else AutoModelForCausalLM
+        model = load_model(auto, name_or_path, revision=revision)
+        tokenizer = load_tokenizer(name_or_path, revision=revision)
+        return cls(model, tokenizer, config, device=device, base_model=ref.name, **overrides)
+
+    @classmethod
+    def from_encoder_decoder(cls, encoder: str | os.PathLike, decoder: str | os.PathLike | None = None, *,
+                             device: str | None = None, config: GeneratorConfig | None = None,
+                             **overrides: Any) -> Generator:
+        """A seq2seq generator warm-started from two encoder checkpoints (e.g. MiniLM), as in BERT2BERT."""
+        from transformers import EncoderDecoderModel
+
+        from ..models import load_tokenizer, resolve_model
+
+        enc, dec = resolve_model(encoder), resolve_model(decoder or encoder)
+        model = EncoderDecoderModel.from_encoder_decoder_pretrained(enc.path, dec.path)
+        tokenizer = load_tokenizer(encoder)
+        model.config.decoder_start_token_id = tokenizer.cls_token_id or tokenizer.bos_token_id
+        model.config.eos_token_id = tokenizer.sep_token_id or tokenizer.eos_token_id
+        model.config.pad_token_id = tokenizer.pad_token_id
+        model.generation_config.decoder_start_token_id = model.config.decoder_start_token_id
+        model.generation_config.eos_token_id = model.config.eos_token_id
+        model.generation_config.pad_token_id = model.config.pad_token_id
+        return cls(model, tokenizer, config, device=device, base_model=f"{enc.name}+{dec.name}", **overrides)
+
+    # ---------------------------------------------------------------------------------------------------- prompts
+    def _cut(self, text: str) -> tuple[str, bool]:
+        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        limit = self.config.max_source_length
+        if len(enc["input_ids"]) <= limit:
+            return text, False
+        return text[:enc["offset_mapping"][limit - 1][1]], True
+
+    def format_prompt(self, text: str) -> str:
+        """The exact string fed to the model for ``text`` (template, then chat wrapping if enabled)."""
+        prompt = self.config.input_template.format(text=text)
+        if self.config.chat:
+            prompt = self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
+                                                        add_generation_prompt=True)
+        return prompt
+
+    def prompts(self, texts: list[str]) -> tuple[list[str], list[bool]]:
+        cut = [self._cut(t) for t in texts]
+        return [self.format_prompt(t) for t, _ in cut], [c for _, c in cut]
+
+    # ------------------------------------------------------------------------------------------------- generation
+    def generate(self, texts: list[str], *, seeds: list[int] | None = None) -> list[list[str]]:
+        """``num_return_sequences`` outputs for each text."""
+        return self.generate_with_info(texts, seeds=seeds).texts
+
+    def generate_with_info(self, texts: list[str], *, seeds: list[int] | None = None) -> GenerationResult:
+        """Like :meth:`generate`, plus which inputs and outputs were truncated. ``seeds`` matter only for sampling."""
+        import torch
+
+        if seeds is not None and len(seeds) != len(texts):
+            raise ValueError(f"Got {len(seeds)} seeds for {len(texts)} texts.")
+        cfg = self.config
+        seeds = list(seeds) if seeds is not None else [stable_hash("text", t) for t in texts]
+        prompts, in_cut = self.prompts(list(texts))
+        n_cut = sum(in_cut)
+        if n_cut:
+            self.stats["input_truncated"] += n_cut
+            if not self._warned_truncation:
+                logger.warning("%d input(s) longer than max_source_length=%d tokens were truncated (counted in "
+                               "stats['input_truncated']; this warning is shown once).", n_cut, cfg.max_source_length)
+                self._warned_truncation = True
+        k = cfg.num_return_sequences
+        outputs: list[list[str]] = [[] for _ in texts]
+        out_cut: list[list[bool]] = [[] for _ in texts]
+        # Longest first, so each batch pads to similar lengths.
+        order = sorted(range(len(texts)), key=lambda i: -len(prompts[i]))
+        tok = self.tokenizer
+        tok.padding_side = "right" if self.is_encoder_decoder else "left"
+        eos_ids = self._eos_ids()
+        self.model.eval()
+        for start in range(0, len(order), cfg.batch_size):
+            idx = order[start:start + cfg.batch_size]
+            batch_prompts = [prompts[i] for i in idx]
+            add_special = self.is_encoder_decoder or not cfg.chat
+            enc = tok(batch_prompts, return_tensors="pt", padding=True, add_special_tokens=add_special).to(self.device)
+            gen_kwargs: dict[str, Any] = dict(max_new_tokens=cfg.max_new_tokens, pad_token_id=tok.pad_token_id,
+                                              eos_token_id=eos_ids, do_sample=False)
+            processors = None
+            if cfg.do_sample:
+                row_seeds = [s for i in idx for s in ([seeds[i]] if k == 1 else
+                                                      [hash_pair(seeds[i], j) for j in range(k)])]
+                enc = {key: v.repeat_interleave(k, dim=0) for key, v in enc.items()}
+                gen_kwargs.update(num_beams=1)
+                processors = _gumbel_processor(row_seeds, cfg.temperature, cfg.top_k, cfg.top_p)
+            else:
+                gen_kwargs.update(num_beams=cfg.num_beams, num_return_sequences=k, early_stopping=cfg.num_beams > 1)
+            with torch.inference_mode():
+                seqs = self.model.generate(**enc, generation_config=self._generation_config(**gen_kwargs),
+                                           logits_processor=processors)
+            if not self.is_encoder_decoder:
+                seqs = seqs[:, enc["input_ids"].shape[1]:]
+            else:
+                seqs = seqs[:, 1:]  # drop the decoder start token
+            finished = torch.zeros(seqs.shape[0], dtype=torch.bool, device=seqs.device)
+            for e in eos_ids:
+                finished |= (seqs == e).any(-1)
+            decoded = tok.batch_decode(seqs, skip_special_tokens=True, clean_up_tokenization_spaces=True)
+            for r, i in enumerate(idx):
+                for j in range(k):
+                    text = decoded[r * k + j].strip()
+                    if not self.is_encoder_decoder:
+                        text = text.split("\n", 1)[0].strip()  # a causal LM may run on past one line
+                    outputs[i].append(text)
+                    out_cut[i].append(not bool(finished[r * k + j]))
+        n_out_cut = sum(sum(c) for c in out_cut)
+        if n_out_cut:
+            self.stats["output_truncated"] += n_out_cut
+        self.stats["inputs"] += len(texts)
+        return GenerationResult(outputs, in_cut, out_cut)
+
+    def _eos_ids(self) -> list[int]:
+        ids = self.model.generation_config.eos_token_id
+        ids = [ids] if isinstance(ids, int) else list(ids or [])
+        if self.tokenizer.eos_token_id is not None and self.tokenizer.eos_token_id not in ids:
+            ids.append(self.tokenizer.eos_token_id)
+        if not ids:
+            raise ValueError("The model has no end-of-sequence token; set model.generation_config.eos_token_id.")
+        return ids
+
+    def _generation_config(self, **kwargs: Any) -> Any:
+        from transformers import GenerationConfig
+
+        # A fresh config, so sampling flags a checkpoint ships (temperature, top_p) do not leak into beam search.
+        base = self.model.generation_config
+        return GenerationConfig(bos_token_id=base.bos_token_id, decoder_start_token_id=base.decoder_start_token_id,
+                                **kwargs)
+
+    # --------------------------------------------------------------------------------------------- save and load
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"generator": dataclasses.asdict(self.config), "base_model": self.base_model,
+                "is_encoder_decoder": self.is_encoder_decoder, "adapter": self._is_peft(),
+                "training": self.training_info}
+
+    def _modules(self) -> list[Any]:
+        return [self.model]
+
+    def _is_peft(self) -> bool:
+        try:
+            from peft import PeftModel
+        except ImportError:  # pragma: no cover
+            return False
+        return isinstance(self.model, PeftModel)
+
+    def _save(self, folder: Path) -> None:
+        # A LoRA model saves only its adapter (a few MB); the base is named in the config and reloaded from it.
+        self.model.save_pretrained(folder)
+        self.tokenizer.save_pretrained(folder)
+
+    @classmethod
+    def _load(cls, folder: Path, config: dict[str, Any], *, device: str | None = None, **overrides: Any) -> Generator:
+        from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer, EncoderDecoderModel
+
+        from ..models import load_model
+
+        gen_config = GeneratorConfig(**config.get("generator", {}))
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        if config.get("adapter"):
+            from peft import PeftModel
+
+            base = config.get("base_model")
+            if not base:
+                raise ComponentLoadError(f"{folder} holds an adapter but its config names no base_model.")
+            auto = AutoModelForSeq2SeqLM if config.get("is_encoder_decoder") else AutoModelForCausalLM
+            model = PeftModel.from_pretrained(load_model(auto, base), folder)
+        else:
+            import json
+
+            model_type = json.loads((folder / "config.json").read_text()).get("model_type")
+            if model_type == "encoder-decoder":
+                model = EncoderDecoderModel.from_pretrained(folder)
+            elif config.get("is_encoder_decoder"):
+                model = AutoModelForSeq2SeqLM.from_pretrained(folder)
+            else:
+                model = AutoModelForCausalLM.from_pretrained(folder)
+        return cls(model, tokenizer, gen_config, device=device, base_model=config.get("base_model"),
+                   training_info=config.get("training"), **overrides)
+
+    def __repr__(self) -> str:
+        kind = "seq2seq" if self.is_encoder_decoder else "causal"
+        return f"Generator({kind}, base_model={self.base_model!r}, {self.config})"
+
+
+def hash_pair(seed: int, j: int) -> int:
+    return stable_hash("return", seed, j)

@@ -1,0 +1,194 @@
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ...augmenter import Augmenter, Counterfactual, Example, RowResult
+from ...components.checker import LabelChecker
+from ...components.generator import GenerationResult, Generator
+from ...schema import SchemaError, TaskSchema
+from ...text import diff_tokens, substitute_span, tokenize
+from .config import CrossAugConfig
+
+__all__ = ["CrossAugAugmenter"]
+
+TextRewriter = Callable[[list[str]], Sequence[str | Sequence[str]]]
+
+
+class CrossAugAugmenter(Augmenter):
+    """CrossAug: contrastive claim/evidence counterfactuals for fact verification (Lee et al., CIKM 2021).
+
+    For every SUPPORTS row (c, e):
+
+    1. a negative-claim generator rewrites c into c' (beam search, width 5); rows where c' equals c are skipped;
+    2. c and c' are word-tokenised and their common prefix and suffix stripped; when both changed spans have 1 to
+       ``max_span_tokens`` tokens and c's span occurs exactly once in the evidence (case-insensitive, on token
+       boundaries, in any evidence piece), it is replaced there by c''s span, giving e' with its original spacing;
+    3. it emits (c', e, REFUTES) and, when e' exists, (c, e', REFUTES) and (c', e', SUPPORTS).
+
+    An optional :class:`~cfaug_hf.LabelChecker` drops counterfactuals whose label it does not predict (not in the
+    paper). Rows with other labels are passed through; NOT ENOUGH INFO rows are left out unless ``keep_nei``.
+
+    Input columns (from the schema, default :meth:`TaskSchema.fact_verification`):
+
+    ==========  ================================  ===========================================
+    column      type                              notes
+    ==========  ================================  ===========================================
+    claim       string                            rewritten by the generator
+    evidence    string or list of strings         one piece is edited when the span is found
+    label       name, id or ClassLabel            SUPPORTS / REFUTES (/ NOT ENOUGH INFO)
+    ==========  ================================  ===========================================
+
+    Args:
+        generator: a :class:`~cfaug_hf.Generator` trained to write negative claims, or any callable taking a list
+            of claims and returning one rewrite (or a list of candidates) per claim. With several candidates, the
+            first that differs from the claim is used.
+        schema: the task schema; defaults to fact verification with columns claim/evidence/label.
+        checker: optional label checker used as a post-filter.
+        config: a :class:`CrossAugConfig`; keyword arguments override its fields.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> rewrite = lambda claims: [c.replace("over 30 days", "less than 10 days") for c in claims]
+        >>> ds = Dataset.from_dict({"claim": ["It was filmed over 30 days."],
+        ...                         "evidence": ["Filming took place over 30 days in Arizona."],
+        ...                         "label": ["SUPPORTS"]})
+        >>> out = ds.map(CrossAugAugmenter(rewrite), batched=True)
+        >>> list(out["cf_kind"])
+        ['original', "c'+e", "c+e'", "c'+e'"]
+        >>> out[2]["evidence"], out[2]["label"]
+        ('Filming took place less than 10 days in Arizona.', 'REFUTES')
+
+    References:
+        Minwoo Lee, Seungpil Won, Juae Kim, Hwanhee Lee, Cheoneum Park, Kyomin Jung. "CrossAug: A Contrastive Data
+        Augmentation Method for Debiasing Fact Verification Models". CIKM 2021. https://arxiv.org/abs/2109.15107
+    """
+
+    method = "crossaug"
+    config_class = CrossAugConfig
+    citation = """@inproceedings{lee2021crossaug,
+  title     = {CrossAug: A Contrastive Data Augmentation Method for Debiasing Fact Verification Models},
+  author    = {Lee, Minwoo and Won, Seungpil and Kim, Juae and Lee, Hwanhee and Park, Cheoneum and Jung, Kyomin},
+  booktitle = {Proceedings of the 30th ACM International Conference on Information and Knowledge Management},
+  pages     = {3181--3185},
+  year      = {2021},
+  doi       = {10.1145/3459637.3482078}
+}"""
+
+    def __init__(self, generator: Generator | TextRewriter, schema: TaskSchema | None = None, *,
+                 checker: LabelChecker | None = None, config: CrossAugConfig | None = None, **overrides: Any) -> None:
+        super().__init__(schema or TaskSchema.fact_verification(), config, **overrides)
+        schema = self.schema
+        if len(schema.text_columns) != 2:
+            raise SchemaError(f"CrossAug needs a (claim, evidence) schema, got text_columns "
+                              f"{list(schema.text_columns)}.")
+        if not (isinstance(generator, Generator) or callable(generator)):
+            raise TypeError(f"generator must be a Generator or a callable, got {type(generator).__name__}.")
+        self.claim_column, self.evidence_column = schema.text_columns
+        cfg: CrossAugConfig = self.config  # type: ignore[assignment]
+        self.supports = schema.label_name(cfg.supports_label)
+        self.refutes = schema.label_name(cfg.refutes_label)
+        self.nei = next((n for n in schema.label_names if n.casefold() == cfg.nei_label.casefold()), None)
+        self.generator = generator
+        self.checker = checker
+        if checker is not None:
+            for name in (self.supports, self.refutes):
+                checker.label_id(name)  # fails early if the checker cannot tell SUPPORTS from REFUTES
+
+    def components(self) -> dict[str, Any]:
+        return {"generator": self.generator, "checker": self.checker}
+
+    # ----------------------------------------------------------------------------------------------- generation
+    def _rewrite(self, claims: list[str], seeds: list[int]) -> GenerationResult:
+        if isinstance(self.generator, Generator):
+            return self.generator.generate_with_info(claims, seeds=seeds)
+        outputs = list(self.generator(claims))
+        if len(outputs) != len(claims):
+            raise RuntimeError(f"The generator returned {len(outputs)} outputs for {len(claims)} claims.")
+        texts = [[o] if isinstance(o, str) else list(o) for o in outputs]
+        return GenerationResult(texts, [False] * len(claims), [[False] * len(t) for t in texts])
+
+    # ---------------------------------------------------------------------------------------------- augmentation
+    def augment_examples(self, examples: list[Example]) -> list[RowResult]:
+        cfg: CrossAugConfig = self.config  # type: ignore[assignment]
+        results = [RowResult() for _ in examples]
+        todo = []
+        for ex, res in zip(examples, results):
+            if ex.label == self.supports:
+                todo.append((ex, res))
+            elif self.nei is not None and ex.label == self.nei and not cfg.keep_nei:
+                res.keep_original = False
+                res.events.append("skipped:nei_dropped")
+            else:
+                res.events.append("skipped:label_not_augmented")
+        if not todo:
+            return results
+
+        claims = [ex[self.claim_column] for ex, _ in todo]
+        gen = self._rewrite(claims, [ex.seed for ex, _ in todo])
+        for (ex, res), claim, candidates, in_cut, out_cut in zip(todo, claims, gen.texts, gen.input_truncated,
+                                                                 gen.output_truncated):
+            if in_cut:
+                res.events.append("truncated:generator_input")
+            self._augment_one(ex, res, claim, candidates, out_cut)
+        if self.checker is not None:
+            self._post_check(examples, results)
+        for res in results:
+            if res.events and not any(e.startswith(("produced:", "skipped:")) for e in res.events):
+                res.events.append("skipped:all_filtered")
+        return results
+
+    def _augment_one(self, ex: Example, res: RowResult, claim: str, candidates: list[str],
+                     out_cut: list[bool]) -> None:
+        cfg: CrossAugConfig = self.config  # type: ignore[assignment]
+        claim_keys = [t.key for t in tokenize(claim)]
+        new_claim = None
+        for text, cut in zip(candidates, out_cut):
+            if cut or not text.strip():
+                continue
+            if [t.key for t in tokenize(text)] != claim_keys:
+                new_claim = text.strip()
+                break
+        if new_claim is None:
+            reason = ("generation_truncated" if candidates and all(out_cut) else
+                      "empty_generation" if all(not c.strip() for c in candidates) else "same_claim")
+            res.events.append(f"skipped:{reason}")
+            return
+        evidence = ex[self.evidence_column]
+        diff = diff_tokens(claim, new_claim)
+        claim_edit = {"old": diff.text(claim, "old"), "new": diff.text(new_claim, "new"), "type": diff.kind}
+        if "c'+e" in cfg.kinds:
+            res.counterfactuals.append(Counterfactual({self.claim_column: new_claim}, self.refutes, "c'+e",
+                                                      {"claim": claim_edit}))
+        sub = substitute_span(self.schema.pieces(evidence), diff, claim, new_claim,
+                              max_span_tokens=cfg.max_span_tokens, min_span_tokens=cfg.min_span_tokens)
+        if sub.pieces is None:
+            res.events.append(f"no_evidence_edit:{sub.reason}")
+        else:
+            new_evidence = sub.pieces[0] if isinstance(evidence, str) else sub.pieces
+            evidence_edit = {"piece": sub.piece, "start": sub.start, "old": sub.old_text, "new": sub.new_text}
+            if "c+e'" in cfg.kinds:
+                res.counterfactuals.append(Counterfactual({self.evidence_column: new_evidence}, self.refutes, "c+e'",
+                                                          {"evidence": evidence_edit}))
+            if "c'+e'" in cfg.kinds:
+                res.counterfactuals.append(Counterfactual(
+                    {self.claim_column: new_claim, self.evidence_column: new_evidence}, self.supports, "c'+e'",
+                    {"claim": claim_edit, "evidence": evidence_edit}))
+        res.events.extend(f"produced:{cf.kind}" for cf in res.counterfactuals)
+
+    def _post_check(self, examples: list[Example], results: list[RowResult]) -> None:
+        cfg: CrossAugConfig = self.config  # type: ignore[assignment]
+        flat = [(ex, res, cf) for ex, res in zip(examples, results) for cf in res.counterfactuals]
+        if not flat:
+            return
+        first = [cf.values.get(self.claim_column, ex[self.claim_column]) for ex, _, cf in flat]
+        second = [cf.values.get(self.evidence_column, ex[self.evidence_column]) for ex, _, cf in flat]
+        probs = self.checker.predict_proba(first, second)  # type: ignore[union-attr]
+        for (ex, res, cf), p in zip(flat, probs):
+            target = self.checker.label_id(cf.label)  # type: ignore[union-attr]
+            ok = p[target] >= cfg.checker_threshold if cfg.checker_threshold is not None else p.argmax() == target
+            cf.edit["checker_probability"] = round(float(p[target]), 4)
+            if not ok:
+                res.counterfactuals.remove(cf)
+                res.events.remove(f"produced:{cf.kind}")
+                res.events.append(f"filtered_by_checker:{cf.kind}")

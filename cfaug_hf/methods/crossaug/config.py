@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...augmenter import AugmenterConfig
+
+__all__ = ["CrossAugConfig", "CROSSAUG_KINDS"]
+
+#: The three counterfactual kinds of CrossAug: negative claim with the original evidence (REFUTES), original claim
+#: with the edited evidence (REFUTES), negative claim with the edited evidence (SUPPORTS).
+CROSSAUG_KINDS = ("c'+e", "c+e'", "c'+e'")
+
+
+@dataclass
+class CrossAugConfig(AugmenterConfig):
+    """CrossAug settings; the defaults are the paper's (Lee et al., 2021)."""
+
+    max_span_tokens: int = field(default=3, metadata={
+        "help": "tau: evidence is edited only when both changed claim spans have at most this many word tokens."})
+    min_span_tokens: int = field(default=1, metadata={
+        "help": "Both changed spans need at least this many tokens; 1 means pure insertions/deletions give no e'."})
+    kinds: tuple[str, ...] = field(default=CROSSAUG_KINDS, metadata={
+        "help": "Which counterfactuals to emit: any of \"c'+e\", \"c+e'\", \"c'+e'\". (\"c'+e\",) is the paper's "
+                "negative-claim-only ablation, (\"c+e'\", \"c'+e'\") its negative-evidence-only one."})
+    supports_label: str = field(default="SUPPORTS", metadata={
+        "help": "Label name (any case) of supported claims; only these rows are augmented."})
+    refutes_label: str = field(default="REFUTES", metadata={"help": "Label name (any case) of refuted claims."})
+    nei_label: str = field(default="NOT ENOUGH INFO", metadata={
+        "help": "Label name of not-enough-info rows, if the schema has one."})
+    keep_nei: bool = field(default=False, metadata={
+        "help": "Pass NOT ENOUGH INFO rows through. The paper trains on SUPPORTS/REFUTES pairs only, so by default "
+                "they are left out of the output (counted as skipped:nei_dropped)."})
+    checker_threshold: float | None = field(default=None, metadata={
+        "help": "With a checker: keep a counterfactual only if the checker's probability of its label is at least "
+                "this; None keeps it when the label is the checker's top prediction."})
+
+    def __post_init__(self) -> None:
+        self.kinds = tuple(self.kinds)
+        bad = [k for k in self.kinds if k not in CROSSAUG_KINDS]
+        if bad or not self.kinds:
+            raise ValueError(f"kinds must be a non-empty subset of {CROSSAUG_KINDS}, got {list(self.kinds)}.")
+        if not 1 <= self.min_span_tokens <= self.max_span_tokens:
+            raise ValueError(f"Need 1 <= min_span_tokens <= max_span_tokens, got {self.min_span_tokens} and "
+                             f"{self.max_span_tokens}.")
+        if self.checker_threshold is not None and not 0.0 <= self.checker_threshold <= 1.0:
+            raise ValueError(f"checker_threshold must be in [0, 1], got {self.checker_threshold}.")

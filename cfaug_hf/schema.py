@@ -1,0 +1,234 @@
+"""Which columns of a dataset an augmenter reads, edits and labels.
+
+A :class:`TaskSchema` is the one place that knows the shape of a task: the text columns, which of them a method may
+edit, the label column and the label names. Augmenters, checkers and metrics take a schema instead of hard-coding
+``"claim"`` or ``"label"``, and every bad-input error in the library is raised from here, so each names the column,
+the row and what was expected.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["TaskSchema", "SchemaError"]
+
+
+class SchemaError(ValueError):
+    """A dataset or a batch does not match the :class:`TaskSchema` an augmenter was built with."""
+
+
+def _did_you_mean(name: str, options: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, list(options), n=1)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def _row_ref(row: int | None) -> str:
+    return "" if row is None else f" at row {row}"
+
+
+@dataclass(frozen=True)
+class TaskSchema:
+    """Names the columns of a classification task over one or more texts.
+
+    Args:
+        text_columns: input text columns, in the order a pair classifier reads them (e.g. claim, then evidence).
+        edit_columns: the subset of ``text_columns`` an augmenter may rewrite.
+        label_column: the label column; its values may be label names (str) or integer ids (int or ClassLabel).
+        label_names: the label names, in id order.
+        list_columns: text columns that may hold a list of strings instead of one string (multi-piece evidence).
+        id_column: optional column with a stable row id, used as ``cf_source_id``; without it a content digest is used.
+        task: a short task name used in cards and messages.
+
+    Example:
+        >>> schema = TaskSchema.fact_verification()
+        >>> schema.label_id("SUPPORTS"), schema.label_name(1)
+        (0, 'REFUTES')
+        >>> TaskSchema.nli().text_columns
+        ('premise', 'hypothesis')
+    """
+
+    text_columns: tuple[str, ...]
+    edit_columns: tuple[str, ...]
+    label_column: str
+    label_names: tuple[str, ...]
+    list_columns: tuple[str, ...] = ()
+    id_column: str | None = None
+    task: str = "text-classification"
+    _index: Mapping[str, int] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        for name in ("text_columns", "edit_columns", "label_names", "list_columns"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                value = (value,)
+            object.__setattr__(self, name, tuple(value))
+        if not self.text_columns:
+            raise SchemaError("TaskSchema needs at least one text column.")
+        if len(set(self.label_names)) != len(self.label_names) or len(self.label_names) < 2:
+            raise SchemaError(f"label_names must be two or more distinct names, got {list(self.label_names)}.")
+        for col in self.edit_columns + self.list_columns:
+            if col not in self.text_columns:
+                raise SchemaError(f"Column {col!r} is edited or list-valued but is not one of text_columns "
+                                  f"{list(self.text_columns)}.")
+        if self.label_column in self.text_columns:
+            raise SchemaError(f"label_column {self.label_column!r} is also a text column.")
+        index = {name: i for i, name in enumerate(self.label_names)}
+        index.update({name.casefold(): i for i, name in enumerate(self.label_names)})
+        object.__setattr__(self, "_index", index)
+
+    # ----------------------------------------------------------------------------------------------------- presets
+    @classmethod
+    def fact_verification(cls, *, claim: str = "claim", evidence: str = "evidence", label: str = "label",
+                          nei: bool = False, id_column: str | None = None) -> TaskSchema:
+        """Claim + evidence (one string or a list of strings), SUPPORTS/REFUTES and optionally NOT ENOUGH INFO."""
+        names = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO") if nei else ("SUPPORTS", "REFUTES")
+        return cls(text_columns=(claim, evidence), edit_columns=(claim, evidence), label_column=label,
+                   label_names=names, list_columns=(evidence,), id_column=id_column, task="fact-verification")
+
+    @classmethod
+    def nli(cls, *, premise: str = "premise", hypothesis: str = "hypothesis", label: str = "label",
+            label_names: Sequence[str] = ("entailment", "neutral", "contradiction"),
+            id_column: str | None = None) -> TaskSchema:
+        """Premise + hypothesis with the SNLI/MNLI label order (entailment, neutral, contradiction)."""
+        return cls(text_columns=(premise, hypothesis), edit_columns=(premise, hypothesis), label_column=label,
+                   label_names=tuple(label_names), id_column=id_column, task="natural-language-inference")
+
+    @classmethod
+    def sentiment(cls, *, text: str = "text", label: str = "label",
+                  label_names: Sequence[str] = ("negative", "positive"), id_column: str | None = None) -> TaskSchema:
+        """One text column, negative/positive."""
+        return cls(text_columns=(text,), edit_columns=(text,), label_column=label, label_names=tuple(label_names),
+                   id_column=id_column, task="sentiment-analysis")
+
+    # ------------------------------------------------------------------------------------------------------ labels
+    @property
+    def num_labels(self) -> int:
+        return len(self.label_names)
+
+    def label_id(self, value: Any, *, row: int | None = None) -> int:
+        """The integer id of a label given as a name (any case) or an id."""
+        if isinstance(value, bool) or value is None:
+            pass
+        elif isinstance(value, int) or (hasattr(value, "__index__") and not isinstance(value, str)):
+            ident = int(value)
+            if 0 <= ident < len(self.label_names):
+                return ident
+        elif isinstance(value, str):
+            ident = self._index.get(value, self._index.get(value.casefold()))
+            if ident is not None:
+                return ident
+        raise SchemaError(
+            f"Column {self.label_column!r}{_row_ref(row)}: unknown label {value!r}; expected one of "
+            f"{list(self.label_names)} or an id in 0..{len(self.label_names) - 1}."
+        )
+
+    def label_name(self, value: Any, *, row: int | None = None) -> str:
+        """The canonical name of a label given as a name (any case) or an id."""
+        return self.label_names[self.label_id(value, row=row)]
+
+    def encode_label_like(self, name: str, like: Any) -> Any:
+        """``name`` in the representation ``like`` uses: an id when the dataset stores ids, else the name."""
+        ident = self.label_id(name)
+        return ident if isinstance(like, int) and not isinstance(like, bool) else self.label_names[ident]
+
+    # ------------------------------------------------------------------------------------------------------- texts
+    def pieces(self, value: str | Sequence[str]) -> list[str]:
+        """A text cell as a list of pieces (a plain string is one piece)."""
+        return [value] if isinstance(value, str) else list(value)
+
+    def joined(self, value: str | Sequence[str], sep: str = " ") -> str:
+        """A text cell as one string; list cells are joined with ``sep``."""
+        return value if isinstance(value, str) else sep.join(value)
+
+    # -------------------------------------------------------------------------------------------------- validation
+    def validate_features(self, features: Mapping[str, Any]) -> None:
+        """Check the column names and types of a dataset (``dataset.features``) before any row is read."""
+        from datasets import ClassLabel, Sequence as HFSequence, Value
+
+        try:  # datasets >= 3 spells lists as List/LargeList; older versions as Sequence
+            from datasets import LargeList, List
+            list_types: tuple[type, ...] = (HFSequence, List, LargeList)
+        except ImportError:  # pragma: no cover
+            list_types = (HFSequence,)
+
+        columns = list(features)
+        for col in (*self.text_columns, self.label_column):
+            if col not in features:
+                raise SchemaError(f"Column {col!r} is missing; the dataset has columns {columns}."
+                                  f"{_did_you_mean(col, columns)} Pass a TaskSchema with the right names.")
+        for col in self.text_columns:
+            feat = features[col]
+            is_string = isinstance(feat, Value) and feat.dtype in ("string", "large_string")
+            inner = getattr(feat, "feature", None)
+            is_list = isinstance(feat, list_types) and isinstance(inner, Value) and inner.dtype in ("string",
+                                                                                                   "large_string")
+            if is_list and col not in self.list_columns:
+                raise SchemaError(f"Column {col!r} holds lists of strings but the schema expects one string per row; "
+                                  f"add it to list_columns if a list of pieces is meant.")
+            if not (is_string or is_list):
+                raise SchemaError(f"Column {col!r} has type {feat}; expected string"
+                                  f"{' or a list of strings' if col in self.list_columns else ''}.")
+        label = features[self.label_column]
+        if isinstance(label, ClassLabel):
+            theirs = [n.casefold() for n in label.names]
+            ours = [n.casefold() for n in self.label_names]
+            if theirs != ours:
+                raise SchemaError(f"Column {self.label_column!r} is a ClassLabel with names {label.names}, but the "
+                                  f"schema's label_names are {list(self.label_names)} (same order expected).")
+        elif not (isinstance(label, Value) and (label.dtype.startswith("int") or "string" in label.dtype)):
+            raise SchemaError(f"Column {self.label_column!r} has type {label}; expected label names (string), "
+                              f"integer ids or a ClassLabel.")
+
+    def validate_batch(self, batch: Mapping[str, Sequence[Any]], indices: Sequence[int] | None = None) -> None:
+        """Check every cell an augmenter reads in a ``map`` batch; raise on the first bad one.
+
+        ``indices`` are the rows' positions in the dataset (``map(..., with_indices=True)``); without them errors
+        give the position in the batch.
+        """
+        columns = list(batch)
+        for col in (*self.text_columns, self.label_column):
+            if col not in batch:
+                raise SchemaError(f"Column {col!r} is missing; the batch has columns {columns}."
+                                  f"{_did_you_mean(col, columns)} Pass a TaskSchema with the right names.")
+
+        def where(i: int) -> str:
+            return f"row {indices[i]}" if indices is not None else f"row {i} of the batch"
+
+        for col in self.text_columns:
+            may_be_list = col in self.list_columns
+            expected = "a non-empty string" + (" or a non-empty list of non-empty strings" if may_be_list else "")
+            for i, value in enumerate(batch[col]):
+                if isinstance(value, str):
+                    ok = bool(value.strip())
+                elif may_be_list and isinstance(value, (list, tuple)):
+                    ok = bool(value) and all(isinstance(p, str) and p.strip() for p in value)
+                else:
+                    ok = False
+                if not ok:
+                    shown = repr(value) if len(repr(value)) < 80 else repr(value)[:77] + "..."
+                    raise SchemaError(f"Column {col!r} at {where(i)}: got {shown}; expected {expected}.")
+        for i, value in enumerate(batch[self.label_column]):
+            try:
+                self.label_id(value)
+            except SchemaError:
+                raise SchemaError(f"Column {self.label_column!r} at {where(i)}: unknown label {value!r}; expected one "
+                                  f"of {list(self.label_names)} or an id in 0..{len(self.label_names) - 1}."
+                                  ) from None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text_columns": list(self.text_columns), "edit_columns": list(self.edit_columns),
+            "label_column": self.label_column, "label_names": list(self.label_names),
+            "list_columns": list(self.list_columns), "id_column": self.id_column, "task": self.task,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TaskSchema:
+        known = {"text_columns", "edit_columns", "label_column", "label_names", "list_columns", "id_column", "task"}
+        unknown = set(data) - known
+        if unknown:
+            raise SchemaError(f"Unknown TaskSchema fields {sorted(unknown)}; expected a subset of {sorted(known)}.")
+        return cls(**data)

@@ -1,0 +1,92 @@
+"""Tiny randomly initialised models and a word-level tokenizer built in-process, for tests and docstring examples.
+
+Nothing here downloads anything; the models have a few thousand parameters and run in milliseconds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["tiny_tokenizer", "tiny_seq2seq", "tiny_causal_lm", "tiny_classifier", "TINY_VOCAB"]
+
+_WORDS = """the a an of in on at to for with and or not no never did does was were is are be been has have had it
+this that he she they his her their film movie claim evidence cat dog mat sat ran good bad great terrible
+born died lived played team city country year years day days over less than more about one two three four
+ten 30 10 2006 1990 paris london france england actor singer band album song book war king queen river
+president won lost first last only never always food dish service room hotel staff clean dirty loved hated
+. , ' " ( ) - : ; ! ?""".split()
+
+TINY_VOCAB: list[str] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[BOS]", "[EOS]", "[MASK]"] + _WORDS
+
+_CHAT_TEMPLATE = ("{% for m in messages %}[BOS] {{ m['content'] }} [SEP] {% endfor %}"
+                  "{% if add_generation_prompt %}answer : {% endif %}")
+
+
+def tiny_tokenizer() -> Any:
+    """A lower-casing word-level fast tokenizer over :data:`TINY_VOCAB` (unknown words map to ``[UNK]``)."""
+    from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors
+    from tokenizers.models import WordLevel
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {w: i for i, w in enumerate(TINY_VOCAB)}
+    tok = Tokenizer(WordLevel(vocab, unk_token="[UNK]"))
+    tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.post_processor = processors.TemplateProcessing(
+        single="$A [EOS]", pair="[CLS] $A [SEP] $B [SEP]",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"]), ("[EOS]", vocab["[EOS]"])])
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]",
+                                   sep_token="[SEP]", bos_token="[BOS]", eos_token="[EOS]", mask_token="[MASK]",
+                                   model_max_length=64)
+    fast.chat_template = _CHAT_TEMPLATE
+    return fast
+
+
+def _seeded(seed: int) -> None:
+    import torch
+
+    torch.manual_seed(seed)
+
+
+def tiny_seq2seq(seed: int = 0) -> tuple[Any, Any]:
+    """A 2-layer T5 with d_model 32 and its tokenizer."""
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    tok = tiny_tokenizer()
+    _seeded(seed)
+    cfg = T5Config(vocab_size=len(tok), d_model=32, d_ff=64, d_kv=16, num_layers=2, num_decoder_layers=2,
+                   num_heads=2, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+                   decoder_start_token_id=tok.pad_token_id, dropout_rate=0.0)
+    model = T5ForConditionalGeneration(cfg)
+    model.generation_config.decoder_start_token_id = tok.pad_token_id
+    model.generation_config.eos_token_id = tok.eos_token_id
+    model.generation_config.pad_token_id = tok.pad_token_id
+    return model, tok
+
+
+def tiny_causal_lm(seed: int = 0) -> tuple[Any, Any]:
+    """A 2-layer Llama with hidden size 32 and its tokenizer."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tok = tiny_tokenizer()
+    _seeded(seed)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=256,
+                      pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    model = LlamaForCausalLM(cfg)
+    model.generation_config.eos_token_id = tok.eos_token_id
+    model.generation_config.pad_token_id = tok.pad_token_id
+    return model, tok
+
+
+def tiny_classifier(label_names: tuple[str, ...] = ("SUPPORTS", "REFUTES"), seed: int = 0) -> tuple[Any, Any]:
+    """A 2-layer BERT sequence classifier with hidden size 32, labelled with ``label_names``, and its tokenizer."""
+    from transformers import BertConfig, BertForSequenceClassification
+
+    tok = tiny_tokenizer()
+    _seeded(seed)
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                     num_attention_heads=2, max_position_embeddings=128, pad_token_id=tok.pad_token_id,
+                     num_labels=len(label_names), id2label=dict(enumerate(label_names)),
+                     label2id={n: i for i, n in enumerate(label_names)})
+    return BertForSequenceClassification(cfg), tok

@@ -1,0 +1,90 @@
+"""Fine-tune a :class:`~cfaug_hf.LabelChecker` on labelled rows of a task with ``transformers.Trainer``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..components.checker import LabelChecker
+from ..schema import TaskSchema
+from .common import dataset_info, make_training_args
+
+__all__ = ["train_checker"]
+
+
+def _accuracy(eval_pred: Any) -> dict[str, float]:
+    logits, labels = eval_pred
+    return {"accuracy": float((logits.argmax(-1) == labels).mean())}
+
+
+def train_checker(checker: LabelChecker | str, train_dataset: Any, schema: TaskSchema, *, eval_dataset: Any = None,
+                  num_train_epochs: float = 3.0, max_steps: int = -1, learning_rate: float = 5e-5,
+                  batch_size: int = 16, seed: int = 42, output_dir: str | None = None,
+                  callbacks: list[Any] | None = None, dataset_id: str | None = None,
+                  training_args: dict[str, Any] | None = None, **checker_overrides: Any) -> LabelChecker:
+    """Fine-tune a checker to predict the schema's label from its text columns (a pair when there are two).
+
+    Args:
+        checker: a :class:`LabelChecker`, or a model id/folder: a new classification head is put on it with the
+            schema's label names.
+        train_dataset, eval_dataset: ``datasets.Dataset`` objects matching ``schema`` (labels as names or ids).
+        dataset_id: the Hub id of the training data, recorded for the model card.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> from cfaug_hf import TaskSchema
+        >>> from cfaug_hf.testing import tiny_classifier
+        >>> rows = Dataset.from_dict({"claim": ["the cat sat", "the cat did not sit"] * 4,
+        ...                           "evidence": ["the cat sat on the mat"] * 8, "label": ["SUPPORTS", "REFUTES"] * 4})
+        >>> checker = train_checker(LabelChecker(*tiny_classifier()), rows, TaskSchema.fact_verification(),
+        ...                         max_steps=2, training_args={"disable_tqdm": True, "logging_strategy": "no"})
+        {'train_runtime': ...}
+        >>> checker.training_info["train_rows"]
+        8
+    """
+    from transformers import DataCollatorWithPadding, Trainer
+
+    if isinstance(checker, str):
+        checker = LabelChecker.from_base(checker, schema.label_names, **checker_overrides)
+    elif checker_overrides:
+        raise TypeError(f"Checker overrides {sorted(checker_overrides)} only apply when checker is a name.")
+    for name in schema.label_names:
+        checker.label_id(name)
+    schema.validate_features(train_dataset.features)
+    tok, cfg = checker.tokenizer, checker.config
+    cols = schema.text_columns
+
+    def encode(batch: dict[str, list], indices: list[int]) -> dict[str, list]:
+        schema.validate_batch(batch, indices)
+        texts = [[schema.joined(v, cfg.piece_separator) for v in batch[c]] for c in cols]
+        enc = tok(*texts[:2], truncation=True, max_length=cfg.max_length)
+        enc["labels"] = [checker.label_id(schema.label_name(v)) for v in batch[schema.label_column]]
+        return dict(enc)
+
+    def prepare(ds: Any, what: str) -> Any:
+        return ds.map(encode, batched=True, with_indices=True, remove_columns=ds.column_names, desc=what)
+
+    train_tok = prepare(train_dataset, "Tokenizing checker data")
+    eval_tok = None
+    if eval_dataset is not None:
+        schema.validate_features(eval_dataset.features)
+        eval_tok = prepare(eval_dataset, "Tokenizing checker eval data")
+    args = make_training_args(output_dir, seed=seed, num_train_epochs=num_train_epochs, max_steps=max_steps,
+                              learning_rate=learning_rate, batch_size=batch_size, has_eval=eval_tok is not None,
+                              overrides=training_args)
+    trainer = Trainer(model=checker.model, args=args, train_dataset=train_tok, eval_dataset=eval_tok,
+                      data_collator=DataCollatorWithPadding(tok), compute_metrics=_accuracy, callbacks=callbacks)
+    result = trainer.train()
+    checker.model = trainer.model
+    checker.model.eval()
+    info: dict[str, Any] = {
+        "task": schema.task, "schema": schema.to_dict(), "train_dataset": dataset_info(train_dataset, dataset_id),
+        "train_rows": len(train_dataset), "learning_rate": learning_rate, "num_train_epochs": num_train_epochs,
+        "max_steps": max_steps, "batch_size": batch_size, "seed": seed, "global_step": result.global_step,
+        "train_loss": round(float(result.training_loss), 4),
+    }
+    if eval_tok is not None:
+        metrics = trainer.evaluate()
+        info["eval_loss"] = round(float(metrics["eval_loss"]), 4)
+        info["eval_accuracy"] = round(float(metrics["eval_accuracy"]), 4)
+    checker.training_info = info
+    return checker

@@ -1,0 +1,42 @@
+"""Trainer set-up shared by the fit functions."""
+
+from __future__ import annotations
+
+import tempfile
+from typing import Any
+
+__all__ = ["make_training_args", "dataset_info", "check_columns"]
+
+
+def make_training_args(output_dir: str | None, *, seed: int, num_train_epochs: float, max_steps: int,
+                       learning_rate: float, batch_size: int, has_eval: bool,
+                       overrides: dict[str, Any] | None = None) -> Any:
+    """``TrainingArguments`` with defaults for short component fits: no checkpoints, no reporting, CPU when no GPU."""
+    import torch
+    from transformers import TrainingArguments
+
+    kwargs: dict[str, Any] = dict(
+        output_dir=output_dir or tempfile.mkdtemp(prefix="cfaug-train-"),
+        seed=seed, num_train_epochs=num_train_epochs, max_steps=max_steps, learning_rate=learning_rate,
+        per_device_train_batch_size=batch_size, per_device_eval_batch_size=batch_size * 2,
+        save_strategy="no", report_to="none", logging_steps=10, eval_strategy="epoch" if has_eval else "no",
+        use_cpu=not torch.cuda.is_available(), dataloader_num_workers=0, warmup_steps=0.06,
+        lr_scheduler_type="linear", weight_decay=0.01, optim="adamw_torch",
+    )
+    kwargs.update(overrides or {})
+    return TrainingArguments(**kwargs)
+
+
+def dataset_info(dataset: Any, dataset_id: str | None = None) -> dict[str, Any]:
+    """What a model card says about the training data: its id (when known), size and fingerprint."""
+    info: dict[str, Any] = {"num_rows": len(dataset), "fingerprint": getattr(dataset, "_fingerprint", None)}
+    builder = getattr(getattr(dataset, "info", None), "builder_name", None)
+    if dataset_id or builder:
+        info["id"] = dataset_id or builder
+    return info
+
+
+def check_columns(dataset: Any, columns: list[str], what: str) -> None:
+    missing = [c for c in columns if c not in dataset.column_names]
+    if missing:
+        raise ValueError(f"{what}: column(s) {missing} are missing; the dataset has {dataset.column_names}.")
