@@ -250,7 +250,7 @@ class Generator(Component):
             finished = torch.zeros(seqs.shape[0], dtype=torch.bool, device=seqs.device)
             for e in eos_ids:
                 finished |= (seqs == e).any(-1)
-            decoded = tok.batch_decode(seqs, skip_special_tokens=True, clean_up_tokenization_spaces=True)
+            decoded = tok.batch_decode(seqs, skip_special_tokens=True)
             for r, i in enumerate(idx):
                 for j in range(k):
                     text = decoded[r * k + j].strip()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from typing import Any
 
-__all__ = ["make_training_args", "dataset_info", "check_columns"]
+__all__ = ["make_training_args", "dataset_info", "check_columns", "time_budget_callback"]
 
 
 def make_training_args(output_dir: str | None, *, seed: int, num_train_epochs: float, max_steps: int,
@@ -40,3 +40,21 @@ def check_columns(dataset: Any, columns: list[str], what: str) -> None:
     missing = [c for c in columns if c not in dataset.column_names]
     if missing:
         raise ValueError(f"{what}: column(s) {missing} are missing; the dataset has {dataset.column_names}.")
+
+
+def time_budget_callback(seconds: float) -> Any:
+    """A ``TrainerCallback`` that ends training once ``seconds`` of wall time have passed (checked every step)."""
+    import time
+
+    from transformers import TrainerCallback
+
+    class TimeBudget(TrainerCallback):
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.start = time.monotonic()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            if time.monotonic() - self.start >= seconds:
+                control.should_training_stop = True
+            return control
+
+    return TimeBudget()

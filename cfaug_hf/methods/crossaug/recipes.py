@@ -1,0 +1,63 @@
+"""Ready-made negative-claim generators trained offline from the pairs shipped with the package.
+
+CrossAug fine-tunes BART on WikiFactCheck-English claim pairs. Neither is available offline here, so the default
+recipe fine-tunes SmolLM2-135M-Instruct with LoRA on the shipped CAD-SNLI and FEVER-Symmetric pairs (both
+directions, as in the paper). ``benchmarks/generator_base.py`` compares it with a MiniLM encoder-decoder; see the
+README for the figures behind the choice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...components.generator import Generator
+from ...embedded import load_claim_pairs
+from ...models import MINILM, SMOLLM2
+from ...training.common import time_budget_callback
+from ...training.generator import train_generator
+
+__all__ = ["NEGATION_TEMPLATE", "BASES", "negative_claim_generator"]
+
+#: Prompt of the causal-LM generator; the rewrite follows it on the same line.
+NEGATION_TEMPLATE = "Rewrite the claim so it becomes false, changing only a few words.\nClaim: {text}\nFalse claim:"
+
+#: Generator bases the recipe knows: name -> (how it is built, learning rate, LoRA).
+BASES: dict[str, dict[str, Any]] = {
+    "smollm2-lora": {"model": SMOLLM2, "learning_rate": 3e-4, "lora": True},
+    "minilm-encoder-decoder": {"model": MINILM, "learning_rate": 1e-4, "lora": False},
+}
+
+
+def negative_claim_generator(base: str = "smollm2-lora", *, pairs: Any = None, max_steps: int = 120,
+                             batch_size: int = 16, seed: int = 0, max_seconds: float | None = None,
+                             num_beams: int = 5, device: str | None = None,
+                             training_args: dict[str, Any] | None = None) -> Generator:
+    """Train a negative-claim generator from real pretrained weights available offline.
+
+    Args:
+        base: ``"smollm2-lora"`` (SmolLM2-135M-Instruct with a LoRA adapter; the default) or
+            ``"minilm-encoder-decoder"`` (all-MiniLM-L6-v2 as encoder and decoder, fully fine-tuned).
+        pairs: a ``datasets.Dataset`` with ``source`` (positive) and ``target`` (negative) columns; default the
+            shipped pairs (:func:`cfaug_hf.embedded.load_claim_pairs`). Trained in both directions.
+        max_steps: optimiser steps (16 pairs each by default).
+        max_seconds: stop earlier once this much training time has passed.
+    """
+    if base not in BASES:
+        raise ValueError(f"Unknown generator base {base!r}; expected one of {sorted(BASES)}.")
+    spec = BASES[base]
+    if spec["model"] == MINILM:
+        generator = Generator.from_encoder_decoder(MINILM, device=device, num_beams=num_beams, max_new_tokens=48,
+                                                   max_source_length=64)
+    else:
+        generator = Generator.from_base(spec["model"], device=device, input_template=NEGATION_TEMPLATE,
+                                        num_beams=num_beams, max_new_tokens=48, max_source_length=96)
+    pairs = pairs if pairs is not None else load_claim_pairs()
+    callbacks = None
+    if max_seconds:
+        # A time budget makes the step count unknown, so a decaying schedule would never decay; keep the rate flat.
+        callbacks = [time_budget_callback(max_seconds)]
+        training_args = {"lr_scheduler_type": "constant_with_warmup", "warmup_steps": 5, **(training_args or {})}
+    return train_generator(generator, pairs.select_columns(["source", "target"]), bidirectional=True,
+                           lora=spec["lora"], learning_rate=spec["learning_rate"], max_steps=max_steps,
+                           batch_size=batch_size, seed=seed, callbacks=callbacks, training_args=training_args,
+                           dataset_id="cfaug_hf/data/claim_pairs.jsonl (CAD-SNLI + FEVER-Symmetric)")

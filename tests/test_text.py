@@ -1,0 +1,99 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cfaug_hf.text import diff_tokens, find_span, substitute_span, tokenize
+
+
+def test_tokenize_offsets_round_trip():
+    text = "Penélope Cruz has modelled for Mango, Ralph Lauren and L'Oréal (in 2006)."
+    toks = tokenize(text)
+    assert all(text[t.start:t.end] == t.text for t in toks)
+    assert [t.text for t in toks][-6:] == ["L'Oréal", "(", "in", "2006", ")", "."]
+
+
+def test_diff_prefix_suffix():
+    d = diff_tokens("Little Miss Sunshine was filmed over 30 days.", "Little Miss Sunshine was filmed less than 10 days.")
+    assert [t.text for t in d.old_tokens] == ["over", "30"] and [t.text for t in d.new_tokens] == ["less", "than", "10"]
+    assert d.kind == "replacement"
+    assert diff_tokens("He played.", "He never played.").kind == "insertion"
+    assert diff_tokens("He never played.", "He played.").kind == "deletion"
+    assert diff_tokens("He played.", "he  played .").kind == "identical"
+
+
+def test_diff_suffix_does_not_overlap_prefix():
+    d = diff_tokens("a b a", "a b b a")
+    assert d.kind == "insertion" and [t.text for t in d.new_tokens] == ["b"]
+
+
+def test_find_span_overlapping_partial_match():
+    # a matcher that restarts after the partial "a" would miss this
+    assert find_span(["a a b"], ["a", "b"]) == [(0, 2, 5)]
+    assert len(find_span(["a a a"], ["a", "a"])) == 2
+    assert find_span(["the party"], ["art"]) == []
+    assert find_span(["x y", "y z"], ["y", "y"]) == []  # never across pieces
+
+
+def sub(evidence, old, new, **kw):
+    return substitute_span(evidence if isinstance(evidence, list) else [evidence], diff_tokens(old, new), old, new,
+                           **kw)
+
+
+def test_substitution_keeps_spacing_and_punctuation():
+    ev = "Filming began in June , and took place  over 30 days in Arizona ."
+    s = sub(ev, "It was filmed over 30 days.", "It was filmed less than 10 days.")
+    assert s.reason == "substituted"
+    assert s.pieces == ["Filming began in June , and took place  less than 10 days in Arizona ."]
+
+
+def test_substitution_case_and_sentence_start():
+    s = sub("Over 30 days were spent.", "It took over 30 days.", "It took under 5 days.")
+    assert s.pieces == ["Under 5 days were spent."]
+    s = sub("He lives in paris now.", "Paris is big.", "Lyon is big.")
+    assert s.reason == "substituted"  # case-insensitive match
+    s = sub("The team moved to boston.", "Boston is cold.", "Denver is cold.")
+    assert s.pieces == ["The team moved to denver."]  # lower-cased only because the claim span started the claim
+
+
+def test_substitution_multi_piece_evidence():
+    pieces = ["Magic Johnson is a player.", "He played for the Lakers."]
+    s = sub(pieces, "He played for the Lakers.", "He played for the Celtics.")
+    assert s.pieces == ["Magic Johnson is a player.", "He played for the Celtics."] and s.piece == 1
+
+
+def test_substitution_reasons():
+    assert sub("a b c", "x y.", "x y.").reason == "identical"
+    assert sub("He played.", "He played.", "He never played.").reason == "insertion"
+    assert sub("He never played.", "He never played.", "He played.").reason == "deletion"
+    assert sub("one two three four five", "one two three four five", "six seven eight nine ten").reason == \
+        "span_too_long"
+    assert sub("nothing here", "It was red.", "It was blue.").reason == "span_not_found"
+    assert sub("red car, red house", "It was red.", "It was blue.").reason == "span_not_unique"
+    assert sub("red car", "It was red.", "It was blue.", max_span_tokens=1).reason == "substituted"
+
+
+words = st.sampled_from(["a", "b", "c", "the", "red", "blue", "30", "days", ",", "."])
+sentences = st.lists(words, min_size=1, max_size=12).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(evidence=st.lists(sentences, min_size=1, max_size=3), claim=sentences, new_claim=sentences,
+       limit=st.integers(1, 4))
+def test_substitution_properties(evidence, claim, new_claim, limit):
+    diff = diff_tokens(claim, new_claim)
+    s = substitute_span(evidence, diff, claim, new_claim, max_span_tokens=limit)
+    n_old, n_new = diff.i1 - diff.i0, diff.j1 - diff.j0
+    if n_old > limit or n_new > limit:
+        assert s.pieces is None  # spans over the limit are never substituted
+    if s.pieces is None:
+        return
+    # exactly one piece changed, and only inside the replaced span
+    changed = [i for i, (a, b) in enumerate(zip(evidence, s.pieces)) if a != b]
+    assert len(changed) <= 1 and len(s.pieces) == len(evidence)
+    p = s.piece
+    before, after = evidence[p], s.pieces[p]
+    assert before[:s.start] == after[:s.start]
+    tail = len(before) - s.start - len(s.old_text)
+    assert before[len(before) - tail:] == after[len(after) - tail:]
+    assert after[s.start:s.start + len(s.new_text)] == s.new_text
+    # the old span occurred exactly once
+    assert len(find_span(evidence, [t.key for t in diff.old_tokens])) == 1

@@ -1,0 +1,65 @@
+import pytest
+from datasets import Dataset
+
+from cfaug_hf import Generator, LabelChecker, TaskSchema
+from cfaug_hf.testing import tiny_causal_lm, tiny_classifier, tiny_seq2seq
+from cfaug_hf.training import bidirectional_pairs, time_budget_callback, train_checker, train_generator
+
+QUIET = {"disable_tqdm": True, "logging_strategy": "no"}
+
+
+def pairs(n=16):
+    return Dataset.from_dict({"source": ["the cat sat on the mat"] * n, "target": ["the dog ran"] * n})
+
+
+def test_bidirectional_pairs():
+    ds = bidirectional_pairs(Dataset.from_dict({"source": ["a"], "target": ["b"], "x": [1]}))
+    assert list(ds["source"]) == ["a", "b"] and list(ds["target"]) == ["b", "a"] and list(ds["x"]) == [1, 1]
+
+
+def test_seq2seq_generator_learns_the_mapping():
+    gen = Generator(*tiny_seq2seq(), num_beams=1, max_new_tokens=6)
+    gen = train_generator(gen, pairs(32), max_steps=60, batch_size=8, learning_rate=5e-3, training_args=QUIET)
+    assert gen.generate(["the cat sat on the mat"]) == [["the dog ran"]]
+    assert gen.training_info["train_loss"] < 3 and gen.training_info["global_step"] == 60
+
+
+def test_causal_generator_with_lora_learns_and_round_trips(tmp_path):
+    model, tok = tiny_causal_lm()
+    model.save_pretrained(tmp_path / "base")
+    tok.save_pretrained(tmp_path / "base")
+    gen = Generator.from_base(str(tmp_path / "base"), input_template="{text} :", num_beams=1, max_new_tokens=6)
+    gen = train_generator(gen, pairs(32), lora=True, max_steps=60, batch_size=8, learning_rate=2e-2,
+                          training_args=QUIET, eval_dataset=pairs(4))
+    assert gen.generate(["the cat sat on the mat"]) == [["the dog ran"]]
+    assert gen.training_info["lora"]["r"] == 16 and "eval_loss" in gen.training_info
+    back = Generator.from_pretrained(gen.save_pretrained(tmp_path / "gen"))
+    assert back.generate(["the cat sat on the mat"]) == [["the dog ran"]]
+
+
+def test_train_generator_checks_columns():
+    with pytest.raises(ValueError, match=r"column\(s\) \['target'\] are missing"):
+        train_generator(Generator(*tiny_seq2seq()), Dataset.from_dict({"source": ["a"]}))
+
+
+def test_time_budget_stops_training():
+    gen = train_generator(Generator(*tiny_seq2seq()), pairs(64), max_steps=10_000, batch_size=2,
+                          callbacks=[time_budget_callback(0.0)], training_args=QUIET)
+    assert gen.training_info["global_step"] == 1
+
+
+def test_train_checker_learns_pairs():
+    rows = Dataset.from_dict({"claim": ["the cat sat", "the dog ran"] * 16,
+                              "evidence": [["the cat sat on the mat"], ["the cat sat on the mat"]] * 16,
+                              "label": [0, 1] * 16})
+    checker = train_checker(LabelChecker(*tiny_classifier()), rows, TaskSchema.fact_verification(),
+                            eval_dataset=rows.select(range(4)), max_steps=80, batch_size=8, learning_rate=5e-3,
+                            training_args=QUIET)
+    assert checker.predict(["the cat sat", "the dog ran"], ["the cat sat on the mat"] * 2) == ["SUPPORTS", "REFUTES"]
+    assert checker.training_info["eval_accuracy"] == 1.0
+
+
+def test_train_checker_rejects_bad_rows():
+    rows = Dataset.from_dict({"claim": ["a", ""], "evidence": ["e", "e"], "label": ["SUPPORTS", "REFUTES"]})
+    with pytest.raises(ValueError, match="Column 'claim' at row 1"):
+        train_checker(LabelChecker(*tiny_classifier()), rows, TaskSchema.fact_verification(), max_steps=1)
