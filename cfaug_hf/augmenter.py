@@ -30,6 +30,8 @@ import abc
 import dataclasses
 import json
 import logging
+import os
+import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -257,6 +259,7 @@ class Augmenter(abc.ABC):
         self.schema = schema
         self.config = config
         self.stats = AugmentationStats()
+        self._pid = os.getpid()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -268,6 +271,8 @@ class Augmenter(abc.ABC):
         """Produce the counterfactuals of a batch of examples, one :class:`RowResult` per example, in order."""
 
     def __call__(self, batch: Mapping[str, Sequence[Any]], indices: Sequence[int] | None = None) -> dict[str, list]:
+        if getattr(self, "_pid", None) != os.getpid():
+            self._enter_worker_process()
         self.schema.validate_batch(batch, indices)
         columns = [c for c in batch.keys() if c not in PROVENANCE_COLUMNS]
         n = len(batch[self.schema.label_column])
@@ -299,6 +304,19 @@ class Augmenter(abc.ABC):
                 emitted += 1
             self.stats.add_row(outcome, emitted)
         return out
+
+    def _enter_worker_process(self) -> None:
+        """First call in a ``map(num_proc=...)`` worker: use one torch thread.
+
+        Workers are forked from a parent whose OpenMP thread pool (GNU libgomp) may already be running; the first
+        multi-threaded torch op in the child then waits forever for threads that were not forked. One thread per
+        worker avoids that, and is what ``num_proc`` workers should use anyway (the workers are the parallelism).
+        """
+        self._pid = os.getpid()
+        if "torch" in sys.modules:
+            import torch
+
+            torch.set_num_threads(1)
 
     def _example(self, row: dict[str, Any], index: int | None) -> Example:
         schema = self.schema

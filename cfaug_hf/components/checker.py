@@ -154,8 +154,10 @@ class LabelChecker(Component):
 
         model = AutoModelForSequenceClassification.from_pretrained(folder)
         tokenizer = AutoTokenizer.from_pretrained(folder)
-        return cls(model, tokenizer, LabelCheckerConfig(**config.get("checker", {})), device=device,
-                   base_model=config.get("base_model"), training_info=config.get("training"), **overrides)
+        checker = cls(model, tokenizer, LabelCheckerConfig(**config.get("checker", {})), device=device,
+                      training_info=config.get("training"), **overrides)
+        checker.base_model = config.get("base_model")  # the original base, not the folder it was loaded from
+        return checker
 
     def __repr__(self) -> str:
         return f"LabelChecker(labels={list(self.label_names)}, base_model={self.base_model!r})"

@@ -328,8 +328,10 @@ class Generator(Component):
                 model = AutoModelForSeq2SeqLM.from_pretrained(folder)
             else:
                 model = AutoModelForCausalLM.from_pretrained(folder)
-        return cls(model, tokenizer, gen_config, device=device, base_model=config.get("base_model"),
-                   training_info=config.get("training"), **overrides)
+        generator = cls(model, tokenizer, gen_config, device=device, training_info=config.get("training"),
+                        **overrides)
+        generator.base_model = config.get("base_model")  # the original base, not the folder it was loaded from
+        return generator
 
     def __repr__(self) -> str:
         kind = "seq2seq" if self.is_encoder_decoder else "causal"

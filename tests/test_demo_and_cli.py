@@ -1,0 +1,55 @@
+import json
+
+import pytest
+
+from cfaug_hf import Generator, cli
+from cfaug_hf.testing import tiny_seq2seq
+
+
+@pytest.fixture
+def tiny_recipe(monkeypatch):
+    """The demo with its generator recipe swapped for a rule-based rewrite wrapped in a tiny Generator."""
+    import cfaug_hf.methods.crossaug.recipes as recipes
+
+    class RuleGenerator(Generator):
+        def generate_with_info(self, texts, *, seeds=None):
+            from cfaug_hf.components.generator import GenerationResult
+
+            outs = [[t.replace(" is ", " is not ", 1) if " is " in t else t.replace(" was ", " is ", 1)]
+                    for t in texts]
+            return GenerationResult(outs, [False] * len(texts), [[False]] * len(texts))
+
+    monkeypatch.setattr(recipes, "negative_claim_generator",
+                        lambda **kw: RuleGenerator(*tiny_seq2seq(), training_info={"global_step": 1}))
+
+
+def test_demo_writes_outputs_and_summary(tmp_path, tiny_recipe, capsys):
+    from cfaug_hf.demo import run_demo
+
+    summary = run_demo(tmp_path / "demo")
+    out = capsys.readouterr().out
+    assert "rows in: 300" in out and "Example counterfactuals" in out and "[c+e']" in out
+    for name in ("augmented", "augmented.jsonl", "stats.json", "report.md", "generator"):
+        assert (tmp_path / "demo" / name).exists()
+    stats = json.loads((tmp_path / "demo" / "stats.json").read_text())["stats"]
+    assert stats == summary["stats"] and stats["rows_in"] == 300 and stats["counterfactuals"] > 0
+    assert "CC BY-SA" in (tmp_path / "demo" / "report.md").read_text()
+
+
+def test_cli_crossaug_on_a_jsonl_file(tmp_path, capsys):
+    rows = [{"claim": "Paris is big.", "evidence": ["Paris is big and old."], "label": "SUPPORTS"},
+            {"claim": "Rome is small.", "evidence": ["Rome is large."], "label": "REFUTES"}]
+    data = tmp_path / "data.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in rows))
+    gen_dir = Generator(*tiny_seq2seq(), num_beams=1, max_new_tokens=3).save_pretrained(tmp_path / "gen")
+    cli.main(["crossaug", str(data), "--generator", str(gen_dir), "--out", str(tmp_path / "out")])
+    assert "rows in: 2" in capsys.readouterr().out
+    from datasets import load_from_disk
+    assert len(load_from_disk(str(tmp_path / "out"))) >= 2
+
+
+def test_cli_rejects_unknown_file_type(tmp_path):
+    bad = tmp_path / "data.xml"
+    bad.write_text("<x/>")
+    with pytest.raises(SystemExit, match="expected a saved dataset folder"):
+        cli.main(["crossaug", str(bad), "--generator", "g", "--out", str(tmp_path / "o")])
