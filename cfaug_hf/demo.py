@@ -38,8 +38,9 @@ def format_examples(dataset: Any, n: int = 3, kinds: tuple[str, ...] = ("c+e'", 
     for row in picked:
         edit = json.loads(row["cf_edit"])
         lines = [f"[{row['cf_kind']}] label {row['cf_original_label']} -> {row['label']}"]
-        if "claim" in edit:
-            lines.append(f"  claim edit:    {edit['claim']['old']!r} -> {edit['claim']['new']!r}")
+        claim_edit = edit.get("claim") or edit.get("from_claim")
+        if claim_edit:
+            lines.append(f"  claim edit:    {claim_edit['old']!r} -> {claim_edit['new']!r}")
         lines.append(f"  claim:         {row['claim']}")
         if "evidence" in edit:
             ev = edit["evidence"]

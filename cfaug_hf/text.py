@@ -13,12 +13,18 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Token", "tokenize", "SpanDiff", "diff_tokens", "find_span", "substitute_span", "Substitution"]
+__all__ = ["Token", "tokenize", "SpanDiff", "diff_tokens", "find_span", "substitute_span", "Substitution",
+           "NEGATION_WORDS", "is_negation", "is_word"]
 
 # A word is a run of letters/digits, optionally joined by one inner hyphen, apostrophe, period or comma
 # ("state-of-the-art", "L'Oréal", "U.S", "30,000", "3.5"); any other non-space character is a token of its own.
 _TOKEN_RE = re.compile(r"[^\W_]+(?:[-'’.,][^\W_]+)*|\S")
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "–": "-", "—": "-"})
+
+
+#: Words whose insertion or deletion flips a claim's truth on its own.
+NEGATION_WORDS = frozenset("""not no never none nobody nothing neither nor without cannot nowhere hardly barely
+    rarely seldom fail failed fails false untrue""".split())
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,16 @@ class Token:
     def key(self) -> str:
         """The form tokens are compared by: Unicode-normalised, case-folded, with typographic quotes made plain."""
         return unicodedata.normalize("NFKC", self.text).translate(_QUOTES).casefold()
+
+
+def is_word(token: Token) -> bool:
+    """True for tokens with a letter or digit (not punctuation)."""
+    return any(ch.isalnum() for ch in token.text)
+
+
+def is_negation(token: Token) -> bool:
+    k = token.key
+    return k in NEGATION_WORDS or k.endswith("n't")
 
 
 def tokenize(text: str) -> list[Token]:
@@ -68,14 +84,25 @@ class SpanDiff:
 
     @property
     def kind(self) -> str:
-        """``identical``, ``insertion`` (nothing removed), ``deletion`` (nothing added) or ``replacement``."""
-        if self.i0 == self.i1 and self.j0 == self.j1:
+        """``identical``, ``insertion`` (no word removed), ``deletion`` (no word added) or ``replacement``.
+
+        Only word tokens count: a change of punctuation alone is ``identical``, and a span whose only difference
+        on one side is punctuation is an insertion or deletion of words, not a replacement.
+        """
+        old_words = any(is_word(t) for t in self.old_tokens)
+        new_words = any(is_word(t) for t in self.new_tokens)
+        if not old_words and not new_words:
             return "identical"
-        if self.i0 == self.i1:
+        if not old_words:
             return "insertion"
-        if self.j0 == self.j1:
+        if not new_words:
             return "deletion"
         return "replacement"
+
+    @property
+    def flips_negation(self) -> bool:
+        """The change inserts or removes a negation word (``not``, ``never``, ``didn't``, ...)."""
+        return any(is_negation(t) for t in self.old_tokens) != any(is_negation(t) for t in self.new_tokens)
 
 
 def diff_tokens(old: str, new: str) -> SpanDiff:
@@ -147,8 +174,8 @@ def substitute_span(pieces: Sequence[str], diff: SpanDiff, old_text: str, new_te
     Args:
         pieces: the evidence, as one or more strings.
         diff: :func:`diff_tokens` of the original claim (``old_text``) and its rewrite (``new_text``).
-        max_span_tokens, min_span_tokens: both changed spans must have a token count in this range
-            (CrossAug's threshold tau is 3).
+        max_span_tokens, min_span_tokens: both changed spans must have a word count in this range
+            (CrossAug's threshold tau is 3; punctuation tokens are not counted).
 
     Returns a :class:`Substitution` whose ``reason`` is ``substituted``, ``identical``, ``insertion``, ``deletion``,
     ``span_too_long``, ``span_not_found`` or ``span_not_unique``.
@@ -156,7 +183,9 @@ def substitute_span(pieces: Sequence[str], diff: SpanDiff, old_text: str, new_te
     kind = diff.kind
     if kind != "replacement":
         return Substitution(None, kind)
-    n_old, n_new = diff.i1 - diff.i0, diff.j1 - diff.j0
+    # tau counts the replaced words, as in the paper; punctuation inside the span rides along.
+    n_old = sum(is_word(t) for t in diff.old_tokens)
+    n_new = sum(is_word(t) for t in diff.new_tokens)
     if not (min_span_tokens <= n_old <= max_span_tokens and min_span_tokens <= n_new <= max_span_tokens):
         return Substitution(None, "span_too_long")
     hits = find_span(pieces, [t.key for t in diff.old_tokens])

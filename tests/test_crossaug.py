@@ -142,3 +142,26 @@ def test_with_a_real_generator_model_and_truncation(caplog):
     assert aug.stats.events["truncated:generator_input"] == 1 and gen.stats["input_truncated"] == 1
     assert sum("truncated" in r.message for r in caplog.records) == 1
     assert aug.stats.rows_in == 2 and len(out) >= 2
+
+
+def test_reject_deletions_takes_next_candidate():
+    ds = Dataset.from_dict({"claim": ["He played for the Lakers in 1990.", "He never played."],
+                            "evidence": ["He played for the Lakers in 1990.", "He never played."],
+                            "label": ["SUPPORTS"] * 2})
+    cands = {"He played for the Lakers in 1990.": ["He played for the Lakers.", "He played for the Celtics in 1990."],
+             "He never played.": ["He played.", "He played!"]}
+    paper = CrossAugAugmenter(lambda cs: [cands[c] for c in cs])
+    out = ds.map(paper, batched=True)
+    assert list(out["claim"])[1] == "He played for the Lakers."  # the paper keeps any change
+    strict = CrossAugAugmenter(lambda cs: [cands[c] for c in cs], reject_deletions=True)
+    out = ds.map(strict, batched=True)
+    claims = list(out["claim"])
+    assert "He played for the Celtics in 1990." in claims
+    assert "He played." in claims  # deleting a negation flips the claim, so it is kept
+
+
+def test_punctuation_only_change_is_same_claim():
+    ds = Dataset.from_dict({"claim": ["Cats purr."], "evidence": ["Cats purr."], "label": ["SUPPORTS"]})
+    aug = CrossAugAugmenter(lambda cs: ["Cats purr"])
+    ds.map(aug, batched=True)
+    assert aug.stats.skipped == {"same_claim": 1}

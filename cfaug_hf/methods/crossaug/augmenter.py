@@ -7,7 +7,7 @@ from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import LabelChecker
 from ...components.generator import GenerationResult, Generator
 from ...schema import SchemaError, TaskSchema
-from ...text import diff_tokens, substitute_span, tokenize
+from ...text import diff_tokens, substitute_span
 from .config import CrossAugConfig
 
 __all__ = ["CrossAugAugmenter"]
@@ -141,21 +141,24 @@ class CrossAugAugmenter(Augmenter):
     def _augment_one(self, ex: Example, res: RowResult, claim: str, candidates: list[str],
                      out_cut: list[bool]) -> None:
         cfg: CrossAugConfig = self.config  # type: ignore[assignment]
-        claim_keys = [t.key for t in tokenize(claim)]
-        new_claim = None
+        new_claim, diff, rejected = None, None, set()
         for text, cut in zip(candidates, out_cut):
             if cut or not text.strip():
                 continue
-            if [t.key for t in tokenize(text)] != claim_keys:
-                new_claim = text.strip()
+            d = diff_tokens(claim, text.strip())
+            if d.kind == "identical":
+                rejected.add("same_claim")
+            elif cfg.reject_deletions and d.kind == "deletion" and not d.flips_negation:
+                rejected.add("deletion_only")
+            else:
+                new_claim, diff = text.strip(), d
                 break
-        if new_claim is None:
-            reason = ("generation_truncated" if candidates and all(out_cut) else
-                      "empty_generation" if all(not c.strip() for c in candidates) else "same_claim")
+        if new_claim is None or diff is None:
+            reason = ("deletion_only" if "deletion_only" in rejected else "same_claim" if rejected else
+                      "generation_truncated" if any(out_cut) else "empty_generation")
             res.events.append(f"skipped:{reason}")
             return
         evidence = ex[self.evidence_column]
-        diff = diff_tokens(claim, new_claim)
         claim_edit = {"old": diff.text(claim, "old"), "new": diff.text(new_claim, "new"), "type": diff.kind}
         if "c'+e" in cfg.kinds:
             res.counterfactuals.append(Counterfactual({self.claim_column: new_claim}, self.refutes, "c'+e",
@@ -169,7 +172,7 @@ class CrossAugAugmenter(Augmenter):
             evidence_edit = {"piece": sub.piece, "start": sub.start, "old": sub.old_text, "new": sub.new_text}
             if "c+e'" in cfg.kinds:
                 res.counterfactuals.append(Counterfactual({self.evidence_column: new_evidence}, self.refutes, "c+e'",
-                                                          {"evidence": evidence_edit}))
+                                                          {"evidence": evidence_edit, "from_claim": claim_edit}))
             if "c'+e'" in cfg.kinds:
                 res.counterfactuals.append(Counterfactual(
                     {self.claim_column: new_claim, self.evidence_column: new_evidence}, self.supports, "c'+e'",

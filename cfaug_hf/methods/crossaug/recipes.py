@@ -19,7 +19,7 @@ from ...training.generator import train_generator
 __all__ = ["NEGATION_TEMPLATE", "BASES", "negative_claim_generator"]
 
 #: Prompt of the causal-LM generator; the rewrite follows it on the same line.
-NEGATION_TEMPLATE = "Rewrite the claim so it becomes false, changing only a few words.\nClaim: {text}\nFalse claim:"
+NEGATION_TEMPLATE = "Claim: {text}\nFalse claim:"
 
 #: Generator bases the recipe knows: name -> (how it is built, learning rate, LoRA).
 BASES: dict[str, dict[str, Any]] = {
