@@ -323,7 +323,8 @@ class Augmenter(abc.ABC):
         if schema.id_column and row.get(schema.id_column) is not None:
             source_id = str(row[schema.id_column])
         else:
-            source_id = digest_json([row[c] for c in schema.text_columns] + [schema.label_name(row[schema.label_column])])
+            label = schema.label_name(row[schema.label_column])
+            source_id = digest_json([row[c] for c in schema.text_columns] + [label])
         return Example(values=row, label=schema.label_name(row[schema.label_column]), source_id=source_id,
                        seed=row_seed(self.config.seed, source_id), index=index)
 

@@ -41,8 +41,12 @@ def _cmd_crossaug(args: argparse.Namespace) -> None:
     schema = TaskSchema.fact_verification(claim=args.claim_column, evidence=args.evidence_column,
                                           label=args.label_column, nei=args.nei, id_column=args.id_column)
     generator = Generator.from_pretrained(args.generator)
+    if args.candidates:
+        generator.config.num_return_sequences = args.candidates
+        generator.config.num_beams = max(generator.config.num_beams, args.candidates)
     checker = LabelChecker.from_pretrained(args.checker) if args.checker else None
     augmenter = CrossAugAugmenter(generator, schema, checker=checker, max_span_tokens=args.max_span_tokens,
+                                  reject_deletions=args.reject_deletions,
                                   keep_original=not args.counterfactuals_only, seed=args.seed)
     augmented = augmenter.augment(dataset, batch_size=args.batch_size, num_proc=args.num_proc)
     augmented.save_to_disk(args.out)
@@ -56,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="CrossAug on the embedded FEVEROUS sample, offline (the main job).")
     demo.add_argument("--out", default="runs/demo", help="output folder (default runs/demo)")
-    demo.add_argument("--generator-steps", type=int, default=120, help="training steps for the generator")
+    demo.add_argument("--generator-steps", type=int, default=90, help="training steps for the generator")
     demo.add_argument("--retrain", action="store_true", help="train the generator even if OUT/generator exists")
     demo.add_argument("--seed", type=int, default=0)
     demo.set_defaults(func=_cmd_demo)
@@ -72,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     ca.add_argument("--id-column", default=None)
     ca.add_argument("--nei", action="store_true", help="labels include NOT ENOUGH INFO")
     ca.add_argument("--max-span-tokens", type=int, default=3, help="tau, the span limit for evidence edits")
+    ca.add_argument("--candidates", type=int, default=None,
+                    help="outputs per claim from the beam (first acceptable one is used); default the generator's")
+    ca.add_argument("--reject-deletions", action="store_true",
+                    help="skip rewrites that only delete non-negation words (not in the paper)")
     ca.add_argument("--counterfactuals-only", action="store_true", help="do not emit the original rows")
     ca.add_argument("--batch-size", type=int, default=32)
     ca.add_argument("--num-proc", type=int, default=None)

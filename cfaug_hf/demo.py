@@ -53,7 +53,7 @@ def format_examples(dataset: Any, n: int = 3, kinds: tuple[str, ...] = ("c+e'", 
     return blocks
 
 
-def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 120, retrain: bool = False,
+def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 90, retrain: bool = False,
              batch_size: int = 32, seed: int = 0) -> dict[str, Any]:
     """Run the main job and return its summary (also written to ``out/stats.json``)."""
     from .components.generator import Generator
@@ -81,9 +81,15 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 120, retra
         generator.save_pretrained(gen_dir)
     timings["generator_s"] = round(time.perf_counter() - t0, 1)
 
-    print("[3/3] Augmenting with CrossAug (beam search, width 5).", flush=True)
+    print("[3/3] Augmenting with CrossAug (beam search, width 5; first of the 5 beams that is not a plain deletion).",
+          flush=True)
     t1 = time.perf_counter()
-    augmenter = CrossAugAugmenter(generator, TaskSchema.fact_verification(id_column="id"), seed=seed)
+    # Two opt-ins beyond the paper: all five beams are returned and the first one that changes the claim by more
+    # than deleting words is used (a claim with a clause dropped is usually still supported). On this sample it
+    # doubles the negative claims and gives 7x the evidence edits at the same cost (see README).
+    generator.config.num_return_sequences = 5
+    augmenter = CrossAugAugmenter(generator, TaskSchema.fact_verification(id_column="id"), reject_deletions=True,
+                                  seed=seed)
     augmented = augmenter.augment(dataset, batch_size=batch_size, load_from_cache_file=False)
     timings["augment_s"] = round(time.perf_counter() - t1, 1)
     stats: AugmentationStats = augmenter.stats
@@ -96,7 +102,8 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 120, retra
                "stats": stats.to_dict(), "timings": timings}
     (out / "stats.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
     report = ["# CrossAug on the embedded FEVEROUS sample", "",
-              f"Generator: {generator.base_model} ({'LoRA adapter' if generator.get_config_dict()['adapter'] else 'full'}"
+              f"Generator: {generator.base_model} "
+              f"({'LoRA adapter' if generator.get_config_dict()['adapter'] else 'full weights'}"
               f"), trained {generator.training_info.get('global_step', '?')} steps, "
               f"final train loss {generator.training_info.get('train_loss', '?')}.", "",
               "## Counts", "", *[f"- {line.strip()}" for line in stats.summary_lines()], "",

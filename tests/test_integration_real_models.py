@@ -3,7 +3,6 @@
 import json
 
 import pytest
-from datasets import Dataset
 
 from cfaug_hf import CrossAugAugmenter, Generator, LabelChecker, TaskSchema
 from cfaug_hf.embedded import load_feverous_sample

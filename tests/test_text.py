@@ -12,7 +12,8 @@ def test_tokenize_offsets_round_trip():
 
 
 def test_diff_prefix_suffix():
-    d = diff_tokens("Little Miss Sunshine was filmed over 30 days.", "Little Miss Sunshine was filmed less than 10 days.")
+    d = diff_tokens("Little Miss Sunshine was filmed over 30 days.",
+                    "Little Miss Sunshine was filmed less than 10 days.")
     assert [t.text for t in d.old_tokens] == ["over", "30"] and [t.text for t in d.new_tokens] == ["less", "than", "10"]
     assert d.kind == "replacement"
     assert diff_tokens("He played.", "He never played.").kind == "insertion"

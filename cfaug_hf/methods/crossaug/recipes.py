@@ -28,7 +28,7 @@ BASES: dict[str, dict[str, Any]] = {
 }
 
 
-def negative_claim_generator(base: str = "smollm2-lora", *, pairs: Any = None, max_steps: int = 120,
+def negative_claim_generator(base: str = "smollm2-lora", *, pairs: Any = None, max_steps: int = 90,
                              batch_size: int = 16, seed: int = 0, max_seconds: float | None = None,
                              num_beams: int = 5, device: str | None = None,
                              training_args: dict[str, Any] | None = None) -> Generator:
