@@ -34,6 +34,7 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -46,6 +47,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+#: File that marks a saved augmenter folder.
+AUGMENTER_CONFIG = "cfaug_augmenter.json"
 
 PROVENANCE_COLUMNS = ("cf_is_counterfactual", "cf_method", "cf_kind", "cf_source_id", "cf_original_label", "cf_edit",
                       "cf_outcome")
@@ -386,6 +390,98 @@ class Augmenter(abc.ABC):
                  "config": self.get_config_dict(),
                  "components": {k: digest_object(v) for k, v in sorted(self.components().items())}}
         return digest_json(parts)
+
+    # --------------------------------------------------------------------------------------- save, load, share
+    def save_pretrained(self, save_directory: str | os.PathLike, *, copy_components: bool = False,
+                        references_only: bool = False) -> Path:
+        """Save the config, the schema and the components so the augmenter can be rebuilt whole.
+
+        A component that came from (or was pushed to) the Hub is stored as a reference (repo id and commit);
+        others, or all with ``copy_components=True``, are saved into a subfolder named after their role.
+        ``references_only=True`` writes the config alone, naming local components without saving them.
+        """
+        from . import __version__
+        from .components.base import FORMAT_VERSION, Component, atomic_directory
+
+        with atomic_directory(save_directory) as tmp:
+            refs: dict[str, Any] = {}
+            for role, comp in sorted(self.components().items()):
+                if comp is None:
+                    refs[role] = None
+                    continue
+                if not isinstance(comp, Component):
+                    if references_only:
+                        refs[role] = {"type": "callable", "name": getattr(comp, "__qualname__", type(comp).__name__)}
+                        continue
+                    raise TypeError(f"Cannot save {type(self).__name__}: its {role} is a {type(comp).__name__}, not "
+                                    f"a cfaug component (Generator, LabelChecker, ...), so it cannot be restored.")
+                origin = comp.hub_origin
+                if origin and not copy_components:
+                    refs[role] = {"type": comp.component_type, **origin}
+                elif references_only:
+                    refs[role] = {"type": comp.component_type, "local": True, "base_model": comp.base_model}
+                else:
+                    comp.save_pretrained(tmp / role)
+                    refs[role] = {"type": comp.component_type, "path": role}
+            data = {"component_type": "augmenter", "format_version": FORMAT_VERSION, "cfaug_hf_version": __version__,
+                    **self.get_config_dict(), "components": refs, "citation": self.citation}
+            (tmp / AUGMENTER_CONFIG).write_text(json.dumps(data, indent=2, ensure_ascii=False, default=list) + "\n")
+        return Path(save_directory)
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str | os.PathLike, *, revision: str | None = None,
+                        token: str | None = None, repo_type: str = "model", subfolder: str | None = None,
+                        **overrides: Any) -> Augmenter:
+        """Rebuild a saved augmenter from a folder or a Hub repository.
+
+        Called on :class:`Augmenter` itself, the saved method picks the class. Keyword arguments named like a
+        component role (``generator=...``) replace that component; others override config fields. Example::
+
+            augmenter = Augmenter.from_pretrained("org/fever-crossaug", repo_type="dataset", subfolder="augmenter")
+        """
+        from .components import COMPONENT_TYPES
+        from .components.base import ComponentLoadError, read_versioned_json
+        from .methods import METHODS
+
+        folder = Path(name_or_path) / (subfolder or "")
+        if not Path(name_or_path).is_dir():
+            from hub_cards.push import download_folder
+
+            folder, _ = download_folder(os.fspath(name_or_path), repo_type=repo_type, revision=revision, token=token,
+                                        subfolder=subfolder)
+        data = read_versioned_json(folder / AUGMENTER_CONFIG, "augmenter", "augmenter")
+        target = METHODS.get(data.get("method", "")) if cls is Augmenter else cls
+        if target is None or (cls is not Augmenter and data.get("method") != cls.method):
+            raise ComponentLoadError(f"{folder} holds a {data.get('method')!r} augmenter, not "
+                                     f"{cls.method or 'a known method'!r}.")
+        components: dict[str, Any] = {}
+        for role, ref in (data.get("components") or {}).items():
+            if role in overrides:
+                components[role] = overrides.pop(role)
+            elif ref is None:
+                components[role] = None
+            elif ref.get("type") not in COMPONENT_TYPES:
+                raise ComponentLoadError(f"The {role} of this augmenter was a {ref.get('name') or ref.get('type')} "
+                                         f"and was not saved; pass {role}=... to from_pretrained.")
+            elif ref.get("local"):
+                raise ComponentLoadError(f"The {role} of this augmenter was a local {ref['type']} (base model "
+                                         f"{ref.get('base_model')}) that was not shared; pass {role}=....")
+            elif "path" in ref:
+                components[role] = COMPONENT_TYPES[ref["type"]].from_pretrained(folder / ref["path"])
+            else:
+                components[role] = COMPONENT_TYPES[ref["type"]].from_pretrained(ref["repo_id"],
+                                                                                 revision=ref.get("revision"),
+                                                                                 token=token)
+        config = target.config_class.from_dict({**data["config"], **overrides})
+        return target(schema=TaskSchema.from_dict(data["schema"]), config=config, **components)
+
+    def push_to_hub(self, repo_id: str, *, private: bool | None = None, token: str | None = None,
+                    commit_message: str | None = None, copy_components: bool = False) -> str:
+        """Push the augmenter (config, schema, component references or copies) with a card; returns the commit."""
+        from hub_cards.push import push_augmenter
+
+        return push_augmenter(self, repo_id, private=private, token=token, commit_message=commit_message,
+                              copy_components=copy_components)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.config})"

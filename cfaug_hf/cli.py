@@ -1,7 +1,11 @@
 """The ``cfaug`` command line.
 
-    cfaug demo [--out runs/demo]                 the main job on the embedded data (see cfaug_hf.demo)
+    cfaug demo [--out runs/demo]                    the main job on the embedded data (see cfaug_hf.demo)
     cfaug crossaug DATA --generator DIR --out DIR   CrossAug on a local JSON/JSONL/CSV/Parquet file or saved dataset
+    cfaug push FOLDER REPO_ID [--private]           push a saved component, augmenter or augmented dataset
+    cfaug pull REPO_ID FOLDER [--repo-type dataset] download a repository into a folder
+
+Tokens come from --token, the HF_TOKEN variable or `hf auth login`.
 """
 
 from __future__ import annotations
@@ -54,6 +58,49 @@ def _cmd_crossaug(args: argparse.Namespace) -> None:
     print(f"Saved {len(augmented)} rows to {args.out}")
 
 
+def _cmd_push(args: argparse.Namespace) -> None:
+    import json
+
+    from .augmenter import AUGMENTER_CONFIG, Augmenter
+    from .components import COMPONENT_TYPES
+
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        raise SystemExit(f"{folder} is not a folder.")
+    for cls in COMPONENT_TYPES.values():
+        if (folder / cls.config_name).is_file():
+            sha = cls.from_pretrained(folder).push_to_hub(args.repo_id, private=args.private, token=args.token)
+            print(f"Pushed {cls.__name__} to {args.repo_id} (commit {sha}).")
+            return
+    if (folder / AUGMENTER_CONFIG).is_file():
+        sha = Augmenter.from_pretrained(folder).push_to_hub(args.repo_id, private=args.private, token=args.token)
+        print(f"Pushed augmenter to {args.repo_id} (commit {sha}).")
+        return
+    if any((folder / f).is_file() for f in ("dataset_info.json", "dataset_dict.json", "state.json")):
+        from datasets import load_from_disk
+
+        from hub_cards import push_augmented
+
+        augmenter = Augmenter.from_pretrained(args.augmenter) if args.augmenter else None
+        if augmenter is None and (folder / "cfaug_augmenter.json").is_file():
+            augmenter = Augmenter.from_pretrained(folder)
+        dataset = load_from_disk(str(folder))
+        sha = push_augmented(dataset, args.repo_id, augmenter=augmenter, source=args.source, private=args.private,
+                             token=args.token, license=args.license)
+        print(f"Pushed augmented dataset to https://huggingface.co/datasets/{args.repo_id} (card commit {sha}).")
+        return
+    found = sorted(p.name for p in folder.iterdir())[:10]
+    raise SystemExit(f"{folder} is not a saved cfaug component (cfaug_generator.json, cfaug_checker.json), augmenter "
+                     f"(cfaug_augmenter.json) or dataset (save_to_disk); it holds {json.dumps(found)}.")
+
+
+def _cmd_pull(args: argparse.Namespace) -> None:
+    from hub_cards import pull
+
+    path = pull(args.repo_id, args.folder, repo_type=args.repo_type, revision=args.revision, token=args.token)
+    print(f"Downloaded {args.repo_type} {args.repo_id} to {path}.")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cfaug", description="Counterfactual data augmentation for HF datasets.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -85,6 +132,24 @@ def build_parser() -> argparse.ArgumentParser:
     ca.add_argument("--num-proc", type=int, default=None)
     ca.add_argument("--seed", type=int, default=0)
     ca.set_defaults(func=_cmd_crossaug)
+
+    push = sub.add_parser("push", help="Push a saved component, augmenter or augmented dataset to the Hub.")
+    push.add_argument("folder", help="a folder written by save_pretrained or Dataset.save_to_disk")
+    push.add_argument("repo_id", help="namespace/name on the Hub")
+    push.add_argument("--private", action="store_true", default=None, help="create the repository as private")
+    push.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the saved login)")
+    push.add_argument("--augmenter", help="datasets: folder or repo of the augmenter that made the data")
+    push.add_argument("--source", help="datasets: Hub id of the source dataset, as id or id@revision")
+    push.add_argument("--license", help="datasets: licence identifier for the card (e.g. cc-by-sa-3.0)")
+    push.set_defaults(func=_cmd_push)
+
+    pl = sub.add_parser("pull", help="Download a repository into a folder (it appears only when complete).")
+    pl.add_argument("repo_id")
+    pl.add_argument("folder")
+    pl.add_argument("--repo-type", choices=["model", "dataset"], default="model")
+    pl.add_argument("--revision", default=None)
+    pl.add_argument("--token", default=None)
+    pl.set_defaults(func=_cmd_pull)
     return parser
 
 

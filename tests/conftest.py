@@ -1,11 +1,6 @@
-import os
+import pytest
 
-# Nothing in the test suite may reach the Hub; set before transformers/datasets/huggingface_hub are imported.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-import pytest  # noqa: E402
+# The root conftest.py points HF_ENDPOINT at a loopback Hub server before anything Hugging Face is imported.
 
 
 @pytest.fixture

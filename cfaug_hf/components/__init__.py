@@ -4,5 +4,10 @@ from .base import Component, ComponentLoadError, atomic_directory
 from .checker import LabelChecker, LabelCheckerConfig
 from .generator import GenerationResult, Generator, GeneratorConfig
 
-__all__ = ["Component", "ComponentLoadError", "atomic_directory", "Generator", "GeneratorConfig", "GenerationResult",
-           "LabelChecker", "LabelCheckerConfig"]
+#: Component classes by ``component_type``, used to rebuild saved augmenters.
+COMPONENT_TYPES = {cls.component_type: cls for cls in (Generator, LabelChecker)}
+
+__all__ = [
+    "COMPONENT_TYPES", "Component", "ComponentLoadError", "atomic_directory",
+    "Generator", "GeneratorConfig", "GenerationResult", "LabelChecker", "LabelCheckerConfig",
+]

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from ..fingerprint import digest_json, digest_module, register_cheap_hash
 
-__all__ = ["Component", "ComponentLoadError", "atomic_directory", "FORMAT_VERSION"]
+__all__ = ["Component", "ComponentLoadError", "atomic_directory", "FORMAT_VERSION", "read_versioned_json"]
 
 #: Version of the on-disk layout of saved components. Loading a folder written with a newer version is refused.
 FORMAT_VERSION = 1
@@ -47,6 +47,25 @@ def atomic_directory(target: str | os.PathLike) -> Iterator[Path]:
         raise
 
 
+def read_versioned_json(path: Path, expected_type: str, what: str) -> dict[str, Any]:
+    """Read a saved config, refusing a missing file, another kind of object or a newer format version."""
+    folder = path.parent
+    if not path.is_file():
+        raise ComponentLoadError(f"{folder} is not a saved {what}: {path.name} is missing.")
+    try:
+        config = json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise ComponentLoadError(f"{path} is not valid JSON: {err}.") from None
+    if config.get("component_type") != expected_type:
+        raise ComponentLoadError(f"{folder} holds a {config.get('component_type')!r}, not a {expected_type!r}.")
+    version = config.get("format_version", 0)
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise ComponentLoadError(
+            f"{folder} was saved with format_version {version} (cfaug_hf {config.get('cfaug_hf_version')}); "
+            f"this cfaug_hf reads format_version <= {FORMAT_VERSION}. Upgrade cfaug-hf to load it.")
+    return config
+
+
 class Component(abc.ABC):
     """Base of generators, checkers and the other learned parts.
 
@@ -57,6 +76,12 @@ class Component(abc.ABC):
 
     config_name: ClassVar[str] = ""
     component_type: ClassVar[str] = ""
+    #: Hub pipeline tag of the model card.
+    pipeline_tag: ClassVar[str | None] = None
+    #: What the component does in this library, for its model card.
+    card_summary: ClassVar[str] = ""
+    #: ``{"repo_id", "revision"}`` once pushed to or pulled from the Hub; cards of augmented data link to it.
+    hub_origin: dict[str, str] | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -80,7 +105,34 @@ class Component(abc.ABC):
     def _load(cls, folder: Path, config: dict[str, Any], **kwargs: Any) -> Component:
         """Build the component from a folder written by :meth:`_save` and its config."""
 
+    # --- cards (subclasses may refine)
+    def card_tags(self) -> list[str]:
+        return []
+
+    def card_usage(self) -> str:
+        return ""
+
+    def card_citation(self) -> str:
+        """The citation of the method this component was trained for, when recorded in ``training_info``."""
+        method = (getattr(self, "training_info", None) or {}).get("for_method")
+        if not method:
+            return ""
+        from ..methods import METHODS
+
+        return getattr(METHODS.get(method), "citation", "")
+
     # --- shared
+    def push_to_hub(self, repo_id: str, *, private: bool | None = None, token: str | None = None,
+                    commit_message: str | None = None, revision: str | None = None) -> str:
+        """Push weights, config and a model card to ``repo_id`` in one commit; returns the commit id.
+
+        Pushing again updates the card's generated section and metadata and keeps any text added to the card.
+        """
+        from hub_cards.push import push_component
+
+        return push_component(self, repo_id, private=private, token=token, commit_message=commit_message,
+                              revision=revision)
+
     def fingerprint(self) -> str:
         return digest_json({"type": type(self).__qualname__, "config": self.get_config_dict(),
                             "weights": [digest_module(m) for m in self._modules()]})
@@ -98,33 +150,23 @@ class Component(abc.ABC):
 
     @classmethod
     def read_config(cls, folder: str | os.PathLike) -> dict[str, Any]:
-        path = Path(folder) / cls.config_name
-        if not path.is_file():
-            raise ComponentLoadError(f"{folder} is not a saved {cls.__name__}: {cls.config_name} is missing.")
-        try:
-            config = json.loads(path.read_text())
-        except json.JSONDecodeError as err:
-            raise ComponentLoadError(f"{path} is not valid JSON: {err}.") from None
-        if config.get("component_type") != cls.component_type:
-            raise ComponentLoadError(f"{folder} holds a {config.get('component_type')!r}, not a "
-                                     f"{cls.component_type!r}.")
-        version = config.get("format_version", 0)
-        if not isinstance(version, int) or version > FORMAT_VERSION:
-            raise ComponentLoadError(
-                f"{folder} was saved with format_version {version} (cfaug_hf {config.get('cfaug_hf_version')}); "
-                f"this cfaug_hf reads format_version <= {FORMAT_VERSION}. Upgrade cfaug-hf to load it.")
-        return config
+        return read_versioned_json(Path(folder) / cls.config_name, cls.component_type, cls.__name__)
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | os.PathLike, *, revision: str | None = None,
                         token: str | bool | None = None, **kwargs: Any) -> Any:
         """Load from a local folder or a Hub repository (downloaded with ``snapshot_download``)."""
         folder = Path(name_or_path)
+        origin = None
         if not folder.is_dir():
-            from huggingface_hub import snapshot_download
+            from hub_cards.push import download_folder
 
-            folder = Path(snapshot_download(os.fspath(name_or_path), revision=revision, token=token))
+            repo_id = os.fspath(name_or_path)
+            folder, sha = download_folder(repo_id, revision=revision, token=token)
+            origin = {"repo_id": repo_id, "revision": sha}
         config = cls.read_config(folder)
         for key in ("component_type", "format_version", "cfaug_hf_version"):
             config.pop(key, None)
-        return cls._load(folder, config, **kwargs)
+        component = cls._load(folder, config, **kwargs)
+        component.hub_origin = origin
+        return component

@@ -44,6 +44,14 @@ class LabelChecker(Component):
 
     config_name = "cfaug_checker.json"
     component_type = "checker"
+    pipeline_tag = "text-classification"
+    card_summary = ("A label checker: a sequence classifier over single texts or (claim, evidence) / (premise, "
+                    "hypothesis) pairs that cfaug-hf augmenters use to keep only counterfactuals whose label really "
+                    "flipped.")
+
+    def card_usage(self) -> str:
+        return (f"Labels: {', '.join(self.label_names)}. Use `checker.predict(claims, evidences)` or pass it to an "
+                f"augmenter as `checker=`.")
 
     def __init__(self, model: Any, tokenizer: Any, config: LabelCheckerConfig | None = None, *,
                  device: str | None = None, base_model: str | None = None,

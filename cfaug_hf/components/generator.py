@@ -114,6 +114,20 @@ class Generator(Component):
 
     config_name = "cfaug_generator.json"
     component_type = "generator"
+    card_summary = ("A text rewriter used by cfaug-hf augmenters to write counterfactuals, e.g. CrossAug's negative "
+                    "claims: given a text it returns a minimally edited version whose label should flip.")
+
+    @property
+    def pipeline_tag(self) -> str:  # type: ignore[override]
+        return "text2text-generation" if self.is_encoder_decoder else "text-generation"
+
+    def card_tags(self) -> list[str]:
+        return ["lora"] if self._is_peft() else []
+
+    def card_usage(self) -> str:
+        return ("It is used as `CrossAugAugmenter(generator)`, or directly: `generator.generate([\"Paris is the "
+                "capital of France.\"])`. Prompt template: `" + self.config.input_template.replace("\n", "\\n")
+                + "`.")
 
     def __init__(self, model: Any, tokenizer: Any, config: GeneratorConfig | None = None, *,
                  device: str | None = None, base_model: str | None = None,

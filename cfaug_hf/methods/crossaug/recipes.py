@@ -57,7 +57,9 @@ def negative_claim_generator(base: str = "smollm2-lora", *, pairs: Any = None, m
         # A time budget makes the step count unknown, so a decaying schedule would never decay; keep the rate flat.
         callbacks = [time_budget_callback(max_seconds)]
         training_args = {"lr_scheduler_type": "constant_with_warmup", "warmup_steps": 5, **(training_args or {})}
-    return train_generator(generator, pairs.select_columns(["source", "target"]), bidirectional=True,
-                           lora=spec["lora"], learning_rate=spec["learning_rate"], max_steps=max_steps,
-                           batch_size=batch_size, seed=seed, callbacks=callbacks, training_args=training_args,
-                           dataset_id="cfaug_hf/data/claim_pairs.jsonl (CAD-SNLI + FEVER-Symmetric)")
+    generator = train_generator(generator, pairs.select_columns(["source", "target"]), bidirectional=True,
+                                lora=spec["lora"], learning_rate=spec["learning_rate"], max_steps=max_steps,
+                                batch_size=batch_size, seed=seed, callbacks=callbacks, training_args=training_args,
+                                dataset_id="cfaug_hf/data/claim_pairs.jsonl (CAD-SNLI + FEVER-Symmetric)")
+    generator.training_info["for_method"] = "crossaug"
+    return generator

@@ -1,0 +1,27 @@
+"""Session set-up shared by the tests and the doctests.
+
+A loopback Hub server (tests/hub_server.py) starts first and ``HF_ENDPOINT`` points at it before any Hugging Face
+library is imported: Hub tests talk to it with the real clients, and anything else that tries the Hub reaches it
+too instead of the internet.
+"""
+
+import os
+import tempfile
+
+from tests.hub_server import HubServer
+
+HUB = HubServer().start()
+os.environ["HF_ENDPOINT"] = HUB.url
+os.environ["HF_HUB_DISABLE_XET"] = "1"
+os.environ["HF_HUB_OFFLINE"] = "0"
+os.environ["HF_DATASETS_OFFLINE"] = "0"
+os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="cfaug-tests-hf-home-")
+os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+os.environ["HF_HUB_ETAG_TIMEOUT"] = "5"
+os.environ["HF_HUB_DOWNLOAD_TIMEOUT"] = "10"
+os.environ.pop("HF_TOKEN", None)
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import tests.hub_server as _hub_server  # noqa: E402
+
+_hub_server.ACTIVE = HUB

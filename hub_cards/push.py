@@ -1,0 +1,223 @@
+"""Pushing components, augmenters and augmented datasets to the Hub, and pulling them back.
+
+Every push is one commit made with ``HfApi.upload_folder`` (or ``create_commit``): the weights, configs and card
+arrive together or not at all. Errors from the Hub are turned into :class:`HubError` messages that say what failed
+and what to do, and never contain the token.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .cards import component_card, dataset_card, merge_card
+
+__all__ = ["HubError", "hub_errors", "push_component", "push_augmenter", "push_augmented", "pull", "component_lines",
+           "download_folder"]
+
+
+class HubError(RuntimeError):
+    """A push to or pull from the Hub failed; the message says what, where and what to try."""
+
+
+def _scrub(text: str, token: Any) -> str:
+    if isinstance(token, str) and token:
+        text = text.replace(token, "***")
+    return text
+
+
+@contextlib.contextmanager
+def hub_errors(action: str, repo_id: str, token: Any = None) -> Iterator[None]:
+    """Translate huggingface_hub and connection errors into a :class:`HubError` naming ``action`` and ``repo_id``."""
+    import httpx2 as httpx  # huggingface_hub's HTTP client
+    from huggingface_hub import constants
+    from huggingface_hub.errors import (EntryNotFoundError, HfHubHTTPError, RepositoryNotFoundError,
+                                        RevisionNotFoundError)
+
+    try:
+        yield
+    except HubError:
+        raise
+    except RepositoryNotFoundError:
+        raise HubError(f"{action} failed: repository {repo_id!r} was not found on {constants.ENDPOINT}, or it is "
+                       f"private and the token does not give access to it.") from None
+    except RevisionNotFoundError:
+        raise HubError(f"{action} failed: the revision asked for does not exist in {repo_id!r}.") from None
+    except EntryNotFoundError as err:
+        raise HubError(f"{action} failed: a file is missing from {repo_id!r} "
+                       f"({_scrub(str(err).splitlines()[-1], token)}).") from None
+    except HfHubHTTPError as err:
+        status = err.response.status_code if err.response is not None else None
+        if status == 401:
+            hint = "the token is missing or invalid: pass token=... or log in with `hf auth login`"
+        elif status == 403:
+            hint = "the token has no write access to this namespace"
+        elif status and status >= 500:
+            hint = (f"the Hub answered {status}; nothing was committed (a push is a single commit), so it is safe "
+                    f"to retry")
+        else:
+            hint = _scrub(str(err).splitlines()[0], token)
+        raise HubError(f"{action} failed for {repo_id!r}: {hint}.") from None
+    except (httpx.TransportError, ConnectionError, OSError) as err:
+        if isinstance(err, FileNotFoundError):
+            raise
+        raise HubError(f"{action} failed for {repo_id!r}: the connection to {constants.ENDPOINT} failed "
+                       f"({type(err).__name__}); nothing was committed, so it is safe to retry.") from None
+
+
+def _existing_card(api: Any, repo_id: str, repo_type: str, revision: str | None, card_cls: Any) -> Any:
+    from huggingface_hub.errors import EntryNotFoundError, RemoteEntryNotFoundError
+
+    try:
+        path = api.hf_hub_download(repo_id, "README.md", repo_type=repo_type, revision=revision)
+    except (EntryNotFoundError, RemoteEntryNotFoundError):
+        return None
+    return card_cls.load(path, repo_type=repo_type)
+
+
+def _upload(folder: Path, repo_id: str, *, repo_type: str, card: Any, card_cls: Any, private: bool | None,
+            token: Any, commit_message: str, revision: str | None, what: str) -> str:
+    from huggingface_hub import HfApi
+
+    api = HfApi(token=token)
+    with hub_errors(f"Pushing {what}", repo_id, token):
+        api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
+        merged = merge_card(_existing_card(api, repo_id, repo_type, revision, card_cls), card)
+        (folder / "README.md").write_text(str(merged), encoding="utf-8")
+        info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type=repo_type,
+                                 commit_message=commit_message, revision=revision)
+    return info.oid if hasattr(info, "oid") else str(info)
+
+
+def push_component(component: Any, repo_id: str, *, private: bool | None = None, token: str | None = None,
+                   commit_message: str | None = None, revision: str | None = None) -> str:
+    """Save ``component`` and push it with its model card in one commit; returns the commit id."""
+    from huggingface_hub import ModelCard
+
+    with tempfile.TemporaryDirectory(prefix="cfaug-push-") as tmp:
+        folder = Path(tmp) / "component"
+        component.save_pretrained(folder)
+        card = component_card(component, repo_id)
+        sha = _upload(folder, repo_id, repo_type="model", card=card, card_cls=ModelCard, private=private,
+                      token=token, commit_message=commit_message or f"Upload cfaug-hf {component.component_type}",
+                      revision=revision, what=f"the {component.component_type}")
+    component.hub_origin = {"repo_id": repo_id, "revision": sha}
+    return sha
+
+
+def component_lines(augmenter: Any) -> list[str]:
+    """One line per component role for cards: a Hub link with revision, or what the local object is."""
+    lines = []
+    for role, comp in sorted(augmenter.components().items()):
+        if comp is None:
+            continue
+        origin = getattr(comp, "hub_origin", None)
+        if origin:
+            lines.append(f"{role}: [{origin['repo_id']}](https://huggingface.co/{origin['repo_id']}) at revision "
+                         f"`{origin['revision']}`")
+        elif hasattr(comp, "save_pretrained"):
+            base = getattr(comp, "base_model", None)
+            lines.append(f"{role}: a local `{type(comp).__name__}`" + (f" on `{base}`" if base else "")
+                         + ", not shared on the Hub")
+        else:
+            lines.append(f"{role}: a Python callable (`{getattr(comp, '__qualname__', type(comp).__name__)}`), "
+                         f"not shareable")
+    return lines
+
+
+def push_augmenter(augmenter: Any, repo_id: str, *, private: bool | None = None, token: str | None = None,
+                   commit_message: str | None = None, revision: str | None = None,
+                   copy_components: bool = False) -> str:
+    """Push an augmenter (config plus component references, or copies) as a model repository."""
+    from huggingface_hub import ModelCard, ModelCardData
+
+    from .cards import TEMPLATES
+
+    with tempfile.TemporaryDirectory(prefix="cfaug-push-") as tmp:
+        folder = Path(tmp) / "augmenter"
+        augmenter.save_pretrained(folder, copy_components=copy_components)
+        card = ModelCard.from_template(
+            ModelCardData(library_name="cfaug-hf", tags=["cfaug-hf", "counterfactual-data-augmentation",
+                                                         "augmenter", augmenter.method]),
+            template_path=str(TEMPLATES / "augmenter_card.md"), repo_id=repo_id,
+            class_name=type(augmenter).__name__, method=augmenter.method, components=component_lines(augmenter),
+            config_json=(folder / "cfaug_augmenter.json").read_text(), citation=augmenter.citation)
+        return _upload(folder, repo_id, repo_type="model", card=card, card_cls=ModelCard, private=private,
+                       token=token, commit_message=commit_message or f"Upload cfaug-hf {augmenter.method} augmenter",
+                       revision=revision, what="the augmenter")
+
+
+def push_augmented(dataset: Any, repo_id: str, *, augmenter: Any = None, source: Any = None,
+                   private: bool | None = None, token: str | None = None, pretty_name: str | None = None,
+                   license: str | None = None, language: str | list[str] | None = "en",
+                   commit_message: str | None = None) -> str:
+    """Push an augmented ``Dataset``/``DatasetDict`` and a dataset card that tells how it was made.
+
+    The data goes up with ``push_to_hub`` (so ``load_dataset(repo_id)`` works and keeps the provenance columns),
+    then one more commit writes the card, merged with the card ``datasets`` wrote (its ``dataset_info`` and
+    ``configs`` stay) and with any text a user added, plus ``augmenter/cfaug_augmenter.json`` so the augmenter can
+    be rebuilt from the repository.
+
+    Args:
+        augmenter: the augmenter that made the data (for its config, components and citation).
+        source: the input dataset (for counts before augmentation and, when it came from the Hub, its id and
+            revision) or its Hub id as ``"id"`` / ``"id@revision"``.
+    Returns the commit id of the card commit.
+    """
+    from datasets import Dataset, DatasetDict
+    from huggingface_hub import CommitOperationAdd, DatasetCard, HfApi
+
+    from cfaug_hf.augmenter import PROVENANCE_COLUMNS
+
+    if not isinstance(dataset, (Dataset, DatasetDict)):
+        raise TypeError(f"push_augmented takes a Dataset or DatasetDict, got {type(dataset).__name__}.")
+    for name, split in ({"train": dataset} if isinstance(dataset, Dataset) else dataset).items():
+        missing = [c for c in PROVENANCE_COLUMNS if c not in split.column_names]
+        if missing:
+            raise ValueError(f"Split {name!r} lacks the provenance columns {missing}: push the output of a cfaug "
+                             f"augmenter (dataset.map(augmenter, batched=True)).")
+    api = HfApi(token=token)
+    card = dataset_card(dataset, repo_id, augmenter=augmenter, source=source, pretty_name=pretty_name,
+                        license=license, language=language,
+                        component_lines=component_lines(augmenter) if augmenter is not None else None)
+    with hub_errors("Pushing the augmented dataset", repo_id, token):
+        dataset.push_to_hub(repo_id, private=private, token=token,
+                            commit_message=commit_message or "Upload augmented data")
+        merged = merge_card(_existing_card(api, repo_id, "dataset", None, DatasetCard), card)
+        ops = [CommitOperationAdd("README.md", str(merged).encode("utf-8"))]
+        if augmenter is not None:
+            with tempfile.TemporaryDirectory(prefix="cfaug-push-") as tmp:
+                augmenter.save_pretrained(Path(tmp) / "augmenter", copy_components=False, references_only=True)
+                ops.append(CommitOperationAdd("augmenter/cfaug_augmenter.json",
+                                              (Path(tmp) / "augmenter" / "cfaug_augmenter.json").read_bytes()))
+        info = api.create_commit(repo_id, ops, repo_type="dataset", commit_message="Dataset card (cfaug-hf)")
+    return info.oid
+
+
+def download_folder(repo_id: str, *, repo_type: str = "model", revision: str | None = None, token: Any = None,
+                    subfolder: str | None = None) -> tuple[Path, str]:
+    """Download a repository snapshot (to the Hub cache) and return ``(folder, commit sha)``."""
+    from huggingface_hub import snapshot_download
+
+    with hub_errors(f"Downloading {repo_type} {repo_id!r}", repo_id, token):
+        path = Path(snapshot_download(repo_id, repo_type=repo_type, revision=revision, token=token,
+                                      allow_patterns=[f"{subfolder.strip('/')}/*"] if subfolder else None))
+    folder = path / subfolder if subfolder else path
+    return folder, path.name
+
+
+def pull(repo_id: str, local_dir: str | os.PathLike, *, repo_type: str = "model", revision: str | None = None,
+         token: Any = None) -> Path:
+    """Download a repository into ``local_dir``, which appears only once the download is complete."""
+    from cfaug_hf.components.base import atomic_directory
+
+    folder, _ = download_folder(repo_id, repo_type=repo_type, revision=revision, token=token)
+    import shutil
+
+    with atomic_directory(local_dir) as tmp:
+        shutil.copytree(folder, tmp, dirs_exist_ok=True)
+    return Path(local_dir)

@@ -1,0 +1,296 @@
+"""Components, augmenters and augmented datasets through a loopback Hub with the real clients."""
+
+import json
+import re
+import uuid
+
+import pytest
+from datasets import Dataset, load_dataset
+from huggingface_hub import DatasetCard, HfApi, ModelCard
+
+import tests.hub_server as hub_server
+from cfaug_hf import Augmenter, CrossAugAugmenter, Generator, LabelChecker, TaskSchema
+from cfaug_hf.components import ComponentLoadError
+from cfaug_hf.testing import tiny_classifier, tiny_seq2seq
+from hub_cards import HubError, push_augmented, source_info
+
+ALICE, BOB = "hf_alice_write", "hf_bob_write"
+CLAIMS = ["the cat sat on the mat", "a dog ran in paris", "the film was good"]
+
+
+@pytest.fixture
+def hub():
+    server = hub_server.ACTIVE
+    server.clear_failures()
+    yield server
+    server.clear_failures()
+
+
+def name(prefix):
+    return f"alice/{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def tiny_generator():
+    return Generator(*tiny_seq2seq(), num_beams=2, max_new_tokens=4)
+
+
+# ---------------------------------------------------------------------------------------------- components
+def test_generator_round_trip_with_card(hub):
+    gen = tiny_generator()
+    gen.training_info = {"train_rows": 12, "learning_rate": 1e-3, "eval_loss": 1.5,
+                         "train_dataset": {"id": "alice/pairs", "num_rows": 12}}
+    repo = name("gen")
+    sha = gen.push_to_hub(repo, token=ALICE)
+    assert gen.hub_origin == {"repo_id": repo, "revision": sha}
+    files = hub.files(repo)
+    assert {"model.safetensors", "cfaug_generator.json", "README.md", "tokenizer.json"} <= set(files)
+    assert not any(f.endswith((".bin", ".pkl", ".pt")) for f in files)
+    back = Generator.from_pretrained(repo)
+    assert back.generate(CLAIMS) == gen.generate(CLAIMS)
+    assert back.hub_origin == {"repo_id": repo, "revision": sha}
+    card = ModelCard.load(repo)
+    assert card.data.library_name == "cfaug-hf" and "generator" in card.data.tags
+    assert card.data.datasets == ["alice/pairs"] and card.data.pipeline_tag == "text2text-generation"
+    text = card.text
+    for pattern in [r"# gen-\w+: a cfaug-hf generator", r"Generator\.from_pretrained\(\"alice/gen-\w+\"\)",
+                    r"\| train_rows \| 12 \|", r"\| eval_loss \| 1\.5 \|", r"training data \| alice/pairs \(12 rows",
+                    r"\"num_beams\": 2"]:
+        assert re.search(pattern, text), pattern
+
+
+def test_checker_round_trip_and_revision(hub):
+    checker = LabelChecker(*tiny_classifier(("SUPPORTS", "REFUTES")))
+    repo = name("checker")
+    first = checker.push_to_hub(repo, token=ALICE)
+    import torch
+    with torch.no_grad():
+        checker.model.classifier.bias.add_(1.0)
+    second = checker.push_to_hub(repo, token=ALICE, commit_message="retrained")
+    assert first != second and hub.commits(repo)[-1] == "retrained"
+    old = LabelChecker.from_pretrained(repo, revision=first)
+    new = LabelChecker.from_pretrained(repo)
+    assert old.hub_origin["revision"] == first and new.hub_origin["revision"] == second
+    assert (new.predict_proba(["a"], ["b"]) == checker.predict_proba(["a"], ["b"])).all()
+    assert not (old.predict_proba(["a"], ["b"]) == checker.predict_proba(["a"], ["b"])).all()
+    assert ModelCard.load(repo).data.pipeline_tag == "text-classification"
+
+
+def test_private_repo_needs_the_owner_token(hub):
+    repo = name("private-gen")
+    tiny_generator().push_to_hub(repo, private=True, token=ALICE)
+    # (before any authorised download: huggingface_hub falls back to files already in the local cache)
+    for token in (None, BOB):
+        with pytest.raises(HubError, match=r"was not found .* private"):
+            Generator.from_pretrained(repo, token=token)
+    assert Generator.from_pretrained(repo, token=ALICE).hub_origin["repo_id"] == repo
+
+
+def test_bad_token_push_fails_clearly_without_leaking_it(hub, caplog):
+    secret = "hf_not_a_real_token_123"
+    with caplog.at_level("DEBUG"):
+        with pytest.raises(HubError, match="token is missing or invalid") as err:
+            tiny_generator().push_to_hub(name("gen"), token=secret)
+    assert secret not in str(err.value) and secret not in caplog.text
+    with pytest.raises(HubError, match="no write access|missing or invalid|not found"):
+        tiny_generator().push_to_hub("alice/someone-elses", token=BOB)
+
+
+def test_missing_repo_and_missing_revision(hub):
+    with pytest.raises(HubError, match="'alice/does-not-exist' was not found"):
+        Generator.from_pretrained("alice/does-not-exist", token=ALICE)
+    repo = name("gen")
+    tiny_generator().push_to_hub(repo, token=ALICE)
+    with pytest.raises(HubError, match="revision asked for does not exist"):
+        Generator.from_pretrained(repo, revision="v9")
+
+
+def test_not_a_component_and_newer_version_on_the_hub(hub):
+    api = HfApi(token=ALICE)
+    repo = name("plain")
+    api.create_repo(repo)
+    api.upload_file(path_or_fileobj=b"{}", path_in_repo="config.json", repo_id=repo)
+    with pytest.raises(ComponentLoadError, match="not a saved Generator: cfaug_generator.json is missing"):
+        Generator.from_pretrained(repo)
+    future = name("future")
+    tiny_generator().push_to_hub(future, token=ALICE)
+    cfg = json.loads(hub.files(future)["cfaug_generator.json"])
+    api.upload_file(path_or_fileobj=json.dumps({**cfg, "format_version": 7}).encode(),
+                    path_in_repo="cfaug_generator.json", repo_id=future)
+    with pytest.raises(ComponentLoadError, match="format_version 7.*Upgrade cfaug-hf"):
+        Generator.from_pretrained(future)
+
+
+@pytest.mark.parametrize("status", [500, None])
+def test_server_error_or_dropped_connection_leaves_repo_unchanged(hub, status):
+    repo = name("gen")
+    gen = tiny_generator()
+    gen.push_to_hub(repo, token=ALICE)
+    before = hub.files(repo)
+    gen.training_info = {"note": "second version"}
+    hub.fail_next(r"/commit/", status=status, times=20)
+    expected = "answered 500; nothing was committed" if status else "connection .* failed"
+    with pytest.raises(HubError, match=expected):
+        gen.push_to_hub(repo, token=ALICE)
+    assert hub.files(repo) == before  # no partial card, no partial weights
+    hub.clear_failures()
+    gen.push_to_hub(repo, token=ALICE)
+    assert "second version" in hub.files(repo)["README.md"].decode()
+
+
+def test_card_update_keeps_user_text_and_metadata(hub):
+    repo = name("gen")
+    gen = tiny_generator()
+    gen.push_to_hub(repo, token=ALICE)
+    card = ModelCard.load(repo)
+    card.data.license = "apache-2.0"
+    card.data.tags = card.data.tags + ["my-tag"]
+    card.text = "# My notes\n\nThis generator is great on sports claims.\n" + card.text + "\nFooter by me.\n"
+    card.push_to_hub(repo, token=ALICE)
+    gen.training_info = {"train_rows": 99}
+    gen.push_to_hub(repo, token=ALICE)
+    updated = ModelCard.load(repo)
+    assert updated.data.license == "apache-2.0" and "my-tag" in updated.data.tags
+    assert "cfaug-hf" in updated.data.tags
+    assert "This generator is great on sports claims." in updated.text and "Footer by me." in updated.text
+    assert "| train_rows | 99 |" in updated.text
+    assert updated.text.count("<!-- cfaug:begin") == 1
+
+
+# ----------------------------------------------------------------------------------------------- augmenters
+def fever_ds(n=6):
+    return Dataset.from_dict({"id": [f"r{i}" for i in range(n)], "claim": [CLAIMS[i % 3] for i in range(n)],
+                              "evidence": [[CLAIMS[i % 3] + " today"] for i in range(n)],
+                              "label": ["SUPPORTS", "REFUTES"] * (n // 2)})
+
+
+def test_augmenter_save_load_local_copies_components(tmp_path):
+    aug = CrossAugAugmenter(tiny_generator(), TaskSchema.fact_verification(id_column="id"),
+                            checker=LabelChecker(*tiny_classifier()), max_span_tokens=2)
+    path = aug.save_pretrained(tmp_path / "aug")
+    saved = json.loads((path / "cfaug_augmenter.json").read_text())
+    assert saved["components"]["generator"] == {"type": "generator", "path": "generator"}
+    assert saved["method"] == "crossaug" and saved["config"]["max_span_tokens"] == 2
+    back = Augmenter.from_pretrained(path)
+    assert isinstance(back, CrossAugAugmenter) and back.config == aug.config and back.schema == aug.schema
+    ds = fever_ds()
+    assert list(ds.map(back, batched=True)) == list(ds.map(aug, batched=True))
+    assert back.fingerprint() == aug.fingerprint()
+
+
+def test_augmenter_refuses_unsaveable_parts(tmp_path):
+    aug = CrossAugAugmenter(lambda cs: cs)
+    with pytest.raises(TypeError, match="not a cfaug component"):
+        aug.save_pretrained(tmp_path / "aug")
+    assert not (tmp_path / "aug").exists()
+    path = aug.save_pretrained(tmp_path / "refs", references_only=True)
+    with pytest.raises(ComponentLoadError, match="pass generator="):
+        CrossAugAugmenter.from_pretrained(path)
+    assert isinstance(CrossAugAugmenter.from_pretrained(path, generator=lambda cs: cs), CrossAugAugmenter)
+
+
+def test_augmenter_push_pull_references_components(hub):
+    gen = tiny_generator()
+    gen_repo = name("gen")
+    gen.push_to_hub(gen_repo, token=ALICE)
+    aug = CrossAugAugmenter(gen, seed=3)
+    aug_repo = name("aug")
+    aug.push_to_hub(aug_repo, token=ALICE)
+    files = hub.files(aug_repo)
+    assert "generator/model.safetensors" not in files  # referenced, not copied
+    ref = json.loads(files["cfaug_augmenter.json"])["components"]["generator"]
+    assert ref == {"type": "generator", **gen.hub_origin}
+    back = Augmenter.from_pretrained(aug_repo)
+    assert back.config.seed == 3 and back.generator.hub_origin == gen.hub_origin
+    assert re.search(r"\[alice/gen-\w+\]\(https://huggingface.co/alice/gen-\w+\) at revision `[0-9a-f]{40}`",
+                     files["README.md"].decode())
+    with pytest.raises(ComponentLoadError, match="holds a 'crossaug' augmenter"):
+        class Other(CrossAugAugmenter):
+            method = "other"
+        Other.from_pretrained(aug_repo)
+
+
+# ----------------------------------------------------------------------------------------------- datasets
+def test_push_augmented_dataset_round_trip_with_provenance_card(hub):
+    api = HfApi(token=ALICE)
+    src_repo = name("fever-src")
+    fever_ds(8).push_to_hub(src_repo, token=ALICE)
+    source = load_dataset(src_repo, split="train")
+    info = source_info(source)
+    assert info["id"] == src_repo and re.fullmatch(r"[0-9a-f]{40}", info["revision"])
+    assert info["revision"] == api.repo_info(src_repo, repo_type="dataset").sha
+
+    gen = tiny_generator()
+    gen.push_to_hub(name("gen"), token=ALICE)
+    aug = CrossAugAugmenter(gen, TaskSchema.fact_verification(id_column="id"))
+    augmented = aug.augment(source)
+    repo = name("fever-crossaug")
+    push_augmented(augmented, repo, augmenter=aug, source=source, token=ALICE, license="cc-by-sa-3.0")
+
+    back = load_dataset(repo, split="train")
+    assert back.column_names == augmented.column_names and back.num_rows == augmented.num_rows
+    assert list(back["cf_outcome"]) == list(augmented["cf_outcome"])
+    assert list(back["cf_is_counterfactual"]) == list(augmented["cf_is_counterfactual"])
+
+    card = DatasetCard.load(repo, repo_type="dataset")
+    d = card.data
+    assert d.source_datasets == [src_repo] and "machine-generated" in d.language_creators
+    assert d.task_categories == ["text-classification"] and "crossaug" in d.tags and d.license == "cc-by-sa-3.0"
+    assert d.to_dict().get("dataset_info") and d.to_dict().get("configs")  # what datasets wrote is kept
+    text = card.text
+    for pattern in [rf"\[{src_repo}\]\(https://huggingface.co/datasets/{src_repo}\) at revision `[0-9a-f]{{40}}`",
+                    r"Method: `CrossAugAugmenter` \(`crossaug`\)", r"\| input rows \| 8 \|",
+                    r"\| SUPPORTS \| 4 \| \d+ \|", r"\| original \| 8 \|", r"skipped:label_not_augmented \| 4 \|",
+                    r"generator: \[alice/gen-\w+\]", r"@inproceedings\{lee2021crossaug", r"\"max_span_tokens\": 3"]:
+        assert re.search(pattern, text), pattern
+    saved = json.loads(hub.files(repo, "dataset")["augmenter/cfaug_augmenter.json"])
+    assert saved["components"]["generator"]["repo_id"] == gen.hub_origin["repo_id"]
+    rebuilt = Augmenter.from_pretrained(repo, repo_type="dataset", subfolder="augmenter")
+    assert list(source.map(rebuilt, batched=True)["claim"]) == list(augmented["claim"])
+
+
+def test_dataset_card_update_keeps_user_text(hub):
+    aug = CrossAugAugmenter(tiny_generator())
+    augmented = fever_ds(4).map(aug, batched=True)
+    repo = name("ds")
+    push_augmented(augmented, repo, augmenter=aug, token=ALICE)
+    card = DatasetCard.load(repo, repo_type="dataset")
+    card.text = "Curated by Alice for the sports benchmark.\n" + card.text
+    card.push_to_hub(repo, repo_type="dataset", token=ALICE)
+    push_augmented(augmented, repo, augmenter=aug, token=ALICE, pretty_name="Sports CF")
+    again = DatasetCard.load(repo, repo_type="dataset")
+    assert "Curated by Alice" in again.text and again.data.pretty_name == "Sports CF"
+    assert again.text.count("<!-- cfaug:begin") == 1
+
+
+def test_push_augmented_rejects_plain_data():
+    with pytest.raises(ValueError, match="lacks the provenance columns"):
+        push_augmented(fever_ds(2), "alice/x", token=ALICE)
+
+
+# ------------------------------------------------------------------------------------------------------ CLI
+def test_cli_push_and_pull(hub, tmp_path, capsys):
+    from cfaug_hf import cli
+
+    gen_dir = tiny_generator().save_pretrained(tmp_path / "gen")
+    repo = name("cli-gen")
+    cli.main(["push", str(gen_dir), repo, "--token", ALICE, "--private"])
+    assert "Pushed Generator" in capsys.readouterr().out
+    cli.main(["pull", repo, str(tmp_path / "pulled"), "--token", ALICE])
+    assert (tmp_path / "pulled" / "cfaug_generator.json").is_file()
+    assert Generator.from_pretrained(tmp_path / "pulled").generate(CLAIMS) == Generator.from_pretrained(
+        gen_dir).generate(CLAIMS)
+
+    aug = CrossAugAugmenter(Generator.from_pretrained(gen_dir))
+    aug.save_pretrained(tmp_path / "aug")
+    data_dir = tmp_path / "augmented"
+    fever_ds(4).map(aug, batched=True).save_to_disk(str(data_dir))
+    ds_repo = name("cli-ds")
+    cli.main(["push", str(data_dir), ds_repo, "--token", ALICE, "--augmenter", str(tmp_path / "aug"),
+              "--source", "alice/somewhere@abc123", "--license", "mit"])
+    card = DatasetCard.load(ds_repo, repo_type="dataset").text
+    assert "alice/somewhere" in card and "revision `abc123`" in card and "CrossAugAugmenter" in card
+    with pytest.raises(SystemExit, match="is not a saved cfaug component"):
+        cli.main(["push", str(tmp_path), "alice/x", "--token", ALICE])
+    with pytest.raises(HubError, match="was not found"):
+        cli.main(["pull", "alice/nothing-here", str(tmp_path / "none")])
+    assert not (tmp_path / "none").exists()
