@@ -294,3 +294,18 @@ def test_cli_push_and_pull(hub, tmp_path, capsys):
     with pytest.raises(HubError, match="was not found"):
         cli.main(["pull", "alice/nothing-here", str(tmp_path / "none")])
     assert not (tmp_path / "none").exists()
+
+
+def test_share_on_hub_example_runs_the_three_steps(hub, tmp_path, monkeypatch):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("share_on_hub", "examples/share_on_hub.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    tiny_generator().save_pretrained(tmp_path / "gen")
+    monkeypatch.setenv("HF_TOKEN", ALICE)
+    repos = example.main(["--generator", str(tmp_path / "gen"), "--user", "alice", "--rows", "6"])
+    data = load_dataset(repos["dataset"], split="train")
+    assert data.num_rows >= 6 and "cf_outcome" in data.column_names
+    card = DatasetCard.load(repos["dataset"], repo_type="dataset").text
+    assert repos["generator"] in card and re.search(r"revision `?[0-9a-f]{7,40}", card)
