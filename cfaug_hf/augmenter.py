@@ -228,6 +228,14 @@ class AugmentationStats:
         return lines
 
 
+
+def source_id(row: Mapping[str, Any], schema: TaskSchema) -> str:
+    """The ``cf_source_id`` an augmenter gives ``row``: its id column, else a digest of its texts and label."""
+    if schema.id_column and row.get(schema.id_column) is not None:
+        return str(row[schema.id_column])
+    return digest_json([row[c] for c in schema.text_columns] + [schema.label_name(row[schema.label_column])])
+
+
 class Augmenter(abc.ABC):
     """Base class of all augmenters: validation, provenance, per-row seeds, statistics and fingerprinting.
 
@@ -323,14 +331,9 @@ class Augmenter(abc.ABC):
             torch.set_num_threads(1)
 
     def _example(self, row: dict[str, Any], index: int | None) -> Example:
-        schema = self.schema
-        if schema.id_column and row.get(schema.id_column) is not None:
-            source_id = str(row[schema.id_column])
-        else:
-            label = schema.label_name(row[schema.label_column])
-            source_id = digest_json([row[c] for c in schema.text_columns] + [label])
-        return Example(values=row, label=schema.label_name(row[schema.label_column]), source_id=source_id,
-                       seed=row_seed(self.config.seed, source_id), index=index)
+        sid = source_id(row, self.schema)
+        return Example(values=row, label=self.schema.label_name(row[self.schema.label_column]), source_id=sid,
+                       seed=row_seed(self.config.seed, sid), index=index)
 
     def _emit(self, out: dict[str, list], row: Mapping[str, Any], columns: Sequence[str], is_cf: bool, method: str,
               kind: str, ex: Example, edit: str, outcome: list[str]) -> None:

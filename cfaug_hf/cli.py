@@ -4,6 +4,7 @@
     cfaug crossaug DATA --generator DIR --out DIR   CrossAug on a local JSON/JSONL/CSV/Parquet file or saved dataset
     cfaug push FOLDER REPO_ID [--private]           push a saved component, augmenter or augmented dataset
     cfaug pull REPO_ID FOLDER [--repo-type dataset] download a repository into a folder
+    cfaug report ORIGINAL AUGMENTED --out DIR       metrics, shortcut diagnostics and plots of an augmentation
 
 Tokens come from --token, the HF_TOKEN variable or `hf auth login`.
 """
@@ -94,6 +95,41 @@ def _cmd_push(args: argparse.Namespace) -> None:
                      f"(cfaug_augmenter.json) or dataset (save_to_disk); it holds {json.dumps(found)}.")
 
 
+_PRESETS = {"fact-verification": ("fact_verification", ("claim", "evidence")),
+            "nli": ("nli", ("premise", "hypothesis")), "sentiment": ("sentiment", ("text",))}
+
+
+def _schema_from_args(args: argparse.Namespace) -> Any:
+    from .schema import TaskSchema
+
+    factory, names = _PRESETS[args.task]
+    columns = args.columns.split(",") if args.columns else list(names)
+    if len(columns) != len(names):
+        raise SystemExit(f"--columns for {args.task} names {len(names)} columns ({','.join(names)}), got "
+                         f"{args.columns!r}.")
+    kwargs = dict(zip(names, columns), label=args.label_column, id_column=args.id_column)
+    if args.task == "fact-verification":
+        kwargs["nei"] = args.nei
+    return getattr(TaskSchema, factory)(**kwargs)
+
+
+def _cmd_report(args: argparse.Namespace) -> None:
+    from .report import augmentation_report
+
+    schema = _schema_from_args(args)
+    original, augmented = _load_local(args.original), _load_local(args.augmented)
+    checker = None
+    if args.checker:
+        from .components import LabelChecker
+
+        checker = LabelChecker.from_pretrained(args.checker)
+    models = {} if args.models else {"fluency_model": None, "embedder": None}
+    report = augmentation_report(original, augmented, schema, checker=checker, out_dir=args.out,
+                                 max_pairs=args.max_pairs, **models)
+    print(report.to_markdown())
+    print(f"Wrote {', '.join(sorted(report.files.values()))}")
+
+
 def _cmd_pull(args: argparse.Namespace) -> None:
     from hub_cards import pull
 
@@ -142,6 +178,22 @@ def build_parser() -> argparse.ArgumentParser:
     push.add_argument("--source", help="datasets: Hub id of the source dataset, as id or id@revision")
     push.add_argument("--license", help="datasets: licence identifier for the card (e.g. cc-by-sa-3.0)")
     push.set_defaults(func=_cmd_push)
+
+    rp = sub.add_parser("report", help="Counts, counterfactual quality and shortcut diagnostics of an augmentation.")
+    rp.add_argument("original", help="the input dataset: saved folder or .json/.jsonl/.csv/.tsv/.parquet file")
+    rp.add_argument("augmented", help="the augmenter's output (with the cf_* provenance columns)")
+    rp.add_argument("--out", required=True, help="folder for report.json, report.md and the competency plots")
+    rp.add_argument("--task", choices=sorted(_PRESETS), default="fact-verification")
+    rp.add_argument("--columns", help="the text columns in preset order, comma-separated (default claim,evidence / "
+                                      "premise,hypothesis / text)")
+    rp.add_argument("--label-column", default="label")
+    rp.add_argument("--id-column", default=None)
+    rp.add_argument("--nei", action="store_true", help="fact verification labels include NOT ENOUGH INFO")
+    rp.add_argument("--checker", help="saved LabelChecker (folder or Hub id) for the flip rate")
+    rp.add_argument("--no-models", dest="models", action="store_false",
+                    help="skip MoverScore, perplexity and multi-hop coherence (no MiniLM/SmolLM2 needed)")
+    rp.add_argument("--max-pairs", type=int, default=400, help="pairs sampled for the model-based metrics")
+    rp.set_defaults(func=_cmd_report)
 
     pl = sub.add_parser("pull", help="Download a repository into a folder (it appears only when complete).")
     pl.add_argument("repo_id")

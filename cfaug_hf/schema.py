@@ -103,6 +103,15 @@ class TaskSchema:
         return cls(text_columns=(text,), edit_columns=(text,), label_column=label, label_names=tuple(label_names),
                    id_column=id_column, task="sentiment-analysis")
 
+    @property
+    def bias_columns(self) -> tuple[str, ...]:
+        """The field whose shortcuts the bias diagnostics look at: the claim, the hypothesis, or the edit columns."""
+        if self.task == "fact-verification":
+            return self.text_columns[:1]
+        if self.task == "natural-language-inference":
+            return self.text_columns[1:2]
+        return self.edit_columns
+
     # ------------------------------------------------------------------------------------------------------ labels
     @property
     def num_labels(self) -> int:

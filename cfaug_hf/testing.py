@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["tiny_tokenizer", "tiny_seq2seq", "tiny_causal_lm", "tiny_classifier", "TINY_VOCAB"]
+from .augmenter import Augmenter, Counterfactual, RowResult
+
+__all__ = ["tiny_tokenizer", "tiny_seq2seq", "tiny_causal_lm", "tiny_classifier", "tiny_encoder", "NegateAugmenter", "TINY_VOCAB"]
 
 _WORDS = """the a an of in on at to for with and or not no never did does was were is are be been has have had it
 this that he she they his her their film movie claim evidence cat dog mat sat ran good bad great terrible
@@ -90,3 +92,53 @@ def tiny_classifier(label_names: tuple[str, ...] = ("SUPPORTS", "REFUTES"), seed
                      num_labels=len(label_names), id2label=dict(enumerate(label_names)),
                      label2id={n: i for i, n in enumerate(label_names)})
     return BertForSequenceClassification(cfg), tok
+
+
+def tiny_encoder(seed: int = 0) -> tuple[Any, Any]:
+    """A 2-layer BERT encoder with hidden size 32 (for embedding metrics and rationale models) and its tokenizer."""
+    from transformers import BertConfig, BertModel
+
+    tok = tiny_tokenizer()
+    _seeded(seed)
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                     num_attention_heads=2, max_position_embeddings=128, pad_token_id=tok.pad_token_id)
+    return BertModel(cfg), tok
+
+
+def _negate(text: str) -> str | None:
+    words = text.split()
+    for i, w in enumerate(words):
+        if w.lower() in ("is", "was", "are", "were"):
+            if i + 1 < len(words) and words[i + 1].lower() == "not":
+                return " ".join(words[:i + 1] + words[i + 2:])
+            return " ".join(words[:i + 1] + ["not"] + words[i + 1:])
+    return None
+
+
+
+class NegateAugmenter(Augmenter):
+    """A rule augmenter for tests and examples: adds or removes "not" after is/was/are/were in the first edit column
+    and gives the row the other label of a two-label schema; rows without such a verb are skipped.
+
+    >>> from datasets import Dataset
+    >>> from cfaug_hf import TaskSchema
+    >>> ds = Dataset.from_dict({"text": ["the film was good"], "label": ["positive"]})
+    >>> list(ds.map(NegateAugmenter(TaskSchema.sentiment()), batched=True)["text"])
+    ['the film was good', 'the film was not good']
+    """
+
+    method = "negate"
+
+    def augment_examples(self, examples: list[Any]) -> list[RowResult]:
+        column = self.schema.edit_columns[0]
+        names = self.schema.label_names
+        out = []
+        for ex in examples:
+            new = _negate(ex[column])
+            if new is None:
+                out.append(RowResult([], ["skipped:no_verb"]))
+                continue
+            flipped = names[1] if ex.label == names[0] else names[0]
+            out.append(RowResult([Counterfactual({column: new}, flipped, "negated", {"column": column})],
+                                 ["produced:negated"]))
+        return out

