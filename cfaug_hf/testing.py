@@ -9,7 +9,8 @@ from typing import Any
 
 from .augmenter import Augmenter, Counterfactual, RowResult
 
-__all__ = ["tiny_tokenizer", "tiny_seq2seq", "tiny_causal_lm", "tiny_classifier", "tiny_encoder", "NegateAugmenter", "TINY_VOCAB"]
+__all__ = ["tiny_tokenizer", "tiny_seq2seq", "tiny_causal_lm", "tiny_classifier", "tiny_encoder", "NegateAugmenter",
+           "TINY_VOCAB"]
 
 _WORDS = """the a an of in on at to for with and or not no never did does was were is are be been has have had it
 this that he she they his her their film movie claim evidence cat dog mat sat ran good bad great terrible

