@@ -8,12 +8,13 @@ __version__ = "0.1.0"
 
 from .augmenter import (AugmentationStats, Augmenter, AugmenterConfig, Counterfactual, Example, RowResult,
                         PROVENANCE_COLUMNS)
-from .components import Generator, GeneratorConfig, LabelChecker, LabelCheckerConfig
-from .methods import CrossAugAugmenter, CrossAugConfig
+from .components import Generator, GeneratorConfig, LabelChecker, LabelCheckerConfig, RationaleSelector
+from .methods import CrossAugAugmenter, CrossAugConfig, ICDAConfig, RationaleSwapAugmenter
 from .schema import SchemaError, TaskSchema
 
 __all__ = [
     "__version__", "TaskSchema", "SchemaError", "Augmenter", "AugmenterConfig", "AugmentationStats", "Counterfactual",
     "Example", "RowResult", "PROVENANCE_COLUMNS", "Generator", "GeneratorConfig", "LabelChecker",
-    "LabelCheckerConfig", "CrossAugAugmenter", "CrossAugConfig",
+    "LabelCheckerConfig", "CrossAugAugmenter", "CrossAugConfig", "RationaleSelector", "RationaleSwapAugmenter",
+    "ICDAConfig",
 ]

@@ -75,6 +75,22 @@ def test_checker_round_trip_and_revision(hub):
     assert ModelCard.load(repo).data.pipeline_tag == "text-classification"
 
 
+def test_rationale_selector_round_trip(hub):
+    from cfaug_hf import RationaleSelector
+    from cfaug_hf.testing import tiny_encoder
+
+    selector = RationaleSelector.from_encoder(tiny_encoder(), label_names=["negative", "positive"],
+                                              sentence_layers=1, sentence_heads=2)
+    repo = name("rationale")
+    sha = selector.push_to_hub(repo, token=ALICE)
+    back = RationaleSelector.from_pretrained(repo)
+    docs = [["the food was good .", "the room was clean ."], ["the staff was bad ."]]
+    assert back.select(docs, [1, 0]).error == pytest.approx(selector.select(docs, [1, 0]).error)
+    assert back.hub_origin == {"repo_id": repo, "revision": sha}
+    card = ModelCard.load(repo)
+    assert "rationale" in card.data.tags and "RationaleSwapAugmenter" in card.text
+
+
 def test_private_repo_needs_the_owner_token(hub):
     repo = name("private-gen")
     tiny_generator().push_to_hub(repo, private=True, token=ALICE)

@@ -1,0 +1,125 @@
+"""Readers for the public benchmark data in ../shared/data/ (see its MANIFEST.md), as ``datasets.Dataset`` objects.
+
+The data is read where it lies and never copied into the repository. ``CFAUG_SHARED_DATA`` overrides the location;
+:func:`shared_dir` raises ``FileNotFoundError`` (benchmarks print it and stop) when it is absent.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from build_embedded_data import detokenize_fever, strip_wiki  # noqa: E402
+
+
+def shared_dir() -> Path:
+    path = Path(os.environ.get("CFAUG_SHARED_DATA", ROOT.parent / "shared" / "data"))
+    if not (path / "MANIFEST.md").is_file():
+        raise FileNotFoundError(f"Benchmark data not found at {path}; set CFAUG_SHARED_DATA to the shared/data folder.")
+    return path
+
+
+def read_tsv(path: Path) -> list[dict[str, str]]:
+    # QUOTE_NONE: some CAD texts start with a double quote that is part of the text.
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def _dataset(rows: list[dict[str, Any]]) -> Any:
+    from datasets import Dataset
+
+    return Dataset.from_list(rows)
+
+
+# ------------------------------------------------------------------------------------------------ sentiment
+def cad_sentiment(part: str, split: str) -> Any:
+    """CAD IMDb (Kaushik et al. 2020): ``part`` is ``orig`` or ``new`` (the human counterfactuals)."""
+    rows = read_tsv(shared_dir() / "cad_kaushik" / "sentiment" / part / f"{split}.tsv")
+    return _dataset([{"id": f"{part}-{split}-{i}", "text": r["Text"].replace("<br /><br />", " "),
+                      "label": r["Sentiment"].lower()} for i, r in enumerate(rows)])
+
+
+def imdb_contrast(part: str = "contrast") -> Any:
+    """Gardner et al. (2020) IMDb contrast set, dev: ``original`` or ``contrast`` (100 reviews each)."""
+    rows = read_tsv(shared_dir() / "contrast_sets_imdb" / "IMDb" / "data" / f"dev_{part}.tsv")
+    return _dataset([{"id": f"contrast-{part}-{i}", "text": r["Text"].strip('"').replace("<br /><br />", " "),
+                      "label": r["Sentiment"].lower()} for i, r in enumerate(rows)])
+
+
+# ------------------------------------------------------------------------------------------------------ NLI
+def cad_nli(part: str, split: str) -> Any:
+    """CAD SNLI: ``part`` in original, revised_hypothesis, revised_premise, revised_combined, all_combined."""
+    rows = read_tsv(shared_dir() / "cad_kaushik" / "NLI" / part / f"{split}.tsv")
+    return _dataset([{"id": f"{part}-{split}-{i}", "premise": r["sentence1"], "hypothesis": r["sentence2"],
+                      "label": r["gold_label"]} for i, r in enumerate(rows) if r["gold_label"]])
+
+
+# ---------------------------------------------------------------------------------------- fact verification
+def feverous(dev_share: float = 0.2, seed: int = 0) -> tuple[Any, Any]:
+    """FEVEROUS claims with gold evidence text (ProgramFC's copy, 2962 rows), split into train and dev.
+
+    Evidence is the list of evidence sentences with wiki markup removed; rows without text evidence are dropped.
+    """
+    rows = json.loads((shared_dir() / "feverous_programfc" / "dev.json").read_text())
+    keep = []
+    for r in rows:
+        sentences = [strip_wiki(ln.split("\t", 1)[1]).strip() for ln in r["evidence"].split("\n") if "\t" in ln]
+        sentences = [s for s in sentences if s]
+        if sentences:
+            keep.append({"id": f"feverous-{r['id']}", "claim": r["claim"].strip(), "evidence": sentences,
+                         "label": r["label"].upper()})
+    random.Random(seed).shuffle(keep)
+    n_dev = int(len(keep) * dev_share)
+    return _dataset(keep[n_dev:]), _dataset(keep[:n_dev])
+
+
+def fever_symmetric() -> Any:
+    """FEVER-Symmetric v0.2 dev (708 rows, 177 quads): a contrast set for claim-only bias."""
+    path = shared_dir() / "fever_symmetric" / "symmetric_v0.2" / "fever_symmetric_dev.jsonl"
+    rows = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+    return _dataset([{"id": f"fsym-{r['id']}", "claim": detokenize_fever(r["claim"]),
+                      "evidence": [detokenize_fever(r["evidence"])], "label": r["gold_label"]} for r in rows])
+
+
+# --------------------------------------------------------------------------------------------------- ICDA
+#: Keyword rules that define the true rationale sentences of the synthetic ICDA sets (MANIFEST.md).
+ICDA_RATIONALE_WORDS = {
+    "restaurant": ("food", "dish", "flavor", "delicious", "bland", "cook", "ingredients"),
+    "connect": ("connect", "cuts out", "dropout"),
+}
+
+
+def icda(task: str, split: str) -> Any:
+    """An ICDA file (``label<TAB>sent1[SEP]sent2...``): columns ``sentences`` (list), ``label`` (0/1), ``id``.
+
+    ``task`` is ``restaurant``, ``connect`` or ``location`` (hotel reviews; its only file is ``dev``). For
+    restaurant and connect a ``rationale`` column marks the sentences that are true rationales by keyword rule.
+    """
+    folder = shared_dir() / "icda_hotel_synth" / task
+    name = "dev.ratform.binmySENTS4" if task == "location" else split
+    path = folder / name
+    if not path.is_file():
+        matches = sorted(folder.glob(f"{split}*"))
+        if not matches:
+            raise FileNotFoundError(f"No {split} file for ICDA task {task!r} in {folder}.")
+        path = matches[0]
+    words = ICDA_RATIONALE_WORDS.get(task)
+    rows = []
+    for i, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines()):
+        if not line.strip():
+            continue
+        label, _, body = line.partition("\t")
+        sentences = [s.strip() for s in body.split("[SEP]") if s.strip()]
+        row = {"id": f"{task}-{split}-{i}", "sentences": sentences, "label": int(label)}
+        if words:
+            row["rationale"] = [any(w in s.lower() for w in words) for s in sentences]
+        rows.append(row)
+    return _dataset(rows)

@@ -1,0 +1,135 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...augmenter import Augmenter, Counterfactual, Example, RowResult, source_id
+from ...fingerprint import digest_json
+from ...schema import SchemaError, TaskSchema
+from ...sentences import split_sentences
+from .config import ICDAConfig
+from .selection import Plan, SelectionResult, plan_counterfactuals
+
+__all__ = ["RationaleSwapAugmenter"]
+
+ICDA_CITATION = """@inproceedings{plyler2025icda,
+  title     = {Iterative Counterfactual Data Augmentation},
+  author    = {Plyler, Mitchell and Chi, Min},
+  booktitle = {Proceedings of the AAAI Conference on Artificial Intelligence},
+  year      = {2025},
+  url       = {https://arxiv.org/abs/2502.18249}
+}"""
+
+
+class RationaleSwapAugmenter(Augmenter):
+    """ICDA's counterfactuals (Plyler and Chi): swap a document's rationale sentence for one of another class.
+
+    A rationale selector (a trained :class:`~cfaug_hf.components.RationaleSelector`, or any object with
+    ``select(documents, labels) -> SelectionResult`` such as :class:`OcclusionSelector`) picks each document's
+    rationale. :meth:`fit` runs it over the whole dataset and draws the plan (the pools and donors depend on every
+    row); ``dataset.map(augmenter, batched=True)`` then emits the rows. :meth:`augment` does both.
+
+    Input columns (default :meth:`TaskSchema.sentiment`): the edit column holds the document, as a string (split
+    into sentences with ``splitter``) or a list of sentences; the label column two or more classes.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> from cfaug_hf.methods.icda.selection import SelectionResult
+        >>> class FirstSentence:  # a stand-in selector: always sentence 0, always right and confident
+        ...     def select(self, documents, labels=None):
+        ...         return SelectionResult([[0] for _ in documents], list(labels), [0.0] * len(documents))
+        >>> ds = Dataset.from_dict({"text": ["Great food. Nice room.", "Awful food. Nice room."],
+        ...                         "label": ["positive", "negative"]})
+        >>> out = RationaleSwapAugmenter(FirstSentence()).augment(ds)
+        >>> [(t, label) for t, label, cf in zip(out["text"], out["label"], out["cf_is_counterfactual"]) if cf]
+        [('Awful food. Nice room.', 'negative'), ('Great food. Nice room.', 'positive')]
+
+    References:
+        Mitchell Plyler, Min Chi. "Iterative Counterfactual Data Augmentation". AAAI 2025.
+    """
+
+    method = "icda"
+    config_class = ICDAConfig
+    citation = ICDA_CITATION
+
+    def __init__(self, selector: Any, schema: TaskSchema | None = None, *, config: ICDAConfig | None = None,
+                 **overrides: Any) -> None:
+        super().__init__(schema or TaskSchema.sentiment(), config, **overrides)
+        if not hasattr(selector, "select"):
+            raise TypeError(f"selector must have a select(documents, labels) method (RationaleSelector, "
+                            f"OcclusionSelector); got {type(selector).__name__}.")
+        self.selector = selector
+        self.column = self.schema.edit_columns[0]
+        self.plan: Plan | None = None
+        self.selection: SelectionResult | None = None
+        self._by_source: dict[str, dict[str, Any]] | None = None
+
+    def components(self) -> dict[str, Any]:
+        return {"selector": self.selector}
+
+    # ------------------------------------------------------------------------------------------------- fitting
+    def sentences(self, value: Any, row: int | None = None) -> list[str]:
+        """A document as its non-empty sentences."""
+        if isinstance(value, str):
+            return split_sentences(value, self.config.splitter)
+        if isinstance(value, (list, tuple)) and all(isinstance(s, str) for s in value):
+            return [s for s in value if s.strip()]
+        where = f" at row {row}" if row is not None else ""
+        raise SchemaError(f"Column {self.column!r}{where}: got {type(value).__name__}; expected a string or a list "
+                          f"of sentence strings.")
+
+    def fit(self, dataset: Any) -> RationaleSwapAugmenter:
+        """Select rationales on ``dataset`` and draw the counterfactual plan that :meth:`__call__` emits."""
+        self.schema.validate_features(dataset.features)
+        rows = list(dataset)
+        docs = [self.sentences(r[self.column], i) for i, r in enumerate(rows)]
+        labels = [self.schema.label_id(r[self.schema.label_column], row=i) for i, r in enumerate(rows)]
+        limit = getattr(getattr(getattr(self.selector, "model", None), "config", None), "max_sentences", None)
+        seen = [d[:limit] if limit else d for d in docs]
+        self.selection = self.selector.select(seen, labels)
+        self.plan = plan_counterfactuals(self.selection, labels, [len(d) for d in seen], size=self.config.size,
+                                         pool_quantile=self.config.pool_quantile, seed=self.config.seed)
+        by_source: dict[str, dict[str, Any]] = {}
+        ids = [source_id(r, self.schema) for r in rows]
+        for d, outcome in enumerate(self.plan.outcomes):
+            events = [outcome] + (["note:sentences_truncated"] if limit and len(docs[d]) > limit else [])
+            by_source.setdefault(ids[d], {"events": events, "cfs": []})
+        for spec in self.plan.specs:
+            new = list(docs[spec.source])
+            swaps = []
+            for pos, donor, donor_pos in spec.swaps:
+                swaps.append({"position": pos, "old": new[pos], "new": docs[donor][donor_pos],
+                              "donor": ids[donor], "donor_position": donor_pos})
+                new[pos] = docs[donor][donor_pos]
+            value = new if not isinstance(rows[spec.source][self.column], str) else self.config.joiner.join(new)
+            by_source[ids[spec.source]]["cfs"].append(
+                Counterfactual({self.column: value}, self.schema.label_names[spec.label], "rationale_swap",
+                               {"swaps": swaps}))
+        self._by_source = by_source
+        return self
+
+    def fingerprint(self) -> str:
+        # The output depends on the plan drawn by fit(), not only on the config and weights.
+        plan = None if self.plan is None else [(s.source, s.swaps, s.label) for s in self.plan.specs]
+        return digest_json({"base": super().fingerprint(), "plan": json.loads(json.dumps(plan))})
+
+    def augment(self, dataset: Any, **kwargs: Any) -> Any:
+        """:meth:`fit` on ``dataset`` (unless already fitted on it) then ``map``; see :meth:`Augmenter.augment`."""
+        if self._by_source is None or getattr(self, "_fitted_on", None) != dataset._fingerprint:
+            self.fit(dataset)
+            self._fitted_on = dataset._fingerprint
+        return super().augment(dataset, **kwargs)
+
+    # ------------------------------------------------------------------------------------------------ mapping
+    def augment_examples(self, examples: list[Example]) -> list[RowResult]:
+        if self._by_source is None:
+            raise RuntimeError("RationaleSwapAugmenter needs fit(dataset) before map: the pools and donors depend on "
+                               "the whole dataset. augmenter.augment(dataset) does both.")
+        out = []
+        for ex in examples:
+            entry = self._by_source.get(ex.source_id)
+            if entry is None:
+                out.append(RowResult([], ["skipped:not_in_fitted_dataset"]))
+            else:
+                out.append(RowResult(list(entry["cfs"]), list(entry["events"])))
+        return out

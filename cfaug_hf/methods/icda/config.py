@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...augmenter import AugmenterConfig
+
+__all__ = ["ICDAConfig"]
+
+
+@dataclass
+class ICDAConfig(AugmenterConfig):
+    """Rationale-swap settings; the defaults follow Plyler and Chi (ICDA) and their reference implementation."""
+
+    splitter: str = field(default="builtin", metadata={
+        "help": "How a text column is split into sentences: 'builtin', 'spacy' or 'stanza'. A column that holds a "
+                "list of strings is used as already split."})
+    joiner: str = field(default=" ", metadata={"help": "Joins sentences back into text for string columns."})
+    pool_quantile: float = field(default=0.1, metadata={
+        "help": "A class's rationale pool is the selected sentences of its correctly classified documents whose "
+                "error is at or below this quantile (0.1: the 10% most confident)."})
+    size: int | None = field(default=None, metadata={
+        "help": "Number of counterfactuals; None makes as many as there are documents (the paper's equal size)."})
+
+    def __post_init__(self) -> None:
+        if not 0 < self.pool_quantile <= 1:
+            raise ValueError(f"pool_quantile must be in (0, 1], got {self.pool_quantile}.")
+        if self.size is not None and self.size < 0:
+            raise ValueError(f"size must be >= 0 or None, got {self.size}.")

@@ -1,0 +1,149 @@
+"""The dataset ICDA trains on: originals plus counterfactual slots that are refilled in place each epoch.
+
+The Trainer builds its train dataloader once, so swapping ``trainer.train_dataset`` from a callback does nothing.
+What works is one dataset object of constant length whose rows are redrawn in place before each epoch's dataloader
+iterator (and any worker process) is created: :class:`trainer_callbacks.ICDACallback` does that from the model being
+trained, :func:`redraw` from a fixed selection (the iteration driver).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from ...sentences import SentenceTable, split_sentences
+from .selection import CounterfactualSpec, Plan, SelectionResult, plan_counterfactuals
+
+__all__ = ["CounterfactualEpochDataset", "JoinedTextCollator", "epoch_seed", "redraw"]
+
+logger = logging.getLogger(__name__)
+
+
+class CounterfactualEpochDataset(torch.utils.data.Dataset):
+    """Originals followed by ``size`` counterfactual slots; ``len`` never changes.
+
+    Items are ``{"sentence_ids", "labels", "is_counterfactual"}``; sentence ids point into :attr:`table`, so use
+    :class:`~cfaug_hf.components.rationale.SentenceBatchCollator` (rationale model; with cached vectors when the table
+    is embedded) or :class:`JoinedTextCollator` (any sequence classifier), and ``remove_unused_columns=False``.
+    Until a plan is set (e.g. the first epoch, which trains the selector on originals only) a slot repeats an
+    original, so every epoch has the same number of steps.
+
+    Args:
+        documents: lists of sentences, or strings split with ``splitter``, or a ``datasets.Dataset`` with
+            ``text_column`` and ``label_column``.
+        labels: integer class ids (taken from the dataset when ``documents`` is one; names need ``label_names``).
+        size: counterfactual slots (default: as many as documents, the paper's equal-size augmentation).
+
+    >>> ds = CounterfactualEpochDataset([["Good food.", "Nice room."], ["Bad food.", "Nice room."]], [1, 0])
+    >>> len(ds), ds[2]["is_counterfactual"]
+    (4, False)
+    """
+
+    def __init__(self, documents: Any, labels: Sequence[int] | None = None, *, size: int | None = None,
+                 table: SentenceTable | None = None, splitter: str = "builtin", text_column: str = "text",
+                 label_column: str = "label", label_names: Sequence[str] | None = None):
+        if hasattr(documents, "column_names"):
+            for col in (text_column, label_column):
+                if col not in documents.column_names:
+                    raise ValueError(f"Column {col!r} is not in the dataset; it has {documents.column_names}.")
+            labels = list(documents[label_column]) if labels is None else labels
+            documents = list(documents[text_column])
+        if labels is None:
+            raise ValueError("CounterfactualEpochDataset needs labels.")
+        if len(labels) != len(documents):
+            raise ValueError(f"Got {len(documents)} documents but {len(labels)} labels.")
+        self.table = table if table is not None else SentenceTable()
+        self.docs: list[list[int]] = []
+        self.empty_sentences = 0
+        for i, doc in enumerate(documents):
+            if isinstance(doc, str):
+                doc = split_sentences(doc, splitter)
+            elif not isinstance(doc, (list, tuple)) or not all(isinstance(s, str) for s in doc):
+                raise ValueError(f"Document {i}: got {type(doc).__name__}; expected a string or a list of strings.")
+            kept = [s for s in doc if s.strip()]
+            self.empty_sentences += len(doc) - len(kept)
+            if not kept:
+                raise ValueError(f"Document {i} has no non-empty sentence.")
+            self.docs.append(self.table.add_document(kept))
+        self.labels = [self._label(y, i, label_names) for i, y in enumerate(labels)]
+        if len(set(self.labels)) < 2:
+            logger.warning("The training data has one class only (%s): no counterfactual can be made; the "
+                           "counterfactual slots will repeat originals.", set(self.labels))
+        self.size = len(self.docs) if size is None else int(size)
+        self.specs: list[CounterfactualSpec] = []
+        self.plan_epoch: int | None = None
+        self.epoch = 0
+
+    @staticmethod
+    def _label(value: Any, row: int, names: Sequence[str] | None) -> int:
+        if isinstance(value, str):
+            if names is None or value not in names:
+                raise ValueError(f"Label at row {row}: got {value!r}; pass integer ids or label_names={names}.")
+            return list(names).index(value)
+        return int(value)
+
+    def __len__(self) -> int:
+        return len(self.docs) + self.size
+
+    def set_epoch(self, epoch: int) -> None:
+        """Called by the Trainer's dataloader each epoch; the counterfactuals were set at ``on_epoch_begin``."""
+        self.epoch = epoch
+
+    def set_specs(self, specs: Sequence[CounterfactualSpec], epoch: int | None) -> None:
+        """Fill the counterfactual slots (beyond ``size`` specs are cut; missing ones repeat originals)."""
+        self.specs = list(specs)[:self.size]
+        self.plan_epoch = epoch
+
+    def sentences_of(self, spec: CounterfactualSpec) -> list[int]:
+        ids = list(self.docs[spec.source])
+        for pos, donor, donor_pos in spec.swaps:
+            ids[pos] = self.docs[donor][donor_pos]
+        return ids
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        n = len(self.docs)
+        if index < 0 or index >= len(self):
+            raise IndexError(index)
+        if index < n:
+            return {"sentence_ids": self.docs[index], "labels": self.labels[index], "is_counterfactual": False}
+        slot = index - n
+        if slot < len(self.specs):
+            spec = self.specs[slot]
+            return {"sentence_ids": self.sentences_of(spec), "labels": spec.label, "is_counterfactual": True}
+        return {"sentence_ids": self.docs[slot % n], "labels": self.labels[slot % n], "is_counterfactual": False}
+
+    @property
+    def num_sentences(self) -> list[int]:
+        return [len(d) for d in self.docs]
+
+
+class JoinedTextCollator:
+    """For any sequence classifier: joins an item's sentences and tokenizes (``remove_unused_columns=False``)."""
+
+    def __init__(self, tokenizer: Any, table: SentenceTable, *, max_length: int = 512, joiner: str = " "):
+        self.tokenizer, self.table, self.max_length, self.joiner = tokenizer, table, max_length, joiner
+
+    def __call__(self, items: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        texts = [self.joiner.join(self.table.texts(it["sentence_ids"])) for it in items]
+        batch = dict(self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length,
+                                    return_tensors="pt"))
+        batch["labels"] = torch.tensor([int(it["labels"]) for it in items], dtype=torch.long)
+        return batch
+
+
+def epoch_seed(seed: int, epoch: int) -> int:
+    """The plan seed of an epoch: the same in every process and on resume."""
+    return random.Random(f"{seed}-{epoch}").randrange(2**31)
+
+
+def redraw(dataset: CounterfactualEpochDataset, selection: SelectionResult, epoch: int, *, seed: int = 0,
+           pool_quantile: float = 0.1) -> Plan:
+    """Fresh donors from a fixed selection (the iteration driver's per-epoch sampling)."""
+    plan = plan_counterfactuals(selection, dataset.labels, dataset.num_sentences, size=dataset.size,
+                                pool_quantile=pool_quantile, seed=epoch_seed(seed, epoch))
+    dataset.set_specs(plan.specs, epoch)
+    return plan

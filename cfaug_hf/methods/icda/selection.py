@@ -1,0 +1,267 @@
+"""ICDA's counterfactual plan: which documents get a swapped rationale, from which pool, and how to check it.
+
+Everything here is plain Python over indices, shared by the ``datasets.map`` augmenter, the per-epoch dataset that
+:class:`trainer_callbacks.ICDACallback` drives and the iteration driver.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["SelectionResult", "CounterfactualSpec", "Plan", "plan_counterfactuals", "rationale_set_change",
+           "position_histograms", "is_degenerate", "rationale_precision", "occlusion_rationales"]
+
+
+@dataclass
+class SelectionResult:
+    """What a selector said about each document: selected sentence indices, predicted label, error."""
+
+    selected: list[list[int]]
+    predicted: list[int]
+    #: 1 − p(true label); ``None`` when no labels were given.
+    error: list[float] | None = None
+
+    @classmethod
+    def from_probs(cls, selected: list[list[int]], predicted: list[int], probs: list[list[float]],
+                   labels: Sequence[int] | None) -> SelectionResult:
+        error = None if labels is None else [1.0 - p[int(y)] for p, y in zip(probs, labels)]
+        return cls(selected, predicted, error)
+
+    def rationale_set(self) -> set[tuple[int, int]]:
+        """A = {(document, selected sentence)}."""
+        return {(d, s) for d, sel in enumerate(self.selected) for s in sel}
+
+
+@dataclass(frozen=True)
+class CounterfactualSpec:
+    """Document ``source`` with sentence ``position`` replaced by sentence ``donor_position`` of ``donor``."""
+
+    source: int
+    swaps: tuple[tuple[int, int, int], ...]  # (position in source, donor document, position in donor)
+    label: int
+
+
+@dataclass
+class Plan:
+    """The counterfactuals of one round and the accounting of every document."""
+
+    specs: list[CounterfactualSpec]
+    outcomes: list[str]
+    pools: dict[int, list[tuple[int, int]]]
+    counts: Counter = field(default_factory=Counter)
+
+
+def plan_counterfactuals(result: SelectionResult, labels: Sequence[int], num_sentences: Sequence[int], *,
+                         size: int | None = None, pool_quantile: float = 0.1, seed: int = 0) -> Plan:
+    """Draw ICDA counterfactuals (Plyler and Chi, Section "Implementation"):
+
+    1. keep the documents the model classifies correctly;
+    2. per class, sort them by prediction error; the class's rationale pool is the selected sentences of those whose
+       error is at or below the ``pool_quantile`` quantile (10%);
+    3. the counterfactual set has ``size`` rows (default: as many as documents), split evenly over classes; each
+       class takes its lowest-error documents first (cycling through them when it has fewer);
+    4. each counterfactual replaces the document's selected sentence(s) with random rationales from the pool of
+       another class (two classes: the other one) and takes that class's label.
+
+    Documents with one sentence cannot be swapped; they, misclassified documents and documents not drawn are
+    accounted in ``outcomes`` (``skipped:single_sentence``, ``skipped:misclassified``, ``skipped:not_drawn``).
+
+    >>> r = SelectionResult([[0], [1], [0], [1]], [0, 0, 1, 1], [0.1, 0.2, 0.1, 0.3])
+    >>> plan = plan_counterfactuals(r, [0, 0, 1, 1], [2, 2, 2, 2], seed=0)
+    >>> [(s.source, s.label) for s in plan.specs]
+    [(0, 1), (1, 1), (2, 0), (3, 0)]
+    """
+    if result.error is None:
+        raise ValueError("plan_counterfactuals needs prediction errors: call select(..., labels=...).")
+    n = len(labels)
+    if not (len(result.selected) == len(result.predicted) == len(result.error) == len(num_sentences) == n):
+        raise ValueError("selection, labels and sentence counts must describe the same documents.")
+    rng = random.Random(seed)
+    outcomes = [""] * n
+    classes = sorted(set(int(y) for y in labels))
+    ranked: dict[int, list[int]] = {c: [] for c in classes}
+    for d in range(n):
+        if num_sentences[d] < 2:
+            outcomes[d] = "skipped:single_sentence"
+        elif not result.selected[d]:
+            outcomes[d] = "skipped:no_rationale"
+        elif result.predicted[d] != int(labels[d]):
+            outcomes[d] = "skipped:misclassified"
+        else:
+            ranked[int(labels[d])].append(d)
+    pools: dict[int, list[tuple[int, int]]] = {}
+    for c, docs in ranked.items():
+        docs.sort(key=lambda d: (result.error[d], d))
+        if docs:
+            cut = sorted(result.error[d] for d in docs)[max(0, math.ceil(pool_quantile * len(docs)) - 1)]
+            pools[c] = [(d, s) for d in docs if result.error[d] <= cut for s in result.selected[d]]
+        else:
+            pools[c] = []
+    counts: Counter = Counter()
+    specs: list[CounterfactualSpec] = []
+    target = n if size is None else size
+    per_class = target // max(len(classes), 1)
+    for c in classes:
+        others = [o for o in classes if o != c and pools.get(o)]
+        docs = ranked[c]
+        if not others:  # e.g. a dataset with one class: there is no rationale of another class to swap in
+            for d in docs:
+                outcomes[d] = "skipped:no_other_class_pool"
+            continue
+        if not docs:  # no correctly classified document of this class: its share of counterfactuals stays empty
+            continue
+        for i in range(per_class):
+            d = docs[i % len(docs)]
+            new_label = others[0] if len(others) == 1 else rng.choice(others)
+            pool = pools[new_label]
+            swaps = []
+            for pos in result.selected[d]:
+                donor, donor_pos = pool[rng.randrange(len(pool))]
+                swaps.append((pos, donor, donor_pos))
+            specs.append(CounterfactualSpec(d, tuple(swaps), new_label))
+            outcomes[d] = "produced:rationale_swap"
+        for d in docs:
+            outcomes[d] = outcomes[d] or "skipped:not_drawn"
+    counts.update(o for o in outcomes)
+    counts["counterfactuals"] = len(specs)
+    return Plan(specs, outcomes, pools, counts)
+
+
+def rationale_set_change(current: SelectionResult, previous: SelectionResult | None) -> float | None:
+    """ΔA = |A_k − A_{k−1}| / |A_k| over (document, sentence) pairs; ``None`` without a previous set."""
+    if previous is None:
+        return None
+    a, b = current.rationale_set(), previous.rationale_set()
+    return len(a - b) / max(len(a), 1)
+
+
+def position_histograms(result: SelectionResult, labels: Sequence[int], num_sentences: Sequence[int],
+                        bins: int = 10) -> dict[int, list[float]]:
+    """Per class, the normalised histogram of selected positions (index / sentences, in ``bins`` bins) over
+    correctly classified documents: the paper's degeneration guard."""
+    hist: dict[int, list[float]] = {}
+    for d, y in enumerate(labels):
+        if result.predicted[d] != int(y) or num_sentences[d] == 0:
+            continue
+        h = hist.setdefault(int(y), [0.0] * bins)
+        for s in result.selected[d]:
+            h[min(int(bins * s / num_sentences[d]), bins - 1)] += 1
+    for h in hist.values():
+        total = sum(h) or 1.0
+        h[:] = [v / total for v in h]
+    return hist
+
+
+def is_degenerate(result: SelectionResult, labels: Sequence[int], num_sentences: Sequence[int], *,
+                  threshold: float = 0.2) -> tuple[bool, float]:
+    """True when class-wise position histograms differ by more than ``threshold`` in any bin, or in the first
+    two bins together (degeneration tends to pick the first sentence for one class). Returns (flag, max gap).
+
+    >>> r = SelectionResult([[0], [0], [3], [3]], [0, 0, 1, 1], [0.1] * 4)
+    >>> is_degenerate(r, [0, 0, 1, 1], [4, 4, 4, 4])
+    (True, 1.0)
+    """
+    hist = position_histograms(result, labels, num_sentences)
+    classes = sorted(hist)
+    gap = 0.0
+    for i, a in enumerate(classes):
+        for b in classes[i + 1:]:
+            ha, hb = hist[a], hist[b]
+            gap = max(gap, max(abs(x - y) for x, y in zip(ha, hb)), abs(ha[0] + ha[1] - hb[0] - hb[1]))
+    return gap > threshold, gap
+
+
+def rationale_precision(selected: Sequence[Sequence[int]], truth: Sequence[Sequence[bool]]) -> float:
+    """Share of selected sentences that are true rationales (sentences past the end of ``truth`` count as wrong).
+
+    >>> rationale_precision([[0], [2]], [[True, False], [False, False, True]])
+    1.0
+    """
+    hits = total = 0
+    for sel, t in zip(selected, truth):
+        for s in sel:
+            total += 1
+            hits += bool(s < len(t) and t[s])
+    return hits / total if total else float("nan")
+
+
+def occlusion_rationales(predict_proba: Any, documents: Sequence[Sequence[str]], labels: Sequence[int] | None = None,
+                         *, k: int = 1, joiner: str = " ", batch_size: int = 64) -> SelectionResult:
+    """Sentence rationales for any classifier: the sentence whose removal lowers the predicted label's probability
+    most (occlusion). ``predict_proba(list[str]) -> array (n, labels)`` scores whole texts. Not the paper's
+    method (it trains a rationale network), but it lets ICDA run with any sequence classifier.
+    """
+    import numpy as np
+
+    texts, owners = [], []
+    for d, doc in enumerate(documents):
+        doc = list(doc)
+        texts.append(joiner.join(doc))
+        owners.append((d, -1))
+        if len(doc) > 1:
+            for s in range(len(doc)):
+                texts.append(joiner.join(doc[:s] + doc[s + 1:]))
+                owners.append((d, s))
+    probs = np.concatenate([np.asarray(predict_proba(texts[i:i + batch_size]))
+                            for i in range(0, len(texts), batch_size)]) if texts else np.zeros((0, 2))
+    full = {d: probs[i] for i, (d, s) in enumerate(owners) if s == -1}
+    drops: dict[int, list[tuple[float, int]]] = {}
+    for i, (d, s) in enumerate(owners):
+        if s >= 0:
+            c = int(full[d].argmax())
+            drops.setdefault(d, []).append((float(full[d][c] - probs[i][c]), s))
+    selected = []
+    for d, doc in enumerate(documents):
+        ranked = sorted(drops.get(d, [(0.0, 0)] if doc else []), key=lambda x: (-x[0], x[1]))
+        selected.append(sorted(s for _, s in ranked[:k]))
+    predicted = [int(full[d].argmax()) for d in range(len(documents))]
+    return SelectionResult.from_probs(selected, predicted, [full[d].tolist() for d in range(len(documents))],
+                                      labels)
+
+
+class OcclusionSelector:
+    """Rationales from any ``AutoModelForSequenceClassification`` by occlusion (see :func:`occlusion_rationales`).
+
+    Documents are joined with spaces and classified whole; each sentence is scored by how much removing it lowers
+    the predicted label's probability.
+
+    >>> from cfaug_hf.testing import tiny_classifier
+    >>> selector = OcclusionSelector(*tiny_classifier(("negative", "positive")))
+    >>> result = selector.select([["the food was bad .", "the room was clean ."]], labels=[0])
+    >>> len(result.selected[0])
+    1
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, *, k: int = 1, max_length: int = 512, batch_size: int = 32,
+                 device: str | None = None):
+        import torch
+
+        self.model, self.tokenizer, self.k = model, tokenizer, k
+        self.max_length, self.batch_size = max_length, batch_size
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+
+    def predict_proba(self, texts: Sequence[str]) -> Any:
+        import torch
+
+        model = self.model.to(self.device)
+        was_training = model.training
+        model.eval()
+        enc = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_length,
+                             return_tensors="pt")
+        with torch.no_grad():
+            logits = model(**{k: v.to(self.device) for k, v in enc.items()}).logits
+        model.train(was_training)
+        return torch.softmax(logits.float(), -1).cpu().numpy()
+
+    def select(self, documents: Sequence[Sequence[str]], labels: Sequence[int] | None = None) -> SelectionResult:
+        return occlusion_rationales(self.predict_proba, documents, labels, k=self.k, batch_size=self.batch_size)
+
+    def fingerprint(self) -> str:
+        from ...fingerprint import digest_json, digest_module
+
+        return digest_json({"occlusion": self.k, "weights": digest_module(self.model)})

@@ -1,0 +1,310 @@
+"""ICDA: the counterfactual plan, the rationale-swap augmenter, the per-epoch callback and the iteration driver."""
+
+import json
+import random
+from collections import Counter
+
+import pytest
+import torch
+from datasets import Dataset
+from transformers import Trainer, TrainingArguments
+
+from cfaug_hf import RationaleSelector, RationaleSwapAugmenter, SchemaError, TaskSchema
+from cfaug_hf.augmenter import AugmentationStats
+from cfaug_hf.methods.icda import (CounterfactualEpochDataset, JoinedTextCollator, SelectionResult, is_degenerate,
+                                   plan_counterfactuals, rationale_precision, rationale_set_change, run_icda)
+from cfaug_hf.testing import tiny_classifier, tiny_encoder
+from trainer_callbacks import STATE_FILE, ICDACallback
+
+FILLER = ["the room was clean .", "the staff was good .", "the hotel was in paris .", "the service was great .",
+          "the room was dirty .", "the staff was terrible ."]
+
+
+def reviews(n=24, seed=0, sentences=4):
+    """Label 1 iff the food sentence says good; the food sentence sits at a random position among fillers."""
+    rng = random.Random(seed)
+    docs, labels, truth = [], [], []
+    for i in range(n):
+        label = i % 2
+        food = "the food was good ." if label else "the food was bad ."
+        doc = rng.sample(FILLER, sentences - 1)
+        pos = rng.randrange(sentences)
+        doc.insert(pos, food)
+        docs.append(doc)
+        labels.append(label)
+        truth.append([j == pos for j in range(sentences)])
+    return docs, labels, truth
+
+
+class FixedSelector:
+    """Selects the sentence containing 'food' (or sentence 0), predicts the true label with error by position."""
+
+    def select(self, documents, labels=None):
+        sel = [[next((i for i, s in enumerate(d) if "food" in s), 0)] for d in documents]
+        return SelectionResult(sel, list(labels), [0.01 * (i % 10) for i in range(len(documents))])
+
+
+def tiny_selector(seed=0, **kwargs):
+    torch.manual_seed(seed)
+    return RationaleSelector.from_encoder(tiny_encoder(seed), label_names=["negative", "positive"],
+                                          sentence_layers=1, sentence_heads=2, max_sentence_tokens=12, **kwargs)
+
+
+def args(tmp_path, **kw):
+    base = dict(num_train_epochs=3, per_device_train_batch_size=8, learning_rate=1e-3, remove_unused_columns=False,
+                report_to=[], save_strategy="no", disable_tqdm=True, use_cpu=True, logging_strategy="no")
+    return TrainingArguments(str(tmp_path / "out"), **{**base, **kw})
+
+
+# -------------------------------------------------------------------------------------------------- the plan
+def test_plan_is_balanced_sized_like_the_data_and_uses_confident_pools():
+    labels = [0] * 10 + [1] * 10
+    sel = SelectionResult([[1]] * 20, labels[:], [i / 100 for i in range(10)] * 2)
+    plan = plan_counterfactuals(sel, labels, [3] * 20, seed=1)
+    assert len(plan.specs) == 20
+    assert Counter(s.label for s in plan.specs) == {0: 10, 1: 10}
+    assert all(labels[s.source] != s.label for s in plan.specs)
+    # pools: the 10% most confident of each class (error at or below the 10th percentile) -> documents 0 and 10
+    assert plan.pools == {0: [(0, 1)], 1: [(10, 1)]}
+    assert all(s.swaps[0][1] in (0, 10) and s.swaps[0][0] == 1 for s in plan.specs)
+    assert plan_counterfactuals(sel, labels, [3] * 20, seed=1).specs == plan.specs  # seeded
+
+
+def test_plan_accounts_for_every_document():
+    labels = [0, 0, 0, 1, 1, 1]
+    sel = SelectionResult([[0], [0], [1], [0], [0], [0]], [0, 1, 0, 1, 1, 1], [0.1, 0.9, 0.2, 0.1, 0.2, 0.3])
+    plan = plan_counterfactuals(sel, labels, [2, 2, 1, 2, 2, 2], size=4)
+    assert plan.outcomes[1] == "skipped:misclassified"
+    assert plan.outcomes[2] == "skipped:single_sentence"
+    assert plan.outcomes[0] == "produced:rationale_swap"
+    assert len(plan.specs) == 4 and {s.source for s in plan.specs if s.label == 1} == {0}
+    # one class only: no pool to draw from, nothing produced, every document accounted
+    one = plan_counterfactuals(SelectionResult([[0]] * 3, [0] * 3, [0.1] * 3), [0] * 3, [2] * 3)
+    assert one.specs == [] and set(one.outcomes) == {"skipped:no_other_class_pool"}
+    with pytest.raises(ValueError, match="needs prediction errors"):
+        plan_counterfactuals(SelectionResult([[0]], [0]), [0], [2])
+
+
+def test_rationale_set_change_degeneration_and_precision():
+    a = SelectionResult([[0], [1], [2]], [0, 0, 1])
+    b = SelectionResult([[0], [2], [2]], [0, 0, 1])
+    assert rationale_set_change(a, None) is None
+    assert rationale_set_change(b, a) == pytest.approx(1 / 3)
+    same = SelectionResult([[0]] * 4, [0, 0, 1, 1], [0.1] * 4)
+    assert is_degenerate(same, [0, 0, 1, 1], [5] * 4) == (False, 0.0)  # the same sentence for everything is fine
+    split = SelectionResult([[0], [0], [1], [1]], [0, 0, 1, 1], [0.1] * 4)  # bins 0 and 2 of 10: the first-two rule
+    flag, gap = is_degenerate(split, [0, 0, 1, 1], [5] * 4)
+    assert flag and gap == 1.0
+    assert rationale_precision([[0], [1]], [[True, False], [True, False]]) == 0.5
+
+
+# ------------------------------------------------------------------------------------------ the augmenter
+def test_swap_augmenter_text_and_list_columns():
+    docs, labels, _ = reviews(12)
+    import dataclasses
+    schema = dataclasses.replace(TaskSchema.sentiment(id_column="id"), list_columns=("text",))  # pre-split documents
+    data = Dataset.from_dict({"id": [f"r{i}" for i in range(12)], "text": docs,
+                              "label": [schema.label_names[y] for y in labels]})
+    aug = RationaleSwapAugmenter(FixedSelector(), schema)
+    out = aug.augment(data, batch_size=5)
+    cfs = out.filter(lambda r: r["cf_is_counterfactual"])
+    assert len(cfs) == 12 and Counter(cfs["label"]) == {"negative": 6, "positive": 6}
+    for row in cfs:
+        edit = json.loads(row["cf_edit"])["swaps"][0]
+        assert "food" in edit["old"] and "food" in edit["new"] and edit["old"] != edit["new"]
+        assert row["label"] != row["cf_original_label"]
+        assert isinstance(row["text"], list) and edit["new"] in row["text"]
+    again = RationaleSwapAugmenter(FixedSelector(), schema).augment(data, batch_size=3)
+    assert list(again["text"]) == list(out["text"])  # same plan whatever the batch size
+    assert AugmentationStats.from_dataset(out).produced["rationale_swap"] == 12
+    joined = data.map(lambda r: {"text": " ".join(x.capitalize().replace(" .", ".") for x in r["text"])})
+    text_out = RationaleSwapAugmenter(FixedSelector(), TaskSchema.sentiment(id_column="id")).augment(joined)
+    assert isinstance(text_out[1]["text"], str) and text_out[1]["cf_kind"] == "rationale_swap"
+
+
+def test_swap_augmenter_bad_input_and_edge_cases():
+    schema = TaskSchema.sentiment()
+    aug = RationaleSwapAugmenter(FixedSelector(), schema)
+    with pytest.raises(RuntimeError, match="needs fit"):
+        Dataset.from_dict({"text": ["a. b."], "label": ["positive"]}).map(aug, batched=True)
+    with pytest.raises(TypeError, match="select"):
+        RationaleSwapAugmenter(object(), schema)
+    data = Dataset.from_dict({"text": ["Only one sentence here.", "The food was good. Nice room.",
+                                       "The food was bad. Nice room."], "label": ["positive", "positive", "negative"]})
+    out = aug.augment(data)
+    assert "skipped:single_sentence" in json.loads(json.dumps(list(out["cf_outcome"])))[0]
+    assert aug.stats.events["produced:rationale_swap"] == 2
+    with pytest.raises(SchemaError, match="Column 'text' at row 7"):
+        aug.sentences(3, row=7)
+    long = Dataset.from_dict({"text": ["One. Two. Three. Four.", "Uno. Dos. Tres."], "label": ["positive", "negative"]})
+    short = RationaleSwapAugmenter(tiny_selector(max_sentences=2), schema)
+    short.augment(long)
+    assert short.stats.events["note:sentences_truncated"] == 2
+    assert all(s < 2 for sel in short.selection.selected for s in sel)
+
+
+# ---------------------------------------------------------------------------------------------- the callback
+class Scripted(ICDACallback):
+    """Runs the model's own selection (for its errors) but keeps every prediction right, so a tiny untrained model
+    still yields counterfactuals; what is tested is that they reach the model."""
+
+    def select(self, model, tokenizer):
+        sel = super().select(model, tokenizer)
+        return SelectionResult(sel.selected, list(self.dataset.labels), sel.error)
+
+
+class Recorder:
+    """Wraps a collator; records which counterfactual documents each epoch's batches held."""
+
+    def __init__(self, collate, dataset):
+        self.collate, self.dataset, self.seen = collate, dataset, {}
+
+    def __call__(self, items):
+        epoch = self.dataset.plan_epoch
+        for it in items:
+            if it["is_counterfactual"]:
+                self.seen.setdefault(epoch, []).append((tuple(it["sentence_ids"]), it["labels"]))
+        return self.collate(items)
+
+
+def test_callback_regenerates_and_the_model_sees_it(tmp_path):
+    docs, labels, _ = reviews(24)
+    selector = tiny_selector()
+    train = CounterfactualEpochDataset(docs, labels)
+    rec = Recorder(selector.collator(train.table), train)
+    expected = {}
+
+    class Snapshot(Scripted):
+        def regenerate(self, model, tokenizer, epoch):
+            plan = super().regenerate(model, tokenizer, epoch)
+            expected[epoch] = sorted((tuple(train.sentences_of(s)), s.label) for s in plan.specs)
+            return plan
+
+    icda = Snapshot(train, tokenizer=selector.tokenizer)
+    trainer = Trainer(model=selector.model, args=args(tmp_path), train_dataset=train, data_collator=rec,
+                      callbacks=[icda])
+    trainer.train()
+    assert len(train) == 48
+    assert [h["epoch"] for h in icda.history] == [1, 2]
+    assert icda.history[0]["icda_delta_A"] is None and icda.history[1]["icda_delta_A"] is not None
+    assert 0 not in rec.seen  # the first epoch trains on originals only
+    for epoch in (1, 2):
+        assert expected[epoch], "no counterfactuals were made"
+        assert sorted(rec.seen[epoch]) == expected[epoch]  # every regenerated row was trained on, nothing else
+    assert expected[1] != expected[2]  # fresh draws each epoch
+    logged = [h for h in trainer.state.log_history if "icda_delta_A" in h]
+    assert [h["epoch"] for h in logged] == [1.0, 2.0]
+
+
+def test_callback_refuses_stale_data_setups(tmp_path):
+    docs, labels, _ = reviews(8)
+    selector = tiny_selector()
+    train = CounterfactualEpochDataset(docs, labels)
+    bad = args(tmp_path, dataloader_num_workers=1, dataloader_persistent_workers=True)
+    trainer = Trainer(model=selector.model, args=bad, train_dataset=train,
+                      data_collator=selector.collator(train.table), callbacks=[ICDACallback(train)])
+    with pytest.raises(ValueError, match="persistent"):
+        trainer.train()
+    other = CounterfactualEpochDataset(docs, labels, table=train.table)
+    trainer = Trainer(model=selector.model, args=args(tmp_path), train_dataset=other,
+                      data_collator=selector.collator(train.table), callbacks=[ICDACallback(train)])
+    with pytest.raises(ValueError, match="not the CounterfactualEpochDataset"):
+        trainer.train()
+    with pytest.raises(TypeError):
+        ICDACallback(list(range(3)))
+    with pytest.raises(ValueError, match="no non-empty sentence"):
+        CounterfactualEpochDataset([["", " "]], [0])
+
+
+def test_callback_resume_from_checkpoint_continues_with_the_same_counterfactuals(tmp_path):
+    docs, labels, _ = reviews(24)
+    steps_per_epoch = 48 // 8
+
+    def run(resume=None, max_epochs=3):
+        selector = tiny_selector()
+        train = CounterfactualEpochDataset(docs, labels)
+        icda = Scripted(train, tokenizer=selector.tokenizer)
+        trainer = Trainer(model=selector.model, args=args(tmp_path, save_strategy="steps", save_steps=9,
+                                                          num_train_epochs=max_epochs),
+                          train_dataset=train, data_collator=selector.collator(train.table), callbacks=[icda])
+        trainer.train(resume_from_checkpoint=resume)
+        return train, icda
+
+    full_train, full = run()
+    ckpt = tmp_path / "out" / "checkpoint-9"  # mid-way through epoch 1 (steps 6..11)
+    saved = json.loads((ckpt / STATE_FILE).read_text())
+    assert saved["plan_epoch"] == 1 and 9 // steps_per_epoch == 1 and saved["specs"]
+    resumed_train, resumed = run(resume=str(ckpt))
+    # the resumed epoch was not redrawn: its plan came from the checkpoint
+    assert [h["epoch"] for h in resumed.history] == [1, 2]
+    assert resumed.history[0] == full.history[0]
+    assert resumed.history[1]["icda_delta_A"] is not None
+    (tmp_path / "elsewhere").mkdir()
+    selector = tiny_selector()
+    train = CounterfactualEpochDataset(docs, labels)
+    trainer = Trainer(model=selector.model, args=args(tmp_path / "elsewhere", num_train_epochs=3),
+                      train_dataset=train, data_collator=selector.collator(train.table),
+                      callbacks=[ICDACallback(train)])
+    import shutil
+    shutil.copytree(ckpt, tmp_path / "elsewhere" / "ckpt")
+    (tmp_path / "elsewhere" / "ckpt" / STATE_FILE).unlink()
+    with pytest.raises(FileNotFoundError, match="icda_state.json"):
+        trainer.train(resume_from_checkpoint=str(tmp_path / "elsewhere" / "ckpt"))
+
+
+def test_callback_with_any_sequence_classifier_uses_occlusion(tmp_path):
+    docs, labels, _ = reviews(16)
+    model, tok = tiny_classifier(("negative", "positive"))
+    train = CounterfactualEpochDataset(docs, labels)
+    icda = ICDACallback(train, tokenizer=tok)
+    trainer = Trainer(model=model, args=args(tmp_path, num_train_epochs=2), train_dataset=train,
+                      data_collator=JoinedTextCollator(tok, train.table), callbacks=[icda])
+    trainer.train()
+    assert icda.history[0]["epoch"] == 1 and icda.history[0]["icda_counterfactuals"] <= 16
+
+
+def test_frozen_encoder_fast_path_matches_reencoding():
+    docs, labels, _ = reviews(6)
+    selector = tiny_selector(freeze_encoder=True)
+    train = CounterfactualEpochDataset(docs, labels)
+    slow = selector.select(train.docs, train.labels, table=train.table)
+    selector.embed_table(train.table)
+    fast = selector.select(train.docs, train.labels, table=train.table)
+    assert fast.selected == slow.selected and fast.predicted == slow.predicted
+    assert fast.error == pytest.approx(slow.error, abs=1e-5)
+    with pytest.raises(ValueError, match="freeze_encoder=True"):
+        tiny_selector().embed_table(train.table)
+
+
+def test_rationale_selector_save_load(tmp_path):
+    selector = tiny_selector()
+    selector.training_info = {"iterations": 2}
+    selector.save_pretrained(tmp_path / "sel")
+    back = RationaleSelector.from_pretrained(tmp_path / "sel")
+    docs, labels, _ = reviews(4)
+    assert back.select(docs, labels).selected == selector.select(docs, labels).selected
+    assert back.training_info == {"iterations": 2} and back.label_names == ["negative", "positive"]
+    assert not list((tmp_path / "sel").glob("*.bin"))
+
+
+# ------------------------------------------------------------------------------------------------ the driver
+def test_run_icda_iterates_picks_and_stops(tmp_path):
+    docs, labels, truth = reviews(24)
+    dev_docs, dev_labels, _ = reviews(12, seed=1)
+    calls = []
+
+    def on_iteration(k, selector):
+        calls.append(k)
+        return {"precision": rationale_precision(selector.select(docs, labels).selected, truth)}
+
+    result = run_icda(docs, labels, dev_docs, dev_labels, lambda seed: tiny_selector(seed, freeze_encoder=True),
+                      seeds=(0, 1), max_iterations=3, epochs=1, output_dir=tmp_path,
+                      training_args={"per_device_train_batch_size": 8, "learning_rate": 1e-3, "use_cpu": True},
+                      on_iteration=on_iteration)
+    iterations = sorted({r.iteration for r in result.runs})
+    assert calls == iterations and len(result.selectors) == len(iterations)
+    assert [len([r for r in result.runs if r.iteration == k]) for k in iterations] == [2] + [3] * (len(iterations) - 1)
+    assert [sum(r.chosen for r in result.runs if r.iteration == k) for k in iterations] == [1] * len(iterations)
+    assert all(r.warm_start == (r.initial_dev_loss is not None) for r in result.runs)
+    assert result.stopped
+    assert all(0 <= m["precision"] <= 1 for m in result.metrics)
