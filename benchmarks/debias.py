@@ -63,7 +63,8 @@ def nli_config() -> dict[str, Any]:
 def fv_config() -> dict[str, Any]:
     train, dev = feverous()
     return {"schema": TaskSchema.fact_verification(id_column="id"), "train": train, "human": None,
-            "crossaug": lambda: crossaug_fv(train), "tests": {"feverous dev": dev, "fever-symmetric": fever_symmetric()}}
+            "crossaug": lambda: crossaug_fv(train),
+            "tests": {"feverous dev": dev, "fever-symmetric": fever_symmetric()}}
 
 
 CONFIGS = {"sentiment": sentiment_config, "nli": nli_config, "fv": fv_config}
