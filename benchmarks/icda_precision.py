@@ -74,7 +74,7 @@ def make_factory(encoder: str, freeze: bool, max_sentences: int) -> Any:
     from transformers import AutoModel
 
     tokenizer = load_tokenizer(encoder)
-    base = load_model(AutoModel, encoder)
+    base = load_model(AutoModel, encoder).float()  # a half-precision checkpoint still trains in float32
 
     def make(seed: int) -> Any:
         import copy
