@@ -217,7 +217,7 @@ def main() -> None:
     from cfaug_hf.models import MINILM
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tasks", nargs="+", default=["restaurant", "connect", "location"])
+    ap.add_argument("--tasks", nargs="*", default=["restaurant", "connect", "location"])
     ap.add_argument("--paths", nargs="+", default=["frozen", "finetune"], choices=["frozen", "finetune"])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seeds", type=int, default=3)

@@ -61,7 +61,7 @@ class ICDACallback(TrainerCallback):
     """
 
     def __init__(self, dataset: CounterfactualEpochDataset, *, tokenizer: Any = None, start_epoch: int = 1,
-                 pool_quantile: float = 0.1, seed: int = 0, batch_size: int = 64, max_length: int = 512):
+                 pool_quantile: float = 0.1, seed: int = 0, batch_size: int = 256, max_length: int = 512):
         if not isinstance(dataset, CounterfactualEpochDataset):
             raise TypeError(f"ICDACallback drives a CounterfactualEpochDataset, got {type(dataset).__name__}.")
         self.dataset, self.tokenizer = dataset, tokenizer
@@ -117,7 +117,7 @@ class ICDACallback(TrainerCallback):
         model.eval()
         try:
             docs = [ds.table.texts(d) for d in ds.docs]
-            return occlusion_rationales(predict_proba, docs, ds.labels, batch_size=self.batch_size)
+            return occlusion_rationales(predict_proba, docs, ds.labels, batch_size=min(self.batch_size, 64))
         finally:
             model.train(was_training)
 

@@ -215,12 +215,11 @@ class SentenceBatchCollator:
             sentence_mask[i, :len(d)] = True
         embedded = self.table is not None and self.table.embeddings is not None and self.use_embeddings is not False
         if embedded and all(by_id for _, by_id in docs):
-            emb = self.table.embeddings
-            out = torch.zeros(len(items), n_sent, emb.shape[1], dtype=emb.dtype)
+            # One gather for the whole batch; padding rows point at sentence 0 and are masked out.
+            index = torch.zeros(len(items), n_sent, dtype=torch.long)
             for i, (d, _) in enumerate(docs):
-                if d:
-                    out[i, :len(d)] = emb[torch.tensor(d)]
-            batch["sentence_embeddings"] = out
+                index[i, :len(d)] = torch.as_tensor(d, dtype=torch.long)
+            batch["sentence_embeddings"] = self.table.embeddings[index] * sentence_mask.unsqueeze(-1)
         else:
             token_lists = []
             for d, by_id in docs:
