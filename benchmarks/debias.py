@@ -15,6 +15,7 @@ Rows (training sets):
              label kept): an equal-size generic augmentation
   crossaug   original + CrossAug counterfactuals (fv). The negative-claim generator is trained on the CAD-SNLI
              pairs only (never on FEVER-Symmetric, which is a test set here), then cached in benchmarks/.cache/
+             (CFAUG_CROSSAUG_DATA=folder reuses an augmented training set saved earlier)
 Models: ``bow`` is TF-IDF word 1-2 grams per text column + logistic regression (minutes for everything); any other
 value is a Hugging Face model id or folder fine-tuned with Trainer (default MiniLM, resolved offline).
 Writes benchmarks/results/debias_<config>_<model>.{md,json}.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import time
@@ -35,7 +37,7 @@ from shared_data import ROOT, cad_nli, cad_sentiment, fever_symmetric, feverous,
 from cfaug_hf import TaskSchema
 
 CACHE = ROOT / "benchmarks" / ".cache"
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = Path(os.environ.get("CFAUG_RESULTS_DIR", ROOT / "benchmarks" / "results"))
 
 
 # -------------------------------------------------------------------------------------------- configurations
@@ -111,7 +113,8 @@ def crossaug_fv(train: Any) -> Any:
     from cfaug_hf.embedded import load_claim_pairs
     from cfaug_hf.methods.crossaug.recipes import negative_claim_generator
 
-    out_dir = CACHE / f"fv_crossaug_{train._fingerprint[:12]}"
+    out_dir = Path(os.environ["CFAUG_CROSSAUG_DATA"]) if os.environ.get("CFAUG_CROSSAUG_DATA") else \
+        CACHE / f"fv_crossaug_{train._fingerprint[:12]}"
     if (out_dir / "dataset_info.json").is_file():
         return load_from_disk(str(out_dir))
     gen_dir = CACHE / "generator-cad-snli"
