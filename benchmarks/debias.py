@@ -178,7 +178,7 @@ def run_hf(train: Any, tests: dict[str, Any], schema: TaskSchema, seed: int, *, 
     tok = load_tokenizer(model)
     net = load_model(AutoModelForSequenceClassification, model, num_labels=schema.num_labels,
                      id2label=dict(enumerate(schema.label_names)),
-                     label2id={n: i for i, n in enumerate(schema.label_names)})
+                     label2id={n: i for i, n in enumerate(schema.label_names)}).float()  # fp32 even from fp16 files
 
     def encode(batch: dict) -> dict:
         cols = [[v if isinstance(v, str) else " ".join(v) for v in batch[c]] for c in schema.text_columns]
@@ -191,7 +191,7 @@ def run_hf(train: Any, tests: dict[str, Any], schema: TaskSchema, seed: int, *, 
 
     args = TrainingArguments(output_dir=str(CACHE / "trainer"), num_train_epochs=epochs, learning_rate=learning_rate,
                              per_device_train_batch_size=batch_size, per_device_eval_batch_size=64,
-                             warmup_steps=0.1, weight_decay=0.01, seed=seed, save_strategy="no", report_to=[],
+                             weight_decay=0.01, seed=seed, save_strategy="no", report_to=[],
                              logging_steps=50, disable_tqdm=True)
     trainer = Trainer(model=net, args=args, train_dataset=prepare(train).shuffle(seed=seed),
                       data_collator=DataCollatorWithPadding(tok))
