@@ -396,17 +396,20 @@ class Augmenter(abc.ABC):
 
     # --------------------------------------------------------------------------------------- save, load, share
     def save_pretrained(self, save_directory: str | os.PathLike, *, copy_components: bool = False,
-                        references_only: bool = False) -> Path:
+                        references_only: bool = False, overwrite: bool = False) -> Path:
         """Save the config, the schema and the components so the augmenter can be rebuilt whole.
 
         A component that came from (or was pushed to) the Hub is stored as a reference (repo id and commit);
         others, or all with ``copy_components=True``, are saved into a subfolder named after their role.
-        ``references_only=True`` writes the config alone, naming local components without saving them.
+        ``references_only=True`` writes the config alone, naming local components without saving them. The folder
+        rules are those of :func:`cfaug_hf.hub.write_folder` (a foreign non-empty folder needs ``overwrite=True``;
+        no file of yours is deleted).
         """
         from . import __version__
-        from .components.base import FORMAT_VERSION, Component, atomic_directory
+        from .components.base import Component
+        from .hub import FORMAT_VERSION, write_folder
 
-        with atomic_directory(save_directory) as tmp:
+        with write_folder(save_directory, "augmenter", overwrite=overwrite) as tmp:
             refs: dict[str, Any] = {}
             for role, comp in sorted(self.components().items()):
                 if comp is None:
@@ -443,15 +446,11 @@ class Augmenter(abc.ABC):
             augmenter = Augmenter.from_pretrained("org/fever-crossaug", repo_type="dataset", subfolder="augmenter")
         """
         from .components import COMPONENT_TYPES
-        from .components.base import ComponentLoadError, read_versioned_json
+        from .hub import ComponentLoadError, read_versioned_json, resolve_folder
         from .methods import METHODS
 
-        folder = Path(name_or_path) / (subfolder or "")
-        if not Path(name_or_path).is_dir():
-            from hub_cards.push import download_folder
-
-            folder, _ = download_folder(os.fspath(name_or_path), repo_type=repo_type, revision=revision, token=token,
-                                        subfolder=subfolder)
+        folder, _ = resolve_folder(name_or_path, "augmenter", revision=revision, token=token, repo_type=repo_type,
+                                   subfolder=subfolder)
         data = read_versioned_json(folder / AUGMENTER_CONFIG, "augmenter", "augmenter")
         target = METHODS.get(data.get("method", "")) if cls is Augmenter else cls
         if target is None or (cls is not Augmenter and data.get("method") != cls.method):

@@ -7,66 +7,18 @@ and what to do, and never contain the token.
 
 from __future__ import annotations
 
-import contextlib
 import os
+import shutil
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from cfaug_hf.hub import HubError, download_folder, hub_errors, write_folder
 
 from .cards import component_card, dataset_card, merge_card
 
 __all__ = ["HubError", "hub_errors", "push_component", "push_augmenter", "push_augmented", "pull", "component_lines",
            "download_folder"]
-
-
-class HubError(RuntimeError):
-    """A push to or pull from the Hub failed; the message says what, where and what to try."""
-
-
-def _scrub(text: str, token: Any) -> str:
-    if isinstance(token, str) and token:
-        text = text.replace(token, "***")
-    return text
-
-
-@contextlib.contextmanager
-def hub_errors(action: str, repo_id: str, token: Any = None) -> Iterator[None]:
-    """Translate huggingface_hub and connection errors into a :class:`HubError` naming ``action`` and ``repo_id``."""
-    import httpx2 as httpx  # huggingface_hub's HTTP client
-    from huggingface_hub import constants
-    from huggingface_hub.errors import (EntryNotFoundError, HfHubHTTPError, RepositoryNotFoundError,
-                                        RevisionNotFoundError)
-
-    try:
-        yield
-    except HubError:
-        raise
-    except RepositoryNotFoundError:
-        raise HubError(f"{action} failed: repository {repo_id!r} was not found on {constants.ENDPOINT}, or it is "
-                       f"private and the token does not give access to it.") from None
-    except RevisionNotFoundError:
-        raise HubError(f"{action} failed: the revision asked for does not exist in {repo_id!r}.") from None
-    except EntryNotFoundError as err:
-        raise HubError(f"{action} failed: a file is missing from {repo_id!r} "
-                       f"({_scrub(str(err).splitlines()[-1], token)}).") from None
-    except HfHubHTTPError as err:
-        status = err.response.status_code if err.response is not None else None
-        if status == 401:
-            hint = "the token is missing or invalid: pass token=... or log in with `hf auth login`"
-        elif status == 403:
-            hint = "the token has no write access to this namespace"
-        elif status and status >= 500:
-            hint = (f"the Hub answered {status}; nothing was committed (a push is a single commit), so it is safe "
-                    f"to retry")
-        else:
-            hint = _scrub(str(err).splitlines()[0], token)
-        raise HubError(f"{action} failed for {repo_id!r}: {hint}.") from None
-    except (httpx.TransportError, ConnectionError, OSError) as err:
-        if isinstance(err, FileNotFoundError):
-            raise
-        raise HubError(f"{action} failed for {repo_id!r}: the connection to {constants.ENDPOINT} failed "
-                       f"({type(err).__name__}); nothing was committed, so it is safe to retry.") from None
 
 
 def _existing_card(api: Any, repo_id: str, repo_type: str, revision: str | None, card_cls: Any) -> Any:
@@ -198,26 +150,19 @@ def push_augmented(dataset: Any, repo_id: str, *, augmenter: Any = None, source:
     return info.oid
 
 
-def download_folder(repo_id: str, *, repo_type: str = "model", revision: str | None = None, token: Any = None,
-                    subfolder: str | None = None) -> tuple[Path, str]:
-    """Download a repository snapshot (to the Hub cache) and return ``(folder, commit sha)``."""
-    from huggingface_hub import snapshot_download
-
-    with hub_errors(f"Downloading {repo_type} {repo_id!r}", repo_id, token):
-        path = Path(snapshot_download(repo_id, repo_type=repo_type, revision=revision, token=token,
-                                      allow_patterns=[f"{subfolder.strip('/')}/*"] if subfolder else None))
-    folder = path / subfolder if subfolder else path
-    return folder, path.name
-
-
 def pull(repo_id: str, local_dir: str | os.PathLike, *, repo_type: str = "model", revision: str | None = None,
-         token: Any = None) -> Path:
-    """Download a repository into ``local_dir``, which appears only once the download is complete."""
-    from cfaug_hf.components.base import atomic_directory
+         token: Any = None, overwrite: bool = False) -> Path:
+    """Download a repository into ``local_dir``, which appears only once the download is complete.
+
+    ``local_dir`` may be new, empty, or an earlier pull of the same kind of object (then it is updated; files you
+    added are kept). A non-empty folder holding anything else is refused unless ``overwrite=True``; no file of
+    yours is deleted either way.
+    """
+    from cfaug_hf.hub import read_manifest
 
     folder, _ = download_folder(repo_id, repo_type=repo_type, revision=revision, token=token)
-    import shutil
-
-    with atomic_directory(local_dir) as tmp:
+    manifest = read_manifest(folder)
+    kind = manifest.get("kind") if manifest else f"{repo_type} repository"
+    with write_folder(local_dir, kind, overwrite=overwrite) as tmp:
         shutil.copytree(folder, tmp, dirs_exist_ok=True)
     return Path(local_dir)

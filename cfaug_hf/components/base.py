@@ -3,67 +3,39 @@
 from __future__ import annotations
 
 import abc
-import contextlib
 import json
 import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ..fingerprint import digest_json, digest_module, register_cheap_hash
+from ..hub import (FORMAT_VERSION, ComponentLoadError, check_weight_files, read_versioned_json, resolve_folder,
+                   write_folder)
 
-__all__ = ["Component", "ComponentLoadError", "atomic_directory", "FORMAT_VERSION", "read_versioned_json"]
+__all__ = ["Component", "ComponentLoadError", "atomic_directory", "FORMAT_VERSION", "read_versioned_json",
+           "load_weights"]
 
-#: Version of the on-disk layout of saved components. Loading a folder written with a newer version is refused.
-FORMAT_VERSION = 1
-
-
-class ComponentLoadError(OSError):
-    """A folder or repository is not a saved component of the expected kind, or was saved by a newer version."""
+#: Kept for code written against earlier releases; new code uses :func:`cfaug_hf.hub.write_folder`.
+atomic_directory = write_folder
 
 
-@contextlib.contextmanager
-def atomic_directory(target: str | os.PathLike) -> Iterator[Path]:
-    """Write into a temporary sibling folder and move it into place only if the block succeeds.
+def load_weights(model_class: Any, folder: Path, what: str, **kwargs: Any) -> Any:
+    """``model_class.from_pretrained(folder)`` from safetensors only, refusing weights that do not fit the model.
 
-    An existing ``target`` is replaced as a whole; if anything fails, ``target`` is left as it was.
+    transformers fills any parameter it cannot find with random values and only logs it; a component that loads
+    with random weights would generate garbage without a word, so a missing, unexpected or mismatched key is a
+    :class:`ComponentLoadError` naming the weights file.
     """
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-    try:
-        yield tmp
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
-            os.replace(target, old / "x")
-            os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
-
-def read_versioned_json(path: Path, expected_type: str, what: str) -> dict[str, Any]:
-    """Read a saved config, refusing a missing file, another kind of object or a newer format version."""
-    folder = path.parent
-    if not path.is_file():
-        raise ComponentLoadError(f"{folder} is not a saved {what}: {path.name} is missing.")
-    try:
-        config = json.loads(path.read_text())
-    except json.JSONDecodeError as err:
-        raise ComponentLoadError(f"{path} is not valid JSON: {err}.") from None
-    if config.get("component_type") != expected_type:
-        raise ComponentLoadError(f"{folder} holds a {config.get('component_type')!r}, not a {expected_type!r}.")
-    version = config.get("format_version", 0)
-    if not isinstance(version, int) or version > FORMAT_VERSION:
-        raise ComponentLoadError(
-            f"{folder} was saved with format_version {version} (cfaug_hf {config.get('cfaug_hf_version')}); "
-            f"this cfaug_hf reads format_version <= {FORMAT_VERSION}. Upgrade cfaug-hf to load it.")
-    return config
+    model, info = model_class.from_pretrained(folder, use_safetensors=True, output_loading_info=True, **kwargs)
+    bad = {kind: sorted(info.get(kind) or ()) for kind in ("missing_keys", "unexpected_keys", "mismatched_keys")}
+    bad = {kind: keys for kind, keys in bad.items() if keys}
+    if bad:
+        files = sorted(folder.glob("*.safetensors"))
+        where = files[0] if len(files) == 1 else folder
+        detail = "; ".join(f"{len(keys)} {kind.replace('_', ' ')} (e.g. {keys[0]!r})" for kind, keys in bad.items())
+        raise ComponentLoadError(f"The weights in {where} do not fit the {what}'s model: {detail}. The file belongs "
+                                 f"to another model or is damaged.")
+    return model
 
 
 class Component(abc.ABC):
@@ -80,6 +52,8 @@ class Component(abc.ABC):
     pipeline_tag: ClassVar[str | None] = None
     #: What the component does in this library, for its model card.
     card_summary: ClassVar[str] = ""
+    #: Files a saved folder must hold even when it predates manifests (a tokenizer, for model components).
+    required_files: ClassVar[tuple[str, ...]] = ()
     #: ``{"repo_id", "revision"}`` once pushed to or pulled from the Hub; cards of augmented data link to it.
     hub_origin: dict[str, str] | None = None
 
@@ -128,7 +102,7 @@ class Component(abc.ABC):
 
         Pushing again updates the card's generated section and metadata and keeps any text added to the card.
         """
-        from hub_cards.push import push_component
+        from hub_cards.push import push_component  # lazily: cards sit above the core
 
         return push_component(self, repo_id, private=private, token=token, commit_message=commit_message,
                               revision=revision)
@@ -137,11 +111,16 @@ class Component(abc.ABC):
         return digest_json({"type": type(self).__qualname__, "config": self.get_config_dict(),
                             "weights": [digest_module(m) for m in self._modules()]})
 
-    def save_pretrained(self, save_directory: str | os.PathLike) -> Path:
-        """Save weights (safetensors) and config (JSON) to ``save_directory``, replacing it atomically."""
+    def save_pretrained(self, save_directory: str | os.PathLike, *, overwrite: bool = False) -> Path:
+        """Save weights (safetensors) and config (JSON) to ``save_directory`` in one atomic rename.
+
+        The folder may be new, empty, or a saved component of the same type (replaced; files you added are kept). A
+        non-empty folder holding anything else is refused unless ``overwrite=True``, and even then no file of yours
+        is deleted (see :func:`cfaug_hf.hub.write_folder`).
+        """
         from .. import __version__
 
-        with atomic_directory(save_directory) as tmp:
+        with write_folder(save_directory, self.component_type, overwrite=overwrite) as tmp:
             self._save(tmp)
             config = {"component_type": self.component_type, "format_version": FORMAT_VERSION,
                       "cfaug_hf_version": __version__, **self.get_config_dict()}
@@ -156,15 +135,12 @@ class Component(abc.ABC):
     def from_pretrained(cls, name_or_path: str | os.PathLike, *, revision: str | None = None,
                         token: str | bool | None = None, **kwargs: Any) -> Any:
         """Load from a local folder or a Hub repository (downloaded with ``snapshot_download``)."""
-        folder = Path(name_or_path)
-        origin = None
-        if not folder.is_dir():
-            from hub_cards.push import download_folder
-
-            repo_id = os.fspath(name_or_path)
-            folder, sha = download_folder(repo_id, revision=revision, token=token)
-            origin = {"repo_id": repo_id, "revision": sha}
+        folder, origin = resolve_folder(name_or_path, cls.__name__, revision=revision, token=token)
         config = cls.read_config(folder)
+        for name in cls.required_files:
+            if not (folder / name).is_file():
+                raise ComponentLoadError(f"{folder} is an incomplete saved {cls.__name__}: {name!r} is missing.")
+        check_weight_files(folder, cls.__name__)
         for key in ("component_type", "format_version", "cfaug_hf_version"):
             config.pop(key, None)
         component = cls._load(folder, config, **kwargs)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .base import Component
+from .base import Component, load_weights
 
 __all__ = ["LabelChecker", "LabelCheckerConfig"]
 
@@ -43,6 +43,7 @@ class LabelChecker(Component):
     """
 
     config_name = "cfaug_checker.json"
+    required_files = ("tokenizer_config.json",)
     component_type = "checker"
     pipeline_tag = "text-classification"
     card_summary = ("A label checker: a sequence classifier over single texts or (claim, evidence) / (premise, "
@@ -160,7 +161,7 @@ class LabelChecker(Component):
               **overrides: Any) -> LabelChecker:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        model = AutoModelForSequenceClassification.from_pretrained(folder)
+        model = load_weights(AutoModelForSequenceClassification, folder, "LabelChecker")
         tokenizer = AutoTokenizer.from_pretrained(folder)
         checker = cls(model, tokenizer, LabelCheckerConfig(**config.get("checker", {})), device=device,
                       training_info=config.get("training"), **overrides)

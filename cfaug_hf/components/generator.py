@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fingerprint import stable_hash
-from .base import Component, ComponentLoadError
+from .base import Component, ComponentLoadError, load_weights
 
 __all__ = ["Generator", "GeneratorConfig", "GenerationResult"]
 
@@ -113,6 +113,7 @@ class Generator(Component):
     """
 
     config_name = "cfaug_generator.json"
+    required_files = ("tokenizer_config.json",)
     component_type = "generator"
     card_summary = ("A text rewriter used by cfaug-hf augmenters to write counterfactuals, e.g. CrossAug's negative "
                     "claims: given a text it returns a minimally edited version whose label should flip.")
@@ -335,13 +336,12 @@ class Generator(Component):
         else:
             import json
 
+            if not (folder / "config.json").is_file():
+                raise ComponentLoadError(f"{folder} is an incomplete saved Generator: 'config.json' is missing.")
             model_type = json.loads((folder / "config.json").read_text()).get("model_type")
-            if model_type == "encoder-decoder":
-                model = EncoderDecoderModel.from_pretrained(folder)
-            elif config.get("is_encoder_decoder"):
-                model = AutoModelForSeq2SeqLM.from_pretrained(folder)
-            else:
-                model = AutoModelForCausalLM.from_pretrained(folder)
+            auto = (EncoderDecoderModel if model_type == "encoder-decoder" else
+                    AutoModelForSeq2SeqLM if config.get("is_encoder_decoder") else AutoModelForCausalLM)
+            model = load_weights(auto, folder, "Generator")
         generator = cls(model, tokenizer, gen_config, device=device, training_info=config.get("training"),
                         **overrides)
         generator.base_model = config.get("base_model")  # the original base, not the folder it was loaded from

@@ -21,7 +21,7 @@ from torch import nn
 from transformers import AutoConfig, AutoModel, PretrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import ModelOutput
 
-from .base import Component
+from .base import Component, load_weights
 
 __all__ = ["SentenceRationaleConfig", "SentenceRationaleModel", "RationaleOutput", "RationaleSelector",
            "SentenceBatchCollator", "encode_sentences"]
@@ -262,6 +262,7 @@ class RationaleSelector(Component):
     """
 
     config_name = "cfaug_rationale.json"
+    required_files = ("tokenizer_config.json",)
     component_type = "rationale_selector"
     pipeline_tag = "text-classification"
     card_summary = ("A sentence rationale selector (ICDA, Plyler and Chi): it picks the sentence of a document that "
@@ -359,7 +360,7 @@ class RationaleSelector(Component):
     def _load(cls, folder: Path, config: dict[str, Any], **kwargs: Any) -> RationaleSelector:
         from transformers import AutoTokenizer
 
-        model = SentenceRationaleModel.from_pretrained(folder)
+        model = load_weights(SentenceRationaleModel, folder, "RationaleSelector")
         selector = cls(model, AutoTokenizer.from_pretrained(folder), batch_size=config.get("batch_size", 32),
                        device=kwargs.get("device"))
         selector.training_info = config.get("training_info", {})

@@ -1,0 +1,313 @@
+"""Folders and Hub I/O for everything the library saves: atomic writes that never delete a user's files, a manifest
+that lets a load check nothing is missing, versioned JSON configs, and downloads with errors that say what to do.
+
+This module is the core's only door to the Hub; ``hub_cards`` builds cards and pushes on top of it.
+
+Saving into a folder follows three rules:
+
+* an empty or missing folder, or a folder that already holds a saved object of the same kind, is (re)written;
+* a non-empty folder holding anything else is refused unless ``overwrite=True``;
+* files the library did not write are never deleted: they are carried over into the new folder.
+
+Every saved folder gets a ``cfaug_manifest.json`` naming its kind and the files written; loading checks that each of
+them is still there, so a folder with its tokenizer deleted fails with the file's name instead of loading an empty
+tokenizer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = ["HubError", "ComponentLoadError", "FolderNotEmptyError", "MANIFEST", "FORMAT_VERSION", "write_folder",
+           "read_manifest", "folder_kind", "check_manifest", "check_weight_files", "read_versioned_json",
+           "hub_errors", "download_folder", "resolve_folder"]
+
+#: Version of the on-disk layout of saved objects. Loading a folder written with a newer version is refused.
+FORMAT_VERSION = 1
+
+#: Written into every folder the library saves: its kind and the files the library wrote.
+MANIFEST = "cfaug_manifest.json"
+
+#: Config files that mark a folder saved before manifests existed, by kind.
+_LEGACY_MARKERS = {"cfaug_generator.json": "generator", "cfaug_checker.json": "checker",
+                   "cfaug_rationale.json": "rationale_selector", "cfaug_augmenter.json": "augmenter"}
+
+_PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
+
+
+class HubError(RuntimeError):
+    """A push to or pull from the Hub failed; the message says what, where and what to try."""
+
+
+class ComponentLoadError(OSError):
+    """A folder or repository is not a saved object of the expected kind, is incomplete, or was saved by a newer
+    version; the message names the folder and the file."""
+
+
+class FolderNotEmptyError(FileExistsError):
+    """Refusing to write into a non-empty folder that holds something other than a saved object of the same kind."""
+
+
+# ------------------------------------------------------------------------------------------------------- folders
+def read_manifest(folder: str | os.PathLike) -> dict[str, Any] | None:
+    path = Path(folder) / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ComponentLoadError(f"{path} is not valid JSON: the folder's manifest is damaged.") from None
+    if not isinstance(data, dict) or not isinstance(data.get("files"), list):
+        raise ComponentLoadError(f"{path} is not a cfaug_hf manifest (expected {{'kind': ..., 'files': [...]}}).")
+    return data
+
+
+def folder_kind(folder: str | os.PathLike) -> str | None:
+    """The kind of saved object in ``folder`` (``generator``, ``augmenter``, ...), or None if it holds none."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return None
+    manifest = read_manifest(folder)
+    if manifest is not None:
+        return manifest.get("kind")
+    for marker, kind in _LEGACY_MARKERS.items():
+        if (folder / marker).is_file():
+            return kind
+    return None
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() or p.is_symlink())
+
+
+@contextlib.contextmanager
+def write_folder(target: str | os.PathLike, kind: str, *, overwrite: bool = False) -> Iterator[Path]:
+    """Yield an empty temporary folder; when the block succeeds, it becomes ``target`` in one rename.
+
+    ``target`` may be missing, empty, or hold a saved object of the same ``kind`` (it is then replaced: files the
+    library wrote there before and does not write now are removed, any other file is kept). A non-empty folder of
+    another kind raises :class:`FolderNotEmptyError` unless ``overwrite=True``; even then only files with the same
+    names as the new ones are replaced. If the block fails, ``target`` is left as it was.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "out"
+    >>> d.mkdir(); (d / "notes.txt").write_text("mine")
+    4
+    >>> with write_folder(d, "generator") as tmp:
+    ...     pass
+    Traceback (most recent call last):
+    ...
+    cfaug_hf.hub.FolderNotEmptyError: ...
+    """
+    target = Path(target)
+    if target.exists() and not target.is_dir():
+        raise FolderNotEmptyError(f"{target} is a file; expected a folder (missing, empty, or a saved {kind}).")
+    existing = _files(target) if target.is_dir() else []
+    previous = read_manifest(target) if existing else None
+    present_kind = folder_kind(target) if existing else None
+    if existing and present_kind != kind and not overwrite:
+        shown = ", ".join(existing[:5]) + (f" and {len(existing) - 5} more" if len(existing) > 5 else "")
+        what = f"a saved {present_kind}" if present_kind else f"files the library did not write ({shown})"
+        raise FolderNotEmptyError(
+            f"{target} is not empty: it holds {what}. Refusing to write a {kind} there, so nothing of yours is "
+            f"replaced; choose an empty or new folder, or pass overwrite=True (other files are kept).")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        yield tmp
+        written = [f for f in _files(tmp) if f != MANIFEST]
+        (tmp / MANIFEST).write_text(json.dumps({"kind": kind, "files": written}, indent=2) + "\n")
+        if not existing:
+            if target.is_dir():
+                target.rmdir()
+            os.replace(tmp, target)
+            return
+        ours_before = set(previous["files"]) | {MANIFEST} if previous and present_kind == kind else {MANIFEST}
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+        os.replace(target, old / "x")
+        os.replace(tmp, target)
+        for rel in _files(old / "x"):
+            if rel in ours_before or (target / rel).exists():
+                continue
+            (target / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(old / "x" / rel, target / rel)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def check_manifest(folder: Path, what: str) -> None:
+    """Raise :class:`ComponentLoadError` naming the first file the manifest lists that is gone."""
+    manifest = read_manifest(folder)
+    if manifest is None:
+        return
+    missing = [f for f in manifest["files"] if not (folder / f).is_file()]
+    if missing:
+        raise ComponentLoadError(f"{folder} is an incomplete saved {what}: {missing[0]!r} is missing"
+                                 + (f" (and {len(missing) - 1} more file(s))" if len(missing) > 1 else "")
+                                 + ". Save it again, or pull it again from the Hub.")
+
+
+def check_weight_files(folder: Path, what: str) -> None:
+    """Refuse pickled weights and damaged safetensors files before any loader touches them.
+
+    Nothing is ever unpickled: a folder whose weights exist only as ``pytorch_model.bin`` (or ``.pt``) is refused
+    with the two lines that convert it.
+    """
+    safetensors = sorted(folder.glob("*.safetensors"))
+    pickles = sorted(p for p in folder.iterdir() if p.suffix in _PICKLE_SUFFIXES and p.is_file())
+    if pickles and not safetensors:
+        raise ComponentLoadError(
+            f"{folder} holds pickled weights ({pickles[0].name}); cfaug_hf loads safetensors only, since unpickling "
+            f"can run arbitrary code. If you trust the file, convert it once: "
+            f"`m = AutoModel.from_pretrained({os.fspath(folder)!r}); m.save_pretrained(same_folder)` "
+            f"(writes model.safetensors), then delete {pickles[0].name}.")
+    from safetensors import safe_open
+
+    for path in safetensors:
+        try:
+            with safe_open(os.fspath(path), framework="pt") as f:
+                f.keys()
+        except Exception as err:  # SafetensorError has no public base class to name here
+            raise ComponentLoadError(f"{path} is not a readable safetensors file ({err}); the {what} in {folder} "
+                                     f"is damaged or was truncated. Save or download it again.") from None
+
+
+def read_versioned_json(path: Path, expected_type: str, what: str) -> dict[str, Any]:
+    """Read a saved config, refusing a missing file, another kind of object or a newer format version."""
+    folder = path.parent
+    if not path.is_file():
+        found = folder_kind(folder)
+        hint = f" It holds a saved {found}." if found else ""
+        raise ComponentLoadError(f"{folder} is not a saved {what}: {path.name} is missing.{hint}")
+    try:
+        config = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ComponentLoadError(f"{path} is not valid JSON: {err}.") from None
+    if not isinstance(config, dict) or config.get("component_type") != expected_type:
+        found = config.get("component_type") if isinstance(config, dict) else type(config).__name__
+        raise ComponentLoadError(f"{folder} holds a {found!r}, not a {expected_type!r}.")
+    version = config.get("format_version", 0)
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise ComponentLoadError(
+            f"{folder} was saved with format_version {version} (cfaug_hf {config.get('cfaug_hf_version')}); "
+            f"this cfaug_hf reads format_version <= {FORMAT_VERSION}. Upgrade cfaug-hf to load it.")
+    check_manifest(folder, what)
+    return config
+
+
+# ---------------------------------------------------------------------------------------------------------- Hub
+def _scrub(text: str, token: Any) -> str:
+    if isinstance(token, str) and token:
+        text = text.replace(token, "***")
+    return text
+
+
+@contextlib.contextmanager
+def hub_errors(action: str, repo_id: str, token: Any = None) -> Iterator[None]:
+    """Translate huggingface_hub and connection errors into a :class:`HubError` naming ``action`` and ``repo_id``."""
+    import httpx2 as httpx  # huggingface_hub's HTTP client
+    from huggingface_hub import constants
+    from huggingface_hub.errors import (EntryNotFoundError, HFValidationError, HfHubHTTPError,
+                                        LocalEntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError)
+
+    try:
+        yield
+    except HubError:
+        raise
+    except HFValidationError as err:
+        raise HubError(f"{action} failed: {repo_id!r} is not a valid Hub repository id "
+                       f"({str(err).splitlines()[0]}); expected 'namespace/name'.") from None
+    except RepositoryNotFoundError:
+        raise HubError(f"{action} failed: repository {repo_id!r} was not found on {constants.ENDPOINT}, or it is "
+                       f"private and the token does not give access to it.") from None
+    except RevisionNotFoundError:
+        raise HubError(f"{action} failed: the revision asked for does not exist in {repo_id!r}.") from None
+    except LocalEntryNotFoundError:
+        # Raised when the Hub could not be reached (5xx, timeouts) and nothing usable is in the local cache.
+        raise HubError(f"{action} failed for {repo_id!r}: {constants.ENDPOINT} could not be reached or kept "
+                       f"answering with errors, and no complete copy is in the local cache. Retry later, or set "
+                       f"HF_HUB_OFFLINE=1 to use only cached files.") from None
+    except EntryNotFoundError as err:
+        raise HubError(f"{action} failed: a file is missing from {repo_id!r} "
+                       f"({_scrub(str(err).splitlines()[-1], token)}).") from None
+    except HfHubHTTPError as err:
+        status = err.response.status_code if err.response is not None else None
+        if status == 401:
+            hint = "the token is missing or invalid: pass token=... or log in with `hf auth login`"
+        elif status == 403:
+            hint = "the token has no write access to this namespace"
+        elif status and status >= 500:
+            hint = (f"the Hub answered {status}; nothing was committed (a push is a single commit), so it is safe "
+                    f"to retry")
+        else:
+            hint = _scrub(str(err).splitlines()[0], token)
+        raise HubError(f"{action} failed for {repo_id!r}: {hint}.") from None
+    except (httpx.TransportError, ConnectionError, OSError) as err:
+        if isinstance(err, FileNotFoundError):
+            raise
+        raise HubError(f"{action} failed for {repo_id!r}: the connection to {constants.ENDPOINT} failed "
+                       f"({type(err).__name__}); nothing was committed, so it is safe to retry.") from None
+
+
+def download_folder(repo_id: str, *, repo_type: str = "model", revision: str | None = None, token: Any = None,
+                    subfolder: str | None = None) -> tuple[Path, str]:
+    """Download a repository snapshot (to the Hub cache) and return ``(folder, commit sha)``."""
+    from huggingface_hub import snapshot_download
+
+    with hub_errors(f"Downloading {repo_type} {repo_id!r}", repo_id, token):
+        path = Path(snapshot_download(repo_id, repo_type=repo_type, revision=revision, token=token,
+                                      allow_patterns=[f"{subfolder.strip('/')}/*"] if subfolder else None))
+    folder = path / subfolder if subfolder else path
+    if subfolder and not folder.is_dir():
+        raise HubError(f"Downloading {repo_type} {repo_id!r} failed: it has no folder {subfolder!r}.")
+    return folder, path.name
+
+
+def _is_repo_id(name: str) -> bool:
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(name)
+    except HFValidationError:
+        return False
+    return True
+
+
+def resolve_folder(name_or_path: str | os.PathLike, what: str, *, revision: str | None = None, token: Any = None,
+                   repo_type: str = "model", subfolder: str | None = None) -> tuple[Path, dict[str, str] | None]:
+    """A local folder, or a Hub repository downloaded to the cache: ``(folder, {"repo_id", "revision"} or None)``.
+
+    A name that cannot be a repo id (an absolute path, ``./x``, ``a/b/c``) is only looked for on disk, so a typo in
+    a path says the folder does not exist instead of blaming the Hub.
+    """
+    name = os.fspath(name_or_path)
+    path = Path(name)
+    if path.is_dir():
+        folder = path / subfolder if subfolder else path
+        if not folder.is_dir():
+            raise ComponentLoadError(f"{path} has no subfolder {subfolder!r}.")
+        return folder, None
+    if path.exists():
+        raise ComponentLoadError(f"{name} is a file; expected a folder written by save_pretrained (or a Hub "
+                                 f"repository id) for the {what}.")
+    where = f"no local folder {name!r} (looked in {path.absolute()})"
+    if not _is_repo_id(name) or path.is_absolute() or name.startswith((".", "~")):
+        raise ComponentLoadError(f"Cannot load the {what}: {where}, and {name!r} is not a Hub repository id "
+                                 f"('namespace/name'). Check the path; if it is written by a script (e.g. the demo), "
+                                 f"run that first.")
+    try:
+        folder, sha = download_folder(name, repo_type=repo_type, revision=revision, token=token,
+                                      subfolder=subfolder)
+    except HubError as err:
+        raise HubError(f"Cannot load the {what}: {where}, and the Hub lookup failed: {err}") from None
+    return folder, {"repo_id": name, "revision": sha}
