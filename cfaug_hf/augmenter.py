@@ -27,6 +27,7 @@ size, ``num_proc`` or the row's position, because each row gets its own seed der
 from __future__ import annotations
 
 import abc
+import copy
 import dataclasses
 import json
 import logging
@@ -50,6 +51,9 @@ logger = logging.getLogger(__name__)
 
 #: File that marks a saved augmenter folder.
 AUGMENTER_CONFIG = "cfaug_augmenter.json"
+
+#: ``cf_kind`` of the rows :meth:`Augmenter.augment` maps only to carry an outcome, then removes.
+TRACE_KIND = "trace"
 
 PROVENANCE_COLUMNS = ("cf_is_counterfactual", "cf_method", "cf_kind", "cf_source_id", "cf_original_label", "cf_edit",
                       "cf_outcome")
@@ -193,21 +197,24 @@ class AugmentationStats:
     def from_dataset(cls, dataset: Any, rows_in: int | None = None) -> AugmentationStats:
         """Recover the statistics from an augmented dataset's provenance columns.
 
-        Exact when every input row left a row in the output. Rows that left none (``keep_original=False`` and no
-        counterfactual, or an original the method drops) are counted as ``skipped:untraced`` when the number of
-        input rows ``rows_in`` is given.
+        Exact when every input row left a row in the output, which is always the case for the output of
+        :meth:`Augmenter.augment` and for ``dataset.map(augmenter, batched=True)`` with ``keep_original=True``
+        (the default). Rows that left none (``keep_original=False`` and no counterfactual, or an original the method
+        drops, in a plain ``map``) are counted as ``skipped:untraced`` when the number of input rows ``rows_in`` is
+        given; use :meth:`Augmenter.augment` to get their reasons.
         """
-        missing = [c for c in ("cf_is_counterfactual", "cf_source_id", "cf_outcome") if c not in dataset.column_names]
+        needed = ("cf_is_counterfactual", "cf_kind", "cf_source_id", "cf_outcome")
+        missing = [c for c in needed if c not in dataset.column_names]
         if missing:
             raise SchemaError(f"Columns {missing} are missing: this is not the output of a cfaug_hf augmenter.")
-        stats = cls(rows_out=len(dataset))
-        cols = dataset.select_columns(["cf_is_counterfactual", "cf_source_id", "cf_outcome"])
+        stats = cls()
         previous = None
-        for batch in cols.iter(batch_size=1000):
-            for is_cf, sid, outcome in zip(batch["cf_is_counterfactual"], batch["cf_source_id"],
-                                           batch["cf_outcome"]):
-                # A group is an original and the counterfactuals that follow it, or (originals not kept) a run of
-                # counterfactuals with the same source id.
+        for batch in dataset.select_columns(list(needed)).iter(batch_size=1000):
+            for is_cf, kind, sid, outcome in zip(batch["cf_is_counterfactual"], batch["cf_kind"],
+                                                 batch["cf_source_id"], batch["cf_outcome"]):
+                stats.rows_out += kind != TRACE_KIND
+                # A group is an original (or trace) row and the counterfactuals that follow it, or (originals not
+                # kept) a run of counterfactuals with the same source id.
                 if not is_cf or previous != sid:
                     stats.rows_in += 1
                     stats.events.update(outcome)
@@ -227,6 +234,120 @@ class AugmentationStats:
                 lines.append(f"  {head} {reason}: {n}")
         return lines
 
+
+
+def _refuse_augmented(columns: Sequence[str]) -> None:
+    present = [c for c in PROVENANCE_COLUMNS if c in columns]
+    if present:
+        raise SchemaError(
+            f"Column {present[0]!r} is present: this dataset is already the output of an augmenter. Augmenting it "
+            f"again would treat counterfactuals as originals and overwrite their provenance. Augment the original "
+            f"data, or select the originals first: ds.filter(lambda cf: not cf, input_columns='cf_is_counterfactual')"
+            f".remove_columns({list(PROVENANCE_COLUMNS)}).")
+
+
+_CODE_DIGESTS: dict[type, str] = {}
+
+
+def code_digest(cls: type) -> str:
+    """A digest of the source of ``cls`` and its bases, so editing a method invalidates ``datasets``' cache.
+
+    ``datasets`` fingerprints plain functions by their code; an augmenter is fingerprinted by its config and
+    weights, and without this a user who edits ``augment_examples`` would get the old rows back from the cache.
+    Classes whose source cannot be read (defined in a REPL) fall back to their methods' bytecode and constants.
+    """
+    cached = _CODE_DIGESTS.get(cls)
+    if cached is not None:
+        return cached
+    import inspect
+
+    parts = []
+    for klass in cls.__mro__:
+        if klass.__module__ in ("builtins", "abc", "typing"):
+            continue
+        try:
+            parts.append(inspect.getsource(klass))
+        except (OSError, TypeError):
+            for name, value in sorted(vars(klass).items()):
+                func = getattr(value, "__func__", getattr(value, "fget", value))
+                code = getattr(func, "__code__", None)
+                if code is not None:
+                    parts.append(f"{name}:{_code_repr(code)}")
+    digest = digest_json(parts)
+    _CODE_DIGESTS[cls] = digest
+    return digest
+
+
+def _code_repr(code: Any) -> str:
+    consts = [_code_repr(c) if hasattr(c, "co_code") else repr(c) for c in code.co_consts]
+    return f"{code.co_code.hex()}|{consts}|{code.co_names}"
+
+
+def _exit_with_parent() -> None:
+    """In a worker process: a daemon thread that ends the process once its parent is gone."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="cfaug-parent-watch", daemon=True).start()
+
+
+def remove_stale_temp_files(dataset: Any, *, min_age_s: float = 60.0) -> list[str]:
+    """Delete ``tmp*`` files that a killed ``map`` left in ``dataset``'s cache folder; returns their paths.
+
+    ``datasets`` writes a map's output to a temporary file and renames it when done; a map killed with SIGKILL
+    leaves the temporary file behind forever. A file is removed only when it is older than ``min_age_s`` and, where
+    ``/proc`` can tell, no process has it open (so a map running in another process is never disturbed).
+    """
+    import time
+
+    folders = {os.path.dirname(f["filename"]) for f in getattr(dataset, "cache_files", []) or []}
+    candidates = [os.path.join(d, n) for d in folders if os.path.isdir(d) for n in os.listdir(d)
+                  if n.startswith("tmp")]
+    now = time.time()
+    candidates = [p for p in candidates if os.path.isfile(p) and now - os.path.getmtime(p) >= min_age_s]
+    if not candidates:
+        return []
+    open_files = _open_files()
+    removed = []
+    for path in candidates:
+        if open_files is not None and os.path.realpath(path) in open_files:
+            continue
+        if open_files is None and now - os.path.getmtime(path) < 24 * 3600:
+            continue  # without /proc, only a day-old file is surely abandoned
+        try:
+            os.remove(path)
+            removed.append(path)
+        except OSError:
+            pass
+    if removed:
+        logger.info("Removed %d temporary file(s) left by an interrupted map: %s", len(removed), removed)
+    return removed
+
+
+def _open_files() -> set[str] | None:
+    if not os.path.isdir("/proc/self/fd"):
+        return None
+    found = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    found.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+                except OSError:
+                    continue
+        except OSError:
+            continue
+    return found
 
 
 def source_id(row: Mapping[str, Any], schema: TaskSchema) -> str:
@@ -259,6 +380,8 @@ class Augmenter(abc.ABC):
     method: ClassVar[str] = ""
     config_class: ClassVar[type[AugmenterConfig]] = AugmenterConfig
     citation: ClassVar[str] = ""
+    #: Set on the copy that :meth:`augment` maps: rows the output would leave out are emitted as trace rows.
+    _trace: bool = False
 
     def __init__(self, schema: TaskSchema, config: AugmenterConfig | None = None, **overrides: Any) -> None:
         if not isinstance(schema, TaskSchema):
@@ -285,8 +408,14 @@ class Augmenter(abc.ABC):
     def __call__(self, batch: Mapping[str, Sequence[Any]], indices: Sequence[int] | None = None) -> dict[str, list]:
         if getattr(self, "_pid", None) != os.getpid():
             self._enter_worker_process()
+        label_values = batch.get(self.schema.label_column) if hasattr(batch, "get") else None
+        if isinstance(label_values, (str, int, float)) or (label_values is not None
+                                                           and not hasattr(label_values, "__len__")):
+            raise TypeError(f"{type(self).__name__} got one row ({self.schema.label_column}={label_values!r}) "
+                            f"instead of a batch: call dataset.map(augmenter, batched=True).")
+        _refuse_augmented(list(batch.keys()))
         self.schema.validate_batch(batch, indices)
-        columns = [c for c in batch.keys() if c not in PROVENANCE_COLUMNS]
+        columns = list(batch.keys())
         n = len(batch[self.schema.label_column])
         rows = [{c: batch[c][i] for c in columns} for i in range(n)]
         examples = [self._example(row, None if indices is None else indices[i]) for i, row in enumerate(rows)]
@@ -304,6 +433,8 @@ class Augmenter(abc.ABC):
             if self.config.keep_original and res.keep_original:
                 self._emit(out, row, columns, False, "", "original", ex, "", outcome)
                 emitted += 1
+            elif self._trace:  # augment(): every source row leaves its outcome; removed after the map
+                self._emit(out, row, columns, False, "", TRACE_KIND, ex, "", outcome)
             for cf in res.counterfactuals:
                 new = dict(row)
                 for col, value in cf.values.items():
@@ -318,13 +449,15 @@ class Augmenter(abc.ABC):
         return out
 
     def _enter_worker_process(self) -> None:
-        """First call in a ``map(num_proc=...)`` worker: use one torch thread.
+        """First call in a ``map(num_proc=...)`` worker: use one torch thread, and exit if the parent dies.
 
         Workers are forked from a parent whose OpenMP thread pool (GNU libgomp) may already be running; the first
         multi-threaded torch op in the child then waits forever for threads that were not forked. One thread per
         worker avoids that, and is what ``num_proc`` workers should use anyway (the workers are the parallelism).
+        A worker whose parent was killed (SIGKILL, OOM killer) would otherwise keep generating for nobody.
         """
         self._pid = os.getpid()
+        _exit_with_parent()
         if "torch" in sys.modules:
             import torch
 
@@ -359,23 +492,60 @@ class Augmenter(abc.ABC):
                 desc: str | None = None, **map_kwargs: Any) -> Any:
         """Validate ``dataset`` against the schema, run ``dataset.map(self, batched=True)`` and set ``self.stats``.
 
-        Same output as calling ``map`` yourself; in addition, column and type errors are raised before any row is
-        read, row errors name the row's index in the dataset, and ``self.stats`` is filled from the output (so it is
-        right after a cache hit or with ``num_proc``).
-        """
-        from datasets import DatasetDict
+        Same output as calling ``map`` yourself; in addition:
 
-        if isinstance(dataset, DatasetDict):
-            return DatasetDict({k: self.augment(v, batch_size=batch_size, num_proc=num_proc, desc=desc,
-                                                **map_kwargs) for k, v in dataset.items()})
-        self.schema.validate_features(dataset.features)
+        * column and type errors are raised before any row is read (for a ``DatasetDict``, in every split before
+          any split is augmented, naming the split), and row errors name the row's index in the dataset;
+        * ``self.stats`` holds exactly this call's counts, also after a cache hit, with ``num_proc``, and with
+          ``keep_original=False`` (the map keeps the originals as a trace, and they are filtered out after);
+        * a pandas ``DataFrame`` is accepted (converted with ``Dataset.from_pandas``), and an ``IterableDataset``
+          is mapped lazily (``self.stats`` then counts rows as they are read);
+        * temporary files left in the dataset's cache folder by an earlier map that was killed are removed.
+        """
+        from datasets import Dataset, DatasetDict, IterableDataset, IterableDatasetDict
+
+        kwargs = dict(batch_size=batch_size, num_proc=num_proc, desc=desc, **map_kwargs)
+        if isinstance(dataset, (DatasetDict, IterableDatasetDict)):
+            for name, split in dataset.items():
+                try:
+                    self._check_input(split)
+                except SchemaError as err:
+                    raise SchemaError(f"Split {name!r}: {err}") from None
+            return type(dataset)({k: self.augment(v, **kwargs) for k, v in dataset.items()})
+        if type(dataset).__module__.startswith("pandas"):
+            dataset = Dataset.from_pandas(dataset, preserve_index=False)
+        if not isinstance(dataset, (Dataset, IterableDataset)):
+            raise TypeError(f"augment() takes a datasets.Dataset, DatasetDict, IterableDataset or pandas DataFrame, "
+                            f"got {type(dataset).__name__}; for a list of dicts use Dataset.from_list(rows).")
+        self._check_input(dataset)
         self.stats = AugmentationStats()
-        result = dataset.map(self, batched=True, batch_size=batch_size, num_proc=num_proc, with_indices=True,
-                             features=self.output_features(dataset.features),
-                             desc=desc or f"{self.method or type(self).__name__} augmentation", **map_kwargs)
-        if self.stats.rows_in != len(dataset):  # served from the cache, or counted in worker processes
-            self.stats = AugmentationStats.from_dataset(result, rows_in=len(dataset))
+        desc = desc or f"{self.method or type(self).__name__} augmentation"
+        if isinstance(dataset, IterableDataset):
+            if num_proc not in (None, 1):
+                raise ValueError("An IterableDataset is augmented lazily in this process; num_proc is not supported "
+                                 "(datasets' IterableDataset.map has no num_proc). Drop num_proc, or load the data "
+                                 "as a Dataset.")
+            features = self.output_features(dataset.features) if dataset.features is not None else None
+            return dataset.map(self, batched=True, batch_size=batch_size, with_indices=True, features=features,
+                               **map_kwargs)
+        remove_stale_temp_files(dataset)
+        # The map always keeps the originals: they carry every row's outcome, so the counts below are exact even
+        # when nothing ran in this process (cache hit, num_proc workers). They are filtered out afterwards.
+        runner = copy.copy(self)
+        runner._trace, runner.stats = True, AugmentationStats()
+        result = dataset.map(runner, batched=True, batch_size=batch_size, num_proc=num_proc, with_indices=True,
+                             features=self.output_features(dataset.features), desc=desc, **map_kwargs)
+        self.stats = AugmentationStats.from_dataset(result)
+        if self.stats.rows_out != len(result):  # trace rows to remove
+            result = result.filter(lambda kinds: [k != TRACE_KIND for k in kinds], input_columns="cf_kind",
+                                   batched=True, batch_size=1000, desc="removing trace rows")
         return result
+
+    def _check_input(self, dataset: Any) -> None:
+        if dataset.features is None:  # an IterableDataset of unknown features: rows are checked as they come
+            return
+        _refuse_augmented(list(dataset.features))
+        self.schema.validate_features(dataset.features)
 
     # ------------------------------------------------------------------------------------ config and fingerprint
     def components(self) -> dict[str, Any]:
@@ -390,7 +560,7 @@ class Augmenter(abc.ABC):
         from . import __version__
 
         parts = {"version": __version__, "cls": f"{type(self).__module__}.{type(self).__qualname__}",
-                 "config": self.get_config_dict(),
+                 "code": code_digest(type(self)), "trace": self._trace, "config": self.get_config_dict(),
                  "components": {k: digest_object(v) for k, v in sorted(self.components().items())}}
         return digest_json(parts)
 

@@ -6,15 +6,31 @@
     cfaug pull REPO_ID FOLDER [--repo-type dataset] download a repository into a folder
     cfaug report ORIGINAL AUGMENTED --out DIR       metrics, shortcut diagnostics and plots of an augmentation
 
-Tokens come from --token, the HF_TOKEN variable or `hf auth login`.
+Tokens come from --token, the HF_TOKEN variable or `hf auth login`. A user error (a missing file, a bad column, a
+folder that is not empty) prints one line and exits with status 2; --debug (or CFAUG_DEBUG=1) shows the traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for; printed as one line."""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
 
 
 def _load_local(path: str) -> Any:
@@ -25,8 +41,10 @@ def _load_local(path: str) -> Any:
         return load_from_disk(str(p))
     suffix = p.suffix.lower().lstrip(".")
     builder = {"jsonl": "json", "json": "json", "csv": "csv", "tsv": "csv", "parquet": "parquet"}.get(suffix)
+    if not p.exists():
+        raise UsageError(f"{path}: no such file or folder.")
     if builder is None or not p.is_file():
-        raise SystemExit(f"{path}: expected a saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file.")
+        raise UsageError(f"{path}: expected a saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file.")
     kwargs = {"delimiter": "\t"} if suffix == "tsv" else {}
     return load_dataset(builder, data_files=str(p), split="train", **kwargs)
 
@@ -37,11 +55,26 @@ def _cmd_demo(args: argparse.Namespace) -> None:
     run_demo(args.out, generator_steps=args.generator_steps, retrain=args.retrain, seed=args.seed)
 
 
+def _check_out(out: str, *inputs: str) -> None:
+    """Refuse an output folder that is, contains or lies inside an input, before anything is read or written."""
+    o = Path(out).resolve()
+    for given in inputs:
+        i = Path(given).resolve()
+        if o == i or i in o.parents or o in i.parents:
+            raise UsageError(f"--out {out} would overwrite the input {given}; choose another folder.")
+    if o.is_file():
+        raise UsageError(f"--out {out} is a file; expected a folder.")
+    if o.is_dir() and any(o.iterdir()) and not (o / "dataset_info.json").is_file():
+        raise UsageError(f"--out {out} is a non-empty folder that is not a saved dataset; choose a new or empty "
+                         f"folder so none of your files is replaced.")
+
+
 def _cmd_crossaug(args: argparse.Namespace) -> None:
     from .components import Generator, LabelChecker
     from .methods.crossaug import CrossAugAugmenter
     from .schema import TaskSchema
 
+    _check_out(args.out, args.data)
     dataset = _load_local(args.data)
     schema = TaskSchema.fact_verification(claim=args.claim_column, evidence=args.evidence_column,
                                           label=args.label_column, nei=args.nei, id_column=args.id_column)
@@ -67,7 +100,7 @@ def _cmd_push(args: argparse.Namespace) -> None:
 
     folder = Path(args.folder)
     if not folder.is_dir():
-        raise SystemExit(f"{folder} is not a folder.")
+        raise UsageError(f"{folder}: no such folder (expected a folder written by save_pretrained or save_to_disk).")
     for cls in COMPONENT_TYPES.values():
         if (folder / cls.config_name).is_file():
             sha = cls.from_pretrained(folder).push_to_hub(args.repo_id, private=args.private, token=args.token)
@@ -91,7 +124,7 @@ def _cmd_push(args: argparse.Namespace) -> None:
         print(f"Pushed augmented dataset to https://huggingface.co/datasets/{args.repo_id} (card commit {sha}).")
         return
     found = sorted(p.name for p in folder.iterdir())[:10]
-    raise SystemExit(f"{folder} is not a saved cfaug component (cfaug_generator.json, cfaug_checker.json), augmenter "
+    raise UsageError(f"{folder} is not a saved cfaug component (cfaug_generator.json, cfaug_checker.json), augmenter "
                      f"(cfaug_augmenter.json) or dataset (save_to_disk); it holds {json.dumps(found)}.")
 
 
@@ -105,7 +138,7 @@ def _schema_from_args(args: argparse.Namespace) -> Any:
     factory, names = _PRESETS[args.task]
     columns = args.columns.split(",") if args.columns else list(names)
     if len(columns) != len(names):
-        raise SystemExit(f"--columns for {args.task} names {len(names)} columns ({','.join(names)}), got "
+        raise UsageError(f"--columns for {args.task} names {len(names)} columns ({','.join(names)}), got "
                          f"{args.columns!r}.")
     kwargs = dict(zip(names, columns), label=args.label_column, id_column=args.id_column)
     if args.task == "fact-verification":
@@ -117,6 +150,7 @@ def _cmd_report(args: argparse.Namespace) -> None:
     from .report import augmentation_report
 
     schema = _schema_from_args(args)
+    _check_out(args.out, args.original, args.augmented)
     original, augmented = _load_local(args.original), _load_local(args.augmented)
     checker = None
     if args.checker:
@@ -133,43 +167,65 @@ def _cmd_report(args: argparse.Namespace) -> None:
 def _cmd_pull(args: argparse.Namespace) -> None:
     from hub_cards import pull
 
-    path = pull(args.repo_id, args.folder, repo_type=args.repo_type, revision=args.revision, token=args.token)
+    path = pull(args.repo_id, args.folder, repo_type=args.repo_type, revision=args.revision, token=args.token,
+                overwrite=args.overwrite)
     print(f"Downloaded {args.repo_type} {args.repo_id} to {path}.")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cfaug", description="Counterfactual data augmentation for HF datasets.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="cfaug", description="Counterfactual data augmentation for Hugging Face datasets: run a method, report "
+                                  "on its output, share components and data on the Hub.")
+    parser.add_argument("--debug", action="store_true", default=os.environ.get("CFAUG_DEBUG") == "1",
+                        help="show the full traceback of an error (also CFAUG_DEBUG=1)")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="log more (-v info, -vv debug); CFAUG_VERBOSITY sets the default")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    demo = sub.add_parser("demo", help="CrossAug on the embedded FEVEROUS sample, offline (the main job).")
+    def command(name: str, summary: str, description: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=summary, description=description)
+
+    demo = command("demo", "CrossAug on the embedded FEVEROUS sample, offline (the main job).",
+                   "Train the default negative-claim generator (or reuse OUT/generator), augment the 300-row "
+                   "FEVEROUS sample shipped in the package with CrossAug, and write the augmented dataset, JSONL, "
+                   "stats and a report into OUT. No Hub access is needed.")
     demo.add_argument("--out", default="runs/demo", help="output folder (default runs/demo)")
-    demo.add_argument("--generator-steps", type=int, default=90, help="training steps for the generator")
+    demo.add_argument("--generator-steps", type=_positive_int, default=90,
+                      help="training steps for the generator (default 90)")
     demo.add_argument("--retrain", action="store_true", help="train the generator even if OUT/generator exists")
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--seed", type=int, default=0, help="seed for training and augmentation (default 0)")
     demo.set_defaults(func=_cmd_demo)
 
-    ca = sub.add_parser("crossaug", help="CrossAug on a local fact-verification dataset.")
+    ca = command("crossaug", "CrossAug on a local fact-verification dataset.",
+                 "Augment a fact-verification dataset (claim, evidence, SUPPORTS/REFUTES labels) with CrossAug "
+                 "(Lee et al., 2021) using a saved negative-claim generator; the result, with provenance columns, is "
+                 "saved with Dataset.save_to_disk.")
     ca.add_argument("data", help="saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file")
     ca.add_argument("--generator", required=True, help="folder or Hub id of a saved cfaug Generator")
     ca.add_argument("--checker", help="folder or Hub id of a saved LabelChecker used as a post-filter")
-    ca.add_argument("--out", required=True, help="where to save the augmented dataset")
-    ca.add_argument("--claim-column", default="claim")
-    ca.add_argument("--evidence-column", default="evidence")
-    ca.add_argument("--label-column", default="label")
-    ca.add_argument("--id-column", default=None)
+    ca.add_argument("--out", required=True, help="new or empty folder for the augmented dataset")
+    ca.add_argument("--claim-column", default="claim", help="column holding the claim (default claim)")
+    ca.add_argument("--evidence-column", default="evidence",
+                    help="column holding the evidence: a string or a list of strings (default evidence)")
+    ca.add_argument("--label-column", default="label", help="column holding the label (default label)")
+    ca.add_argument("--id-column", default=None, help="column with a stable row id used as cf_source_id")
     ca.add_argument("--nei", action="store_true", help="labels include NOT ENOUGH INFO")
-    ca.add_argument("--max-span-tokens", type=int, default=3, help="tau, the span limit for evidence edits")
-    ca.add_argument("--candidates", type=int, default=None,
+    ca.add_argument("--max-span-tokens", type=_positive_int, default=3,
+                    help="tau, the span limit for evidence edits (default 3)")
+    ca.add_argument("--candidates", type=_positive_int, default=None,
                     help="outputs per claim from the beam (first acceptable one is used); default the generator's")
     ca.add_argument("--reject-deletions", action="store_true",
                     help="skip rewrites that only delete non-negation words (not in the paper)")
     ca.add_argument("--counterfactuals-only", action="store_true", help="do not emit the original rows")
-    ca.add_argument("--batch-size", type=int, default=32)
-    ca.add_argument("--num-proc", type=int, default=None)
-    ca.add_argument("--seed", type=int, default=0)
+    ca.add_argument("--batch-size", type=_positive_int, default=32, help="rows per map batch (default 32)")
+    ca.add_argument("--num-proc", type=_positive_int, default=None, help="worker processes for the map")
+    ca.add_argument("--seed", type=int, default=0, help="augmenter seed (default 0)")
     ca.set_defaults(func=_cmd_crossaug)
 
-    push = sub.add_parser("push", help="Push a saved component, augmenter or augmented dataset to the Hub.")
+    push = command("push", "Push a saved component, augmenter or augmented dataset to the Hub.",
+                   "Push a folder written by save_pretrained (generator, checker, rationale selector, augmenter) "
+                   "or by Dataset.save_to_disk (augmented data) to the Hub with a model or dataset card, in one "
+                   "commit.")
     push.add_argument("folder", help="a folder written by save_pretrained or Dataset.save_to_disk")
     push.add_argument("repo_id", help="namespace/name on the Hub")
     push.add_argument("--private", action="store_true", default=None, help="create the repository as private")
@@ -179,35 +235,86 @@ def build_parser() -> argparse.ArgumentParser:
     push.add_argument("--license", help="datasets: licence identifier for the card (e.g. cc-by-sa-3.0)")
     push.set_defaults(func=_cmd_push)
 
-    rp = sub.add_parser("report", help="Counts, counterfactual quality and shortcut diagnostics of an augmentation.")
+    rp = command("report", "Counts, counterfactual quality and shortcut diagnostics of an augmentation.",
+                 "Compare an augmenter's output with its input: counts by label and kind, skip reasons, edit "
+                 "distance, BLEU diversity, perturbation types, MoverScore and perplexity (unless --no-models), "
+                 "and the competency test and claim-only probe before and after.")
     rp.add_argument("original", help="the input dataset: saved folder or .json/.jsonl/.csv/.tsv/.parquet file")
     rp.add_argument("augmented", help="the augmenter's output (with the cf_* provenance columns)")
     rp.add_argument("--out", required=True, help="folder for report.json, report.md and the competency plots")
-    rp.add_argument("--task", choices=sorted(_PRESETS), default="fact-verification")
+    rp.add_argument("--task", choices=sorted(_PRESETS), default="fact-verification",
+                    help="the task preset naming the text columns (default fact-verification)")
     rp.add_argument("--columns", help="the text columns in preset order, comma-separated (default claim,evidence / "
                                       "premise,hypothesis / text)")
-    rp.add_argument("--label-column", default="label")
-    rp.add_argument("--id-column", default=None)
+    rp.add_argument("--label-column", default="label", help="column holding the label (default label)")
+    rp.add_argument("--id-column", default=None, help="the id column the augmenter used for cf_source_id")
     rp.add_argument("--nei", action="store_true", help="fact verification labels include NOT ENOUGH INFO")
     rp.add_argument("--checker", help="saved LabelChecker (folder or Hub id) for the flip rate")
     rp.add_argument("--no-models", dest="models", action="store_false",
                     help="skip MoverScore, perplexity and multi-hop coherence (no MiniLM/SmolLM2 needed)")
-    rp.add_argument("--max-pairs", type=int, default=400, help="pairs sampled for the model-based metrics")
+    rp.add_argument("--max-pairs", type=_positive_int, default=400,
+                    help="pairs sampled for the model-based metrics (default 400)")
     rp.set_defaults(func=_cmd_report)
 
-    pl = sub.add_parser("pull", help="Download a repository into a folder (it appears only when complete).")
-    pl.add_argument("repo_id")
-    pl.add_argument("folder")
-    pl.add_argument("--repo-type", choices=["model", "dataset"], default="model")
-    pl.add_argument("--revision", default=None)
-    pl.add_argument("--token", default=None)
+    pl = command("pull", "Download a repository into a folder (it appears only when complete).",
+                 "Download a Hub repository into FOLDER. FOLDER must be new, empty, or an earlier pull or save of "
+                 "the same kind of object (it is then updated; files you added are kept). A non-empty folder "
+                 "holding anything else is refused unless --overwrite; no file of yours is ever deleted.")
+    pl.add_argument("repo_id", help="namespace/name on the Hub")
+    pl.add_argument("folder", help="where to put the files")
+    pl.add_argument("--repo-type", choices=["model", "dataset"], default="model",
+                    help="model (components, augmenters) or dataset (augmented data); default model")
+    pl.add_argument("--revision", default=None, help="branch, tag or commit (default main)")
+    pl.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the saved login)")
+    pl.add_argument("--overwrite", action="store_true",
+                    help="write into a non-empty folder of another kind (same-named files are replaced)")
     pl.set_defaults(func=_cmd_pull)
     return parser
 
 
-def main(argv: list[str] | None = None) -> None:
+def _user_error_types() -> tuple[type[BaseException], ...]:
+    from .hub import ComponentLoadError, FolderNotEmptyError, HubError
+    from .schema import SchemaError
+
+    types: list[type[BaseException]] = [UsageError, SchemaError, ComponentLoadError, HubError, FolderNotEmptyError,
+                                        FileNotFoundError, PermissionError, ValueError, TypeError]
+    if "datasets" in sys.modules:
+        from datasets.exceptions import DatasetGenerationError
+
+        types.append(DatasetGenerationError)
+    return tuple(types)
+
+
+def _message(err: BaseException) -> str:
+    text = str(err).strip() or type(err).__name__
+    cause = err.__cause__ or err.__context__
+    # datasets wraps a malformed file in "An error occurred while generating the dataset"; the cause says where.
+    if cause is not None and type(err).__name__ == "DatasetGenerationError":
+        text = f"{text}: {str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__}"
+    return text.splitlines()[0] if len(text.splitlines()) > 3 else " ".join(text.split())
+
+
+def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    args.func(args)
+    if args.verbose:
+        from .verbosity import set_verbosity
+
+        set_verbosity("debug" if args.verbose > 1 else "info")
+    try:
+        args.func(args)
+    except KeyboardInterrupt:
+        print("cfaug: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:
+        if args.debug:
+            raise
+        user = isinstance(err, _user_error_types())
+        print(f"cfaug {args.command}: error: {_message(err)}", file=sys.stderr)
+        if not user:
+            print(f"cfaug {args.command}: this looks like a bug ({type(err).__name__}); rerun with --debug for the "
+                  f"traceback and report it.", file=sys.stderr)
+        return 2 if user else 1
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -85,12 +85,16 @@ class CompetencyResult:
             ax.plot(grid, [min(1, p0 + s) for s in se], color="black", lw=1)
             ax.plot(grid, [max(0, p0 - s) for s in se], color="black", lw=1)
         ax.axhline(p0, color="grey", lw=0.8, ls="--")
-        ax.set_xscale("log")
+        if ns:  # a log axis with no data fails inside matplotlib (tiny datasets test no token)
+            ax.set_xscale("log")
         ax.set_xlabel("n (examples containing the token)")
         ax.set_ylabel(f"p({label} | token)")
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(title or f"Competency test: {len(self.significant)} significant tokens")
-        ax.legend(loc="lower right", fontsize=8)
+        if ns:
+            ax.legend(loc="lower right", fontsize=8)
+        else:
+            ax.text(0.5, 0.5, "no token was frequent enough to test", ha="center", transform=ax.transAxes)
         fig.tight_layout()
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -48,6 +48,14 @@ def counterfactual_pairs(original: Any, augmented: Any, schema: TaskSchema) -> l
     if missing:
         raise SchemaError(f"The augmented dataset lacks the provenance columns {missing}; pass the output of a "
                           f"cfaug augmenter.")
+    if "cf_is_counterfactual" in original.column_names:
+        raise SchemaError("The original dataset has the provenance column 'cf_is_counterfactual': it is an "
+                          "augmenter's output. Pass the dataset the augmenter was run on as the original.")
+    for name, data in (("original", original), ("augmented", augmented)):
+        try:
+            schema.validate_features(data.features)
+        except SchemaError as err:
+            raise SchemaError(f"The {name} dataset does not match the schema ({schema.task}): {err}") from None
     sources = {source_id(row, schema): row for row in original}
     pairs, unmatched = [], 0
     for i, row in enumerate(augmented):
@@ -59,6 +67,10 @@ def counterfactual_pairs(original: Any, augmented: Any, schema: TaskSchema) -> l
             continue
         changed = [c for c in schema.text_columns if _text(row[c]) != _text(src[c])]
         pairs.append({"source": src, "counterfactual": row, "changed": changed, "index": i})
+    if unmatched and not pairs:
+        raise SchemaError(f"None of the {unmatched} counterfactual rows comes from a row of the original dataset "
+                          f"(no cf_source_id matches): pass the dataset the augmenter was run on, with the same "
+                          f"schema and id column.")
     if unmatched:
         logger.warning("%d counterfactual rows name a source id that is not in the original dataset; they are left "
                        "out of the pairwise metrics.", unmatched)

@@ -139,9 +139,25 @@ class TaskSchema:
         return self.label_names[self.label_id(value, row=row)]
 
     def encode_label_like(self, name: str, like: Any) -> Any:
-        """``name`` in the representation ``like`` uses: an id when the dataset stores ids, else the name."""
+        """``name`` in the representation ``like`` uses: an id when the dataset stores ids, else the name spelled
+        in ``like``'s case (``refutes`` next to ``supports``), so an output never mixes two spellings of a label.
+
+        >>> s = TaskSchema.fact_verification(nei=True)
+        >>> s.encode_label_like("REFUTES", "supports"), s.encode_label_like("REFUTES", 0), s.encode_label_like(
+        ...     "NOT ENOUGH INFO", "Supports")
+        ('refutes', 1, 'Not enough info')
+        """
         ident = self.label_id(name)
-        return ident if isinstance(like, int) and not isinstance(like, bool) else self.label_names[ident]
+        if isinstance(like, int) and not isinstance(like, bool):
+            return ident
+        target = self.label_names[ident]
+        if isinstance(like, str):
+            canonical = self.label_names[self.label_id(like)]
+            if like != canonical:
+                for style in (str.lower, str.upper, str.capitalize, str.title):
+                    if like == style(canonical):
+                        return style(target)
+        return target
 
     # ------------------------------------------------------------------------------------------------------- texts
     def pieces(self, value: str | Sequence[str]) -> list[str]:

@@ -48,8 +48,9 @@ def test_cli_crossaug_on_a_jsonl_file(tmp_path, capsys):
     assert len(load_from_disk(str(tmp_path / "out"))) >= 2
 
 
-def test_cli_rejects_unknown_file_type(tmp_path):
+def test_cli_rejects_unknown_file_type(tmp_path, capsys):
     bad = tmp_path / "data.xml"
     bad.write_text("<x/>")
-    with pytest.raises(SystemExit, match="expected a saved dataset folder"):
-        cli.main(["crossaug", str(bad), "--generator", "g", "--out", str(tmp_path / "o")])
+    assert cli.main(["crossaug", str(bad), "--generator", "g", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "expected a saved dataset folder" in err and "Traceback" not in err

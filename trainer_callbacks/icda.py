@@ -31,6 +31,23 @@ logger = logging.getLogger(__name__)
 STATE_FILE = "icda_state.json"
 
 
+def _calling_trainer() -> Any:
+    """The Trainer whose callback handler is calling us: callbacks are not handed the Trainer itself."""
+    import sys
+
+    from transformers import Trainer
+
+    frame = sys._getframe(1)
+    for _ in range(12):
+        if frame is None:
+            return None
+        owner = frame.f_locals.get("self")
+        if isinstance(owner, Trainer):
+            return owner
+        frame = frame.f_back
+    return None
+
+
 class ICDACallback(TrainerCallback):
     """Regenerates ICDA counterfactuals every epoch from the model the Trainer is training.
 
@@ -55,6 +72,7 @@ class ICDACallback(TrainerCallback):
         >>> trainer = Trainer(model=selector.model, args=args, train_dataset=train,
         ...                   data_collator=selector.collator(train.table), callbacks=[icda])
         >>> _ = trainer.train()
+        {'icda_counterfactuals': ...}
         {'train_runtime': ...}
         >>> [(h["epoch"], h["icda_counterfactuals"] <= 8) for h in icda.history]
         [(1, True)]
@@ -70,6 +88,7 @@ class ICDACallback(TrainerCallback):
         self.previous: SelectionResult | None = None
         self.history: list[dict[str, Any]] = []
         self._length: int | None = None
+        self._trainer: Any = None
 
     # ----------------------------------------------------------------------------------------------- guards
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
@@ -84,6 +103,7 @@ class ICDACallback(TrainerCallback):
                              "ICDACallback, so regenerated counterfactuals would never be seen. Pass the same object "
                              "as train_dataset.")
         self._length = len(self.dataset)
+        self._trainer = self._trainer or _calling_trainer()
         if state.global_step > 0:
             self._restore(Path(args.output_dir) / f"checkpoint-{state.global_step}")
 
@@ -147,10 +167,18 @@ class ICDACallback(TrainerCallback):
             return  # before the first counterfactual epoch, or resumed inside an epoch already planned
         self.regenerate(model, self.tokenizer or kwargs.get("processing_class"), epoch)
         r = self.history[-1]
-        # Kept in trainer_state.json with the Trainer's own logs.
-        state.log_history.append({"epoch": float(epoch), "step": state.global_step, "icda_delta_A": r["icda_delta_A"],
-                                  "icda_counterfactuals": r["icda_counterfactuals"],
-                                  "icda_train_accuracy": r["icda_train_accuracy"]})
+        logs = {"icda_delta_A": r["icda_delta_A"], "icda_counterfactuals": r["icda_counterfactuals"],
+                "icda_train_accuracy": r["icda_train_accuracy"]}
+        if self._trainer is not None:
+            # Through Trainer.log, so the console, TensorBoard, W&B and trainer_state.json all see them.
+            self._trainer.log({k: v for k, v in logs.items() if v is not None})
+        else:
+            state.log_history.append({"epoch": float(epoch), "step": state.global_step, **logs})
+
+    def attach(self, trainer: Any) -> ICDACallback:
+        """Log through ``trainer`` (found automatically when the callback is given to the Trainer)."""
+        self._trainer = trainer
+        return self
 
     # ----------------------------------------------------------------------------------------- checkpoints
     def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:

@@ -212,7 +212,8 @@ def bleu_diversity(candidates: Sequence[str], references: Sequence[str]) -> dict
     """Self-BLEU (CORE; lower is more diverse) and inverse BLEU (RACE; 100 − BLEU, higher is more diverse).
 
     Self-BLEU is sacrebleu's corpus BLEU of the counterfactuals against their own originals; inverse BLEU is
-    100 minus the mean sentence BLEU of each pair.
+    100 minus the mean sentence BLEU of each pair. Pairs with an empty (or all-space) side are left out and counted
+    as ``empty``: an empty text shares no n-gram with anything, which would score as maximal diversity.
 
     >>> r = bleu_diversity(["the cat sat on the mat"], ["the cat sat on the mat"])
     >>> round(r["self_bleu"]), round(r["inverse_bleu"])
@@ -221,11 +222,15 @@ def bleu_diversity(candidates: Sequence[str], references: Sequence[str]) -> dict
     import sacrebleu
 
     _check_pairs(candidates, references, ("candidates", "references"))
-    if not candidates:
-        return {"self_bleu": float("nan"), "inverse_bleu": float("nan"), "n": 0}
-    corpus = sacrebleu.corpus_bleu(list(candidates), [list(references)]).score
-    sentence = [sacrebleu.sentence_bleu(c, [r]).score for c, r in zip(candidates, references)]
-    return {"self_bleu": corpus, "inverse_bleu": 100.0 - sum(sentence) / len(sentence), "n": len(candidates)}
+    kept = [(c, r) for c, r in zip(candidates, references) if c.strip() and r.strip()]
+    empty = len(candidates) - len(kept)
+    if not kept:
+        return {"self_bleu": float("nan"), "inverse_bleu": float("nan"), "n": 0, "empty": empty}
+    cands, refs = [c for c, _ in kept], [r for _, r in kept]
+    corpus = sacrebleu.corpus_bleu(cands, [refs]).score
+    sentence = [sacrebleu.sentence_bleu(c, [r]).score for c, r in kept]
+    return {"self_bleu": corpus, "inverse_bleu": 100.0 - sum(sentence) / len(sentence), "n": len(kept),
+            "empty": empty}
 
 
 def _levenshtein(a: Sequence[Any], b: Sequence[Any]) -> int:

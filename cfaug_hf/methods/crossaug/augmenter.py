@@ -86,6 +86,15 @@ class CrossAugAugmenter(Augmenter):
             raise TypeError(f"generator must be a Generator or a callable, got {type(generator).__name__}.")
         self.claim_column, self.evidence_column = schema.text_columns
         cfg: CrossAugConfig = self.config  # type: ignore[assignment]
+        for option in ("supports_label", "refutes_label"):
+            value = getattr(cfg, option)
+            try:
+                schema.label_id(value)
+            except SchemaError:
+                raise SchemaError(
+                    f"CrossAugConfig.{option}={value!r} is not one of the schema's labels {list(schema.label_names)}. "
+                    f"CrossAug needs a fact-verification schema (TaskSchema.fact_verification()), or pass "
+                    f"supports_label=/refutes_label= naming your labels.") from None
         self.supports = schema.label_name(cfg.supports_label)
         self.refutes = schema.label_name(cfg.refutes_label)
         self.nei = next((n for n in schema.label_names if n.casefold() == cfg.nei_label.casefold()), None)
@@ -102,10 +111,20 @@ class CrossAugAugmenter(Augmenter):
     def _rewrite(self, claims: list[str], seeds: list[int]) -> GenerationResult:
         if isinstance(self.generator, Generator):
             return self.generator.generate_with_info(claims, seeds=seeds)
-        outputs = list(self.generator(claims))
+        contract = ("a generator callable takes a list of claims and returns a list with, for each claim, one rewrite "
+                    "(a string) or a list of candidate rewrites")
+        outputs = self.generator(claims)
+        if outputs is None or isinstance(outputs, (str, bytes)) or not hasattr(outputs, "__iter__"):
+            raise TypeError(f"The generator returned {type(outputs).__name__} for {len(claims)} claims; {contract}.")
+        outputs = list(outputs)
         if len(outputs) != len(claims):
-            raise RuntimeError(f"The generator returned {len(outputs)} outputs for {len(claims)} claims.")
-        texts = [[o] if isinstance(o, str) else list(o) for o in outputs]
+            raise TypeError(f"The generator returned {len(outputs)} outputs for {len(claims)} claims; {contract}.")
+        texts = []
+        for i, o in enumerate(outputs):
+            candidates = [o] if isinstance(o, str) else o
+            if not isinstance(candidates, (list, tuple)) or not all(isinstance(c, str) for c in candidates):
+                raise TypeError(f"The generator's output {i} (for claim {claims[i]!r}) is {o!r}; {contract}.")
+            texts.append(list(candidates))
         return GenerationResult(texts, [False] * len(claims), [[False] * len(t) for t in texts])
 
     # ---------------------------------------------------------------------------------------------- augmentation

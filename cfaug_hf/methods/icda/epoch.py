@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from ...schema import SchemaError
 from ...sentences import SentenceTable, split_sentences
 from .selection import CounterfactualSpec, Plan, SelectionResult, plan_counterfactuals
 
@@ -37,6 +38,9 @@ class CounterfactualEpochDataset(torch.utils.data.Dataset):
             ``text_column`` and ``label_column``.
         labels: integer class ids (taken from the dataset when ``documents`` is one; names need ``label_names``).
         size: counterfactual slots (default: as many as documents, the paper's equal-size augmentation).
+        label_names: the class names in id order; needed for string labels, and bounds the ids.
+        num_labels: the number of classes of the model; ids must lie in ``0..num_labels-1``. Without it (or
+            ``label_names``) the ids must be exactly ``0..K-1`` for the K classes present.
 
     >>> ds = CounterfactualEpochDataset([["Good food.", "Nice room."], ["Bad food.", "Nice room."]], [1, 0])
     >>> len(ds), ds[2]["is_counterfactual"]
@@ -45,7 +49,8 @@ class CounterfactualEpochDataset(torch.utils.data.Dataset):
 
     def __init__(self, documents: Any, labels: Sequence[int] | None = None, *, size: int | None = None,
                  table: SentenceTable | None = None, splitter: str = "builtin", text_column: str = "text",
-                 label_column: str = "label", label_names: Sequence[str] | None = None):
+                 label_column: str = "label", label_names: Sequence[str] | None = None,
+                 num_labels: int | None = None):
         if hasattr(documents, "column_names"):
             for col in (text_column, label_column):
                 if col not in documents.column_names:
@@ -69,7 +74,8 @@ class CounterfactualEpochDataset(torch.utils.data.Dataset):
             if not kept:
                 raise ValueError(f"Document {i} has no non-empty sentence.")
             self.docs.append(self.table.add_document(kept))
-        self.labels = [self._label(y, i, label_names) for i, y in enumerate(labels)]
+        self.labels = [self._label(y, i, label_names, label_column) for i, y in enumerate(labels)]
+        _check_label_ids(self.labels, label_column, len(label_names) if label_names else num_labels)
         if len(set(self.labels)) < 2:
             logger.warning("The training data has one class only (%s): no counterfactual can be made; the "
                            "counterfactual slots will repeat originals.", set(self.labels))
@@ -79,11 +85,18 @@ class CounterfactualEpochDataset(torch.utils.data.Dataset):
         self.epoch = 0
 
     @staticmethod
-    def _label(value: Any, row: int, names: Sequence[str] | None) -> int:
+    def _label(value: Any, row: int, names: Sequence[str] | None, column: str) -> int:
         if isinstance(value, str):
-            if names is None or value not in names:
-                raise ValueError(f"Label at row {row}: got {value!r}; pass integer ids or label_names={names}.")
+            if names is None:
+                raise SchemaError(f"Column {column!r} at row {row}: got the label name {value!r}; string labels "
+                                  f"need label_names=[...] (the class names in id order), or pass integer ids.")
+            if value not in names:
+                raise SchemaError(f"Column {column!r} at row {row}: unknown label {value!r}; expected one of "
+                                  f"{list(names)}.")
             return list(names).index(value)
+        if isinstance(value, bool) or not isinstance(value, int) and not hasattr(value, "__index__"):
+            raise SchemaError(f"Column {column!r} at row {row}: got {value!r}; expected an integer class id or a "
+                              f"label name.")
         return int(value)
 
     def __len__(self) -> int:
@@ -119,6 +132,24 @@ class CounterfactualEpochDataset(torch.utils.data.Dataset):
     @property
     def num_sentences(self) -> list[int]:
         return [len(d) for d in self.docs]
+
+
+def _check_label_ids(labels: list[int], column: str, num_labels: int | None) -> None:
+    """Class ids must index the model's output; a stray id would fail deep inside torch's loss."""
+    if not labels:
+        return
+    if num_labels is not None:
+        for row, y in enumerate(labels):
+            if not 0 <= y < num_labels:
+                raise SchemaError(f"Column {column!r} at row {row}: class id {y} is outside 0..{num_labels - 1} "
+                                  f"({num_labels} classes).")
+        return
+    present = sorted(set(labels))
+    if present != list(range(len(present))):
+        row = next(i for i, y in enumerate(labels) if y not in range(len(present)))
+        raise SchemaError(f"Column {column!r} at row {row}: class id {labels[row]}; the {len(present)} classes "
+                          f"present are {present}, but ids must be 0..{len(present) - 1}. Pass num_labels= (or "
+                          f"label_names=) if the model has more classes than the data shows.")
 
 
 class JoinedTextCollator:
