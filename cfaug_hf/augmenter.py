@@ -32,6 +32,7 @@ import dataclasses
 import json
 import logging
 import os
+import signal
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -284,19 +285,68 @@ def _code_repr(code: Any) -> str:
 
 
 def _exit_with_parent() -> None:
-    """In a worker process: a daemon thread that ends the process once its parent is gone."""
+    """In a worker process: a daemon thread that ends the process once its parent is gone.
+
+    It also ends the siblings it was started with that run the same command (where ``/proc`` lists them):
+    ``datasets`` runs a ``multiprocess`` Manager server beside the workers, which would otherwise outlive a killed
+    parent too.
+    """
     import threading
     import time
 
     parent = os.getppid()
+    own = _cmdline(os.getpid())
+    # Forked siblings share our command line; anything else the parent started is none of our business.
+    siblings = {pid: start for pid, start in _children_of(parent).items()
+                if pid != os.getpid() and _cmdline(pid) == own}
 
     def watch() -> None:
         while True:
             time.sleep(0.5)
             if os.getppid() != parent:
+                for pid, start in siblings.items():
+                    if _start_time(pid) == start:  # the same process, not a new one that reused the pid
+                        try:
+                            os.kill(pid, signal.SIGTERM)
+                        except OSError:
+                            pass
                 os._exit(1)
 
     threading.Thread(target=watch, name="cfaug-parent-watch", daemon=True).start()
+
+
+def _cmdline(pid: int) -> bytes | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _start_time(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _children_of(parent: int) -> dict[int, str]:
+    """``{pid: start time}`` of the processes whose parent is ``parent``; empty without ``/proc``."""
+    found: dict[int, str] = {}
+    if not os.path.isdir("/proc/self"):
+        return found
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == parent:
+            found[int(entry)] = fields[19]
+    return found
 
 
 def remove_stale_temp_files(dataset: Any, *, min_age_s: float = 60.0) -> list[str]:

@@ -57,20 +57,21 @@ def counterfactual_pairs(original: Any, augmented: Any, schema: TaskSchema) -> l
         except SchemaError as err:
             raise SchemaError(f"The {name} dataset does not match the schema ({schema.task}): {err}") from None
     sources = {source_id(row, schema): row for row in original}
-    pairs, unmatched = [], 0
+    pairs, unmatched, matched_any = [], 0, False
     for i, row in enumerate(augmented):
+        src = sources.get(row["cf_source_id"])
+        matched_any = matched_any or src is not None
         if not row["cf_is_counterfactual"]:
             continue
-        src = sources.get(row["cf_source_id"])
         if src is None:
             unmatched += 1
             continue
         changed = [c for c in schema.text_columns if _text(row[c]) != _text(src[c])]
         pairs.append({"source": src, "counterfactual": row, "changed": changed, "index": i})
-    if unmatched and not pairs:
-        raise SchemaError(f"None of the {unmatched} counterfactual rows comes from a row of the original dataset "
-                          f"(no cf_source_id matches): pass the dataset the augmenter was run on, with the same "
-                          f"schema and id column.")
+    if len(augmented) and not matched_any:
+        raise SchemaError(f"None of the {len(augmented)} rows of the augmented dataset comes from a row of the "
+                          f"original dataset (no cf_source_id matches): pass the dataset the augmenter was run on, "
+                          f"with the same schema and id column.")
     if unmatched:
         logger.warning("%d counterfactual rows name a source id that is not in the original dataset; they are left "
                        "out of the pairwise metrics.", unmatched)

@@ -1,0 +1,501 @@
+"""The bad-input catalogue: every case is a wrong or unusual input a user may give, with the error it must raise.
+
+Each case asserts three things: the error class, that the message names what is wrong (the column and row, the
+file, the option, the split) and that no partial output was written (the case's folder holds exactly the files it
+held before). CLI cases also assert the one-line message on stderr, status 2 and no traceback.
+
+A case is ``(id, setup, action, error, match)``: ``setup(tmp)`` builds what the case needs and returns a context
+dict; ``action(ctx)`` performs the bad call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from datasets import ClassLabel, Dataset, DatasetDict, Features, IterableDataset, List, Value
+
+import tests.hub_server as hub_server
+from cfaug_hf import (AugmentationStats, Augmenter, CrossAugAugmenter, CrossAugConfig, Generator, GeneratorConfig,
+                      LabelChecker, SchemaError, TaskSchema, cli)
+from cfaug_hf.hub import ComponentLoadError, FolderNotEmptyError, HubError
+from cfaug_hf.methods.icda.epoch import CounterfactualEpochDataset
+from cfaug_hf.metrics import intrinsic
+from cfaug_hf.report import augmentation_report
+from cfaug_hf.testing import NegateAugmenter, tiny_classifier, tiny_seq2seq
+from trainer_callbacks import ICDACallback
+
+FV = TaskSchema.fact_verification()
+SENT = TaskSchema.sentiment()
+
+
+def fever(**over):
+    data = {"claim": ["Paris is in France.", "Cats bark.", "The sun is hot."],
+            "evidence": ["Paris is the capital of France.", "Cats meow.", "The sun is a hot star."],
+            "label": ["SUPPORTS", "REFUTES", "SUPPORTS"]}
+    data.update(over)
+    return Dataset.from_dict(data)
+
+
+def rewrite(claims):
+    return [c.replace("France", "Spain").replace("hot", "cold") for c in claims]
+
+
+def crossaug(**kw):
+    return CrossAugAugmenter(rewrite, **kw)
+
+
+def returns(value):
+    return CrossAugAugmenter(lambda claims: value(claims))
+
+
+def saved_generator(tmp):
+    gen = Generator(*tiny_seq2seq(), num_beams=1, max_new_tokens=3)
+    return gen.save_pretrained(tmp / "gen")
+
+
+def saved_checker(tmp):
+    return LabelChecker(*tiny_classifier(("SUPPORTS", "REFUTES"))).save_pretrained(tmp / "chk")
+
+
+def user_folder(tmp):
+    d = tmp / "mine"
+    d.mkdir()
+    (d / "notes.txt").write_text("my notes")
+    return d
+
+
+def jsonl(tmp, rows, name="data.jsonl"):
+    path = tmp / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+GOOD_ROWS = [{"claim": "Paris is in France.", "evidence": "Paris is the capital of France.", "label": "SUPPORTS"}]
+
+
+def augmented_on_disk(tmp):
+    aug = NegateAugmenter(SENT)
+    orig = Dataset.from_dict({"text": ["the film was good", "the film is bad", "a film"] * 2,
+                              "label": ["positive", "negative", "positive"] * 2})
+    out = orig.map(aug, batched=True)
+    orig.save_to_disk(tmp / "orig")
+    out.save_to_disk(tmp / "aug")
+    return {"orig": tmp / "orig", "aug": tmp / "aug"}
+
+
+def corrupt(path, data=b"\xff" * 16):
+    path.write_bytes(data)
+
+
+def generator_with(tmp, damage):
+    folder = saved_generator(tmp)
+    damage(folder)
+    return {"folder": folder}
+
+
+def truncate_weights(folder):
+    path = folder / "model.safetensors"
+    path.write_bytes(path.read_bytes()[:200])
+
+
+def rename_weights(folder):
+    from safetensors.torch import load_file, save_file
+
+    path = folder / "model.safetensors"
+    save_file({"renamed." + k: v for k, v in load_file(path).items()}, path, metadata={"format": "pt"})
+
+
+def pickle_only(folder):
+    (folder / "model.safetensors").unlink()
+    manifest = json.loads((folder / "cfaug_manifest.json").read_text())
+    manifest["files"].remove("model.safetensors")
+    (folder / "cfaug_manifest.json").write_text(json.dumps(manifest))
+    (folder / "pytorch_model.bin").write_bytes(b"pickle")
+
+
+def edit_config(name, **changes):
+    def damage(folder):
+        path = folder / name
+        data = json.loads(path.read_text())
+        data.update(changes)
+        path.write_text(json.dumps(data))
+    return damage
+
+
+def run_cli(argv):
+    return lambda ctx: cli.main([a.format(**{k: str(v) for k, v in ctx.items()}) for a in argv])
+
+
+# --------------------------------------------------------------------------------------------------- the table
+NO_SETUP = None
+
+CASES = [
+    # --- TaskSchema construction
+    ("schema-no-text-columns", NO_SETUP, lambda c: TaskSchema((), (), "label", ("a", "b")), SchemaError,
+     "at least one text column"),
+    ("schema-one-label", NO_SETUP, lambda c: TaskSchema(("t",), ("t",), "label", ("a",)), SchemaError,
+     r"two or more distinct names, got \['a'\]"),
+    ("schema-duplicate-labels", NO_SETUP, lambda c: TaskSchema(("t",), ("t",), "label", ("a", "a")), SchemaError,
+     r"distinct names, got \['a', 'a'\]"),
+    ("schema-edit-not-text", NO_SETUP, lambda c: TaskSchema(("t",), ("u",), "label", ("a", "b")), SchemaError,
+     "Column 'u' is edited or list-valued but is not one of text_columns"),
+    ("schema-list-not-text", NO_SETUP, lambda c: TaskSchema(("t",), ("t",), "label", ("a", "b"), list_columns=("e",)),
+     SchemaError, "Column 'e' is edited or list-valued"),
+    ("schema-label-is-text", NO_SETUP, lambda c: TaskSchema(("t", "label"), ("t",), "label", ("a", "b")), SchemaError,
+     "label_column 'label' is also a text column"),
+    ("schema-from-dict-unknown", NO_SETUP, lambda c: TaskSchema.from_dict({**FV.to_dict(), "colour": 1}), SchemaError,
+     r"Unknown TaskSchema fields \['colour'\]"),
+    ("schema-label-unknown", NO_SETUP, lambda c: FV.label_id("MAYBE"), SchemaError, "unknown label 'MAYBE'"),
+    ("schema-label-id-range", NO_SETUP, lambda c: FV.label_id(5), SchemaError, r"id in 0\.\.1"),
+    ("schema-label-none", NO_SETUP, lambda c: FV.label_id(None), SchemaError, "unknown label None"),
+    # --- dataset features, checked before any row is read
+    ("features-missing-column", NO_SETUP, lambda c: crossaug().augment(fever().rename_column("claim", "claims")),
+     SchemaError, "Column 'claim' is missing.*Did you mean 'claims'"),
+    ("features-missing-label", NO_SETUP, lambda c: crossaug().augment(fever().rename_column("label", "y")),
+     SchemaError, "Column 'label' is missing"),
+    ("features-int-text", NO_SETUP, lambda c: NegateAugmenter(SENT).augment(
+        Dataset.from_dict({"text": [1, 2], "label": ["positive", "negative"]})), SchemaError,
+     "Column 'text' has type .*int64.*expected string"),
+    ("features-list-not-allowed", NO_SETUP, lambda c: NegateAugmenter(SENT).augment(
+        Dataset.from_dict({"text": [["a"], ["b"]], "label": ["positive", "negative"]})), SchemaError,
+     "Column 'text' holds lists of strings.*list_columns"),
+    ("features-float-label", NO_SETUP, lambda c: NegateAugmenter(SENT).augment(
+        Dataset.from_dict({"text": ["a", "b"], "label": [0.5, 1.5]})), SchemaError,
+     "Column 'label' has type .*float.*expected label names"),
+    ("features-classlabel-names", NO_SETUP, lambda c: NegateAugmenter(SENT).augment(Dataset.from_dict(
+        {"text": ["a", "b"], "label": [0, 1]},
+        features=Features({"text": Value("string"), "label": ClassLabel(names=["bad", "good"])}))), SchemaError,
+     r"Column 'label' is a ClassLabel with names \['bad', 'good'\]"),
+    ("features-already-augmented", NO_SETUP, lambda c: NegateAugmenter(SENT).augment(
+        Dataset.from_dict({"text": ["a", "b"], "label": ["positive", "negative"]}).map(
+            NegateAugmenter(SENT), batched=True)), SchemaError,
+     "Column 'cf_is_counterfactual' is present: this dataset is already the output of an augmenter"),
+    ("map-already-augmented", NO_SETUP, lambda c: Dataset.from_dict(
+        {"text": ["a"], "label": ["positive"]}).map(NegateAugmenter(SENT), batched=True).map(
+        NegateAugmenter(SENT), batched=True), SchemaError, "already the output of an augmenter"),
+    ("datasetdict-bad-split", NO_SETUP, lambda c: crossaug().augment(DatasetDict(
+        {"train": fever(), "test": fever().rename_column("evidence", "evidences")})), SchemaError,
+     "Split 'test': Column 'evidence' is missing"),
+    ("augment-list-of-dicts", NO_SETUP, lambda c: crossaug().augment(GOOD_ROWS), TypeError,
+     "augment.. takes a datasets.Dataset.*got list.*Dataset.from_list"),
+    ("augment-iterable-num-proc", NO_SETUP, lambda c: crossaug().augment(fever().to_iterable_dataset(), num_proc=2),
+     ValueError, "IterableDataset.*num_proc is not supported"),
+    ("augment-dataframe-bad-column", NO_SETUP, lambda c: crossaug().augment(pd.DataFrame(
+        {"claim": ["a"], "evidnce": ["b"], "label": ["SUPPORTS"]})), SchemaError,
+     "Column 'evidence' is missing.*Did you mean 'evidnce'"),
+    # --- rows, named by their index in the dataset
+    ("row-empty-claim", NO_SETUP, lambda c: crossaug().augment(fever(claim=["a", "", "c"])), SchemaError,
+     "Column 'claim' at row 1: got ''"),
+    ("row-space-claim", NO_SETUP, lambda c: crossaug().augment(fever(claim=["a", "b", "   "])), SchemaError,
+     "Column 'claim' at row 2: got '   '"),
+    ("row-none-claim", NO_SETUP, lambda c: crossaug().augment(fever(claim=["a", None, "c"])), SchemaError,
+     "Column 'claim' at row 1: got None"),
+    ("row-empty-evidence-list", NO_SETUP, lambda c: crossaug().augment(fever(evidence=[["x"], [], ["y"]])),
+     SchemaError, r"Column 'evidence' at row 1: got \[\].*non-empty list of non-empty strings"),
+    ("row-empty-evidence-piece", NO_SETUP, lambda c: crossaug().augment(fever(evidence=[["x"], ["y"], ["z", ""]])),
+     SchemaError, "Column 'evidence' at row 2"),
+    ("row-unknown-label", NO_SETUP, lambda c: crossaug().augment(fever(label=["SUPPORTS", "MAYBE", "REFUTES"])),
+     SchemaError, "Column 'label' at row 1: unknown label 'MAYBE'"),
+    ("row-label-id-range", NO_SETUP, lambda c: crossaug().augment(fever(label=[0, 1, 7])), SchemaError,
+     "Column 'label' at row 2: unknown label 7"),
+    ("row-none-label", NO_SETUP, lambda c: crossaug().augment(fever(label=["SUPPORTS", None, "REFUTES"])),
+     SchemaError, "Column 'label' at row 1: unknown label None"),
+    ("row-in-plain-map-batch", NO_SETUP, lambda c: fever(claim=["a", "b", ""]).map(crossaug(), batched=True),
+     SchemaError, "Column 'claim' at row 2 of the batch"),
+    ("map-unbatched", NO_SETUP, lambda c: fever().map(crossaug()), TypeError,
+     r"got one row \(label='SUPPORTS'\).*batched=True"),
+    ("row-sentiment-empty", NO_SETUP, lambda c: NegateAugmenter(SENT).augment(
+        Dataset.from_dict({"text": ["good", "", "bad"], "label": ["positive"] * 3})), SchemaError,
+     "Column 'text' at row 1"),
+    # --- generator callables that break the contract
+    ("generator-returns-none", NO_SETUP, lambda c: returns(lambda cs: None).augment(fever()), TypeError,
+     "The generator returned NoneType for 2 claims; a generator callable takes a list of claims"),
+    ("generator-returns-int", NO_SETUP, lambda c: returns(lambda cs: 3).augment(fever()), TypeError,
+     "The generator returned int"),
+    ("generator-returns-str", NO_SETUP, lambda c: returns(lambda cs: "Paris").augment(fever()), TypeError,
+     "The generator returned str for 2 claims"),
+    ("generator-wrong-length", NO_SETUP, lambda c: returns(lambda cs: ["x"]).augment(fever()), TypeError,
+     "returned 1 outputs for 2 claims"),
+    ("generator-item-int", NO_SETUP, lambda c: returns(lambda cs: [1 for _ in cs]).augment(fever()), TypeError,
+     r"The generator's output 0 \(for claim 'Paris is in France.'\) is 1"),
+    ("generator-item-none", NO_SETUP, lambda c: returns(lambda cs: [None for _ in cs]).augment(fever()), TypeError,
+     "output 0 .* is None"),
+    ("generator-not-callable", NO_SETUP, lambda c: CrossAugAugmenter(42), TypeError,
+     "generator must be a Generator or a callable, got int"),
+    # --- configs
+    ("crossaug-nli-schema", NO_SETUP, lambda c: CrossAugAugmenter(rewrite, TaskSchema.nli()), SchemaError,
+     "CrossAugConfig.supports_label='SUPPORTS' is not one of the schema's labels"),
+    ("crossaug-sentiment-schema", NO_SETUP, lambda c: CrossAugAugmenter(rewrite, SENT), SchemaError,
+     r"needs a \(claim, evidence\) schema"),
+    ("crossaug-bad-kind", NO_SETUP, lambda c: crossaug(kinds=("c'+e", "e'")), ValueError,
+     r"kinds must be a non-empty subset.*got .*\"e'\""),
+    ("crossaug-empty-kinds", NO_SETUP, lambda c: crossaug(kinds=()), ValueError, "kinds must be a non-empty subset"),
+    ("crossaug-span-order", NO_SETUP, lambda c: crossaug(min_span_tokens=4), ValueError,
+     "min_span_tokens <= max_span_tokens, got 4 and 3"),
+    ("crossaug-threshold", NO_SETUP, lambda c: crossaug(checker_threshold=1.5), ValueError,
+     r"checker_threshold must be in \[0, 1\], got 1.5"),
+    ("crossaug-unknown-option", NO_SETUP, lambda c: crossaug(beams=5), TypeError, "beams"),
+    ("config-from-dict-unknown", NO_SETUP, lambda c: CrossAugConfig.from_dict({"tau": 3}), TypeError,
+     r"CrossAugConfig has no field\(s\) \['tau'\]"),
+    ("augmenter-schema-type", NO_SETUP, lambda c: CrossAugAugmenter(rewrite, {"claim": "claim"}), TypeError,
+     "schema must be a TaskSchema, got dict"),
+    ("augmenter-config-type", NO_SETUP, lambda c: CrossAugAugmenter(rewrite, config=GeneratorConfig()), TypeError,
+     "CrossAugAugmenter takes a CrossAugConfig, got GeneratorConfig"),
+    ("generator-template", NO_SETUP, lambda c: GeneratorConfig(input_template="Claim:"), ValueError,
+     r"input_template must contain '\{text\}'"),
+    ("generator-sample-beams", NO_SETUP, lambda c: GeneratorConfig(do_sample=True, num_beams=4), ValueError,
+     "do_sample=True needs num_beams=1"),
+    ("generator-return-gt-beams", NO_SETUP, lambda c: GeneratorConfig(num_beams=2, num_return_sequences=3),
+     ValueError, "num_return_sequences=3 exceeds num_beams=2"),
+    ("generator-batch-zero", NO_SETUP, lambda c: GeneratorConfig(batch_size=0), ValueError,
+     "batch_size must be >= 1, got 0"),
+    ("generator-seeds-length", NO_SETUP, lambda c: Generator(*tiny_seq2seq(), num_beams=1).generate(["a"], seeds=[]),
+     ValueError, "Got 0 seeds for 1 texts"),
+    ("checker-pairs-length", NO_SETUP, lambda c: LabelChecker(*tiny_classifier(("a", "b"))).predict(["x"], ["y", "z"]),
+     ValueError, "Got 1 first texts but 2 second texts"),
+    ("checker-unknown-label", NO_SETUP, lambda c: LabelChecker(*tiny_classifier(("a", "b"))).label_id("c"),
+     ValueError, r"Label 'c' is not one of the checker's labels \['a', 'b'\]"),
+    ("crossaug-checker-labels", NO_SETUP, lambda c: crossaug(checker=LabelChecker(*tiny_classifier(("pos", "neg")))),
+     ValueError, "Label 'SUPPORTS' is not one of the checker's labels"),
+    # --- loading components
+    ("load-missing-relative", NO_SETUP, lambda c: Generator.from_pretrained("runs/not-there/generator"),
+     ComponentLoadError, "no local folder 'runs/not-there/generator'.*not a Hub repository id"),
+    ("load-missing-absolute", lambda t: {"p": t / "nothing"}, lambda c: Generator.from_pretrained(c["p"]),
+     ComponentLoadError, "no local folder .*nothing"),
+    ("load-missing-dot", NO_SETUP, lambda c: LabelChecker.from_pretrained("./checker"), ComponentLoadError,
+     r"no local folder '\./checker'"),
+    ("load-file", lambda t: {"p": jsonl(t, GOOD_ROWS)}, lambda c: Generator.from_pretrained(c["p"]),
+     ComponentLoadError, "data.jsonl is a file; expected a folder"),
+    ("load-empty-folder", lambda t: {"p": user_folder(t)}, lambda c: Generator.from_pretrained(c["p"]),
+     ComponentLoadError, "not a saved Generator: cfaug_generator.json is missing"),
+    ("load-wrong-kind", lambda t: {"p": saved_checker(t)}, lambda c: Generator.from_pretrained(c["p"]),
+     ComponentLoadError, "not a saved Generator.*It holds a saved checker"),
+    ("load-config-not-json", lambda t: generator_with(t, lambda f: corrupt(f / "cfaug_generator.json", b"{oops")),
+     lambda c: Generator.from_pretrained(c["folder"]), ComponentLoadError, "cfaug_generator.json is not valid JSON"),
+    ("load-newer-format", lambda t: generator_with(t, edit_config("cfaug_generator.json", format_version=9)),
+     lambda c: Generator.from_pretrained(c["folder"]), ComponentLoadError, "format_version 9.*Upgrade cfaug-hf"),
+    ("load-other-type", lambda t: generator_with(t, edit_config("cfaug_generator.json", component_type="checker")),
+     lambda c: Generator.from_pretrained(c["folder"]), ComponentLoadError, "holds a 'checker', not a 'generator'"),
+    ("load-tokenizer-deleted", lambda t: generator_with(t, lambda f: (f / "tokenizer.json").unlink()),
+     lambda c: Generator.from_pretrained(c["folder"]), ComponentLoadError,
+     "incomplete saved Generator: 'tokenizer.json' is missing"),
+    ("load-tokenizer-config-deleted", lambda t: generator_with(t, lambda f: (f / "tokenizer_config.json").unlink()),
+     lambda c: Generator.from_pretrained(c["folder"]), ComponentLoadError, "'tokenizer_config.json' is missing"),
+    ("load-legacy-no-tokenizer", lambda t: generator_with(t, lambda f: [(f / "cfaug_manifest.json").unlink(),
+                                                                       (f / "tokenizer_config.json").unlink()]),
+     lambda c: Generator.from_pretrained(c["folder"]), ComponentLoadError, "'tokenizer_config.json' is missing"),
+    ("load-weights-deleted", lambda t: generator_with(t, lambda f: (f / "model.safetensors").unlink()),
+     lambda c: Generator.from_pretrained(c["folder"]), ComponentLoadError, "'model.safetensors' is missing"),
+    ("load-config-json-deleted", lambda t: generator_with(t, lambda f: (f / "config.json").unlink()),
+     lambda c: Generator.from_pretrained(c["folder"]), ComponentLoadError, "'config.json' is missing"),
+    ("load-pickle-only", lambda t: generator_with(t, pickle_only), lambda c: Generator.from_pretrained(c["folder"]),
+     ComponentLoadError, "holds pickled weights \\(pytorch_model.bin\\); cfaug_hf loads safetensors only"),
+    ("load-corrupt-safetensors", lambda t: generator_with(t, lambda f: corrupt(f / "model.safetensors")),
+     lambda c: Generator.from_pretrained(c["folder"]), ComponentLoadError,
+     "model.safetensors is not a readable safetensors file"),
+    ("load-truncated-safetensors", lambda t: generator_with(t, truncate_weights),
+     lambda c: Generator.from_pretrained(c["folder"]), ComponentLoadError,
+     "model.safetensors is not a readable safetensors file"),
+    ("load-wrong-keys", lambda t: generator_with(t, rename_weights), lambda c: Generator.from_pretrained(c["folder"]),
+     ComponentLoadError, r"weights in .*model.safetensors do not fit the Generator's model: \d+ missing keys"),
+    ("load-checker-wrong-keys", lambda t: {"f": saved_checker(t), "_": rename_weights(t / "chk")},
+     lambda c: LabelChecker.from_pretrained(c["f"]), ComponentLoadError, "do not fit the LabelChecker's model"),
+    ("load-checker-tokenizer-deleted", lambda t: {"f": saved_checker(t), "_": (t / "chk" / "tokenizer.json").unlink()},
+     lambda c: LabelChecker.from_pretrained(c["f"]), ComponentLoadError, "'tokenizer.json' is missing"),
+    ("load-manifest-damaged", lambda t: generator_with(t, lambda f: corrupt(f / "cfaug_manifest.json", b"[1")),
+     lambda c: Generator.from_pretrained(c["folder"]), ComponentLoadError, "cfaug_manifest.json is not valid JSON"),
+    # --- saving into folders
+    ("save-generator-foreign-folder", lambda t: {"d": user_folder(t)},
+     lambda c: Generator(*tiny_seq2seq()).save_pretrained(c["d"]), FolderNotEmptyError,
+     "mine is not empty: it holds files the library did not write \\(notes.txt\\)"),
+    ("save-checker-foreign-folder", lambda t: {"d": user_folder(t)},
+     lambda c: LabelChecker(*tiny_classifier(("a", "b"))).save_pretrained(c["d"]), FolderNotEmptyError,
+     "notes.txt.*overwrite=True"),
+    ("save-generator-over-checker", lambda t: {"d": saved_checker(t)},
+     lambda c: Generator(*tiny_seq2seq()).save_pretrained(c["d"]), FolderNotEmptyError,
+     "it holds a saved checker. Refusing to write a generator"),
+    ("save-into-file", lambda t: {"p": jsonl(t, GOOD_ROWS)},
+     lambda c: Generator(*tiny_seq2seq()).save_pretrained(c["p"]), FolderNotEmptyError,
+     "data.jsonl is a file; expected a folder"),
+    ("save-augmenter-foreign-folder", lambda t: {"d": user_folder(t)},
+     lambda c: NegateAugmenter(SENT).save_pretrained(c["d"]), FolderNotEmptyError, "notes.txt"),
+    ("save-augmenter-callable", lambda t: {"d": t / "aug"}, lambda c: crossaug().save_pretrained(c["d"]), TypeError,
+     "its generator is a function, not a cfaug component"),
+    # --- loading augmenters
+    ("augmenter-load-generator-folder", lambda t: {"f": saved_generator(t)},
+     lambda c: Augmenter.from_pretrained(c["f"]), ComponentLoadError,
+     "not a saved augmenter: cfaug_augmenter.json is missing. It holds a saved generator"),
+    ("augmenter-load-missing", NO_SETUP, lambda c: Augmenter.from_pretrained("/no/such/augmenter"),
+     ComponentLoadError, "no local folder '/no/such/augmenter'"),
+    ("augmenter-load-callable", lambda t: {"f": crossaug().save_pretrained(t / "a", references_only=True)},
+     lambda c: Augmenter.from_pretrained(c["f"]), ComponentLoadError, "pass generator=... to from_pretrained"),
+    ("augmenter-load-wrong-method", lambda t: {"f": crossaug().save_pretrained(t / "a", references_only=True)},
+     lambda c: NegateAugmenter.from_pretrained(c["f"], generator=rewrite), ComponentLoadError,
+     "holds a 'crossaug' augmenter, not 'negate'"),
+    # --- statistics and reports
+    ("stats-not-augmented", NO_SETUP, lambda c: AugmentationStats.from_dataset(fever()), SchemaError,
+     "Columns .*cf_is_counterfactual.* are missing: this is not the output of a cfaug_hf augmenter"),
+    ("report-original-is-augmented", augmented_on_disk, lambda c: augmentation_report(
+        Dataset.load_from_disk(c["aug"]), Dataset.load_from_disk(c["aug"]), SENT, fluency_model=None, embedder=None),
+     SchemaError, "The original dataset has the provenance column 'cf_is_counterfactual'"),
+    ("report-wrong-original", augmented_on_disk, lambda c: augmentation_report(
+        Dataset.from_dict({"text": ["other", "rows"], "label": ["positive", "negative"]}),
+        Dataset.load_from_disk(c["aug"]), SENT, fluency_model=None, embedder=None), SchemaError,
+     "None of the 10 rows of the augmented dataset comes from a row of the original dataset"),
+    ("report-wrong-schema", augmented_on_disk, lambda c: augmentation_report(
+        Dataset.load_from_disk(c["orig"]), Dataset.load_from_disk(c["aug"]), TaskSchema.nli(), fluency_model=None,
+        embedder=None), SchemaError, "The original dataset does not match the schema.*Column 'premise' is missing"),
+    ("report-not-augmented", augmented_on_disk, lambda c: augmentation_report(
+        Dataset.load_from_disk(c["orig"]), Dataset.load_from_disk(c["orig"]), SENT, fluency_model=None,
+        embedder=None), SchemaError, "lacks the provenance columns"),
+    # --- metrics
+    ("bleu-length-mismatch", NO_SETUP, lambda c: intrinsic.bleu_diversity(["a"], ["a", "b"]), ValueError,
+     "candidates.*references"),
+    ("flip-rate-mismatch", NO_SETUP, lambda c: intrinsic.flip_rate(["a"], ["a", "b"]), ValueError, "predictions"),
+    ("edit-distance-level", NO_SETUP, lambda c: intrinsic.edit_distance(["a"], ["b"], level="byte"), ValueError,
+     "level"),
+    ("edit-distance-mismatch", NO_SETUP, lambda c: intrinsic.edit_distance(["a", "b"], ["b"]), ValueError,
+     "candidates"),
+    # --- ICDA's epoch dataset and callback
+    ("icda-label-id-gap", NO_SETUP, lambda c: CounterfactualEpochDataset([["a."], ["b."]] * 4, [1, 7] * 4),
+     SchemaError, r"Column 'label' at row 1: class id 7; the 2 classes present are \[1, 7\]"),
+    ("icda-label-out-of-range", NO_SETUP, lambda c: CounterfactualEpochDataset([["a."], ["b."]], [0, 2],
+                                                                                num_labels=2), SchemaError,
+     r"Column 'label' at row 1: class id 2 is outside 0\.\.1"),
+    ("icda-string-labels", NO_SETUP, lambda c: CounterfactualEpochDataset([["a."], ["b."]], ["pos", "neg"]),
+     SchemaError, "Column 'label' at row 0: got the label name 'pos'; string labels need label_names"),
+    ("icda-unknown-name", NO_SETUP, lambda c: CounterfactualEpochDataset([["a."], ["b."]], ["pos", "meh"],
+                                                                         label_names=["neg", "pos"]), SchemaError,
+     r"Column 'label' at row 1: unknown label 'meh'; expected one of \['neg', 'pos'\]"),
+    ("icda-length-mismatch", NO_SETUP, lambda c: CounterfactualEpochDataset([["a."], ["b."]], [0]), ValueError,
+     "Got 2 documents but 1 labels"),
+    ("icda-empty-document", NO_SETUP, lambda c: CounterfactualEpochDataset([["a."], ["  "]], [0, 1]), ValueError,
+     "Document 1 has no non-empty sentence"),
+    ("icda-document-type", NO_SETUP, lambda c: CounterfactualEpochDataset([["a."], 5], [0, 1]), ValueError,
+     "Document 1: got int; expected a string or a list of strings"),
+    ("icda-dataset-column", NO_SETUP, lambda c: CounterfactualEpochDataset(
+        Dataset.from_dict({"review": ["a."], "label": [0]})), ValueError, "Column 'text' is not in the dataset"),
+    ("icda-callback-dataset-type", NO_SETUP, lambda c: ICDACallback(fever()), TypeError,
+     "ICDACallback drives a CounterfactualEpochDataset, got Dataset"),
+    # --- diagnostics
+    ("competency-alpha", NO_SETUP, lambda c: __import__("cfaug_hf.diagnostics").diagnostics.competency_test(
+        fever(), FV, alpha=2.0), ValueError, "alpha must be in \\(0, 1\\), got 2.0"),
+    ("probe-one-label", NO_SETUP, lambda c: __import__("cfaug_hf.diagnostics").diagnostics.claim_only_probe(
+        fever(label=["SUPPORTS"] * 3), FV), ValueError, "needs at least two labels"),
+    # --- the command line: one line on stderr, status 2, no traceback
+    ("cli-missing-data", lambda t: {"out": t / "out"},
+     run_cli(["crossaug", "missing.jsonl", "--generator", "g", "--out", "{out}"]), 2, "missing.jsonl: no such file"),
+    ("cli-unknown-suffix", lambda t: {"d": jsonl(t, GOOD_ROWS, "data.xml"), "out": t / "out"},
+     run_cli(["crossaug", "{d}", "--generator", "g", "--out", "{out}"]), 2, "expected a saved dataset folder"),
+    ("cli-malformed-jsonl", lambda t: {"d": (t / "bad.jsonl", (t / "bad.jsonl").write_text("{oops\n"))[0],
+                                      "out": t / "out"},
+     run_cli(["crossaug", "{d}", "--generator", "g", "--out", "{out}"]), 2, "error"),
+    ("cli-generator-missing", lambda t: {"d": jsonl(t, GOOD_ROWS), "out": t / "out"},
+     run_cli(["crossaug", "{d}", "--generator", "runs/x/generator", "--out", "{out}"]), 2,
+     "no local folder 'runs/x/generator'"),
+    ("cli-bad-label", lambda t: {"d": jsonl(t, [{**GOOD_ROWS[0], "label": "MAYBE"}]), "g": saved_generator(t),
+                                 "out": t / "out"},
+     run_cli(["crossaug", "{d}", "--generator", "{g}", "--out", "{out}"]), 2, "Column 'label' at row 0"),
+    ("cli-bad-column", lambda t: {"d": jsonl(t, GOOD_ROWS), "g": saved_generator(t), "out": t / "out"},
+     run_cli(["crossaug", "{d}", "--generator", "{g}", "--claim-column", "claims", "--out", "{out}"]), 2,
+     "Column 'claims' is missing"),
+    ("cli-out-is-input", lambda t: {"d": (Dataset.from_list(GOOD_ROWS).save_to_disk(t / "ds"), t / "ds")[1]},
+     run_cli(["crossaug", "{d}", "--generator", "g", "--out", "{d}"]), 2, "would overwrite the input"),
+    ("cli-out-foreign-folder", lambda t: {"d": jsonl(t, GOOD_ROWS), "o": user_folder(t)},
+     run_cli(["crossaug", "{d}", "--generator", "g", "--out", "{o}"]), 2, "non-empty folder that is not a saved"),
+    ("cli-candidates-zero", lambda t: {"d": jsonl(t, GOOD_ROWS), "out": t / "out"},
+     run_cli(["crossaug", "{d}", "--generator", "g", "--candidates", "0", "--out", "{out}"]), SystemExit,
+     "--candidates"),
+    ("cli-batch-size-zero", lambda t: {"d": jsonl(t, GOOD_ROWS), "out": t / "out"},
+     run_cli(["crossaug", "{d}", "--generator", "g", "--batch-size", "0", "--out", "{out}"]), SystemExit,
+     "--batch-size"),
+    ("cli-missing-generator-option", lambda t: {"d": jsonl(t, GOOD_ROWS), "out": t / "out"},
+     run_cli(["crossaug", "{d}", "--out", "{out}"]), SystemExit, "--generator"),
+    ("cli-push-no-folder", NO_SETUP, run_cli(["push", "no-such-folder", "alice/x"]), 2,
+     "no-such-folder: no such folder"),
+    ("cli-push-foreign-folder", lambda t: {"d": user_folder(t)}, run_cli(["push", "{d}", "alice/x"]), 2,
+     "is not a saved cfaug component"),
+    ("cli-pull-invalid-id", lambda t: {"d": t / "p"}, run_cli(["pull", "not a repo//id", "{d}"]), 2,
+     "is not a valid Hub repository id"),
+    ("cli-pull-foreign-folder", lambda t: {"repo": _pushed_generator(), "d": user_folder(t)},
+     run_cli(["pull", "{repo}", "{d}"]), 2, "mine is not empty.*notes.txt"),
+    ("cli-report-wrong-task", augmented_on_disk,
+     run_cli(["report", "{orig}", "{aug}", "--task", "nli", "--no-models", "--out", "{orig}-report"]), 2,
+     "Column 'premise' is missing"),
+    ("cli-report-swapped", augmented_on_disk,
+     run_cli(["report", "{aug}", "{aug}", "--task", "sentiment", "--no-models", "--out", "{orig}-report"]), 2,
+     "The original dataset has the provenance column"),
+    ("cli-report-missing", lambda t: {"out": t / "r"},
+     run_cli(["report", "nope", "nope2", "--no-models", "--out", "{out}"]), 2, "nope: no such file"),
+    ("cli-report-columns-count", augmented_on_disk,
+     run_cli(["report", "{orig}", "{aug}", "--task", "sentiment", "--columns", "a,b", "--out", "{orig}-r"]), 2,
+     "--columns for sentiment names 1 columns"),
+    ("cli-report-out-is-input", augmented_on_disk,
+     run_cli(["report", "{orig}", "{aug}", "--task", "sentiment", "--no-models", "--out", "{aug}"]), 2,
+     "would overwrite the input"),
+    # --- the Hub
+    ("hub-invalid-repo-id", NO_SETUP, lambda c: __import__("hub_cards").pull("bad id!", "x"), HubError,
+     "'bad id!' is not a valid Hub repository id"),
+    ("hub-repo-not-found", NO_SETUP, lambda c: Generator.from_pretrained("alice/never-pushed"), HubError,
+     "no local folder 'alice/never-pushed'.*repository 'alice/never-pushed' was not found"),
+    ("hub-revision-not-found", lambda t: {"repo": _pushed_generator()},
+     lambda c: Generator.from_pretrained(c["repo"], revision="v9"), HubError, "revision asked for does not exist"),
+    ("hub-repeated-5xx", lambda t: {"repo": _pushed_generator(fail_after=True)},
+     lambda c: Generator.from_pretrained(c["repo"]), HubError, "could not be reached or kept answering with errors"),
+    ("hub-pull-foreign-folder", lambda t: {"repo": _pushed_generator(), "d": user_folder(t)},
+     lambda c: __import__("hub_cards").pull(c["repo"], c["d"]), FolderNotEmptyError, "notes.txt"),
+    ("hub-push-augmented-plain", NO_SETUP, lambda c: __import__("hub_cards").push_augmented(fever(), "alice/x"),
+     ValueError, "Split 'train' lacks the provenance columns"),
+]
+
+
+def _pushed_generator(fail_after: bool = False) -> str:
+    import uuid
+
+    repo = f"alice/gen-{uuid.uuid4().hex[:8]}"
+    Generator(*tiny_seq2seq(), num_beams=1, max_new_tokens=3).push_to_hub(repo, token="hf_alice_write")
+    if fail_after:
+        hub_server.ACTIVE.fail_next(repo, status=503, times=1000)
+    return repo
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("case_id,setup,action,error,match", CASES, ids=[c[0] for c in CASES])
+def test_bad_input(case_id, setup, action, error, match, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # relative paths in the cases resolve inside the case's folder
+    hub_server.ACTIVE.clear_failures()
+    try:
+        ctx = setup(tmp_path) if setup else {}
+        before = _snapshot(tmp_path)
+        capsys.readouterr()
+        if isinstance(error, int):  # a CLI case: status, one clear line, no traceback
+            status = action(ctx)
+            err = capsys.readouterr().err
+            assert status == error, err
+            ours = [line for line in err.splitlines() if line.startswith("cfaug")]  # progress bars aside
+            assert "Traceback" not in err and len(ours) == 1, err
+            assert __import__("re").search(match, err), err
+        elif error is SystemExit:  # argparse's own usage errors
+            with pytest.raises(SystemExit) as info:
+                action(ctx)
+            assert info.value.code == 2
+            assert match in capsys.readouterr().err
+        else:
+            with pytest.raises(error, match=match):
+                action(ctx)
+        after = _snapshot(tmp_path)
+        assert after == before, f"files written or changed: {sorted(set(after) ^ set(before))}"
+    finally:
+        hub_server.ACTIVE.clear_failures()
+
+
+def test_catalogue_is_large_and_unique():
+    ids = [c[0] for c in CASES]
+    assert len(ids) == len(set(ids)) and len(ids) >= 100
