@@ -253,3 +253,43 @@ def test_a_killed_map_leaves_no_workers_and_its_temp_files_are_removed(tmp_path)
     ds = load_from_disk(path)
     removed = remove_stale_temp_files(ds)
     assert sorted(removed) == sorted(str(f) for f in leftovers) and not list(path.glob("tmp*"))
+
+
+# ------------------------------------------------------------------------------------------- conventions
+def test_every_cli_option_has_help_and_every_command_a_description():
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, command in sub.choices.items():
+        assert command.description and len(command.description) > 40, name
+        for action in command._actions:
+            if action.dest != "help":
+                assert action.help, f"cfaug {name} {action.option_strings or action.dest} has no help"
+    assert "refused unless --overwrite" in sub.choices["pull"].description
+
+
+def test_augment_takes_a_dataframe_and_an_iterable_dataset():
+    import pandas as pd
+
+    frame = pd.DataFrame({"text": ["the film was good", "a film"], "label": ["positive", "negative"]})
+    aug = NegateAugmenter(TaskSchema.sentiment())
+    out = aug.augment(frame)
+    assert list(out["text"]) == ["the film was good", "the film was not good", "a film"]
+    stream = Dataset.from_pandas(frame).to_iterable_dataset()
+    rows = list(aug.augment(stream))
+    assert [r["text"] for r in rows] == list(out["text"]) and aug.stats.rows_in == 2
+
+
+def test_verbosity_helpers_reach_every_module_logger(caplog):
+    import logging
+
+    import cfaug_hf
+
+    caplog.handler.setLevel(logging.DEBUG)
+    cfaug_hf.set_verbosity_error()
+    logging.getLogger("cfaug_hf.augmenter").warning("hidden")
+    cfaug_hf.set_verbosity_info()
+    logging.getLogger("cfaug_hf.augmenter").info("shown")
+    cfaug_hf.set_verbosity_warning()
+    assert [r.getMessage() for r in caplog.records] == ["shown"]
+    with pytest.raises(ValueError, match="Unknown verbosity 'loud'"):
+        cfaug_hf.set_verbosity("loud")
