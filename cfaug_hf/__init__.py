@@ -2,25 +2,53 @@
 
 >>> import cfaug_hf
 >>> schema = cfaug_hf.TaskSchema.fact_verification()
+
+Names are imported on first use (as in transformers), so ``import cfaug_hf`` and ``cfaug --help`` do not load torch.
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
 
-from .augmenter import (AugmentationStats, Augmenter, AugmenterConfig, Counterfactual, Example, RowResult,
-                        PROVENANCE_COLUMNS)
-from .components import Generator, GeneratorConfig, LabelChecker, LabelCheckerConfig, RationaleSelector
-from .methods import CrossAugAugmenter, CrossAugConfig, ICDAConfig, RationaleSwapAugmenter
-from .schema import SchemaError, TaskSchema
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .verbosity import (get_verbosity, set_verbosity, set_verbosity_debug, set_verbosity_error, set_verbosity_info,
                         set_verbosity_warning)
 from .verbosity import _from_environment as _verbosity_from_environment
 
+__version__ = "0.1.0"
+
 _verbosity_from_environment()
 
-__all__ = [
-    "__version__", "TaskSchema", "SchemaError", "Augmenter", "AugmenterConfig", "AugmentationStats", "Counterfactual",
-    "Example", "RowResult", "PROVENANCE_COLUMNS", "Generator", "GeneratorConfig", "LabelChecker",
-    "LabelCheckerConfig", "CrossAugAugmenter", "CrossAugConfig", "RationaleSelector", "RationaleSwapAugmenter",
-    "ICDAConfig", "get_verbosity", "set_verbosity", "set_verbosity_debug", "set_verbosity_info",
-    "set_verbosity_warning", "set_verbosity_error",
-]
+#: Public name -> the submodule that defines it.
+_LAZY = {
+    **dict.fromkeys(("AugmentationStats", "Augmenter", "AugmenterConfig", "Counterfactual", "Example", "RowResult",
+                     "PROVENANCE_COLUMNS"), "augmenter"),
+    **dict.fromkeys(("Generator", "GeneratorConfig", "LabelChecker", "LabelCheckerConfig", "RationaleSelector"),
+                    "components"),
+    **dict.fromkeys(("CrossAugAugmenter", "CrossAugConfig", "ICDAConfig", "RationaleSwapAugmenter"), "methods"),
+    **dict.fromkeys(("SchemaError", "TaskSchema"), "schema"),
+}
+
+__all__ = ["__version__", *_LAZY, "get_verbosity", "set_verbosity", "set_verbosity_debug", "set_verbosity_info",
+           "set_verbosity_warning", "set_verbosity_error"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cfaug_hf' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .augmenter import (PROVENANCE_COLUMNS, AugmentationStats, Augmenter, AugmenterConfig, Counterfactual,
+                            Example, RowResult)
+    from .components import Generator, GeneratorConfig, LabelChecker, LabelCheckerConfig, RationaleSelector
+    from .methods import CrossAugAugmenter, CrossAugConfig, ICDAConfig, RationaleSwapAugmenter
+    from .schema import SchemaError, TaskSchema

@@ -84,7 +84,8 @@ def _cmd_crossaug(args: argparse.Namespace) -> None:
         generator.config.num_beams = max(generator.config.num_beams, args.candidates)
     checker = LabelChecker.from_pretrained(args.checker) if args.checker else None
     augmenter = CrossAugAugmenter(generator, schema, checker=checker, max_span_tokens=args.max_span_tokens,
-                                  reject_deletions=args.reject_deletions,
+                                  reject_deletions=not args.allow_deletions,
+                                  reject_same_meaning=not args.allow_same_meaning,
                                   keep_original=not args.counterfactuals_only, seed=args.seed)
     augmented = augmenter.augment(dataset, batch_size=args.batch_size, num_proc=args.num_proc)
     augmented.save_to_disk(args.out)
@@ -214,8 +215,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="tau, the span limit for evidence edits (default 3)")
     ca.add_argument("--candidates", type=_positive_int, default=None,
                     help="outputs per claim from the beam (first acceptable one is used); default the generator's")
+    ca.add_argument("--allow-deletions", action="store_true",
+                    help="keep rewrites that only delete words (the paper's behaviour; they are usually mislabelled)")
+    ca.add_argument("--allow-same-meaning", action="store_true",
+                    help="keep rewrites that only change a word's form, spelling or abbreviation (the paper's "
+                         "behaviour; they are not negations)")
     ca.add_argument("--reject-deletions", action="store_true",
-                    help="skip rewrites that only delete non-negation words (not in the paper)")
+                    help="deprecated: rejecting deletion-only rewrites is now the default")
     ca.add_argument("--counterfactuals-only", action="store_true", help="do not emit the original rows")
     ca.add_argument("--batch-size", type=_positive_int, default=32, help="rows per map batch (default 32)")
     ca.add_argument("--num-proc", type=_positive_int, default=None, help="worker processes for the map")

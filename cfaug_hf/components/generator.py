@@ -314,14 +314,19 @@ class Generator(Component):
 
     def _save(self, folder: Path) -> None:
         # A LoRA model saves only its adapter (a few MB); the base is named in the config and reloaded from it.
-        self.model.save_pretrained(folder)
+        # LoRA here targets linear layers, never the embeddings, so peft need not look the base model up (which
+        # fails offline with a warning) to decide whether to save them.
+        if self._is_peft():
+            self.model.save_pretrained(folder, save_embedding_layers=False)
+        else:
+            self.model.save_pretrained(folder)
         self.tokenizer.save_pretrained(folder)
 
     @classmethod
     def _load(cls, folder: Path, config: dict[str, Any], *, device: str | None = None, **overrides: Any) -> Generator:
         from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer, EncoderDecoderModel
 
-        from ..models import load_model
+        from ..models import load_model, quiet_dependency_warnings
 
         gen_config = GeneratorConfig(**config.get("generator", {}))
         tokenizer = AutoTokenizer.from_pretrained(folder)
@@ -332,7 +337,8 @@ class Generator(Component):
             if not base:
                 raise ComponentLoadError(f"{folder} holds an adapter but its config names no base_model.")
             auto = AutoModelForSeq2SeqLM if config.get("is_encoder_decoder") else AutoModelForCausalLM
-            model = PeftModel.from_pretrained(load_model(auto, base), folder)
+            with quiet_dependency_warnings():
+                model = PeftModel.from_pretrained(load_model(auto, base), folder)
         else:
             import json
 

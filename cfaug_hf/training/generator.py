@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from ..components.generator import Generator
+from ..models import quiet_dependency_warnings
 from .common import check_columns, dataset_info, make_training_args
 
 __all__ = ["train_generator", "bidirectional_pairs"]
@@ -107,7 +108,8 @@ def train_generator(generator: Generator | str, train_dataset: Any, *, source_co
     if lora:
         from peft import get_peft_model
 
-        generator.model = get_peft_model(generator.model, _lora_config(lora, generator))
+        with quiet_dependency_warnings():
+            generator.model = get_peft_model(generator.model, _lora_config(lora, generator))
     tokenize = _tokenize_fn(generator, source_column, target_column,
                             max_target_length or generator.config.max_new_tokens)
     cols = train_dataset.column_names
@@ -126,7 +128,8 @@ def train_generator(generator: Generator | str, train_dataset: Any, *, source_co
                                       pad_to_multiple_of=8)
     trainer = Trainer(model=generator.model, args=args, train_dataset=train_tok, eval_dataset=eval_tok,
                       data_collator=collator, callbacks=callbacks)
-    result = trainer.train()
+    with quiet_dependency_warnings():
+        result = trainer.train()
     generator.model = trainer.model
     generator.model.eval()
     info: dict[str, Any] = {

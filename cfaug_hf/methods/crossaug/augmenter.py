@@ -7,7 +7,7 @@ from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import LabelChecker
 from ...components.generator import GenerationResult, Generator
 from ...schema import SchemaError, TaskSchema
-from ...text import diff_tokens, substitute_span
+from ...text import classify_edit, diff_tokens, substitute_span
 from .config import CrossAugConfig
 
 __all__ = ["CrossAugAugmenter"]
@@ -20,7 +20,10 @@ class CrossAugAugmenter(Augmenter):
 
     For every SUPPORTS row (c, e):
 
-    1. a negative-claim generator rewrites c into c' (beam search, width 5); rows where c' equals c are skipped;
+    1. a negative-claim generator rewrites c into c' (beam search, width 5); rows where c' equals c are skipped, and
+       so (by default, beyond the paper) are rewrites that only delete words or only change a word's form, spelling
+       or abbreviation, since neither refutes the claim (``reject_deletions``, ``reject_same_meaning``); with
+       several candidates the first acceptable one is used;
     2. c and c' are word-tokenised and their common prefix and suffix stripped; when both changed spans have 1 to
        ``max_span_tokens`` tokens and c's span occurs exactly once in the evidence (case-insensitive, on token
        boundaries, in any evidence piece), it is replaced there by c''s span, giving e' with its original spacing;
@@ -164,17 +167,19 @@ class CrossAugAugmenter(Augmenter):
         for text, cut in zip(candidates, out_cut):
             if cut or not text.strip():
                 continue
-            d = diff_tokens(claim, text.strip())
-            if d.kind == "identical":
+            edit = classify_edit(claim, text.strip())
+            if edit.kind == "identical":
                 rejected.add("same_claim")
-            elif cfg.reject_deletions and d.kind == "deletion" and not d.flips_negation:
+            elif cfg.reject_deletions and edit.kind == "deletion" and not edit.flips_negation:
                 rejected.add("deletion_only")
+            elif cfg.reject_same_meaning and edit.kind == "same_meaning":
+                rejected.add("same_meaning")
             else:
-                new_claim, diff = text.strip(), d
+                new_claim, diff = text.strip(), diff_tokens(claim, text.strip())
                 break
         if new_claim is None or diff is None:
-            reason = ("deletion_only" if "deletion_only" in rejected else "same_claim" if rejected else
-                      "generation_truncated" if any(out_cut) else "empty_generation")
+            reason = next((r for r in ("same_meaning", "deletion_only", "same_claim") if r in rejected),
+                          "generation_truncated" if any(out_cut) else "empty_generation")
             res.events.append(f"skipped:{reason}")
             return
         evidence = ex[self.evidence_column]

@@ -30,10 +30,16 @@ class CrossAugConfig(AugmenterConfig):
     keep_nei: bool = field(default=False, metadata={
         "help": "Pass NOT ENOUGH INFO rows through. The paper trains on SUPPORTS/REFUTES pairs only, so by default "
                 "they are left out of the output (counted as skipped:nei_dropped)."})
-    reject_deletions: bool = field(default=False, metadata={
-        "help": "Skip rewrites that only delete words other than a negation: a claim with a clause removed is "
-                "usually still supported, so (c', e, REFUTES) would be mislabelled. With several candidates from the "
-                "generator, the first acceptable one is used. Not in the paper."})
+    reject_deletions: bool = field(default=True, metadata={
+        "help": "Skip rewrites whose only changes are deleted words (anywhere, any number) other than a negation: "
+                "a claim with a clause removed is usually still supported, so (c', e, REFUTES) would be mislabelled. "
+                "With several candidates from the generator, the first acceptable one is used. On by default; False "
+                "is the paper's behaviour."})
+    reject_same_meaning: bool = field(default=True, metadata={
+        "help": "Skip rewrites whose every change keeps the meaning (another form of the same word, a spelling "
+                "variant or typo, an abbreviation, an article, the tense of a copula; see cfaug_hf.text."
+                "same_meaning): they are not negations, so their REFUTES rows would be mislabelled. On by default; "
+                "False is the paper's behaviour."})
     checker_threshold: float | None = field(default=None, metadata={
         "help": "With a checker: keep a counterfactual only if the checker's probability of its label is at least "
                 "this; None keeps it when the label is the checker's top prediction."})

@@ -30,7 +30,7 @@ BASES: dict[str, dict[str, Any]] = {
 
 def negative_claim_generator(base: str = "smollm2-lora", *, pairs: Any = None, max_steps: int = 90,
                              batch_size: int = 16, seed: int = 0, max_seconds: float | None = None,
-                             num_beams: int = 5, device: str | None = None,
+                             num_beams: int = 5, num_return_sequences: int = 5, device: str | None = None,
                              training_args: dict[str, Any] | None = None) -> Generator:
     """Train a negative-claim generator from real pretrained weights available offline.
 
@@ -41,6 +41,9 @@ def negative_claim_generator(base: str = "smollm2-lora", *, pairs: Any = None, m
             shipped pairs (:func:`cfaug_hf.embedded.load_claim_pairs`). Trained in both directions.
         max_steps: optimiser steps (16 pairs each by default).
         max_seconds: stop earlier once this much training time has passed.
+        num_beams, num_return_sequences: decoding settings saved with the generator. Returning all five beams lets
+            CrossAug use the first candidate that is a real negation (not a deletion or a change of word form);
+            one beam, as in the paper, often yields only a copy or a deletion.
     """
     if base not in BASES:
         raise ValueError(f"Unknown generator base {base!r}; expected one of {sorted(BASES)}.")
@@ -62,4 +65,5 @@ def negative_claim_generator(base: str = "smollm2-lora", *, pairs: Any = None, m
                                 batch_size=batch_size, seed=seed, callbacks=callbacks, training_args=training_args,
                                 dataset_id="cfaug_hf/data/claim_pairs.jsonl (CAD-SNLI + FEVER-Symmetric)")
     generator.training_info["for_method"] = "crossaug"
+    generator.config.num_return_sequences = min(num_return_sequences, generator.config.num_beams)
     return generator
