@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DATA_DIR", "load_feverous_sample", "load_claim_pairs"]
+__all__ = ["DATA_DIR", "load_feverous_sample", "load_claim_pairs", "synthetic_reviews"]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
@@ -47,3 +47,55 @@ def load_claim_pairs(origin: str | None = None) -> Any:
             raise ValueError(f"Unknown origin {origin!r}; expected one of {sorted(known)}.")
         ds = ds.filter(lambda o: o == origin, input_columns="origin")
     return ds
+
+
+# Sentences for synthetic_reviews: the food sentence decides the label; the others are about other aspects.
+_FOOD = {
+    1: ["The {dish} was delicious.", "Every bite of the {dish} was full of flavor.", "The {dish} was cooked to "
+        "perfection.", "I loved the {dish}, the ingredients were so fresh.", "The {dish} tasted amazing."],
+    0: ["The {dish} was bland.", "The {dish} was overcooked and dry.", "I could not finish the {dish}, it had no "
+        "flavor at all.", "The {dish} tasted stale.", "The ingredients in the {dish} were far from fresh."],
+}
+_DISHES = ["pasta", "steak", "soup", "salmon", "curry", "burger", "risotto", "pizza", "salad", "ramen"]
+_ASPECTS = {
+    1: ["Our waiter was friendly and quick.", "The room was bright and cozy.", "We got a table right away.",
+        "The music was pleasant.", "Parking was easy to find.", "The staff greeted us warmly."],
+    0: ["Our waiter was slow and rude.", "The room was noisy and cramped.", "We waited forty minutes for a table.",
+        "The music was far too loud.", "Parking was a nightmare.", "Nobody greeted us at the door."],
+}
+_NEUTRAL = ["We came on a Tuesday evening.", "It is close to the train station.", "I went with two friends.",
+            "They take reservations online.", "The menu changes every season."]
+
+
+def synthetic_reviews(n: int = 400, *, seed: int = 0, shortcut: float = 0.8) -> Any:
+    """Restaurant reviews built from templates, with a known rationale and a planted shortcut.
+
+    Shaped after the synthetic restaurant reviews of Plyler and Chi (ICDA, AAAI 2025), written from scratch here so
+    the examples run from a clean install: each review has 3 to 6 sentences; the label (1 positive, 0 negative)
+    is decided by its one food sentence (the rationale); the other sentences are about service, the room or
+    neutral facts, and an aspect sentence agrees with the label with probability ``shortcut`` (a spurious cue a
+    model can learn instead of the food). Columns: ``text`` (sentences joined with spaces), ``sentences``,
+    ``label``, ``rationale`` (index of the food sentence).
+
+    >>> ds = synthetic_reviews(10)
+    >>> ds[0]["sentences"][ds[0]["rationale"]] in ds[0]["text"], sorted(set(ds["label"]))
+    (True, [0, 1])
+    """
+    import random
+
+    from datasets import Dataset
+
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        label = i % 2
+        food = rng.choice(_FOOD[label]).format(dish=rng.choice(_DISHES))
+        aspect_label = label if rng.random() < shortcut else 1 - label
+        others = [rng.choice(_ASPECTS[aspect_label])]
+        others += rng.sample(_NEUTRAL + _ASPECTS[rng.randint(0, 1)], rng.randint(1, 4))
+        others = list(dict.fromkeys(others))
+        position = rng.randint(0, len(others))
+        sentences = others[:position] + [food] + others[position:]
+        rows.append({"text": " ".join(sentences), "sentences": sentences, "label": label, "rationale": position})
+    rng.shuffle(rows)
+    return Dataset.from_list(rows)

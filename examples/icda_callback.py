@@ -3,15 +3,14 @@
     python examples/icda_callback.py [--data reviews.jsonl] [--docs 400] [--epochs 4] [--out runs/icda-example]
 
 --data is a JSON/JSONL/CSV file with a ``text`` (or pre-split ``sentences``) column and a 0/1 ``label``; without it
-the example reads the synthetic restaurant reviews of Plyler and Chi from ../shared/data. The token encoder is
-frozen (MiniLM, shipped on PyPI), so sentence vectors are computed once and an epoch takes seconds on a CPU.
+the example builds synthetic restaurant reviews whose label is decided by the food sentence, with a planted shortcut
+in the other sentences (``cfaug_hf.embedded.synthetic_reviews``), so it runs from a clean install. The token encoder
+is frozen (MiniLM, shipped on PyPI), so sentence vectors are computed once and an epoch takes seconds on a CPU.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
-import sys
 from pathlib import Path
 
 from transformers import Trainer, TrainingArguments
@@ -29,11 +28,11 @@ def load(args: argparse.Namespace) -> tuple[list, list[int], list | None]:
                             split="train")
         column = "sentences" if "sentences" in data.column_names else "text"
         return list(data[column])[:args.docs], [int(y) for y in data["label"]][:args.docs], None
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    from shared_data import icda
+    from cfaug_hf.embedded import synthetic_reviews
 
-    rows = random.Random(0).sample(list(icda("restaurant", "train")), args.docs)
-    return [r["sentences"] for r in rows], [r["label"] for r in rows], [r["rationale"] for r in rows]
+    rows = synthetic_reviews(args.docs, seed=0)
+    truth = [[j == r["rationale"] for j in range(len(r["sentences"]))] for r in rows]
+    return list(rows["sentences"]), list(rows["label"]), truth
 
 
 def main() -> None:
@@ -60,10 +59,10 @@ def main() -> None:
                                              per_device_train_batch_size=32, remove_unused_columns=False,
                                              save_strategy="epoch", report_to=[], logging_strategy="epoch"))
     trainer.train()
-    for h in icda.history:
+    for h in icda.history:  # h["epoch"] counts from 0, like state.epoch when the epoch begins; print it from 1
         delta = "n/a" if h["icda_delta_A"] is None else f"{h['icda_delta_A']:.3f}"
-        print(f"epoch {h['epoch']}: {h['icda_counterfactuals']} counterfactuals, delta A {delta}, "
-              f"train accuracy {h['icda_train_accuracy']:.3f}")
+        print(f"epoch {h['epoch'] + 1}: trained on {h['icda_counterfactuals']} fresh counterfactuals; delta A "
+              f"{delta}; train accuracy of the selector before it {h['icda_train_accuracy']:.3f}")
     if truth is not None:
         sel = selector.select(train.docs, train.labels, table=train.table)
         print(f"rationale precision on the training reviews: {rationale_precision(sel.selected, truth):.3f}")
