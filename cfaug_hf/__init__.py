@@ -15,7 +15,7 @@ from .verbosity import (get_verbosity, set_verbosity, set_verbosity_debug, set_v
                         set_verbosity_warning)
 from .verbosity import _from_environment as _verbosity_from_environment
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 _verbosity_from_environment()
 

@@ -40,6 +40,7 @@ from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from . import registry
 from .fingerprint import digest_json, digest_object, register_cheap_hash, row_seed
 from .schema import SchemaError, TaskSchema
 
@@ -449,6 +450,7 @@ class Augmenter(abc.ABC):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         register_cheap_hash([cls])
+        registry.register_augmenter(cls)
 
     # ------------------------------------------------------------------------------------------- the map contract
     @abc.abstractmethod
@@ -607,7 +609,7 @@ class Augmenter(abc.ABC):
                 "schema": self.schema.to_dict()}
 
     def fingerprint(self) -> str:
-        from . import __version__
+        from ._version import __version__
 
         parts = {"version": __version__, "cls": f"{type(self).__module__}.{type(self).__qualname__}",
                  "code": code_digest(type(self)), "trace": self._trace, "config": self.get_config_dict(),
@@ -625,8 +627,7 @@ class Augmenter(abc.ABC):
         rules are those of :func:`cfaug_hf.hub.write_folder` (a foreign non-empty folder needs ``overwrite=True``;
         no file of yours is deleted).
         """
-        from . import __version__
-        from .components.base import Component
+        from ._version import __version__
         from .hub import FORMAT_VERSION, write_folder
 
         with write_folder(save_directory, "augmenter", overwrite=overwrite) as tmp:
@@ -635,7 +636,7 @@ class Augmenter(abc.ABC):
                 if comp is None:
                     refs[role] = None
                     continue
-                if not isinstance(comp, Component):
+                if getattr(comp, "component_type", None) not in registry.COMPONENTS:
                     if references_only:
                         refs[role] = {"type": "callable", "name": getattr(comp, "__qualname__", type(comp).__name__)}
                         continue
@@ -665,15 +666,16 @@ class Augmenter(abc.ABC):
 
             augmenter = Augmenter.from_pretrained("org/fever-crossaug", repo_type="dataset", subfolder="augmenter")
         """
-        from .components import COMPONENT_TYPES
         from .hub import ComponentLoadError, read_versioned_json, resolve_folder
-        from .methods import METHODS
 
         folder, _ = resolve_folder(name_or_path, "augmenter", revision=revision, token=token, repo_type=repo_type,
                                    subfolder=subfolder)
         data = read_versioned_json(folder / AUGMENTER_CONFIG, "augmenter", "augmenter")
-        target = METHODS.get(data.get("method", "")) if cls is Augmenter else cls
-        if target is None or (cls is not Augmenter and data.get("method") != cls.method):
+        try:
+            target = registry.augmenter_class(data.get("method", "")) if cls is Augmenter else cls
+        except KeyError as err:
+            raise ComponentLoadError(f"{folder} holds a {data.get('method')!r} augmenter: {err.args[0]}") from None
+        if cls is not Augmenter and data.get("method") != cls.method:
             raise ComponentLoadError(f"{folder} holds a {data.get('method')!r} augmenter, not "
                                      f"{cls.method or 'a known method'!r}.")
         components: dict[str, Any] = {}
@@ -682,16 +684,16 @@ class Augmenter(abc.ABC):
                 components[role] = overrides.pop(role)
             elif ref is None:
                 components[role] = None
-            elif ref.get("type") not in COMPONENT_TYPES:
+            elif ref.get("type") not in registry.available()["components"]:
                 raise ComponentLoadError(f"The {role} of this augmenter was a {ref.get('name') or ref.get('type')} "
                                          f"and was not saved; pass {role}=... to from_pretrained.")
             elif ref.get("local"):
                 raise ComponentLoadError(f"The {role} of this augmenter was a local {ref['type']} (base model "
                                          f"{ref.get('base_model')}) that was not shared; pass {role}=....")
             elif "path" in ref:
-                components[role] = COMPONENT_TYPES[ref["type"]].from_pretrained(folder / ref["path"])
+                components[role] = registry.component_class(ref["type"]).from_pretrained(folder / ref["path"])
             else:
-                components[role] = COMPONENT_TYPES[ref["type"]].from_pretrained(ref["repo_id"],
+                components[role] = registry.component_class(ref["type"]).from_pretrained(ref["repo_id"],
                                                                                  revision=ref.get("revision"),
                                                                                  token=token)
         config = target.config_class.from_dict({**data["config"], **overrides})
@@ -700,9 +702,9 @@ class Augmenter(abc.ABC):
     def push_to_hub(self, repo_id: str, *, private: bool | None = None, token: str | None = None,
                     commit_message: str | None = None, copy_components: bool = False) -> str:
         """Push the augmenter (config, schema, component references or copies) with a card; returns the commit."""
-        from hub_cards.push import push_augmenter
+        from .hub import cards_module
 
-        return push_augmenter(self, repo_id, private=private, token=token, commit_message=commit_message,
+        return cards_module().push_augmenter(self, repo_id, private=private, token=token, commit_message=commit_message,
                               copy_components=copy_components)
 
     def __repr__(self) -> str:

@@ -27,7 +27,7 @@ from typing import Any
 
 __all__ = ["HubError", "ComponentLoadError", "FolderNotEmptyError", "MANIFEST", "FORMAT_VERSION", "write_folder",
            "read_manifest", "folder_kind", "check_manifest", "check_weight_files", "read_versioned_json",
-           "hub_errors", "download_folder", "resolve_folder"]
+           "hub_errors", "download_folder", "resolve_folder", "cards_module"]
 
 #: Version of the on-disk layout of saved objects. Loading a folder written with a newer version is refused.
 FORMAT_VERSION = 1
@@ -205,6 +205,14 @@ def read_versioned_json(path: Path, expected_type: str, what: str) -> dict[str, 
 
 
 # ---------------------------------------------------------------------------------------------------------- Hub
+def cards_module() -> Any:
+    """``hub_cards.push``, which builds cards and pushes; looked up by name because it sits above the core (it
+    imports the core, so the core's ``push_to_hub`` conveniences must not import it back)."""
+    import importlib
+
+    return importlib.import_module("hub_cards.push")
+
+
 def _scrub(text: str, token: Any) -> str:
     if isinstance(token, str) and token:
         text = text.replace(token, "***")

@@ -57,6 +57,10 @@ def counterfactual_pairs(original: Any, augmented: Any, schema: TaskSchema) -> l
         except SchemaError as err:
             raise SchemaError(f"The {name} dataset does not match the schema ({schema.task}): {err}") from None
     sources = {source_id(row, schema): row for row in original}
+    wanted = set(augmented["cf_source_id"])
+    if wanted and not wanted & set(sources):
+        schema = _with_detected_id_column(original, schema, wanted)
+        sources = {source_id(row, schema): row for row in original}
     pairs, unmatched, matched_any = [], 0, False
     for i, row in enumerate(augmented):
         src = sources.get(row["cf_source_id"])
@@ -76,6 +80,21 @@ def counterfactual_pairs(original: Any, augmented: Any, schema: TaskSchema) -> l
         logger.warning("%d counterfactual rows name a source id that is not in the original dataset; they are left "
                        "out of the pairwise metrics.", unmatched)
     return pairs
+
+
+def _with_detected_id_column(original: Any, schema: TaskSchema, wanted: set[str]) -> TaskSchema:
+    """The augmenter used an id column the caller did not name: find the column whose values are the source ids."""
+    import dataclasses
+
+    for column, feature in original.features.items():
+        if column in schema.text_columns or column == schema.label_column:
+            continue
+        if getattr(feature, "dtype", None) in ("string", "large_string", "int64", "int32"):
+            values = {str(v) for v in original[column]}
+            if wanted <= values:
+                logger.info("Source ids match the original's column %r; using it as the id column.", column)
+                return dataclasses.replace(schema, id_column=column)
+    return schema
 
 
 @dataclass

@@ -8,10 +8,11 @@ sentence is embedded once.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["split_sentences", "SentenceTable", "SENTENCE_SPLITTERS"]
+__all__ = ["split_sentences", "SentenceTable", "SENTENCE_SPLITTERS", "SelectionResult"]
 
 # A sentence ends at . ! ? (optionally followed by closing quotes/brackets) before whitespace and an upper-case
 # letter, digit or opening quote; common abbreviations do not end sentences.
@@ -111,3 +112,23 @@ class SentenceTable:
         if parts:
             self.embeddings = torch.cat(parts)
         return self.embeddings
+
+
+@dataclass
+class SelectionResult:
+    """What a selector said about each document: selected sentence indices, predicted label, error."""
+
+    selected: list[list[int]]
+    predicted: list[int]
+    #: 1 − p(true label); ``None`` when no labels were given.
+    error: list[float] | None = None
+
+    @classmethod
+    def from_probs(cls, selected: list[list[int]], predicted: list[int], probs: list[list[float]],
+                   labels: Sequence[int] | None) -> SelectionResult:
+        error = None if labels is None else [1.0 - p[int(y)] for p, y in zip(probs, labels)]
+        return cls(selected, predicted, error)
+
+    def rationale_set(self) -> set[tuple[int, int]]:
+        """A = {(document, selected sentence)}."""
+        return {(d, s) for d, sel in enumerate(self.selected) for s in sel}

@@ -183,7 +183,7 @@ def dataset_card(dataset: Any, repo_id: str, *, augmenter: Any = None, source: A
     from datasets import Dataset
     from huggingface_hub import DatasetCard, DatasetCardData
 
-    from cfaug_hf import __version__
+    from cfaug_hf._version import __version__
 
     splits = {"train": dataset} if isinstance(dataset, Dataset) else dict(dataset)
     sources = ({"train": source} if source is not None and not isinstance(source, (str, dict)) and

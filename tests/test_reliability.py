@@ -293,3 +293,11 @@ def test_verbosity_helpers_reach_every_module_logger(caplog):
     assert [r.getMessage() for r in caplog.records] == ["shown"]
     with pytest.raises(ValueError, match="Unknown verbosity 'loud'"):
         cfaug_hf.set_verbosity("loud")
+
+
+def test_report_finds_the_id_column_the_augmenter_used():
+    orig = Dataset.from_dict({"id": ["a", "b"], "text": ["the film was good", "the film was bad"],
+                              "label": ["positive", "negative"]})
+    aug = NegateAugmenter(TaskSchema.sentiment(id_column="id")).augment(orig)
+    report = augmentation_report(orig, aug, TaskSchema.sentiment(), fluency_model=None, embedder=None, probe=False)
+    assert report.counts["counterfactuals"] == 2

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..fingerprint import digest_json, digest_module, register_cheap_hash
-from ..hub import (FORMAT_VERSION, ComponentLoadError, check_weight_files, read_versioned_json, resolve_folder,
-                   write_folder)
+from .. import registry
+from ..hub import (FORMAT_VERSION, ComponentLoadError, cards_module, check_weight_files, read_versioned_json,
+                   resolve_folder, write_folder)
 
 __all__ = ["Component", "ComponentLoadError", "atomic_directory", "FORMAT_VERSION", "read_versioned_json",
            "load_weights"]
@@ -60,6 +61,7 @@ class Component(abc.ABC):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         register_cheap_hash([cls])
+        registry.register_component(cls)
 
     # --- to implement
     @abc.abstractmethod
@@ -91,9 +93,10 @@ class Component(abc.ABC):
         method = (getattr(self, "training_info", None) or {}).get("for_method")
         if not method:
             return ""
-        from ..methods import METHODS
-
-        return getattr(METHODS.get(method), "citation", "")
+        try:
+            return getattr(registry.augmenter_class(method), "citation", "")
+        except KeyError:
+            return ""
 
     # --- shared
     def push_to_hub(self, repo_id: str, *, private: bool | None = None, token: str | None = None,
@@ -102,9 +105,7 @@ class Component(abc.ABC):
 
         Pushing again updates the card's generated section and metadata and keeps any text added to the card.
         """
-        from hub_cards.push import push_component  # lazily: cards sit above the core
-
-        return push_component(self, repo_id, private=private, token=token, commit_message=commit_message,
+        return cards_module().push_component(self, repo_id, private=private, token=token, commit_message=commit_message,
                               revision=revision)
 
     def fingerprint(self) -> str:
@@ -118,7 +119,7 @@ class Component(abc.ABC):
         non-empty folder holding anything else is refused unless ``overwrite=True``, and even then no file of yours
         is deleted (see :func:`cfaug_hf.hub.write_folder`).
         """
-        from .. import __version__
+        from .._version import __version__
 
         with write_folder(save_directory, self.component_type, overwrite=overwrite) as tmp:
             self._save(tmp)

@@ -324,7 +324,7 @@ class RationaleSelector(Component):
 
         ``documents`` are lists of sentences, or of sentence ids into ``table``.
         """
-        from ..methods.icda.selection import SelectionResult
+        from ..sentences import SelectionResult
 
         collate = self.collator(table)
         key = "sentence_ids" if table is not None else "sentences"

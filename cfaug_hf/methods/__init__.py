@@ -1,9 +1,10 @@
 """One subpackage per method: a config dataclass and an augmenter, registered here by name."""
 
+from .. import registry
 from .crossaug import CrossAugAugmenter, CrossAugConfig
 from .icda import ICDAConfig, RationaleSwapAugmenter
 
-#: Augmenter classes by their ``method`` name.
-METHODS = {cls.method: cls for cls in (CrossAugAugmenter, RationaleSwapAugmenter)}
+#: Augmenter classes by their ``method`` name (the registry's table; kept under this name for older code).
+METHODS = registry.AUGMENTERS
 
 __all__ = ["CrossAugAugmenter", "CrossAugConfig", "RationaleSwapAugmenter", "ICDAConfig", "METHODS"]

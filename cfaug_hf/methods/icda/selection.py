@@ -13,28 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...sentences import SelectionResult
+
 __all__ = ["SelectionResult", "CounterfactualSpec", "Plan", "plan_counterfactuals", "rationale_set_change",
            "position_histograms", "is_degenerate", "rationale_precision", "occlusion_rationales"]
-
-
-@dataclass
-class SelectionResult:
-    """What a selector said about each document: selected sentence indices, predicted label, error."""
-
-    selected: list[list[int]]
-    predicted: list[int]
-    #: 1 − p(true label); ``None`` when no labels were given.
-    error: list[float] | None = None
-
-    @classmethod
-    def from_probs(cls, selected: list[list[int]], predicted: list[int], probs: list[list[float]],
-                   labels: Sequence[int] | None) -> SelectionResult:
-        error = None if labels is None else [1.0 - p[int(y)] for p, y in zip(probs, labels)]
-        return cls(selected, predicted, error)
-
-    def rationale_set(self) -> set[tuple[int, int]]:
-        """A = {(document, selected sentence)}."""
-        return {(d, s) for d, sel in enumerate(self.selected) for s in sel}
 
 
 @dataclass(frozen=True)

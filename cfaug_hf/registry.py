@@ -1,0 +1,71 @@
+"""Where augmenter and component classes register themselves, so the core can rebuild saved objects by name.
+
+The core never imports a method or a component by hand: a class registers when it is defined (``Augmenter`` and
+``Component`` do it in ``__init_subclass__``), and a saved folder names its class by ``method`` or
+``component_type``. The built-in ones are imported on first lookup from the table below (by module name, so the
+core has no import edge up to them); a third-party method registers simply by being imported.
+
+>>> from cfaug_hf.registry import augmenter_class, component_class
+>>> augmenter_class("crossaug").__name__, component_class("generator").__name__
+('CrossAugAugmenter', 'Generator')
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = ["AUGMENTERS", "COMPONENTS", "register_augmenter", "register_component", "augmenter_class",
+           "component_class", "available"]
+
+#: ``method`` -> augmenter class.
+AUGMENTERS: dict[str, type] = {}
+#: ``component_type`` -> component class.
+COMPONENTS: dict[str, type] = {}
+
+# Built-in classes, imported on first lookup.
+_BUILTIN_AUGMENTERS = {"crossaug": "cfaug_hf.methods.crossaug", "icda": "cfaug_hf.methods.icda"}
+_BUILTIN_COMPONENTS = {"generator": "cfaug_hf.components.generator", "checker": "cfaug_hf.components.checker",
+                       "rationale_selector": "cfaug_hf.components.rationale"}
+
+
+def register_augmenter(cls: type) -> type:
+    """Add an augmenter class under its ``method`` name (also usable as a class decorator)."""
+    method = getattr(cls, "method", "")
+    if method:
+        AUGMENTERS[method] = cls
+    return cls
+
+
+def register_component(cls: type) -> type:
+    """Add a component class under its ``component_type`` (also usable as a class decorator)."""
+    kind = getattr(cls, "component_type", "")
+    if kind:
+        COMPONENTS[kind] = cls
+    return cls
+
+
+def _lookup(table: dict[str, type], builtin: dict[str, str], name: str, what: str) -> Any:
+    if name not in table and name in builtin:
+        importlib.import_module(builtin[name])
+    if name not in table:
+        known = sorted(set(table) | set(builtin))
+        raise KeyError(f"No {what} named {name!r} is registered; known: {known}. Import the module that defines it "
+                       f"before loading.")
+    return table[name]
+
+
+def augmenter_class(method: str) -> Any:
+    """The augmenter class registered for ``method`` (built-in methods are imported on demand)."""
+    return _lookup(AUGMENTERS, _BUILTIN_AUGMENTERS, method, "augmenter method")
+
+
+def component_class(component_type: str) -> Any:
+    """The component class registered for ``component_type``."""
+    return _lookup(COMPONENTS, _BUILTIN_COMPONENTS, component_type, "component type")
+
+
+def available() -> dict[str, list[str]]:
+    """Every registered or built-in augmenter method and component type."""
+    return {"augmenters": sorted(set(AUGMENTERS) | set(_BUILTIN_AUGMENTERS)),
+            "components": sorted(set(COMPONENTS) | set(_BUILTIN_COMPONENTS))}

@@ -1,0 +1,128 @@
+"""Imports point one way: no cycle among the package's modules, counting imports inside functions too.
+
+Plug-in style lookups by module name (the registry's built-in methods, ``hub_cards`` for ``push_to_hub``) are not
+import statements and do not count; ``if TYPE_CHECKING:`` blocks do not either.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("cfaug_hf", "trainer_callbacks", "hub_cards")
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
+    return found
+
+
+def _type_checking_blocks(tree: ast.AST) -> set[int]:
+    skip = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    return skip
+
+
+def import_graph() -> dict[str, set[str]]:
+    mods = modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        tree = ast.parse(path.read_text())
+        skip = _type_checking_blocks(tree)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        deps: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")
+                    anchor = anchor[:len(anchor) - (node.level - 1)]
+                    base = ".".join(anchor + ([node.module] if node.module else []))
+                targets = [base] + [f"{base}.{a.name}" for a in node.names]
+            for target in targets:
+                while target and target not in mods:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    deps.add(target)
+        graph[name] = deps
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycles():
+    assert cycles(import_graph()) == []
+
+
+def test_the_core_does_not_import_methods_cards_or_callbacks():
+    graph = import_graph()
+    core = [m for m in graph if m.startswith("cfaug_hf.") and m.split(".")[1] in
+            ("augmenter", "schema", "hub", "registry", "fingerprint", "text", "components")]
+    for module in core:
+        upward = {d for d in graph[module] if d.startswith(("cfaug_hf.methods", "hub_cards", "trainer_callbacks"))}
+        assert not upward, f"{module} imports {sorted(upward)}"
+
+
+def test_detects_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
+
+
+def test_classes_register_themselves_and_load_by_name(tmp_path):
+    from cfaug_hf import Augmenter, TaskSchema, registry
+    from cfaug_hf.testing import NegateAugmenter
+
+    assert registry.augmenter_class("negate") is NegateAugmenter  # registered when its module was imported
+    assert {"crossaug", "icda"} <= set(registry.available()["augmenters"])
+    NegateAugmenter(TaskSchema.sentiment(), seed=3).save_pretrained(tmp_path / "aug")
+    back = Augmenter.from_pretrained(tmp_path / "aug")
+    assert type(back) is NegateAugmenter and back.config.seed == 3
+    import pytest
+
+    with pytest.raises(KeyError, match="No augmenter method named 'nope'"):
+        registry.augmenter_class("nope")
