@@ -117,7 +117,8 @@ def write_folder(target: str | os.PathLike, kind: str, *, overwrite: bool = Fals
         what = f"a saved {present_kind}" if present_kind else f"files the library did not write ({shown})"
         raise FolderNotEmptyError(
             f"{target} is not empty: it holds {what}. Refusing to write a {kind} there, so nothing of yours is "
-            f"replaced; choose an empty or new folder, or pass overwrite=True (--overwrite on the command line; other files are kept).")
+            f"replaced; choose an empty or new folder, or pass overwrite=True (--overwrite on the command line; "
+            f"other files are kept).")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:

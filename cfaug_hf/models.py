@@ -87,7 +87,8 @@ def quiet_dependency_warnings() -> Iterator[None]:
     adapter. Only those exact messages are hidden, and only inside the block.
     """
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r".*is_gradient_checkpointing.* is deprecated", category=FutureWarning)
+        warnings.filterwarnings("ignore", message=r".*is_gradient_checkpointing.* is deprecated",
+                                category=FutureWarning)
         yield
 
 

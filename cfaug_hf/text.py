@@ -297,6 +297,13 @@ def _one_typo(a: str, b: str) -> bool:
     return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+_NUMBER_WORDS.update({w: str(i) for i, w in enumerate(
+    "zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split())})
+_NUMBER_WORDS.update({f"{i}{suffix}": str(i) for i in range(1, 32) for suffix in ("st", "nd", "rd", "th")})
+
+
 def _initials(words: Sequence[str]) -> str:
     return "".join(w[0] for w in words if w and w not in ("of", "and", "the", "for"))
 
@@ -318,12 +325,14 @@ def same_meaning(old: Sequence[str], new: Sequence[str]) -> bool:
     b = [w.casefold() for w in new if any(ch.isalnum() for ch in w)]
     if any(w in NEGATION_WORDS or w.endswith("n't") for w in a + b):
         return a == b
-    a = [_AUXILIARIES.get(w, w) for w in a if w not in _ARTICLES]
-    b = [_AUXILIARIES.get(w, w) for w in b if w not in _ARTICLES]
+    a = [_NUMBER_WORDS.get(w, _AUXILIARIES.get(w, w)) for w in a if w not in _ARTICLES]
+    b = [_NUMBER_WORDS.get(w, _AUXILIARIES.get(w, w)) for w in b if w not in _ARTICLES]
     if a == b:
         return True
     if not a or not b:
         return False
+    if re.sub(r"[\W_]", "", "".join(a)) == re.sub(r"[\W_]", "", "".join(b)):
+        return True  # spacing, hyphens or full stops only: "Ph.D." / "PhD", "Myka 9" / "Myka9"
     joined_a, joined_b = "".join(a).replace(".", ""), "".join(b).replace(".", "")
     if (len(a) > 1 and len(b) == 1 and _initials(a) == joined_b) or (
             len(b) > 1 and len(a) == 1 and _initials(b) == joined_a):
@@ -340,7 +349,8 @@ class ClaimEdit:
 
     ``kind`` is ``identical`` (at most punctuation or case changed), ``deletion`` (words only removed, anywhere,
     any number), ``insertion`` (words only added), ``same_meaning`` (every change keeps the meaning: see
-    :func:`same_meaning`) or ``change``. ``flips_negation`` says a negation word was added or removed.
+    :func:`same_meaning`, or changes that do once some words are taken as deleted) or ``change``.
+    ``flips_negation`` says a negation word was added or removed.
 
     >>> classify_edit("Acme Ltd. was founded in 1990 in Paris.", "Acme Ltd was founded in Paris").kind
     'deletion'
@@ -374,7 +384,24 @@ def classify_edit(old: str, new: str) -> ClaimEdit:
     if tags == {"insert"}:
         preserving = all(same_meaning([], [t.text for t in b[j0:j1]]) for _, _, _, j0, j1 in ops)
         return ClaimEdit("same_meaning" if preserving and not flips else "insertion", flips)
-    if not flips and all(same_meaning([t.text for t in a[i0:i1]], [t.text for t in b[j0:j1]])
-                         for _, i0, i1, j0, j1 in ops):
+    if not flips and all(tag == "delete" or _keeps_meaning([t.text for t in a[i0:i1]], [t.text for t in b[j0:j1]])
+                         for tag, i0, i1, j0, j1 in ops):
         return ClaimEdit("same_meaning", False)
     return ClaimEdit("change", flips)
+
+
+def _keeps_meaning(old: list[str], new: list[str]) -> bool:
+    """``old`` -> ``new`` keeps the meaning, or does once some of ``old`` is taken as deleted ("Alstom, and focused
+    on ..." -> "Alastom")."""
+    if same_meaning(old, new):
+        return True
+    if len(new) >= len(old):
+        return False
+    j = 0
+    for word in new:  # each new word matches a later old word; the old words in between were deleted
+        while j < len(old) and not same_meaning([old[j]], [word]):
+            j += 1
+        if j == len(old):
+            return False
+        j += 1
+    return True

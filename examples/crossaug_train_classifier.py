@@ -88,8 +88,8 @@ def main() -> None:
 
     # 3. The same classifier, trained on each, scored on the same tests.
     held_out = data["test"]
-    tests = {"held-out": held_out,
-             "evidence hidden": held_out.map(lambda e: {"evidence": ["(no evidence)"] * len(e)}, input_columns="evidence")}
+    hidden = held_out.map(lambda e: {"evidence": ["(no evidence)"] * len(e)}, input_columns="evidence")
+    tests = {"held-out": held_out, "evidence hidden": hidden}
     if args.contrast:
         rows = [json.loads(line) for line in open(args.contrast)]
         tests["contrast set"] = Dataset.from_list([{"claim": r["claim"], "evidence": [r["evidence"]] if isinstance(

@@ -1,7 +1,8 @@
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cfaug_hf.text import diff_tokens, find_span, substitute_span, tokenize
+from cfaug_hf.text import classify_edit, diff_tokens, find_span, substitute_span, tokenize
 
 
 def test_tokenize_offsets_round_trip():
@@ -120,3 +121,18 @@ def test_substitution_properties(evidence, claim, new_claim, limit):
     assert after[s.start:s.start + len(s.new_text)] == s.new_text
     # the old span occurred exactly once
     assert len(find_span(evidence, [t.key for t in diff.old_tokens])) == 1
+
+
+@pytest.mark.parametrize("old,new,kind", [
+    ("EdIT has worked with Myka 9.", "EdIT has worked with Myka9.", "same_meaning"),       # spacing
+    ("He took a Ph.D. at Birmingham.", "He took a PhD at Birmingham.", "same_meaning"),     # full stops
+    ("ABB sold it to Alstom, and focused on energy.", "ABB sold it to Alastom.", "same_meaning"),  # typo + deletion
+    ("She hosted the show and stars in Sharon.", "She hosts the show.", "same_meaning"),    # tense + deletion
+    ("It opened on January ninth of 1957.", "It opened on January 9, 1957", "same_meaning"),  # number words
+    ("It was built in 2005.", "It was built in 2007.", "change"),
+    ("He was born in Rome, Italy.", "He was born in Naples.", "change"),
+    ("It takes place in a zone and employs people.", "It does not take place in a zone.", "change"),
+    ("Acme Ltd. was founded in 1990 in Paris.", "Acme Ltd was founded in Paris", "deletion"),
+])
+def test_classify_edit(old, new, kind):
+    assert classify_edit(old, new).kind == kind
