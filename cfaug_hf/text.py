@@ -16,7 +16,7 @@ from typing import Any
 
 __all__ = ["Token", "tokenize", "SpanDiff", "diff_tokens", "find_span", "substitute_span", "Substitution",
            "NEGATION_WORDS", "is_negation", "is_word", "ClaimEdit", "classify_edit", "same_meaning",
-           "set_lemmatizer"]
+           "set_lemmatizer", "set_synonym_test"]
 
 # A word is a run of letters/digits, optionally joined by one inner hyphen, apostrophe, period or comma
 # ("state-of-the-art", "L'Oréal", "U.S", "30,000", "3.5"); any other non-space character is a token of its own.
@@ -246,6 +246,9 @@ _ARTICLES = frozenset({"a", "an", "the"})
 _AUXILIARIES = {w: "be" for w in ("is", "was", "are", "were", "am", "be", "been", "being", "'s")}
 _AUXILIARIES.update({w: "have" for w in ("has", "had", "have", "having", "'ve")})
 _AUXILIARIES.update({w: "do" for w in ("does", "did", "do")})
+_AUXILIARIES.update({w: "and" for w in ("and", "but", "&", "while", "whereas", "plus")})
+#: Words whose insertion adds no claim of its own.
+_FILLERS = frozenset("and & of the a an to in also then as".split())
 # Longest first; each is removed once, then repeatedly, so "listings" and "lists" both reach "list".
 _SUFFIXES = ("ically", "ational", "ations", "ation", "ities", "ity", "ness", "ings", "ing", "ical", "ally", "ies",
              "ied", "ers", "er", "est", "ed", "es", "ly", "al", "ic", "s", "e")
@@ -268,6 +271,7 @@ def _stem(word: str) -> str:
 
 
 _LEMMATIZER: Any = None
+_SYNONYMS: Any = None
 
 
 def set_lemmatizer(lemmatize: Callable[[str], str] | None) -> None:
@@ -277,6 +281,19 @@ def set_lemmatizer(lemmatize: Callable[[str], str] | None) -> None:
     """
     global _LEMMATIZER
     _LEMMATIZER = lemmatize
+
+
+def set_synonym_test(are_synonyms: Callable[[str, str], bool] | None) -> None:
+    """Also treat two words as the same meaning when ``are_synonyms(a, b)`` (lower-cased words) is true.
+
+    No thesaurus ships with the library (WordNet cannot be installed offline), so synonyms ("began" -> "started")
+    are not recognised by default. With NLTK's WordNet, for example::
+
+        from nltk.corpus import wordnet as wn
+        set_synonym_test(lambda a, b: bool(set(wn.synsets(a)) & set(wn.synsets(b))))
+    """
+    global _SYNONYMS
+    _SYNONYMS = are_synonyms
 
 
 def _lemma(word: str) -> str:
@@ -339,8 +356,14 @@ def same_meaning(old: Sequence[str], new: Sequence[str]) -> bool:
         return True
     if len(a) != len(b):
         return False
-    return all(x == y or (not any(ch.isdigit() for ch in x + y) and (_lemma(x) == _lemma(y) or _one_typo(x, y)))
-               for x, y in zip(a, b))
+    return all(x == y or (not any(ch.isdigit() for ch in x + y) and _same_word(x, y)) for x, y in zip(a, b))
+
+
+def _same_word(x: str, y: str) -> bool:
+    short, long_ = sorted((x, y), key=len)
+    return (_lemma(x) == _lemma(y) or _one_typo(x, y)
+            or (len(short) >= 5 and long_.startswith(short))  # "Mongol" / "Mongolian", "rhino" / "rhinoceros"
+            or (_SYNONYMS is not None and bool(_SYNONYMS(x, y))))
 
 
 @dataclass(frozen=True)
@@ -382,7 +405,7 @@ def classify_edit(old: str, new: str) -> ClaimEdit:
     if tags == {"delete"}:
         return ClaimEdit("deletion", flips)
     if tags == {"insert"}:
-        preserving = all(same_meaning([], [t.text for t in b[j0:j1]]) for _, _, _, j0, j1 in ops)
+        preserving = all(_keeps_meaning([], [t.text for t in b[j0:j1]]) for _, _, _, j0, j1 in ops)
         return ClaimEdit("same_meaning" if preserving and not flips else "insertion", flips)
     if not flips and all(tag == "delete" or _keeps_meaning([t.text for t in a[i0:i1]], [t.text for t in b[j0:j1]])
                          for tag, i0, i1, j0, j1 in ops):
@@ -395,6 +418,8 @@ def _keeps_meaning(old: list[str], new: list[str]) -> bool:
     on ..." -> "Alastom")."""
     if same_meaning(old, new):
         return True
+    if new and all(w.casefold() in _FILLERS for w in new) and not old:
+        return True  # "clean & jerk" -> "clean and jerk": a filler word added
     if len(new) >= len(old):
         return False
     j = 0
