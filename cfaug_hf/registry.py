@@ -30,16 +30,21 @@ _BUILTIN_COMPONENTS = {"generator": "cfaug_hf.components.generator", "checker": 
 
 
 def register_augmenter(cls: type) -> type:
-    """Add an augmenter class under its ``method`` name (also usable as a class decorator)."""
-    method = getattr(cls, "method", "")
+    """Add an augmenter class under its ``method`` name (also usable as a class decorator).
+
+    Only a class that names its own ``method`` registers: a subclass that inherits ``method = "crossaug"`` (to tweak
+    one step) does not replace CrossAug for everyone who loads a saved CrossAug augmenter. A class defined again
+    under the same name (a re-run notebook cell) replaces the earlier one.
+    """
+    method = vars(cls).get("method", "")
     if method:
         AUGMENTERS[method] = cls
     return cls
 
 
 def register_component(cls: type) -> type:
-    """Add a component class under its ``component_type`` (also usable as a class decorator)."""
-    kind = getattr(cls, "component_type", "")
+    """Add a component class under its own ``component_type`` (also usable as a class decorator)."""
+    kind = vars(cls).get("component_type", "")
     if kind:
         COMPONENTS[kind] = cls
     return cls

@@ -114,14 +114,21 @@ def test_detects_a_cycle():
 
 
 def test_classes_register_themselves_and_load_by_name(tmp_path):
-    from cfaug_hf import Augmenter, TaskSchema, registry
+    from cfaug_hf import Augmenter, CrossAugAugmenter, TaskSchema, registry
     from cfaug_hf.testing import NegateAugmenter
 
-    assert registry.augmenter_class("negate") is NegateAugmenter  # registered when its module was imported
+    class Shout(NegateAugmenter):
+        method = "shout-layering-test"
+
+    class TweakedCrossAug(CrossAugAugmenter):  # inherits method "crossaug": must not take its place
+        pass
+
+    assert registry.augmenter_class("shout-layering-test") is Shout  # registered when it was defined
+    assert registry.augmenter_class("crossaug") is CrossAugAugmenter
     assert {"crossaug", "icda"} <= set(registry.available()["augmenters"])
-    NegateAugmenter(TaskSchema.sentiment(), seed=3).save_pretrained(tmp_path / "aug")
+    Shout(TaskSchema.sentiment(), seed=3).save_pretrained(tmp_path / "aug")
     back = Augmenter.from_pretrained(tmp_path / "aug")
-    assert type(back) is NegateAugmenter and back.config.seed == 3
+    assert type(back) is Shout and back.config.seed == 3
     import pytest
 
     with pytest.raises(KeyError, match="No augmenter method named 'nope'"):

@@ -133,6 +133,22 @@ def test_substitution_properties(evidence, claim, new_claim, limit):
     ("He was born in Rome, Italy.", "He was born in Naples.", "change"),
     ("It takes place in a zone and employs people.", "It does not take place in a zone.", "change"),
     ("Acme Ltd. was founded in 1990 in Paris.", "Acme Ltd was founded in Paris", "deletion"),
+    ("He can clean & jerk and won in 1988.", "He can clean and jerk.", "same_meaning"),     # a filler word added
+    ("He had a studio and was elected.", "He had a studio but was elected.", "same_meaning"),  # conjunctions
+    ("It was the Mongolian empire.", "It was the Mongol empire.", "same_meaning"),      # a shorter form of a name
+    ("He was born in Austria.", "He was born in Australia.", "change"),
+    ("He escaped Tibet.", "He fled Tibet.", "change"),                                    # synonyms need a thesaurus
 ])
+
 def test_classify_edit(old, new, kind):
     assert classify_edit(old, new).kind == kind
+
+
+def test_a_synonym_test_can_be_plugged_in():
+    from cfaug_hf.text import set_synonym_test
+
+    set_synonym_test(lambda a, b: {a, b} == {"escaped", "fled"})
+    try:
+        assert classify_edit("He escaped Tibet.", "He fled Tibet.").kind == "same_meaning"
+    finally:
+        set_synonym_test(None)
