@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import torch
 from transformers import Trainer, TrainingArguments
 
 from cfaug_hf import RationaleSelector
@@ -56,6 +57,7 @@ def main() -> None:
     trainer = Trainer(model=selector.model, train_dataset=train, data_collator=selector.collator(train.table),
                       callbacks=[icda],
                       args=TrainingArguments(args.out, num_train_epochs=args.epochs, learning_rate=5e-4,
+                                             dataloader_pin_memory=torch.cuda.is_available(),
                                              per_device_train_batch_size=32, remove_unused_columns=False,
                                              save_strategy="epoch", report_to=[], logging_strategy="epoch"))
     trainer.train()

@@ -74,6 +74,7 @@ def _train_one(selector: Any, train: Any, dev: Any, *, redraw_from: SelectionRes
                epochs: float, output_dir: Path, training_args: dict[str, Any], evaluate_first: bool
                ) -> tuple[float, float | None]:
     """Trainer run keeping the weights of the epoch with the lowest dev loss; returns (best, initial) dev loss."""
+    import torch
     from transformers import Trainer, TrainerCallback, TrainingArguments
 
     class Redraw(TrainerCallback):
@@ -93,7 +94,8 @@ def _train_one(selector: Any, train: Any, dev: Any, *, redraw_from: SelectionRes
                 self.state_dict = {k: v.detach().clone().cpu() for k, v in model.state_dict().items()}
 
     defaults = {"per_device_train_batch_size": 16, "per_device_eval_batch_size": 64, "learning_rate": 1e-4,
-                "weight_decay": 0.01, "logging_strategy": "epoch", "report_to": [], "disable_tqdm": True}
+                "weight_decay": 0.01, "logging_strategy": "epoch", "report_to": [], "disable_tqdm": True,
+                "dataloader_pin_memory": torch.cuda.is_available()}  # pinning without a GPU only warns
     args = TrainingArguments(output_dir=str(output_dir), num_train_epochs=epochs, seed=seed, eval_strategy="epoch",
                              save_strategy="no", remove_unused_columns=False,
                              **{**defaults, **training_args})
