@@ -11,12 +11,11 @@ dict; ``action(ctx)`` performs the bad call.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from datasets import ClassLabel, Dataset, DatasetDict, Features, IterableDataset, List, Value
+from datasets import ClassLabel, Dataset, DatasetDict, Features, Value
 
 import tests.hub_server as hub_server
 from cfaug_hf import (AugmentationStats, Augmenter, CrossAugAugmenter, CrossAugConfig, Generator, GeneratorConfig,

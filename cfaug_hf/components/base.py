@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import abc
 import json
+import logging
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -13,8 +15,10 @@ from .. import registry
 from ..hub import (FORMAT_VERSION, ComponentLoadError, cards_module, check_weight_files, read_versioned_json,
                    resolve_folder, write_folder)
 
-__all__ = ["Component", "ComponentLoadError", "atomic_directory", "FORMAT_VERSION", "read_versioned_json",
-           "load_weights"]
+__all__ = ["Component", "PretrainedComponent", "ComponentLoadError", "atomic_directory", "FORMAT_VERSION",
+           "read_versioned_json", "load_weights"]
+
+logger = logging.getLogger(__name__)
 
 #: Kept for code written against earlier releases; new code uses :func:`cfaug_hf.hub.write_folder`.
 atomic_directory = write_folder
@@ -40,11 +44,13 @@ def load_weights(model_class: Any, folder: Path, what: str, **kwargs: Any) -> An
 
 
 class Component(abc.ABC):
-    """Base of generators, checkers and the other learned parts.
+    """Base of every part an augmenter uses: generators, checkers, and parts without weights (an NER pipeline, an
+    HTTP LLM client, a search index).
 
     Subclasses define ``config_name`` (the JSON file that marks a saved folder), ``component_type`` and implement
-    ``_save(folder)`` / ``_load(folder, config, **kwargs)``; this class handles versions, atomic writes and
-    fingerprints.
+    ``get_config_dict``, ``_save(folder)`` (any files) and ``_load(folder, config, **kwargs)``; this class handles
+    versions, manifests, atomic writes, Hub loading and fingerprints, and registers the class by its
+    ``component_type``. Parts built on a transformers model subclass :class:`PretrainedComponent`.
     """
 
     config_name: ClassVar[str] = ""
@@ -147,3 +153,42 @@ class Component(abc.ABC):
         component = cls._load(folder, config, **kwargs)
         component.hub_origin = origin
         return component
+
+
+class PretrainedComponent(Component):
+    """A component around a transformers model and its tokenizer: device placement, the base model's name, what it
+    was trained on, counters, weights in safetensors and the tokenizer beside them.
+
+    Subclasses call :meth:`_setup` from ``__init__`` and load with :func:`load_weights` in ``_load``.
+    """
+
+    required_files = ("tokenizer_config.json",)
+
+    def _setup(self, model: Any, tokenizer: Any, *, device: str | None = None, base_model: str | None = None,
+               training_info: dict[str, Any] | None = None) -> None:
+        import torch
+
+        self.model, self.tokenizer = model, tokenizer
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.model.to(self.device)
+        self.base_model = base_model or getattr(getattr(model, "config", None), "_name_or_path", None) or None
+        self.training_info = dict(training_info or {})
+        self.stats: Counter = Counter()
+        self._warned_truncation = False
+
+    def _count_truncated(self, n: int, option: str, limit: int) -> None:
+        """Count inputs cut to ``option=limit`` tokens; warn the first time only."""
+        if not n:
+            return
+        self.stats["input_truncated"] += n
+        if not self._warned_truncation:
+            logger.warning("%d input(s) longer than %s=%d tokens were truncated (counted in stats['input_truncated']; "
+                           "this warning is shown once).", n, option, limit)
+            self._warned_truncation = True
+
+    def _modules(self) -> list[Any]:
+        return [self.model]
+
+    def _save(self, folder: Path) -> None:
+        self.model.save_pretrained(folder)
+        self.tokenizer.save_pretrained(folder)

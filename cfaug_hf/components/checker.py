@@ -5,13 +5,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .base import Component, load_weights
+from .base import PretrainedComponent, load_weights
 
 __all__ = ["LabelChecker", "LabelCheckerConfig"]
 
@@ -29,7 +28,7 @@ class LabelCheckerConfig:
         "help": "How a list-valued text (several evidence pieces) is joined into one string."})
 
 
-class LabelChecker(Component):
+class LabelChecker(PretrainedComponent):
     """Wraps any ``AutoModelForSequenceClassification`` over single texts or (claim, evidence) / (premise,
     hypothesis) pairs, with label names taken from the model's ``id2label``.
 
@@ -43,7 +42,6 @@ class LabelChecker(Component):
     """
 
     config_name = "cfaug_checker.json"
-    required_files = ("tokenizer_config.json",)
     component_type = "checker"
     pipeline_tag = "text-classification"
     card_summary = ("A label checker: a sequence classifier over single texts or (claim, evidence) / (premise, "
@@ -57,18 +55,9 @@ class LabelChecker(Component):
     def __init__(self, model: Any, tokenizer: Any, config: LabelCheckerConfig | None = None, *,
                  device: str | None = None, base_model: str | None = None,
                  training_info: dict[str, Any] | None = None, **overrides: Any) -> None:
-        import torch
-
         config = config or LabelCheckerConfig()
         self.config = dataclasses.replace(config, **overrides) if overrides else config
-        self.model = model
-        self.tokenizer = tokenizer
-        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-        self.model.to(self.device)
-        self.base_model = base_model or getattr(model.config, "_name_or_path", None) or None
-        self.training_info = dict(training_info or {})
-        self.stats: Counter = Counter()
-        self._warned_truncation = False
+        self._setup(model, tokenizer, device=device, base_model=base_model, training_info=training_info)
         id2label = model.config.id2label
         self.label_names: tuple[str, ...] = tuple(str(id2label[i]) for i in range(model.config.num_labels))
         self._label_index = {n.casefold(): i for i, n in enumerate(self.label_names)}
@@ -108,11 +97,7 @@ class LabelChecker(Component):
             cut = tok(*cut_args, truncation="longest_first", max_length=limit)
             for j, i in enumerate(long):
                 rows[i] = {k: cut[k][j] for k in cut.keys()}
-            self.stats["input_truncated"] += len(long)
-            if not self._warned_truncation:
-                logger.warning("%d input(s) longer than max_length=%d tokens were truncated (counted in "
-                               "stats['input_truncated']; this warning is shown once).", len(long), limit)
-                self._warned_truncation = True
+            self._count_truncated(len(long), "max_length", limit)
         return rows
 
     def predict_proba(self, first: Sequence[str], second: Sequence[str | Sequence[str]] | None = None) -> Any:
@@ -148,13 +133,6 @@ class LabelChecker(Component):
     def get_config_dict(self) -> dict[str, Any]:
         return {"checker": dataclasses.asdict(self.config), "label_names": list(self.label_names),
                 "base_model": self.base_model, "training": self.training_info}
-
-    def _modules(self) -> list[Any]:
-        return [self.model]
-
-    def _save(self, folder: Path) -> None:
-        self.model.save_pretrained(folder)
-        self.tokenizer.save_pretrained(folder)
 
     @classmethod
     def _load(cls, folder: Path, config: dict[str, Any], *, device: str | None = None,

@@ -5,13 +5,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..fingerprint import stable_hash
-from .base import Component, ComponentLoadError, load_weights
+from .base import ComponentLoadError, PretrainedComponent, load_weights
 
 __all__ = ["Generator", "GeneratorConfig", "GenerationResult"]
 
@@ -97,7 +96,7 @@ def _gumbel_processor(seeds: list[int], temperature: float, top_k: int, top_p: f
     return LogitsProcessorList(procs)
 
 
-class Generator(Component):
+class Generator(PretrainedComponent):
     """Wraps a seq2seq (``AutoModelForSeq2SeqLM``) or causal (``AutoModelForCausalLM``) model for batched rewriting.
 
     Inputs are formatted with ``input_template`` (optionally as a chat message), cut to ``max_source_length`` tokens
@@ -113,7 +112,6 @@ class Generator(Component):
     """
 
     config_name = "cfaug_generator.json"
-    required_files = ("tokenizer_config.json",)
     component_type = "generator"
     card_summary = ("A text rewriter used by cfaug-hf augmenters to write counterfactuals, e.g. CrossAug's negative "
                     "claims: given a text it returns a minimally edited version whose label should flip.")
@@ -133,18 +131,9 @@ class Generator(Component):
     def __init__(self, model: Any, tokenizer: Any, config: GeneratorConfig | None = None, *,
                  device: str | None = None, base_model: str | None = None,
                  training_info: dict[str, Any] | None = None, **overrides: Any) -> None:
-        import torch
-
         config = config or GeneratorConfig()
         self.config = dataclasses.replace(config, **overrides) if overrides else config
-        self.model = model
-        self.tokenizer = tokenizer
-        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-        self.model.to(self.device)
-        self.base_model = base_model or getattr(getattr(model, "config", None), "_name_or_path", None) or None
-        self.training_info = dict(training_info or {})
-        self.stats: Counter = Counter()
-        self._warned_truncation = False
+        self._setup(model, tokenizer, device=device, base_model=base_model, training_info=training_info)
         if tokenizer.pad_token_id is None:
             # Causal LMs often ship without a pad token; padding is masked, so the end token can stand in.
             tokenizer.pad_token = tokenizer.eos_token
@@ -223,13 +212,7 @@ class Generator(Component):
         cfg = self.config
         seeds = list(seeds) if seeds is not None else [stable_hash("text", t) for t in texts]
         prompts, in_cut = self.prompts(list(texts))
-        n_cut = sum(in_cut)
-        if n_cut:
-            self.stats["input_truncated"] += n_cut
-            if not self._warned_truncation:
-                logger.warning("%d input(s) longer than max_source_length=%d tokens were truncated (counted in "
-                               "stats['input_truncated']; this warning is shown once).", n_cut, cfg.max_source_length)
-                self._warned_truncation = True
+        self._count_truncated(sum(in_cut), "max_source_length", cfg.max_source_length)
         k = cfg.num_return_sequences
         outputs: list[list[str]] = [[] for _ in texts]
         out_cut: list[list[bool]] = [[] for _ in texts]
@@ -302,9 +285,6 @@ class Generator(Component):
                 "is_encoder_decoder": self.is_encoder_decoder, "adapter": self._is_peft(),
                 "training": self.training_info}
 
-    def _modules(self) -> list[Any]:
-        return [self.model]
-
     def _is_peft(self) -> bool:
         try:
             from peft import PeftModel
@@ -316,10 +296,9 @@ class Generator(Component):
         # A LoRA model saves only its adapter (a few MB); the base is named in the config and reloaded from it.
         # LoRA here targets linear layers, never the embeddings, so peft need not look the base model up (which
         # fails offline with a warning) to decide whether to save them.
-        if self._is_peft():
-            self.model.save_pretrained(folder, save_embedding_layers=False)
-        else:
-            self.model.save_pretrained(folder)
+        if not self._is_peft():
+            return super()._save(folder)
+        self.model.save_pretrained(folder, save_embedding_layers=False)
         self.tokenizer.save_pretrained(folder)
 
     @classmethod

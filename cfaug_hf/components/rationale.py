@@ -21,7 +21,7 @@ from torch import nn
 from transformers import AutoConfig, AutoModel, PretrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import ModelOutput
 
-from .base import Component, load_weights
+from .base import PretrainedComponent, load_weights
 
 __all__ = ["SentenceRationaleConfig", "SentenceRationaleModel", "RationaleOutput", "RationaleSelector",
            "SentenceBatchCollator", "encode_sentences"]
@@ -249,7 +249,7 @@ class SentenceBatchCollator:
         return toks
 
 
-class RationaleSelector(Component):
+class RationaleSelector(PretrainedComponent):
     """A :class:`SentenceRationaleModel` with its tokenizer: selects rationale sentences, saves and shares.
 
     >>> from cfaug_hf.testing import tiny_encoder
@@ -262,7 +262,6 @@ class RationaleSelector(Component):
     """
 
     config_name = "cfaug_rationale.json"
-    required_files = ("tokenizer_config.json",)
     component_type = "rationale_selector"
     pipeline_tag = "text-classification"
     card_summary = ("A sentence rationale selector (ICDA, Plyler and Chi): it picks the sentence of a document that "
@@ -271,10 +270,8 @@ class RationaleSelector(Component):
 
     def __init__(self, model: SentenceRationaleModel, tokenizer: Any, *, batch_size: int = 32,
                  device: str | None = None):
-        self.model, self.tokenizer, self.batch_size = model, tokenizer, batch_size
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.training_info: dict[str, Any] = {}
-        self.base_model = model.config.encoder_name
+        self.batch_size = batch_size
+        self._setup(model, tokenizer, device=device, base_model=model.config.encoder_name)
 
     @classmethod
     def from_encoder(cls, encoder: Any = "sentence-transformers/all-MiniLM-L6-v2", *,
@@ -348,13 +345,6 @@ class RationaleSelector(Component):
     def get_config_dict(self) -> dict[str, Any]:
         return {"batch_size": self.batch_size, "label_names": self.label_names,
                 "training_info": self.training_info}
-
-    def _modules(self) -> list[Any]:
-        return [self.model]
-
-    def _save(self, folder: Path) -> None:
-        self.model.save_pretrained(folder)
-        self.tokenizer.save_pretrained(folder)
 
     @classmethod
     def _load(cls, folder: Path, config: dict[str, Any], **kwargs: Any) -> RationaleSelector:
