@@ -3,7 +3,8 @@
 from .. import registry
 from .base import Component, ComponentLoadError, atomic_directory
 from .checker import LabelChecker, LabelCheckerConfig
-from .generator import GenerationResult, Generator, GeneratorConfig
+from ..generation import GenerationResult
+from .generator import Generator, GeneratorConfig
 from .rationale import RationaleSelector, SentenceRationaleConfig, SentenceRationaleModel
 
 #: Component classes by ``component_type`` (the registry's table; kept under this name for older code).

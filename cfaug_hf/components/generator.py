@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 import logging
 import os
 from dataclasses import dataclass, field
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fingerprint import stable_hash
+from ..generation import Constraint, GenerationResult, apply_constraints
 from .base import ComponentLoadError, PretrainedComponent, load_weights
 
 __all__ = ["Generator", "GeneratorConfig", "GenerationResult"]
@@ -48,15 +50,6 @@ class GeneratorConfig:
         for name in ("max_source_length", "max_new_tokens", "num_beams", "num_return_sequences", "batch_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}.")
-
-
-@dataclass
-class GenerationResult:
-    """Outputs per input plus what was cut: inputs longer than ``max_source_length``, outputs without an end token."""
-
-    texts: list[list[str]]
-    input_truncated: list[bool]
-    output_truncated: list[list[bool]]
 
 
 def _gumbel_processor(seeds: list[int], temperature: float, top_k: int, top_p: float) -> Any:
@@ -203,8 +196,11 @@ class Generator(PretrainedComponent):
         """``num_return_sequences`` outputs for each text."""
         return self.generate_with_info(texts, seeds=seeds).texts
 
-    def generate_with_info(self, texts: list[str], *, seeds: list[int] | None = None) -> GenerationResult:
-        """Like :meth:`generate`, plus which inputs and outputs were truncated. ``seeds`` matter only for sampling."""
+    def generate_with_info(self, texts: list[str], *, seeds: list[int] | None = None,
+                           constraints: Sequence[Constraint | None] | None = None) -> GenerationResult:
+        """Like :meth:`generate`, plus which inputs and outputs were truncated. ``seeds`` matter only for sampling;
+        candidates that break their row's ``constraints`` are dropped and counted (see :mod:`cfaug_hf.generation`).
+        """
         import torch
 
         if seeds is not None and len(seeds) != len(texts):
@@ -260,7 +256,9 @@ class Generator(PretrainedComponent):
         if n_out_cut:
             self.stats["output_truncated"] += n_out_cut
         self.stats["inputs"] += len(texts)
-        return GenerationResult(outputs, in_cut, out_cut)
+        result = apply_constraints(GenerationResult(outputs, in_cut, out_cut), constraints)
+        self.stats["constraint_failures"] += sum(result.constraint_failures)
+        return result
 
     def _eos_ids(self) -> list[int]:
         ids = self.model.generation_config.eos_token_id

@@ -5,7 +5,8 @@ from typing import Any
 
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import LabelChecker
-from ...components.generator import GenerationResult, Generator
+from ...components.generator import Generator
+from ...generation import as_text_generator
 from ...schema import SchemaError, TaskSchema
 from ...text import classify_edit, diff_tokens, substitute_span
 from .config import CrossAugConfig
@@ -85,7 +86,8 @@ class CrossAugAugmenter(Augmenter):
         if len(schema.text_columns) != 2:
             raise SchemaError(f"CrossAug needs a (claim, evidence) schema, got text_columns "
                               f"{list(schema.text_columns)}.")
-        if not (isinstance(generator, Generator) or callable(generator)):
+        if not (isinstance(generator, Generator) or callable(generator)
+                or hasattr(generator, "generate_with_info")):
             raise TypeError(f"generator must be a Generator or a callable, got {type(generator).__name__}.")
         self.claim_column, self.evidence_column = schema.text_columns
         cfg: CrossAugConfig = self.config  # type: ignore[assignment]
@@ -111,25 +113,6 @@ class CrossAugAugmenter(Augmenter):
         return {"generator": self.generator, "checker": self.checker}
 
     # ----------------------------------------------------------------------------------------------- generation
-    def _rewrite(self, claims: list[str], seeds: list[int]) -> GenerationResult:
-        if isinstance(self.generator, Generator):
-            return self.generator.generate_with_info(claims, seeds=seeds)
-        contract = ("a generator callable takes a list of claims and returns a list with, for each claim, one rewrite "
-                    "(a string) or a list of candidate rewrites")
-        outputs = self.generator(claims)
-        if outputs is None or isinstance(outputs, (str, bytes)) or not hasattr(outputs, "__iter__"):
-            raise TypeError(f"The generator returned {type(outputs).__name__} for {len(claims)} claims; {contract}.")
-        outputs = list(outputs)
-        if len(outputs) != len(claims):
-            raise TypeError(f"The generator returned {len(outputs)} outputs for {len(claims)} claims; {contract}.")
-        texts = []
-        for i, o in enumerate(outputs):
-            candidates = [o] if isinstance(o, str) else o
-            if not isinstance(candidates, (list, tuple)) or not all(isinstance(c, str) for c in candidates):
-                raise TypeError(f"The generator's output {i} (for claim {claims[i]!r}) is {o!r}; {contract}.")
-            texts.append(list(candidates))
-        return GenerationResult(texts, [False] * len(claims), [[False] * len(t) for t in texts])
-
     # ---------------------------------------------------------------------------------------------- augmentation
     def augment_examples(self, examples: list[Example]) -> list[RowResult]:
         cfg: CrossAugConfig = self.config  # type: ignore[assignment]
@@ -147,7 +130,8 @@ class CrossAugAugmenter(Augmenter):
             return results
 
         claims = [ex[self.claim_column] for ex, _ in todo]
-        gen = self._rewrite(claims, [ex.seed for ex, _ in todo])
+        rewriter = as_text_generator(self.generator, what="claim")
+        gen = rewriter.generate_with_info(claims, seeds=[ex.seed for ex, _ in todo])
         for (ex, res), claim, candidates, in_cut, out_cut in zip(todo, claims, gen.texts, gen.input_truncated,
                                                                  gen.output_truncated):
             if in_cut:

@@ -1,0 +1,123 @@
+"""One small protocol for everything that writes text: a trained :class:`~cfaug_hf.Generator`, an LLM backend, or
+a plain Python callable.
+
+A method asks :func:`as_text_generator` for a :class:`TextGenerator` and calls ``generate_with_info(texts,
+seeds=..., constraints=...)``; it gets a :class:`GenerationResult` with several candidates per input, and which
+inputs and outputs were cut. Per-row seeds make sampling reproducible whatever the batch. Per-row constraints
+("the output must contain at least one of these strings, for each group") are checked on every candidate:
+candidates that break them are dropped and counted, so a method never sees one (a generator may also enforce them
+while decoding).
+
+>>> gen = as_text_generator(lambda texts: [t.upper() for t in texts])
+>>> res = gen.generate_with_info(["paris is big", "rome is old"], constraints=[[["PARIS"]], [["LYON"]]])
+>>> res.texts, res.constraint_failures
+([['PARIS IS BIG'], []], [0, 1])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["GenerationResult", "TextGenerator", "CallableGenerator", "Constraint", "satisfies", "as_text_generator",
+           "apply_constraints"]
+
+#: A conjunction of disjunctions: for each group, the output must contain at least one of its strings
+#: (case-insensitive). RACE's entity constraint: one group per evidence piece, holding that piece's entities.
+Constraint = Sequence[Sequence[str]]
+
+
+@dataclass
+class GenerationResult:
+    """Outputs per input plus what was cut: inputs longer than the generator's limit, outputs without an end token,
+    and how many candidates of each input broke its constraint (and were dropped)."""
+
+    texts: list[list[str]]
+    input_truncated: list[bool]
+    output_truncated: list[list[bool]]
+    constraint_failures: list[int] = field(default_factory=list)
+
+
+@runtime_checkable
+class TextGenerator(Protocol):
+    """Anything with ``generate_with_info(texts, *, seeds=None, constraints=None) -> GenerationResult``."""
+
+    def generate_with_info(self, texts: list[str], *, seeds: list[int] | None = None,
+                           constraints: Sequence[Constraint | None] | None = None) -> GenerationResult: ...
+
+
+def satisfies(text: str, constraint: Constraint | None) -> bool:
+    """Whether ``text`` contains, for every group of ``constraint``, at least one of the group's strings.
+
+    >>> satisfies("Obama was born in Hawaii", [["Obama", "Barack"], ["Hawaii", "Honolulu"]])
+    True
+    >>> satisfies("Obama was born in Kenya", [["Obama"], ["Hawaii", "Honolulu"]])
+    False
+    """
+    if not constraint:
+        return True
+    folded = text.casefold()
+    return all(any(option.casefold() in folded for option in group) for group in constraint)
+
+
+def apply_constraints(result: GenerationResult, constraints: Sequence[Constraint | None] | None) -> GenerationResult:
+    """Drop the candidates that break their row's constraint and count them in ``constraint_failures``."""
+    if constraints is None:
+        result.constraint_failures = [0] * len(result.texts)
+        return result
+    if len(constraints) != len(result.texts):
+        raise ValueError(f"Got {len(constraints)} constraints for {len(result.texts)} texts.")
+    failures = []
+    for i, constraint in enumerate(constraints):
+        keep = [j for j, t in enumerate(result.texts[i]) if satisfies(t, constraint)]
+        failures.append(len(result.texts[i]) - len(keep))
+        result.texts[i] = [result.texts[i][j] for j in keep]
+        result.output_truncated[i] = [result.output_truncated[i][j] for j in keep]
+    result.constraint_failures = failures
+    return result
+
+
+class CallableGenerator:
+    """Wraps ``fn(texts) -> outputs`` (one string, or a list of candidate strings, per text) as a
+    :class:`TextGenerator`, checking that ``fn`` keeps that contract. Seeds are ignored (a callable that samples
+    should seed itself)."""
+
+    def __init__(self, fn: Callable[[list[str]], Any], *, what: str = "text") -> None:
+        if not callable(fn):
+            raise TypeError(f"A text generator must be a Generator or a callable, got {type(fn).__name__}.")
+        self.fn, self.what = fn, what
+
+    @property
+    def contract(self) -> str:
+        return (f"a generator callable takes a list of {self.what}s and returns a list with, for each {self.what}, "
+                f"one rewrite (a string) or a list of candidate rewrites")
+
+    def generate_with_info(self, texts: list[str], *, seeds: list[int] | None = None,
+                           constraints: Sequence[Constraint | None] | None = None) -> GenerationResult:
+        outputs = self.fn(texts)
+        n, what = len(texts), self.what
+        if outputs is None or isinstance(outputs, (str, bytes)) or not hasattr(outputs, "__iter__"):
+            raise TypeError(f"The generator returned {type(outputs).__name__} for {n} {what}s; {self.contract}.")
+        outputs = list(outputs)
+        if len(outputs) != n:
+            raise TypeError(f"The generator returned {len(outputs)} outputs for {n} {what}s; {self.contract}.")
+        result = []
+        for i, out in enumerate(outputs):
+            candidates = [out] if isinstance(out, str) else out
+            if not isinstance(candidates, (list, tuple)) or not all(isinstance(c, str) for c in candidates):
+                raise TypeError(f"The generator's output {i} (for {what} {texts[i]!r}) is {out!r}; {self.contract}.")
+            result.append(list(candidates))
+        return apply_constraints(GenerationResult(result, [False] * n, [[False] * len(t) for t in result]),
+                                 constraints)
+
+    def __repr__(self) -> str:
+        return f"CallableGenerator({getattr(self.fn, '__qualname__', type(self.fn).__name__)})"
+
+
+def as_text_generator(obj: Any, *, what: str = "text") -> TextGenerator:
+    """``obj`` itself when it already speaks the protocol (a :class:`~cfaug_hf.Generator`, an LLM backend),
+    else a :class:`CallableGenerator` around it."""
+    if isinstance(obj, TextGenerator) and not isinstance(obj, type):
+        return obj
+    return CallableGenerator(obj, what=what)
