@@ -434,7 +434,8 @@ class Augmenter(abc.ABC):
     #: Set on the copy that :meth:`augment` maps: rows the output would leave out are emitted as trace rows.
     _trace: bool = False
 
-    def __init__(self, schema: TaskSchema, config: AugmenterConfig | None = None, **overrides: Any) -> None:
+    def __init__(self, schema: TaskSchema, config: AugmenterConfig | None = None, *,
+                 filters: Sequence[Any] | None = None, **overrides: Any) -> None:
         if not isinstance(schema, TaskSchema):
             raise TypeError(f"schema must be a TaskSchema, got {type(schema).__name__}.")
         config = config if config is not None else self.config_class()
@@ -444,6 +445,10 @@ class Augmenter(abc.ABC):
             config = dataclasses.replace(config, **overrides)
         self.schema = schema
         self.config = config
+        self.filters = list(filters or [])
+        for f in self.filters:
+            if not (hasattr(f, "keep") and hasattr(f, "name")):
+                raise TypeError(f"filters must be cfaug_hf.filters.Filter objects, got {type(f).__name__}.")
         self.stats = AugmentationStats()
         self._pid = os.getpid()
 
@@ -475,6 +480,8 @@ class Augmenter(abc.ABC):
         if len(results) != len(examples):
             raise RuntimeError(f"{type(self).__name__}.augment_examples returned {len(results)} results for "
                                f"{len(examples)} examples.")
+        if self.filters:
+            self.apply_filters(examples, results)
         out: dict[str, list] = {c: [] for c in (*columns, *PROVENANCE_COLUMNS)}
         label_col = self.schema.label_column
         for row, ex, res in zip(rows, examples, results):
@@ -499,6 +506,29 @@ class Augmenter(abc.ABC):
                 emitted += 1
             self.stats.add_row(outcome, emitted)
         return out
+
+    def apply_filters(self, examples: list[Example], results: list[RowResult]) -> None:
+        """Run the filter stack over a batch's counterfactuals, in order; a dropped one leaves ``filtered:<name>``
+        in its row's events (and ``skipped:all_filtered`` when none of the row's counterfactuals is left)."""
+        from .filters import Pair
+
+        had = [bool(res.counterfactuals) for res in results]
+        for f in self.filters:
+            flat = [(g, res, cf) for g, (ex, res) in enumerate(zip(examples, results)) for cf in res.counterfactuals]
+            if not flat:
+                break
+            pairs = [Pair(examples[g].values, {**examples[g].values, **cf.values}, cf.label, examples[g].label,
+                          tuple(cf.values), self.schema.text_columns, g) for g, _, cf in flat]
+            keep, scores = f.keep(pairs)
+            for (g, res, cf), ok, score in zip(flat, keep, scores):
+                cf.edit.setdefault("filter_scores", {})[f.name] = round(float(score), 4)
+                if not ok:
+                    res.counterfactuals.remove(cf)
+                    res.events.remove(f"produced:{cf.kind}")
+                    res.events.append(f"filtered:{f.name}")
+        for before, res in zip(had, results):
+            if before and not res.counterfactuals:
+                res.events.append("skipped:all_filtered")
 
     def _enter_worker_process(self) -> None:
         """First call in a ``map(num_proc=...)`` worker: use one torch thread, and exit if the parent dies.
@@ -605,15 +635,19 @@ class Augmenter(abc.ABC):
         return {}
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {"method": self.method, "augmenter": type(self).__name__, "config": self.config.to_dict(),
-                "schema": self.schema.to_dict()}
+        config = {"method": self.method, "augmenter": type(self).__name__, "config": self.config.to_dict(),
+                  "schema": self.schema.to_dict()}
+        if self.filters:  # recorded for cards and provenance; pass filters= again when loading
+            config["filters"] = [f.get_config_dict() for f in self.filters]
+        return config
 
     def fingerprint(self) -> str:
         from ._version import __version__
 
         parts = {"version": __version__, "cls": f"{type(self).__module__}.{type(self).__qualname__}",
                  "code": code_digest(type(self)), "trace": self._trace, "config": self.get_config_dict(),
-                 "components": {k: digest_object(v) for k, v in sorted(self.components().items())}}
+                 "components": {k: digest_object(v) for k, v in sorted(self.components().items())},
+                 "filters": [f.fingerprint() for f in self.filters]}
         return digest_json(parts)
 
     # --------------------------------------------------------------------------------------- save, load, share
@@ -696,8 +730,9 @@ class Augmenter(abc.ABC):
                 components[role] = registry.component_class(ref["type"]).from_pretrained(ref["repo_id"],
                                                                                  revision=ref.get("revision"),
                                                                                  token=token)
+        filters = overrides.pop("filters", None)
         config = target.config_class.from_dict({**data["config"], **overrides})
-        return target(schema=TaskSchema.from_dict(data["schema"]), config=config, **components)
+        return target(schema=TaskSchema.from_dict(data["schema"]), config=config, filters=filters, **components)
 
     def push_to_hub(self, repo_id: str, *, private: bool | None = None, token: str | None = None,
                     commit_message: str | None = None, copy_components: bool = False) -> str:

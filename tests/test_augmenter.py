@@ -15,7 +15,7 @@ from cfaug_hf.testing import tiny_seq2seq
 
 
 class Negate(Augmenter):
-    method = "negate"
+    method = "negate-local"  # not "negate": that is cfaug_hf.testing.NegateAugmenter in the registry
 
     def augment_examples(self, examples):
         out = []
@@ -46,7 +46,7 @@ def test_provenance_columns_and_order():
     assert list(out["cf_kind"])[:3] == ["original", "negated", "original"]
     row = out[1]
     assert row["text"] == "not good film 0" and row["label"] == "negative" and row["extra"] == 0
-    assert row["cf_is_counterfactual"] and row["cf_method"] == "negate" and row["cf_original_label"] == "positive"
+    assert row["cf_is_counterfactual"] and row["cf_method"] == "negate-local" and row["cf_original_label"] == "positive"
     assert row["cf_source_id"] == out[0]["cf_source_id"] and row["cf_outcome"] == ["produced:negated"]
     assert "seed" in json.loads(row["cf_edit"])
     assert out[0]["cf_edit"] == "" and out[0]["cf_method"] == ""

@@ -102,10 +102,10 @@ def test_checker_post_filter(rule_rewriter, fever_rows):
         model.classifier.bias.copy_(torch.tensor([-5.0, 5.0]))
     aug = CrossAugAugmenter(rule_rewriter, checker=LabelChecker(model, tok))
     out = ds.map(aug, batched=True)
-    assert aug.stats.by_prefix("filtered_by_checker") == {"c'+e'": 2}
+    assert aug.stats.by_prefix("filtered") == {"label_flip": 2}
     assert aug.stats.produced == {"c'+e": 3, "c+e'": 2}
     kept = [r for r in out if r["cf_is_counterfactual"]]
-    assert all(json.loads(r["cf_edit"])["checker_probability"] > 0.99 for r in kept)
+    assert all(json.loads(r["cf_edit"])["filter_scores"]["label_flip"] > 0.99 for r in kept)
     strict = CrossAugAugmenter(rule_rewriter, checker=LabelChecker(model, tok), checker_threshold=0.9999999)
     ds.map(strict, batched=True)
     assert strict.stats.counterfactuals == 0 and strict.stats.skipped["all_filtered"] == 3

@@ -33,7 +33,7 @@ def test_minilm_checker_trains_and_filters_crossaug(tmp_path, rule_rewriter):
     out = aug.augment(rows, batch_size=8)
     st = aug.stats
     assert st.rows_in == 32 and st.rows_out == len(out)
-    filtered = sum(st.by_prefix("filtered_by_checker").values())
+    filtered = sum(st.by_prefix("filtered").values())
     assert st.counterfactuals + filtered > 0
 
 

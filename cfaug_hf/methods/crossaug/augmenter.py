@@ -6,6 +6,7 @@ from typing import Any
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import LabelChecker
 from ...components.generator import Generator
+from ...filters import LabelFlipFilter
 from ...generation import as_text_generator
 from ...schema import SchemaError, TaskSchema
 from ...text import classify_edit, diff_tokens, substitute_span
@@ -80,8 +81,9 @@ class CrossAugAugmenter(Augmenter):
 }"""
 
     def __init__(self, generator: Generator | TextRewriter, schema: TaskSchema | None = None, *,
-                 checker: LabelChecker | None = None, config: CrossAugConfig | None = None, **overrides: Any) -> None:
-        super().__init__(schema or TaskSchema.fact_verification(), config, **overrides)
+                 checker: LabelChecker | None = None, config: CrossAugConfig | None = None,
+                 filters: Sequence[Any] | None = None, **overrides: Any) -> None:
+        super().__init__(schema or TaskSchema.fact_verification(), config, filters=filters, **overrides)
         schema = self.schema
         if len(schema.text_columns) != 2:
             raise SchemaError(f"CrossAug needs a (claim, evidence) schema, got text_columns "
@@ -108,6 +110,8 @@ class CrossAugAugmenter(Augmenter):
         if checker is not None:
             for name in (self.supports, self.refutes):
                 checker.label_id(name)  # fails early if the checker cannot tell SUPPORTS from REFUTES
+            # The checker is the shared label-flip filter, first in the stack.
+            self.filters.insert(0, LabelFlipFilter(checker, cfg.checker_threshold))
 
     def components(self) -> dict[str, Any]:
         return {"generator": self.generator, "checker": self.checker}
@@ -137,11 +141,6 @@ class CrossAugAugmenter(Augmenter):
             if in_cut:
                 res.events.append("truncated:generator_input")
             self._augment_one(ex, res, claim, candidates, out_cut)
-        if self.checker is not None:
-            self._post_check(examples, results)
-        for res in results:
-            if res.events and not any(e.startswith(("produced:", "skipped:")) for e in res.events):
-                res.events.append("skipped:all_filtered")
         return results
 
     def _augment_one(self, ex: Example, res: RowResult, claim: str, candidates: list[str],
@@ -186,20 +185,3 @@ class CrossAugAugmenter(Augmenter):
                     {self.claim_column: new_claim, self.evidence_column: new_evidence}, self.supports, "c'+e'",
                     {"claim": claim_edit, "evidence": evidence_edit}))
         res.events.extend(f"produced:{cf.kind}" for cf in res.counterfactuals)
-
-    def _post_check(self, examples: list[Example], results: list[RowResult]) -> None:
-        cfg: CrossAugConfig = self.config  # type: ignore[assignment]
-        flat = [(ex, res, cf) for ex, res in zip(examples, results) for cf in res.counterfactuals]
-        if not flat:
-            return
-        first = [cf.values.get(self.claim_column, ex[self.claim_column]) for ex, _, cf in flat]
-        second = [cf.values.get(self.evidence_column, ex[self.evidence_column]) for ex, _, cf in flat]
-        probs = self.checker.predict_proba(first, second)  # type: ignore[union-attr]
-        for (ex, res, cf), p in zip(flat, probs):
-            target = self.checker.label_id(cf.label)  # type: ignore[union-attr]
-            ok = p[target] >= cfg.checker_threshold if cfg.checker_threshold is not None else p.argmax() == target
-            cf.edit["checker_probability"] = round(float(p[target]), 4)
-            if not ok:
-                res.counterfactuals.remove(cf)
-                res.events.remove(f"produced:{cf.kind}")
-                res.events.append(f"filtered_by_checker:{cf.kind}")

@@ -1,0 +1,293 @@
+"""Quality filters shared by every method: each sees a batch of (source row, counterfactual) pairs and keeps or drops
+each one; the augmenter base applies them in order, batched, and counts every drop as ``filtered:<name>``.
+
+================================  =====================================================================================
+filter                            keeps a counterfactual when
+================================  =====================================================================================
+:class:`LabelFlipFilter`          a label checker predicts its new label (or gives it at least ``threshold``)
+:class:`MinimalityFilter`         its normalised word edit distance from the source is within bounds
+:class:`SemanticFidelityFilter`   its MoverScore similarity to the source is within bounds
+:class:`FluencyFilter`            its perplexity under a causal LM is at most ``max_ratio`` times the source's
+:class:`EntityFidelityFilter`     it keeps at least ``min_share`` of the source's entities
+:class:`TopK`                     it is among a source row's ``k`` best by the summed scores of other filters
+================================  =====================================================================================
+
+The arithmetic is :mod:`cfaug_hf.metrics`'s. Every filter's settings go into the augmenter's config, fingerprint
+and card.
+
+>>> from datasets import Dataset
+>>> from cfaug_hf import TaskSchema
+>>> from cfaug_hf.testing import NegateAugmenter
+>>> ds = Dataset.from_dict({"text": ["the film was good", "it was a long and very slow film"],
+...                         "label": ["positive", "negative"]})
+>>> aug = NegateAugmenter(TaskSchema.sentiment(), filters=[MinimalityFilter(max_distance=0.15)])
+>>> out = aug.augment(ds)
+>>> aug.stats.produced, aug.stats.by_prefix("filtered")
+({'negated': 1}, {'minimality': 1})
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from .fingerprint import digest_json, digest_object
+
+__all__ = ["Pair", "Filter", "LabelFlipFilter", "MinimalityFilter", "SemanticFidelityFilter", "FluencyFilter",
+           "EntityFidelityFilter", "TopK"]
+
+
+@dataclass
+class Pair:
+    """One candidate: the source row's values, the counterfactual's values and labels, the columns the method
+    edited (``columns``) and all the schema's text columns, in the order a pair classifier reads them."""
+
+    source: dict[str, Any]
+    counterfactual: dict[str, Any]
+    label: str
+    original_label: str
+    columns: tuple[str, ...]
+    text_columns: tuple[str, ...]
+    group: int  # index of the source row in the batch (TopK keeps the best k per group)
+
+    @staticmethod
+    def _text(value: Any) -> str:
+        return value if isinstance(value, str) else " ".join(value)
+
+    def before(self) -> str:
+        return " ".join(self._text(self.source[c]) for c in self.columns)
+
+    def after(self) -> str:
+        return " ".join(self._text(self.counterfactual[c]) for c in self.columns)
+
+
+class Filter(abc.ABC):
+    """Scores pairs and keeps those whose score is in ``[low, high]``. Subclasses set ``name`` and ``scores``."""
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, low: float = float("-inf"), high: float = float("inf")) -> None:
+        self.low, self.high = low, high
+
+    @abc.abstractmethod
+    def scores(self, pairs: Sequence[Pair]) -> list[float]:
+        """One score per pair (higher is better for every built-in filter)."""
+
+    def keep(self, pairs: Sequence[Pair]) -> tuple[list[bool], list[float]]:
+        values = self.scores(pairs) if pairs else []
+        return [self.low <= v <= self.high for v in values], values
+
+    def components(self) -> dict[str, Any]:
+        """Models the filter uses, for the augmenter's fingerprint and card."""
+        return {}
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"filter": self.name, "low": self.low, "high": self.high}
+
+    def fingerprint(self) -> str:
+        return digest_json({"config": self.get_config_dict(),
+                            "components": {k: digest_object(v) for k, v in sorted(self.components().items())}})
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.get_config_dict()})"
+
+
+class LabelFlipFilter(Filter):
+    """Keeps a counterfactual that ``checker`` (a :class:`~cfaug_hf.LabelChecker`) labels as intended: its top
+    prediction, or a probability of at least ``threshold`` for the new label. The score is that probability."""
+
+    name = "label_flip"
+
+    def __init__(self, checker: Any, threshold: float | None = None) -> None:
+        if threshold is not None and not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"LabelFlipFilter threshold must be in [0, 1], got {threshold}.")
+        super().__init__()
+        self.checker, self.threshold = checker, threshold
+
+    def scores(self, pairs: Sequence[Pair]) -> list[float]:
+        return self._probs(pairs)[0]
+
+    def _probs(self, pairs: Sequence[Pair]) -> tuple[list[float], list[bool]]:
+        cols = pairs[0].text_columns
+        first = [Pair._text(p.counterfactual[cols[0]]) for p in pairs]
+        second = [p.counterfactual[cols[1]] for p in pairs] if len(cols) > 1 else None
+        probs = self.checker.predict_proba(first, second)
+        targets = [self.checker.label_id(p.label) for p in pairs]
+        return [float(row[t]) for row, t in zip(probs, targets)], [int(row.argmax()) == t for row, t in
+                                                                   zip(probs, targets)]
+
+    def keep(self, pairs: Sequence[Pair]) -> tuple[list[bool], list[float]]:
+        if not pairs:
+            return [], []
+        values, top = self._probs(pairs)
+        if self.threshold is None:
+            return top, values
+        return [v >= self.threshold for v in values], values
+
+    def components(self) -> dict[str, Any]:
+        return {"checker": self.checker}
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"filter": self.name, "threshold": self.threshold}
+
+
+class MinimalityFilter(Filter):
+    """Keeps counterfactuals whose normalised word edit distance from the source (0 = same, 1 = nothing shared) is
+    in ``[min_distance, max_distance]``. The score is ``1 - distance``."""
+
+    name = "minimality"
+
+    def __init__(self, min_distance: float = 0.0, max_distance: float = 1.0) -> None:
+        if not 0.0 <= min_distance <= max_distance <= 1.0:
+            raise ValueError(f"Need 0 <= min_distance <= max_distance <= 1, got {min_distance} and {max_distance}.")
+        super().__init__(1.0 - max_distance, 1.0 - min_distance)
+        self.min_distance, self.max_distance = min_distance, max_distance
+
+    def scores(self, pairs: Sequence[Pair]) -> list[float]:
+        from .metrics.intrinsic import edit_distance
+
+        d = edit_distance([p.after() for p in pairs], [p.before() for p in pairs])["distances"]
+        return [1.0 - x for x in d]
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"filter": self.name, "min_distance": self.min_distance, "max_distance": self.max_distance}
+
+
+class SemanticFidelityFilter(Filter):
+    """Keeps counterfactuals whose MoverScore similarity to the source is in ``[min_similarity, max_similarity]``
+    (``embedder``: a :class:`~cfaug_hf.metrics.intrinsic.TextEmbedder`, a Hub id or folder; default MiniLM)."""
+
+    name = "semantic_fidelity"
+
+    def __init__(self, embedder: Any = "sentence-transformers/all-MiniLM-L6-v2", min_similarity: float = 0.0,
+                 max_similarity: float = 1.0) -> None:
+        super().__init__(min_similarity, max_similarity)
+        self._embedder = embedder
+
+    @property
+    def embedder(self) -> Any:
+        from .metrics.intrinsic import TextEmbedder
+
+        if not isinstance(self._embedder, TextEmbedder):
+            self._embedder = TextEmbedder(self._embedder)  # loaded once, on first use
+        return self._embedder
+
+    def scores(self, pairs: Sequence[Pair]) -> list[float]:
+        from .metrics.intrinsic import mover_score
+
+        return mover_score([p.after() for p in pairs], [p.before() for p in pairs], self.embedder)["scores"]
+
+    def components(self) -> dict[str, Any]:
+        model = getattr(self._embedder, "model", None)
+        return {"embedder": model if model is not None else str(self._embedder)}
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"filter": self.name, "min_similarity": self.low, "max_similarity": self.high}
+
+
+class FluencyFilter(Filter):
+    """Keeps counterfactuals whose perplexity under a causal LM is at most ``max_ratio`` times their source's
+    (``model``: a Hub id or folder, or ``(model, tokenizer)``; default SmolLM2). The score is source / counterfactual
+    perplexity, so higher is more fluent."""
+
+    name = "fluency"
+
+    def __init__(self, model: Any = "HuggingFaceTB/SmolLM2-135M-Instruct", max_ratio: float = 1.5) -> None:
+        if max_ratio <= 0:
+            raise ValueError(f"FluencyFilter max_ratio must be > 0, got {max_ratio}.")
+        super().__init__(1.0 / max_ratio)
+        self._model, self.max_ratio = model, max_ratio
+
+    def scores(self, pairs: Sequence[Pair]) -> list[float]:
+        from .metrics.intrinsic import load_model_and_tokenizer, perplexity
+
+        if isinstance(self._model, str):
+            self._model = load_model_and_tokenizer(self._model, "AutoModelForCausalLM")  # loaded once
+        after = perplexity([p.after() for p in pairs], self._model)["perplexities"]
+        before = perplexity([p.before() for p in pairs], self._model)["perplexities"]
+        return [b / a if a > 0 else 0.0 for a, b in zip(after, before)]
+
+    def components(self) -> dict[str, Any]:
+        return {"model": self._model[0] if isinstance(self._model, tuple) else str(self._model)}
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"filter": self.name, "max_ratio": self.max_ratio}
+
+
+class EntityFidelityFilter(Filter):
+    """Keeps counterfactuals that keep at least ``min_share`` of their source's entities (case-insensitive).
+
+    ``entities`` maps texts to lists of entity strings, batched: an NER component, or any callable (e.g. a spaCy
+    pipeline wrapped as ``lambda texts: [[e.text for e in d.ents] for d in nlp.pipe(texts)]``). A source with no
+    entity scores 1."""
+
+    name = "entity_fidelity"
+
+    def __init__(self, entities: Callable[[list[str]], list[list[str]]], min_share: float = 0.5) -> None:
+        if not callable(entities):
+            raise TypeError(f"entities must be a callable texts -> lists of entities, got {type(entities).__name__}.")
+        super().__init__(min_share)
+        self.entities, self.min_share = entities, min_share
+
+    def scores(self, pairs: Sequence[Pair]) -> list[float]:
+        found = self.entities([p.before() for p in pairs])
+        if len(found) != len(pairs):
+            raise TypeError(f"The entity extractor returned {len(found)} lists for {len(pairs)} texts.")
+        out = []
+        for p, ents in zip(pairs, found):
+            ents = {e.casefold() for e in ents}
+            after = p.after().casefold()
+            out.append(sum(e in after for e in ents) / len(ents) if ents else 1.0)
+        return out
+
+    def components(self) -> dict[str, Any]:
+        return {"entities": getattr(self.entities, "__qualname__", type(self.entities).__name__)}
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"filter": self.name, "min_share": self.min_share}
+
+
+class TopK(Filter):
+    """Keeps each source row's ``k`` counterfactuals with the highest summed (weighted) scores of ``filters``
+    (RACE keeps the one with the best semantic + entity fidelity). The inner filters only score here; add them
+    to the stack on their own to apply their bounds too."""
+
+    name = "top_k"
+
+    def __init__(self, filters: Sequence[Filter], k: int = 1, weights: Sequence[float] | None = None) -> None:
+        if k < 1:
+            raise ValueError(f"TopK k must be >= 1, got {k}.")
+        if not filters:
+            raise ValueError("TopK needs at least one filter to score with.")
+        weights = list(weights) if weights is not None else [1.0] * len(filters)
+        if len(weights) != len(filters):
+            raise ValueError(f"Got {len(weights)} weights for {len(filters)} filters.")
+        super().__init__()
+        self.filters, self.k, self.weights = list(filters), k, weights
+
+    def scores(self, pairs: Sequence[Pair]) -> list[float]:
+        total = [0.0] * len(pairs)
+        for f, w in zip(self.filters, self.weights):
+            for i, s in enumerate(f.scores(pairs)):
+                total[i] += w * s
+        return total
+
+    def keep(self, pairs: Sequence[Pair]) -> tuple[list[bool], list[float]]:
+        values = self.scores(pairs) if pairs else []
+        by_group: dict[int, list[int]] = {}
+        for i, p in enumerate(pairs):
+            by_group.setdefault(p.group, []).append(i)
+        kept = [False] * len(pairs)
+        for members in by_group.values():
+            for i in sorted(members, key=lambda i: (-values[i], i))[:self.k]:
+                kept[i] = True
+        return kept, values
+
+    def components(self) -> dict[str, Any]:
+        return {f"{i}.{k}": v for i, f in enumerate(self.filters) for k, v in f.components().items()}
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"filter": self.name, "k": self.k, "weights": self.weights,
+                "scored_by": [f.get_config_dict() for f in self.filters]}
