@@ -9,19 +9,17 @@ holds the originals plus a fixed number of counterfactual slots, and :class:`ICD
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-import os
-from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import TrainerCallback
 
 from cfaug_hf.methods.icda.epoch import CounterfactualEpochDataset, JoinedTextCollator, epoch_seed, redraw
 from cfaug_hf.methods.icda.selection import (CounterfactualSpec, Plan, SelectionResult, is_degenerate,
                                              occlusion_rationales, plan_counterfactuals, rationale_set_change)
+
+from .base import RegenerationCallback
 
 __all__ = ["CounterfactualEpochDataset", "ICDACallback", "JoinedTextCollator", "STATE_FILE", "epoch_seed", "redraw"]
 
@@ -31,24 +29,7 @@ logger = logging.getLogger(__name__)
 STATE_FILE = "icda_state.json"
 
 
-def _calling_trainer() -> Any:
-    """The Trainer whose callback handler is calling us: callbacks are not handed the Trainer itself."""
-    import sys
-
-    from transformers import Trainer
-
-    frame = sys._getframe(1)
-    for _ in range(12):
-        if frame is None:
-            return None
-        owner = frame.f_locals.get("self")
-        if isinstance(owner, Trainer):
-            return owner
-        frame = frame.f_back
-    return None
-
-
-class ICDACallback(TrainerCallback):
+class ICDACallback(RegenerationCallback):
     """Regenerates ICDA counterfactuals every epoch from the model the Trainer is training.
 
     At each ``on_epoch_begin`` from ``start_epoch`` on: the current model selects a rationale sentence for every
@@ -78,39 +59,17 @@ class ICDACallback(TrainerCallback):
         [(1, True)]
     """
 
+    state_file = STATE_FILE
+
     def __init__(self, dataset: CounterfactualEpochDataset, *, tokenizer: Any = None, start_epoch: int = 1,
                  pool_quantile: float = 0.1, seed: int = 0, batch_size: int = 256, max_length: int = 512):
         if not isinstance(dataset, CounterfactualEpochDataset):
             raise TypeError(f"ICDACallback drives a CounterfactualEpochDataset, got {type(dataset).__name__}.")
-        self.dataset, self.tokenizer = dataset, tokenizer
+        super().__init__(dataset)
+        self.tokenizer = tokenizer
         self.start_epoch, self.pool_quantile, self.seed = start_epoch, pool_quantile, seed
         self.batch_size, self.max_length = batch_size, max_length
         self.previous: SelectionResult | None = None
-        self.history: list[dict[str, Any]] = []
-        self._length: int | None = None
-        self._trainer: Any = None
-
-    # ----------------------------------------------------------------------------------------------- guards
-    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        if args.dataloader_num_workers > 0 and args.dataloader_persistent_workers:
-            raise ValueError("ICDACallback cannot work with dataloader_persistent_workers=True: persistent workers "
-                             "keep their own copy of the dataset, so they would train on stale counterfactuals. "
-                             "Set dataloader_persistent_workers=False.")
-        loader = kwargs.get("train_dataloader")
-        base = getattr(loader, "dataset", None)
-        if base is not None and base is not self.dataset:
-            raise ValueError("The Trainer's train_dataset is not the CounterfactualEpochDataset given to "
-                             "ICDACallback, so regenerated counterfactuals would never be seen. Pass the same object "
-                             "as train_dataset.")
-        self._length = len(self.dataset)
-        self._trainer = self._trainer or _calling_trainer()
-        if state.global_step > 0:
-            self._restore(Path(args.output_dir) / f"checkpoint-{state.global_step}")
-
-    def _check_length(self) -> None:
-        if self._length is not None and len(self.dataset) != self._length:
-            raise RuntimeError(f"The ICDA dataset changed length ({self._length} -> {len(self.dataset)}); the "
-                               f"Trainer's sampler was built for the old length and would skip or repeat rows.")
 
     # ------------------------------------------------------------------------------------------ regeneration
     def select(self, model: Any, tokenizer: Any) -> SelectionResult:
@@ -161,49 +120,27 @@ class ICDACallback(TrainerCallback):
         return plan
 
     def on_epoch_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-        self._check_length()
+        self.check_length()
         epoch = int(math.floor(state.epoch + 1e-9))
         if epoch < self.start_epoch or self.dataset.plan_epoch == epoch:
             return  # before the first counterfactual epoch, or resumed inside an epoch already planned
         self.regenerate(model, self.tokenizer or kwargs.get("processing_class"), epoch)
         r = self.history[-1]
-        logs = {"icda_delta_A": r["icda_delta_A"], "icda_counterfactuals": r["icda_counterfactuals"],
-                "icda_train_accuracy": r["icda_train_accuracy"]}
-        if self._trainer is not None:
-            # Through Trainer.log, so the console, TensorBoard, W&B and trainer_state.json all see them.
-            self._trainer.log({k: v for k, v in logs.items() if v is not None})
-        else:
-            state.log_history.append({"epoch": float(epoch), "step": state.global_step, **logs})
-
-    def attach(self, trainer: Any) -> ICDACallback:
-        """Log through ``trainer`` (found automatically when the callback is given to the Trainer)."""
-        self._trainer = trainer
-        return self
+        self.log(state, epoch, {"icda_delta_A": r["icda_delta_A"], "icda_counterfactuals": r["icda_counterfactuals"],
+                                "icda_train_accuracy": r["icda_train_accuracy"]})
 
     # ----------------------------------------------------------------------------------------- checkpoints
-    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-        if not folder.is_dir():
-            return
+    def state_dict(self) -> dict[str, Any]:
         prev = self.previous
-        data = {"format_version": 1, "plan_epoch": self.dataset.plan_epoch,
+        return {"plan_epoch": self.dataset.plan_epoch,
                 "specs": [[s.source, [list(x) for x in s.swaps], s.label] for s in self.dataset.specs],
                 "previous": None if prev is None else {"selected": prev.selected, "predicted": prev.predicted,
                                                        "error": prev.error},
                 "history": self.history, "num_documents": len(self.dataset.docs)}
-        tmp = folder / (STATE_FILE + ".tmp")
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, folder / STATE_FILE)
 
-    def _restore(self, folder: Path) -> None:
-        path = folder / STATE_FILE
-        if not path.is_file():
-            raise FileNotFoundError(f"Resuming at step {folder.name} but {path} is missing: the checkpoint was not "
-                                    f"written with ICDACallback (or is not under output_dir), so the "
-                                    f"counterfactuals it trained on cannot be restored.")
-        data = json.loads(path.read_text())
+    def load_state_dict(self, data: dict[str, Any]) -> None:
         if data["num_documents"] != len(self.dataset.docs):
-            raise ValueError(f"{path} was written for {data['num_documents']} documents; the dataset has "
+            raise ValueError(f"{self.state_file} was written for {data['num_documents']} documents; the dataset has "
                              f"{len(self.dataset.docs)}.")
         specs = [CounterfactualSpec(src, tuple(tuple(x) for x in swaps), label) for src, swaps, label in data["specs"]]
         self.dataset.set_specs(specs, data["plan_epoch"])

@@ -1,0 +1,109 @@
+"""What every regenerating callback shares: the guards that keep the Trainer's dataloader seeing the regenerated rows,
+logging through ``Trainer.log``, and a state file in each checkpoint so ``resume_from_checkpoint`` continues with
+the same counterfactuals.
+
+The Trainer builds its train dataloader once, so swapping ``trainer.train_dataset`` from a callback does nothing.
+What works is one dataset object of constant length whose rows are redrawn in place at ``on_epoch_begin``, before
+the epoch's dataloader iterator (and any worker process) is created.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+__all__ = ["RegenerationCallback", "calling_trainer"]
+
+
+def calling_trainer() -> Any:
+    """The Trainer whose callback handler is calling us: callbacks are not handed the Trainer itself."""
+    from transformers import Trainer
+
+    frame = sys._getframe(1)
+    for _ in range(12):
+        if frame is None:
+            return None
+        owner = frame.f_locals.get("self")
+        if isinstance(owner, Trainer):
+            return owner
+        frame = frame.f_back
+    return None
+
+
+class RegenerationCallback(TrainerCallback):
+    """Base of the callbacks that refill a dataset's rows each epoch. Subclasses set ``state_file`` and implement
+    ``state_dict`` / ``load_state_dict`` (what a checkpoint must remember) and regenerate in ``on_epoch_begin``."""
+
+    state_file = "cfaug_state.json"
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+        self.history: list[dict[str, Any]] = []
+        self._length: int | None = None
+        self._trainer: Any = None
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    def attach(self, trainer: Any) -> RegenerationCallback:
+        """Log through ``trainer`` (found automatically when the callback is given to the Trainer)."""
+        self._trainer = trainer
+        return self
+
+    # ----------------------------------------------------------------------------------------------- guards
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if args.dataloader_num_workers > 0 and args.dataloader_persistent_workers:
+            raise ValueError(f"{self.name} cannot work with dataloader_persistent_workers=True: persistent workers "
+                             f"keep their own copy of the dataset, so they would train on stale counterfactuals. "
+                             f"Set dataloader_persistent_workers=False.")
+        base = getattr(kwargs.get("train_dataloader"), "dataset", None)
+        if base is not None and base is not self.dataset:
+            raise ValueError(f"The Trainer's train_dataset is not the {type(self.dataset).__name__} given to "
+                             f"{self.name}, so regenerated counterfactuals would never be seen. Pass the same "
+                             f"object as train_dataset.")
+        self._length = len(self.dataset)
+        self._trainer = self._trainer or calling_trainer()
+        if state.global_step > 0:
+            self._restore(Path(args.output_dir) / f"checkpoint-{state.global_step}")
+
+    def check_length(self) -> None:
+        if self._length is not None and len(self.dataset) != self._length:
+            raise RuntimeError(f"The {self.name} dataset changed length ({self._length} -> {len(self.dataset)}); "
+                               f"the Trainer's sampler was built for the old length and would skip or repeat rows.")
+
+    def log(self, state: Any, epoch: int, logs: dict[str, Any]) -> None:
+        """Through ``Trainer.log`` (console, TensorBoard, W&B, trainer_state.json), or straight into the state's
+        log history when no Trainer was found."""
+        if self._trainer is not None:
+            self._trainer.log({k: v for k, v in logs.items() if isinstance(v, (int, float)) and v is not None})
+        else:
+            state.log_history.append({"epoch": float(epoch), "step": state.global_step, **logs})
+
+    # ----------------------------------------------------------------------------------------- checkpoints
+    def state_dict(self) -> dict[str, Any]:
+        return {"history": self.history}
+
+    def load_state_dict(self, data: dict[str, Any]) -> None:
+        self.history = data["history"]
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+        if not folder.is_dir():
+            return
+        tmp = folder / (self.state_file + ".tmp")
+        tmp.write_text(json.dumps({"format_version": 1, **self.state_dict()}))
+        os.replace(tmp, folder / self.state_file)
+
+    def _restore(self, folder: Path) -> None:
+        path = folder / self.state_file
+        if not path.is_file():
+            raise FileNotFoundError(f"Resuming at step {folder.name} but {path} is missing: the checkpoint was not "
+                                    f"written with {self.name} (or is not under output_dir), so the "
+                                    f"counterfactuals it trained on cannot be restored.")
+        self.load_state_dict(json.loads(path.read_text()))
