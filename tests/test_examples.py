@@ -42,3 +42,13 @@ def test_icda_callback_example_runs_without_shared_data(tmp_path):
                       cwd=tmp_path)
     assert "epoch 2: trained on" in out and "rationale precision on the training reviews" in out
     assert (tmp_path / "icda" / "selector" / "cfaug_rationale.json").is_file()
+
+
+def test_augment_callback_example_regenerates_each_epoch(tmp_path):
+    Generator(*tiny_seq2seq(), num_beams=2, max_new_tokens=6).save_pretrained(tmp_path / "gen")
+    model, tok = tiny_classifier(("SUPPORTS", "REFUTES"))
+    model.save_pretrained(tmp_path / "clf")
+    tok.save_pretrained(tmp_path / "clf")
+    out = run_example("augment_callback.py", "--generator", str(tmp_path / "gen"), "--model", str(tmp_path / "clf"),
+                      "--rows", "24", "--epochs", "2", "--mode", "hard", "--out", str(tmp_path / "run"), cwd=tmp_path)
+    assert "epoch 1: trained on" in out and "epoch 2: trained on" in out
