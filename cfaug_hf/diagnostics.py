@@ -58,11 +58,9 @@ class CompetencyResult:
 
         ``label`` picks the label on the y axis (default: the first label in the priors).
         """
-        try:
-            import matplotlib
-        except ImportError as err:
-            raise ImportError("The competency plot needs matplotlib: pip install 'cfaug-hf[plot]'.") from err
+        from .deps import require
 
+        matplotlib = require("matplotlib", "The competency plot")
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 

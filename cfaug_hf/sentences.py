@@ -49,16 +49,16 @@ def split_sentences(text: str, splitter: str = "builtin") -> list[str]:
         return _builtin(text)
     if splitter == "spacy":
         if "spacy" not in _PIPELINES:
-            try:
-                import spacy
-            except ImportError as err:
-                raise ImportError("splitter='spacy' needs spaCy: pip install 'cfaug-hf[spacy]'.") from err
+            from .deps import require
+
+            spacy = require("spacy", "splitter='spacy'")
             _PIPELINES["spacy"] = spacy.load("en_core_web_sm", disable=["ner", "lemmatizer"])
         return [s.text.strip() for s in _PIPELINES["spacy"](text).sents if s.text.strip()]
     if splitter == "stanza":
         if "stanza" not in _PIPELINES:
-            import stanza
+            from .deps import require
 
+            stanza = require("stanza", "splitter='stanza'")
             try:
                 _PIPELINES["stanza"] = stanza.Pipeline("en", processors="tokenize", verbose=False,
                                                        download_method=None)

@@ -284,10 +284,12 @@ class Generator(PretrainedComponent):
                 "training": self.training_info}
 
     def _is_peft(self) -> bool:
-        try:
-            from peft import PeftModel
-        except ImportError:  # pragma: no cover
+        from ..deps import is_peft_available
+
+        if not is_peft_available():
             return False
+        from peft import PeftModel
+
         return isinstance(self.model, PeftModel)
 
     def _save(self, folder: Path) -> None:
@@ -308,7 +310,9 @@ class Generator(PretrainedComponent):
         gen_config = GeneratorConfig(**config.get("generator", {}))
         tokenizer = AutoTokenizer.from_pretrained(folder)
         if config.get("adapter"):
-            from peft import PeftModel
+            from ..deps import require
+
+            PeftModel = require("peft", f"Loading the LoRA generator in {folder}").PeftModel
 
             base = config.get("base_model")
             if not base:

@@ -25,7 +25,10 @@ def bidirectional_pairs(dataset: Any, source_column: str = "source", target_colu
 
 
 def _lora_config(lora: Any, generator: Generator) -> Any:
-    from peft import LoraConfig, TaskType
+    from ..deps import require
+
+    peft = require("peft", "LoRA training (lora=...)")
+    LoraConfig, TaskType = peft.LoraConfig, peft.TaskType
 
     if isinstance(lora, LoraConfig):
         return lora
@@ -106,7 +109,9 @@ def train_generator(generator: Generator | str, train_dataset: Any, *, source_co
             eval_dataset = bidirectional_pairs(eval_dataset, source_column, target_column)
 
     if lora:
-        from peft import get_peft_model
+        from ..deps import require
+
+        get_peft_model = require("peft", "LoRA training (lora=...)").get_peft_model
 
         with quiet_dependency_warnings():
             generator.model = get_peft_model(generator.model, _lora_config(lora, generator))
