@@ -308,3 +308,30 @@ def test_run_icda_iterates_picks_and_stops(tmp_path):
     assert all(r.warm_start == (r.initial_dev_loss is not None) for r in result.runs)
     assert result.stopped
     assert all(0 <= m["precision"] <= 1 for m in result.metrics)
+
+
+def test_epoch_dataset_from_a_dataset_and_schema_names_bad_cells():
+    from cfaug_hf import SchemaError
+
+    schema = TaskSchema.sentiment()
+    good = Dataset.from_dict({"text": ["Good food. Nice room.", "Bad food. Nice room."],
+                              "label": ["positive", "negative"]})
+    ds = CounterfactualEpochDataset.from_dataset(good, schema)
+    assert ds.labels == [1, 0] and len(ds) == 4
+    bad = Dataset.from_dict({"text": ["Good food.", ""], "label": ["positive", "negative"]})
+    with pytest.raises(SchemaError, match="Column 'text' at row 1"):
+        CounterfactualEpochDataset.from_dataset(bad, schema)
+    with pytest.raises(SchemaError, match="Column 'label' at row 1: unknown label 'meh'"):
+        CounterfactualEpochDataset.from_dataset(good.map(lambda y, i: {"label": "meh" if i else y},
+                                                         input_columns="label", with_indices=True), schema)
+
+
+def test_callback_takes_the_augmenters_config():
+    from cfaug_hf import ICDAConfig
+    from trainer_callbacks import ICDACallback
+
+    docs, labels, _ = reviews(8)
+    train = CounterfactualEpochDataset(docs, labels)
+    cb = ICDACallback(train, config=ICDAConfig(seed=7, pool_quantile=0.5))
+    assert (cb.seed, cb.pool_quantile) == (7, 0.5)
+    assert ICDACallback(train, seed=3).seed == 3  # keywords still work, as overrides

@@ -9,15 +9,15 @@ holds the originals plus a fixed number of counterfactual slots, and :class:`ICD
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from typing import Any
 
-import torch
-
 from cfaug_hf.methods.icda.epoch import CounterfactualEpochDataset, JoinedTextCollator, epoch_seed, redraw
-from cfaug_hf.methods.icda.selection import (CounterfactualSpec, Plan, SelectionResult, is_degenerate,
-                                             occlusion_rationales, plan_counterfactuals, rationale_set_change)
+from cfaug_hf.methods.icda.config import ICDAConfig
+from cfaug_hf.methods.icda.selection import (CounterfactualSpec, OcclusionSelector, Plan, SelectionResult,
+                                             is_degenerate, rationale_set_change)
 
 from .base import RegenerationCallback
 
@@ -61,13 +61,16 @@ class ICDACallback(RegenerationCallback):
 
     state_file = STATE_FILE
 
-    def __init__(self, dataset: CounterfactualEpochDataset, *, tokenizer: Any = None, start_epoch: int = 1,
-                 pool_quantile: float = 0.1, seed: int = 0, batch_size: int = 256, max_length: int = 512):
+    def __init__(self, dataset: CounterfactualEpochDataset, *, tokenizer: Any = None, config: ICDAConfig | None = None,
+                 start_epoch: int = 1, batch_size: int = 256, max_length: int = 512, **overrides: Any):
         if not isinstance(dataset, CounterfactualEpochDataset):
             raise TypeError(f"ICDACallback drives a CounterfactualEpochDataset, got {type(dataset).__name__}.")
         super().__init__(dataset)
+        # One config with the augmenter: seed and pool_quantile come from ICDAConfig (keywords still override).
+        self.config = dataclasses.replace(config or ICDAConfig(), **overrides) if overrides else config or ICDAConfig()
         self.tokenizer = tokenizer
-        self.start_epoch, self.pool_quantile, self.seed = start_epoch, pool_quantile, seed
+        self.start_epoch = start_epoch
+        self.seed, self.pool_quantile = self.config.seed, self.config.pool_quantile
         self.batch_size, self.max_length = batch_size, max_length
         self.previous: SelectionResult | None = None
 
@@ -84,29 +87,15 @@ class ICDACallback(RegenerationCallback):
         if tokenizer is None:
             raise ValueError("ICDACallback needs the tokenizer (tokenizer=... or the Trainer's processing_class) "
                              "to derive rationales from a sequence classifier.")
-        device = next(model.parameters()).device
-
-        def predict_proba(texts: list[str]) -> Any:
-            enc = tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
-            with torch.no_grad():
-                logits = model(**{k: v.to(device) for k, v in enc.items()}).logits
-            return torch.softmax(logits.float(), -1).cpu().numpy()
-
-        was_training = model.training
-        model.eval()
-        try:
-            docs = [ds.table.texts(d) for d in ds.docs]
-            return occlusion_rationales(predict_proba, docs, ds.labels, batch_size=min(self.batch_size, 64))
-        finally:
-            model.train(was_training)
+        occlusion = OcclusionSelector(model, tokenizer, max_length=self.max_length,
+                                      batch_size=min(self.batch_size, 64), device=str(next(model.parameters()).device))
+        return occlusion.select([ds.table.texts(d) for d in ds.docs], ds.labels)
 
     def regenerate(self, model: Any, tokenizer: Any, epoch: int) -> Plan:
         ds = self.dataset
         selection = self.select(model, tokenizer)
         delta = rationale_set_change(selection, self.previous)
-        plan = plan_counterfactuals(selection, ds.labels, ds.num_sentences, size=ds.size,
-                                    pool_quantile=self.pool_quantile, seed=epoch_seed(self.seed, epoch))
-        ds.set_specs(plan.specs, epoch)
+        plan = redraw(ds, selection, epoch, seed=self.seed, pool_quantile=self.pool_quantile)
         degenerate, gap = is_degenerate(selection, ds.labels, ds.num_sentences)
         correct = sum(p == y for p, y in zip(selection.predicted, ds.labels)) / max(len(ds.labels), 1)
         record = {"epoch": epoch, "icda_delta_A": delta, "icda_counterfactuals": len(plan.specs),

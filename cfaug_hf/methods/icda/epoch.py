@@ -99,6 +99,28 @@ class CounterfactualEpochDataset(torch.utils.data.Dataset):
                               f"label name.")
         return int(value)
 
+    @classmethod
+    def from_dataset(cls, dataset: Any, schema: Any, *, size: int | None = None, splitter: str = "builtin",
+                     table: SentenceTable | None = None) -> CounterfactualEpochDataset:
+        """From a ``datasets.Dataset`` and a :class:`~cfaug_hf.TaskSchema`: the document is the schema's first edit
+        column (a string, split with ``splitter``, or a list of sentences), labels in any form the schema reads.
+        Bad cells raise :class:`~cfaug_hf.SchemaError` naming the column and row.
+
+        >>> from datasets import Dataset
+        >>> from cfaug_hf import TaskSchema
+        >>> ds = Dataset.from_dict({"text": ["Good food. Nice room.", "Bad food. Nice room."],
+        ...                         "label": ["positive", "negative"]})
+        >>> CounterfactualEpochDataset.from_dataset(ds, TaskSchema.sentiment()).labels
+        [1, 0]
+        """
+        schema.validate_features(dataset.features)
+        column = schema.edit_columns[0]
+        schema.validate_batch({c: dataset[c] for c in (*schema.text_columns, schema.label_column)},
+                              list(range(len(dataset))))
+        labels = [schema.label_id(y, row=i) for i, y in enumerate(dataset[schema.label_column])]
+        return cls(list(dataset[column]), labels, size=size, table=table, splitter=splitter,
+                   label_column=schema.label_column, num_labels=schema.num_labels)
+
     def __len__(self) -> int:
         return len(self.docs) + self.size
 
