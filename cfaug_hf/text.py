@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["Token", "tokenize", "SpanDiff", "diff_tokens", "find_span", "substitute_span", "Substitution",
            "NEGATION_WORDS", "is_negation", "is_word", "ClaimEdit", "classify_edit", "same_meaning",
@@ -33,26 +34,35 @@ NEGATION_WORDS = frozenset("""not no never none nobody nothing neither nor witho
     rarely seldom fail failed fails false untrue""".split())
 
 
-@dataclass(frozen=True)
-class Token:
+def _key(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold()
+
+
+class Token(NamedTuple):
+    """A token and where it came from; ``key`` (the form tokens are compared by: Unicode-normalised, case-folded,
+    typographic quotes made plain), ``word`` and ``negation`` are computed once, when the text is tokenised."""
+
     text: str
     start: int
     end: int
+    key: str = ""
+    word: bool = False
+    negation: bool = False
 
-    @property
-    def key(self) -> str:
-        """The form tokens are compared by: Unicode-normalised, case-folded, with typographic quotes made plain."""
-        return unicodedata.normalize("NFKC", self.text).translate(_QUOTES).casefold()
+    @classmethod
+    def of(cls, text: str, start: int, end: int) -> Token:
+        key = _key(text)
+        return cls(text, start, end, key, any(ch.isalnum() for ch in text),
+                   key in NEGATION_WORDS or key.endswith("n't"))
 
 
 def is_word(token: Token) -> bool:
     """True for tokens with a letter or digit (not punctuation)."""
-    return any(ch.isalnum() for ch in token.text)
+    return token.word
 
 
 def is_negation(token: Token) -> bool:
-    k = token.key
-    return k in NEGATION_WORDS or k.endswith("n't")
+    return token.negation
 
 
 def is_clitic(token: Token) -> bool:
@@ -60,15 +70,27 @@ def is_clitic(token: Token) -> bool:
     return token.key.startswith("'") or token.key == "n't"
 
 
-def tokenize(text: str) -> list[Token]:
+def tokenize(text: str) -> tuple[Token, ...]:
     """Split ``text`` into word and punctuation tokens that remember where they came from.
+
+    Results are cached (a claim's evidence is searched once per candidate rewrite), so the tokens are a tuple.
 
     >>> [t.text for t in tokenize("Filming took place over 30,000 days, in L'Oréal's town.")]
     ['Filming', 'took', 'place', 'over', '30,000', 'days', ',', 'in', "L'Oréal", "'s", 'town', '.']
     >>> [t.text for t in tokenize("It wasn't Tolkien's.")]
     ['It', 'was', "n't", 'Tolkien', "'s", '.']
     """
-    return [Token(m.group(), m.start(), m.end()) for m in _TOKEN_RE.finditer(text)]
+    return _tokenize(text)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _keys(text: str) -> tuple[str, ...]:
+    return tuple(t.key for t in tokenize(text))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _tokenize(text: str) -> tuple[Token, ...]:
+    return tuple(Token.of(m.group(), m.start(), m.end()) for m in _TOKEN_RE.finditer(text))
 
 
 @dataclass(frozen=True)
@@ -143,13 +165,13 @@ def find_span(pieces: Sequence[str], span: Sequence[str]) -> list[tuple[int, int
     twice in ``a a a``) and never cross from one piece to the next. Every start position is tried, so a partial
     match never hides a real one that begins inside it.
     """
-    span = list(span)
+    span = tuple(span)
     if not span:
         return []
     hits: list[tuple[int, int, int]] = []
     for p, piece in enumerate(pieces):
         toks = tokenize(piece)
-        keys = [t.key for t in toks]
+        keys = _keys(piece)
         for s in range(len(keys) - len(span) + 1):
             if keys[s:s + len(span)] == span:
                 hits.append((p, toks[s].start, toks[s + len(span) - 1].end))
