@@ -22,7 +22,7 @@ import statistics
 import time
 from pathlib import Path
 
-from datasets import Dataset, concatenate_datasets, disable_progress_bars
+from datasets import concatenate_datasets, disable_progress_bars
 
 from cfaug_hf import CrossAugAugmenter, TaskSchema
 from cfaug_hf import text as cfaug_text
