@@ -27,13 +27,14 @@ import torch
 
 from cfaug_hf.augmenter import PROVENANCE_COLUMNS, Augmenter
 from cfaug_hf.schema import TaskSchema
+from cfaug_hf.slots import SlotDataset
 
 from .base import RegenerationCallback
 
 __all__ = ["AugmentedEpochDataset", "SchemaCollator", "AugmentationCallback"]
 
 
-class AugmentedEpochDataset(torch.utils.data.Dataset):
+class AugmentedEpochDataset(SlotDataset):
     """The rows of ``dataset`` followed by ``size`` counterfactual slots; ``len`` never changes.
 
     Items are ``{<text columns>, "labels": class id, "is_counterfactual"}``; use :class:`SchemaCollator` and
@@ -58,9 +59,6 @@ class AugmentedEpochDataset(torch.utils.data.Dataset):
         self.slots: list[dict[str, Any]] = []
         self.plan_epoch: int | None = None
 
-    def __len__(self) -> int:
-        return len(self.originals) + self.size
-
     def set_counterfactuals(self, rows: list[dict[str, Any]], epoch: int | None) -> None:
         self.slots = list(rows)[:self.size]
         self.plan_epoch = epoch
@@ -71,16 +69,17 @@ class AugmentedEpochDataset(torch.utils.data.Dataset):
         item["is_counterfactual"] = is_cf
         return item
 
-    def __getitem__(self, index: int) -> dict[str, Any]:
-        n = len(self.originals)
-        if index < 0 or index >= len(self):
-            raise IndexError(index)
-        if index < n:
-            return self._item(self.originals[index], False)
-        slot = index - n
-        if slot < len(self.slots):
-            return self._item(self.slots[slot], True)
-        return self._item(self.originals[slot % n], False)
+    def num_originals(self) -> int:
+        return len(self.originals)
+
+    def original(self, index: int) -> dict[str, Any]:
+        return self._item(self.originals[index], False)
+
+    def num_filled(self) -> int:
+        return len(self.slots)
+
+    def counterfactual(self, slot: int) -> dict[str, Any]:
+        return self._item(self.slots[slot], True)
 
 
 class SchemaCollator:

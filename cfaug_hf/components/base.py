@@ -163,11 +163,19 @@ class PretrainedComponent(Component):
     """
 
     required_files = ("tokenizer_config.json",)
+    #: The dataclass of the component's settings (``None``: it has none beyond the model).
+    config_class: ClassVar[type | None] = None
 
-    def _setup(self, model: Any, tokenizer: Any, *, device: str | None = None, base_model: str | None = None,
+    def _setup(self, model: Any, tokenizer: Any, *, config: Any = None, overrides: dict[str, Any] | None = None,
+               device: str | None = None, base_model: str | None = None,
                training_info: dict[str, Any] | None = None) -> None:
+        import dataclasses
+
         import torch
 
+        if self.config_class is not None:
+            config = config or self.config_class()
+            self.config = dataclasses.replace(config, **overrides) if overrides else config
         self.model, self.tokenizer = model, tokenizer
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self.model.to(self.device)

@@ -43,6 +43,7 @@ class LabelChecker(PretrainedComponent):
 
     config_name = "cfaug_checker.json"
     component_type = "checker"
+    config_class = LabelCheckerConfig
     pipeline_tag = "text-classification"
     card_summary = ("A label checker: a sequence classifier over single texts or (claim, evidence) / (premise, "
                     "hypothesis) pairs that cfaug-hf augmenters use to keep only counterfactuals whose label really "
@@ -55,9 +56,8 @@ class LabelChecker(PretrainedComponent):
     def __init__(self, model: Any, tokenizer: Any, config: LabelCheckerConfig | None = None, *,
                  device: str | None = None, base_model: str | None = None,
                  training_info: dict[str, Any] | None = None, **overrides: Any) -> None:
-        config = config or LabelCheckerConfig()
-        self.config = dataclasses.replace(config, **overrides) if overrides else config
-        self._setup(model, tokenizer, device=device, base_model=base_model, training_info=training_info)
+        self._setup(model, tokenizer, config=config, overrides=overrides, device=device, base_model=base_model,
+                    training_info=training_info)
         id2label = model.config.id2label
         self.label_names: tuple[str, ...] = tuple(str(id2label[i]) for i in range(model.config.num_labels))
         self._label_index = {n.casefold(): i for i, n in enumerate(self.label_names)}

@@ -106,6 +106,7 @@ class Generator(PretrainedComponent):
 
     config_name = "cfaug_generator.json"
     component_type = "generator"
+    config_class = GeneratorConfig
     card_summary = ("A text rewriter used by cfaug-hf augmenters to write counterfactuals, e.g. CrossAug's negative "
                     "claims: given a text it returns a minimally edited version whose label should flip.")
 
@@ -124,9 +125,8 @@ class Generator(PretrainedComponent):
     def __init__(self, model: Any, tokenizer: Any, config: GeneratorConfig | None = None, *,
                  device: str | None = None, base_model: str | None = None,
                  training_info: dict[str, Any] | None = None, **overrides: Any) -> None:
-        config = config or GeneratorConfig()
-        self.config = dataclasses.replace(config, **overrides) if overrides else config
-        self._setup(model, tokenizer, device=device, base_model=base_model, training_info=training_info)
+        self._setup(model, tokenizer, config=config, overrides=overrides, device=device, base_model=base_model,
+                    training_info=training_info)
         if tokenizer.pad_token_id is None:
             # Causal LMs often ship without a pad token; padding is masked, so the end token can stand in.
             tokenizer.pad_token = tokenizer.eos_token

@@ -17,6 +17,7 @@ import torch
 
 from ...schema import SchemaError
 from ...sentences import SentenceTable, split_sentences
+from ...slots import SlotDataset
 from .selection import CounterfactualSpec, Plan, SelectionResult, plan_counterfactuals
 
 __all__ = ["CounterfactualEpochDataset", "JoinedTextCollator", "epoch_seed", "redraw"]
@@ -24,7 +25,7 @@ __all__ = ["CounterfactualEpochDataset", "JoinedTextCollator", "epoch_seed", "re
 logger = logging.getLogger(__name__)
 
 
-class CounterfactualEpochDataset(torch.utils.data.Dataset):
+class CounterfactualEpochDataset(SlotDataset):
     """Originals followed by ``size`` counterfactual slots; ``len`` never changes.
 
     Items are ``{"sentence_ids", "labels", "is_counterfactual"}``; sentence ids point into :attr:`table`, so use
@@ -121,9 +122,6 @@ class CounterfactualEpochDataset(torch.utils.data.Dataset):
         return cls(list(dataset[column]), labels, size=size, table=table, splitter=splitter,
                    label_column=schema.label_column, num_labels=schema.num_labels)
 
-    def __len__(self) -> int:
-        return len(self.docs) + self.size
-
     def set_epoch(self, epoch: int) -> None:
         """Called by the Trainer's dataloader each epoch; the counterfactuals were set at ``on_epoch_begin``."""
         self.epoch = epoch
@@ -139,17 +137,18 @@ class CounterfactualEpochDataset(torch.utils.data.Dataset):
             ids[pos] = self.docs[donor][donor_pos]
         return ids
 
-    def __getitem__(self, index: int) -> dict[str, Any]:
-        n = len(self.docs)
-        if index < 0 or index >= len(self):
-            raise IndexError(index)
-        if index < n:
-            return {"sentence_ids": self.docs[index], "labels": self.labels[index], "is_counterfactual": False}
-        slot = index - n
-        if slot < len(self.specs):
-            spec = self.specs[slot]
-            return {"sentence_ids": self.sentences_of(spec), "labels": spec.label, "is_counterfactual": True}
-        return {"sentence_ids": self.docs[slot % n], "labels": self.labels[slot % n], "is_counterfactual": False}
+    def num_originals(self) -> int:
+        return len(self.docs)
+
+    def original(self, index: int) -> dict[str, Any]:
+        return {"sentence_ids": self.docs[index], "labels": self.labels[index], "is_counterfactual": False}
+
+    def num_filled(self) -> int:
+        return len(self.specs)
+
+    def counterfactual(self, slot: int) -> dict[str, Any]:
+        spec = self.specs[slot]
+        return {"sentence_ids": self.sentences_of(spec), "labels": spec.label, "is_counterfactual": True}
 
     @property
     def num_sentences(self) -> list[int]:
