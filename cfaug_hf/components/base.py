@@ -20,8 +20,14 @@ __all__ = ["Component", "PretrainedComponent", "ComponentLoadError", "atomic_dir
 
 logger = logging.getLogger(__name__)
 
-#: Kept for code written against earlier releases; new code uses :func:`cfaug_hf.hub.write_folder`.
-atomic_directory = write_folder
+def atomic_directory(target: str | os.PathLike, kind: str = "folder") -> Any:
+    """Deprecated alias of :func:`cfaug_hf.hub.write_folder` (``overwrite=True``), kept for earlier code; it no
+    longer deletes files the library did not write."""
+    import warnings
+
+    warnings.warn("atomic_directory is deprecated; use cfaug_hf.hub.write_folder(target, kind).", DeprecationWarning,
+                  stacklevel=2)
+    return write_folder(target, kind, overwrite=True)
 
 
 def load_weights(model_class: Any, folder: Path, what: str, **kwargs: Any) -> Any:
