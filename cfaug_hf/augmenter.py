@@ -286,34 +286,59 @@ def _code_repr(code: Any) -> str:
 
 
 def _exit_with_parent() -> None:
-    """In a worker process: a daemon thread that ends the process once its parent is gone.
+    """In a worker process: end the process once its parent is gone, and the siblings left behind with it.
 
-    It also ends the siblings it was started with that run the same command (where ``/proc`` lists them):
-    ``datasets`` runs a ``multiprocess`` Manager server beside the workers, which would otherwise outlive a killed
-    parent too.
+    A daemon thread polls for the parent's death. A pool worker may also leave first, on its own, when the dead
+    parent's pipe closes; a finalizer then does the same clean-up on its way out. Siblings are the processes that
+    run our command line and were started by our parent (``/proc`` tells): ``datasets`` runs a ``multiprocess``
+    Manager server beside the workers, which would otherwise outlive a killed parent.
     """
     import threading
     import time
 
     parent = os.getppid()
     own = _cmdline(os.getpid())
-    # Forked siblings share our command line; anything else the parent started is none of our business.
-    siblings = {pid: start for pid, start in _children_of(parent).items()
-                if pid != os.getpid() and _cmdline(pid) == own}
+    parent_start = _start_time(parent)
+    siblings: dict[int, str] = {}
+
+    def look_around() -> None:
+        # Forked siblings share our command line; anything else the parent started is none of our business.
+        siblings.update({pid: start for pid, start in _children_of(parent).items()
+                         if pid != os.getpid() and _cmdline(pid) == own})
+
+    def end_orphaned_siblings() -> None:
+        if os.getppid() == parent:
+            return
+        # Re-parented siblings now share our new parent: also end those of our command line that started after
+        # our parent did (one forked after our last look).
+        for pid, start in _children_of(os.getppid()).items():
+            if (pid != os.getpid() and _cmdline(pid) == own and parent_start is not None
+                    and int(start) >= int(parent_start)):
+                siblings.setdefault(pid, start)
+        for pid, start in siblings.items():
+            if _start_time(pid) == start:  # the same process, not a new one that reused the pid
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                except OSError:
+                    pass
 
     def watch() -> None:
+        polls = 0
         while True:
             time.sleep(0.5)
+            polls += 1
             if os.getppid() != parent:
-                for pid, start in siblings.items():
-                    if _start_time(pid) == start:  # the same process, not a new one that reused the pid
-                        try:
-                            os.kill(pid, signal.SIGTERM)
-                        except OSError:
-                            pass
+                end_orphaned_siblings()
                 os._exit(1)
+            if polls % 4 == 0:
+                look_around()  # a sibling started after us (a replaced pool worker, a Manager) is seen too
 
+    look_around()
     threading.Thread(target=watch, name="cfaug-parent-watch", daemon=True).start()
+    for name in ("multiprocess.util", "multiprocessing.util"):  # run on a worker's normal exit path too
+        util = sys.modules.get(name)
+        if util is not None:
+            util.Finalize(None, end_orphaned_siblings, exitpriority=100)
 
 
 def _cmdline(pid: int) -> bytes | None:

@@ -228,13 +228,13 @@ def test_a_killed_map_leaves_no_workers_and_its_temp_files_are_removed(tmp_path)
                             env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
     assert proc.stdout.readline().strip() == b"started"
     deadline = time.time() + 60
-    while time.time() < deadline and not (len(_children(proc.pid)) >= 2 and list(path.glob("tmp*"))):
-        time.sleep(0.2)
+    while time.time() < deadline and not (len(_children(proc.pid)) >= 2 and len(list(path.glob("tmp*"))) >= 2):
+        time.sleep(0.2)  # both workers are writing: both have started their watch
     workers = _children(proc.pid)
     assert len(workers) >= 2, "the map's workers did not start"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    deadline = time.time() + 15
+    deadline = time.time() + 30
     while time.time() < deadline and any(os.path.exists(f"/proc/{w}") for w in workers):
         for w in workers:  # reap zombies re-parented to us, if any
             try:
