@@ -285,6 +285,9 @@ def _code_repr(code: Any) -> str:
     return f"{code.co_code.hex()}|{consts}|{code.co_names}"
 
 
+_WATCHING_PID: int | None = None
+
+
 def _exit_with_parent() -> None:
     """In a worker process: end the process once its parent is gone, and the siblings left behind with it.
 
@@ -296,6 +299,10 @@ def _exit_with_parent() -> None:
     import threading
     import time
 
+    global _WATCHING_PID
+    if _WATCHING_PID == os.getpid():  # already watching (started at fork, then again at the first batch)
+        return
+    _WATCHING_PID = os.getpid()
     parent = os.getppid()
     own = _cmdline(os.getpid())
     parent_start = _start_time(parent)
@@ -339,6 +346,21 @@ def _exit_with_parent() -> None:
         util = sys.modules.get(name)
         if util is not None:
             util.Finalize(None, end_orphaned_siblings, exitpriority=100)
+
+
+#: While set (inside :meth:`Augmenter.augment`), every process forked from this one watches for its parent's death:
+#: that covers the ``multiprocess`` Manager server that ``datasets`` forks beside its workers, which never runs our
+#: code. Outside ``augment()`` forks are left alone (a daemon that double-forks must outlive its parent).
+_WATCH_FORKS = False
+
+
+def _after_fork_in_child() -> None:
+    if _WATCH_FORKS:
+        _exit_with_parent()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _cmdline(pid: int) -> bytes | None:
@@ -640,8 +662,13 @@ class Augmenter(abc.ABC):
         # when nothing ran in this process (cache hit, num_proc workers). They are filtered out afterwards.
         runner = copy.copy(self)
         runner._trace, runner.stats = True, AugmentationStats()
-        result = dataset.map(runner, batched=True, batch_size=batch_size, num_proc=num_proc, with_indices=True,
-                             features=self.output_features(dataset.features), desc=desc, **map_kwargs)
+        global _WATCH_FORKS
+        _WATCH_FORKS = True
+        try:
+            result = dataset.map(runner, batched=True, batch_size=batch_size, num_proc=num_proc, with_indices=True,
+                                 features=self.output_features(dataset.features), desc=desc, **map_kwargs)
+        finally:
+            _WATCH_FORKS = False
         self.stats = AugmentationStats.from_dataset(result)
         if self.stats.rows_out != len(result):  # trace rows to remove
             result = result.filter(lambda kinds: [k != TRACE_KIND for k in kinds], input_columns="cf_kind",

@@ -203,7 +203,7 @@ class Slow(NegateAugmenter):
 
 ds = load_from_disk(sys.argv[1])
 print("started", flush=True)
-ds.map(Slow(TaskSchema.sentiment()), batched=True, batch_size=2, num_proc=2)
+Slow(TaskSchema.sentiment()).augment(ds, batch_size=2, num_proc=2)
 """
 
 
