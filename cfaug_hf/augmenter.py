@@ -27,6 +27,7 @@ size, ``num_proc`` or the row's position, because each row gets its own seed der
 from __future__ import annotations
 
 import abc
+import contextlib
 import copy
 import dataclasses
 import json
@@ -324,10 +325,8 @@ def _exit_with_parent() -> None:
                 siblings.setdefault(pid, start)
         for pid, start in siblings.items():
             if _start_time(pid) == start:  # the same process, not a new one that reused the pid
-                try:
+                with contextlib.suppress(ProcessLookupError, PermissionError):  # it may have ended by itself
                     os.kill(pid, signal.SIGTERM)
-                except OSError:
-                    pass
 
     def watch() -> None:
         polls = 0
@@ -422,9 +421,10 @@ def remove_stale_temp_files(dataset: Any, *, min_age_s: float = 60.0) -> list[st
             continue  # without /proc, only a day-old file is surely abandoned
         try:
             os.remove(path)
-            removed.append(path)
-        except OSError:
-            pass
+        except OSError as err:  # gone already, or not ours to remove: leave it and say so
+            logger.debug("Could not remove %s: %s", path, err)
+            continue
+        removed.append(path)
     if removed:
         logger.info("Removed %d temporary file(s) left by an interrupted map: %s", len(removed), removed)
     return removed

@@ -380,6 +380,29 @@ CASES = [
         Dataset.from_dict({"review": ["a."], "label": [0]})), ValueError, "Column 'text' is not in the dataset"),
     ("icda-callback-dataset-type", NO_SETUP, lambda c: ICDACallback(fever()), TypeError,
      "ICDACallback drives a CounterfactualEpochDataset, got Dataset"),
+    # --- filters, generators, the generic callback (the spine)
+    ("filter-not-a-filter", NO_SETUP, lambda c: NegateAugmenter(SENT, filters=["minimality"]), TypeError,
+     "filters must be cfaug_hf.filters.Filter objects, got str"),
+    ("filter-minimality-bounds", NO_SETUP, lambda c: __import__("cfaug_hf.filters").filters.MinimalityFilter(
+        min_distance=0.6, max_distance=0.2), ValueError, "Need 0 <= min_distance <= max_distance <= 1, got 0.6"),
+    ("filter-topk-empty", NO_SETUP, lambda c: __import__("cfaug_hf.filters").filters.TopK([]), ValueError,
+     "TopK needs at least one filter"),
+    ("generator-constraints-length", NO_SETUP, lambda c: __import__("cfaug_hf.generation").generation
+     .as_text_generator(lambda t: t).generate_with_info(["a", "b"], constraints=[None]), ValueError,
+     "Got 1 constraints for 2 texts"),
+    ("callback-mode", NO_SETUP, lambda c: __import__("trainer_callbacks").AugmentationCallback(
+        NegateAugmenter(SENT), __import__("trainer_callbacks").AugmentedEpochDataset(
+            Dataset.from_dict({"text": ["good"], "label": ["positive"]}), SENT), mode="fast"), ValueError,
+     "mode must be 'sampling' or 'hard', got 'fast'"),
+    ("callback-augmented-data", NO_SETUP, lambda c: __import__("trainer_callbacks").AugmentedEpochDataset(
+        Dataset.from_dict({"text": ["the film was good"], "label": ["positive"]}).map(NegateAugmenter(SENT),
+                                                                                     batched=True), SENT),
+     ValueError, "Column 'cf_is_counterfactual' is present"),
+    ("icda-from-dataset-bad-cell", NO_SETUP, lambda c: CounterfactualEpochDataset.from_dataset(
+        Dataset.from_dict({"text": ["Good food.", " "], "label": ["positive", "negative"]}), SENT), SchemaError,
+     "Column 'text' at row 1"),
+    ("deps-missing-extra", NO_SETUP, lambda c: __import__("cfaug_hf.deps").deps.require("faiss_not_here", "Indexing"),
+     ImportError, "Indexing needs faiss_not_here, which is not installed"),
     # --- diagnostics
     ("competency-alpha", NO_SETUP, lambda c: __import__("cfaug_hf.diagnostics").diagnostics.competency_test(
         fever(), FV, alpha=2.0), ValueError, "alpha must be in \\(0, 1\\), got 2.0"),
