@@ -223,7 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     ca.add_argument("--reject-deletions", action="store_true",
                     help="deprecated: rejecting deletion-only rewrites is now the default")
     ca.add_argument("--counterfactuals-only", action="store_true", help="do not emit the original rows")
-    ca.add_argument("--batch-size", type=_positive_int, default=32, help="rows per map batch (default 32)")
+    ca.add_argument("--batch-size", type=_positive_int, default=None,
+                    help="rows per map batch (default: rows/100, between 32 and 1000)")
     ca.add_argument("--num-proc", type=_positive_int, default=None, help="worker processes for the map")
     ca.add_argument("--seed", type=int, default=0, help="augmenter seed (default 0)")
     ca.set_defaults(func=_cmd_crossaug)

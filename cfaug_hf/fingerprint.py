@@ -15,7 +15,7 @@ from typing import Any
 
 import xxhash
 
-__all__ = ["register_cheap_hash", "stable_hash", "digest_json", "digest_module", "digest_object", "row_seed"]
+__all__ = ["register_cheap_hash", "stable_hash", "digest_json", "digest_module", "weights_state", "digest_object", "row_seed"]
 
 
 def stable_hash(*parts: Any, bits: int = 63) -> int:
@@ -34,16 +34,33 @@ def digest_json(obj: Any) -> str:
 
 
 def digest_module(module: Any) -> str:
-    """xxhash of a torch module's parameters and buffers (names, dtypes, shapes and raw bytes)."""
+    """xxhash of a torch module's parameters and buffers (names, dtypes, shapes and raw bytes).
+
+    A tensor that shares its memory with one already hashed (tied input and output embeddings) is hashed by the
+    first name only, so a 135M-parameter LM with tied embeddings reads 540 MB, not 650.
+    """
     import torch
 
     h = xxhash.xxh64()
-    for name, tensor in sorted(module.state_dict().items()):
+    seen: dict[tuple[int, int, str, tuple[int, ...]], str] = {}
+    for name, tensor in sorted(module.state_dict(keep_vars=True).items()):
         t = tensor.detach()
         h.update(f"{name}|{t.dtype}|{tuple(t.shape)}".encode())
-        if t.numel():
-            h.update(t.to("cpu").contiguous().reshape(-1).view(torch.uint8).numpy().data)
+        if not t.numel():
+            continue
+        key = (t.data_ptr(), t.numel(), str(t.dtype), tuple(t.stride()))
+        if key in seen:
+            h.update(f"=>{seen[key]}".encode())
+            continue
+        seen[key] = name
+        h.update(t.to("cpu").contiguous().reshape(-1).view(torch.uint8).numpy().data)
     return h.hexdigest()
+
+
+def weights_state(module: Any) -> tuple[tuple[int, int], ...]:
+    """A cheap key that changes whenever any of ``module``'s tensors is replaced or modified in place (torch bumps a
+    tensor's version counter on every in-place write), for remembering a :func:`digest_module`."""
+    return tuple((t.data_ptr(), t._version) for t in module.state_dict(keep_vars=True).values())
 
 
 def digest_object(obj: Any) -> str:

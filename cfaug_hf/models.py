@@ -9,15 +9,22 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
+import logging
 import os
+import re
+import shutil
+import tempfile
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MINILM", "SMOLLM2", "ResolvedModel", "resolve_model", "load_model", "load_tokenizer", "embedded_models",
-           "quiet_dependency_warnings"]
+__all__ = ["MINILM", "SMOLLM2", "ResolvedModel", "resolve_model", "local_copy", "cache_dir", "load_model",
+           "load_config", "load_tokenizer", "embedded_models", "quiet_dependency_warnings"]
+
+logger = logging.getLogger(__name__)
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -106,10 +113,100 @@ def _strip_gguf_quantization(model: Any) -> Any:
     return model
 
 
+def cache_dir() -> Path:
+    """Where converted models are kept: ``$CFAUG_HF_CACHE``, else ``$HF_HOME/cfaug_hf``."""
+    env = os.environ.get("CFAUG_HF_CACHE")
+    if env:
+        return Path(env)
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HOME) / "cfaug_hf"
+
+
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def _file_digest(path: Path) -> str:
+    import xxhash
+
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if key not in _DIGESTS:
+        h = xxhash.xxh64()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 22), b""):
+                h.update(chunk)
+        _DIGESTS[key] = h.hexdigest()
+    return _DIGESTS[key]
+
+
+_CONVERTED_MARKER = "cfaug_converted.json"
+
+
+def local_copy(ref: ResolvedModel) -> ResolvedModel:
+    """``ref`` in a form that loads fast: a GGUF file is converted once to safetensors (model, tokenizer, config)
+    in :func:`cache_dir`, keyed by the library version and the file's digest, and every later load in any process
+    reads that copy (about 0.05 s instead of 16 s for SmolLM2-135M). Other references are returned unchanged.
+
+    When the cache cannot be written, the GGUF file is used directly (slower; logged once per process).
+    """
+    gguf = ref.kwargs.get("gguf_file")
+    if not gguf:
+        return ref
+    from ._version import __version__
+
+    source = Path(ref.path) / gguf
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "--", ref.name)
+    target = cache_dir() / "converted" / f"{slug}-v{__version__}-{_file_digest(source)[:16]}"
+    if not (target / _CONVERTED_MARKER).is_file():
+        try:
+            _convert_gguf(ref, source, target)
+        except OSError as err:
+            logger.warning("Could not cache a safetensors copy of %s in %s (%s); loading the GGUF file each time.",
+                           source, target, err)
+            return ref
+    return ResolvedModel(ref.name, str(target), {}, embedded=ref.embedded)
+
+
+def _convert_gguf(ref: ResolvedModel, source: Path, target: Path) -> None:
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    logger.info("Converting %s to safetensors in %s (once; later loads read the copy).", source, target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    config = AutoConfig.from_pretrained(ref.path, **ref.kwargs)
+    auto = AutoModelForSeq2SeqLM if getattr(config, "is_encoder_decoder", False) else AutoModelForCausalLM
+    model = _strip_gguf_quantization(auto.from_pretrained(ref.path, **ref.kwargs))
+    tokenizer = AutoTokenizer.from_pretrained(ref.path, **ref.kwargs)
+    # Written beside the target and renamed into place, so a reader never sees half a copy and two processes
+    # converting at once both end with one complete folder.
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        (tmp / _CONVERTED_MARKER).write_text(json.dumps(
+            {"source": str(source), "name": ref.name, "digest": _file_digest(source)}, indent=2) + "\n")
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            if not (target / _CONVERTED_MARKER).is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load_config(name_or_path: str | os.PathLike, *, revision: str | None = None, **kwargs: Any) -> Any:
+    """``AutoConfig.from_pretrained`` on a resolved reference (GGUF copies read from the converted cache)."""
+    from transformers import AutoConfig
+
+    ref = local_copy(resolve_model(name_or_path, revision))
+    return AutoConfig.from_pretrained(ref.path, **ref.kwargs, **kwargs)
+
+
 def load_model(auto_class: Any, name_or_path: str | os.PathLike, *, revision: str | None = None,
                **kwargs: Any) -> Any:
-    """``auto_class.from_pretrained`` on a resolved reference (GGUF copies are dequantised to float32)."""
-    ref = resolve_model(name_or_path, revision)
+    """``auto_class.from_pretrained`` on a resolved reference (GGUF copies are dequantised to float32 once and
+    cached as safetensors; see :func:`local_copy`)."""
+    ref = local_copy(resolve_model(name_or_path, revision))
     model = auto_class.from_pretrained(ref.path, **ref.kwargs, **kwargs)
     if "gguf_file" in ref.kwargs:
         model = _strip_gguf_quantization(model)
@@ -121,7 +218,7 @@ def load_model(auto_class: Any, name_or_path: str | os.PathLike, *, revision: st
 def load_tokenizer(name_or_path: str | os.PathLike, *, revision: str | None = None, **kwargs: Any) -> Any:
     from transformers import AutoTokenizer
 
-    ref = resolve_model(name_or_path, revision)
+    ref = local_copy(resolve_model(name_or_path, revision))
     tok = AutoTokenizer.from_pretrained(ref.path, **ref.kwargs, **kwargs)
     if ref.embedded:
         tok.name_or_path = ref.name

@@ -58,6 +58,7 @@ class TaskSchema:
     id_column: str | None = None
     task: str = "text-classification"
     _index: Mapping[str, int] = field(init=False, repr=False, compare=False, hash=False)
+    _spelled: dict[tuple[str, str], str] = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         for name in ("text_columns", "edit_columns", "label_names", "list_columns"):
@@ -78,6 +79,7 @@ class TaskSchema:
         index = {name: i for i, name in enumerate(self.label_names)}
         index.update({name.casefold(): i for i, name in enumerate(self.label_names)})
         object.__setattr__(self, "_index", index)
+        object.__setattr__(self, "_spelled", {})
 
     # ----------------------------------------------------------------------------------------------------- presets
     @classmethod
@@ -147,17 +149,23 @@ class TaskSchema:
         ...     "NOT ENOUGH INFO", "Supports")
         ('refutes', 1, 'Not enough info')
         """
-        ident = self.label_id(name)
         if isinstance(like, int) and not isinstance(like, bool):
-            return ident
-        target = self.label_names[ident]
-        if isinstance(like, str):
+            return self.label_id(name)
+        if not isinstance(like, str):
+            return self.label_names[self.label_id(name)]
+        key = (name, like)
+        spelled = self._spelled.get(key)
+        if spelled is None:  # a handful of (label, spelling) pairs per dataset: work each out once
+            target = self.label_names[self.label_id(name)]
             canonical = self.label_names[self.label_id(like)]
+            spelled = target
             if like != canonical:
                 for style in (str.lower, str.upper, str.capitalize, str.title):
                     if like == style(canonical):
-                        return style(target)
-        return target
+                        spelled = style(target)
+                        break
+            self._spelled[key] = spelled
+        return spelled
 
     # ------------------------------------------------------------------------------------------------------- texts
     def pieces(self, value: str | Sequence[str]) -> list[str]:
@@ -207,8 +215,9 @@ class TaskSchema:
             raise SchemaError(f"Column {self.label_column!r} has type {label}; expected label names (string), "
                               f"integer ids or a ClassLabel.")
 
-    def validate_batch(self, batch: Mapping[str, Sequence[Any]], indices: Sequence[int] | None = None) -> None:
-        """Check every cell an augmenter reads in a ``map`` batch; raise on the first bad one.
+    def validate_batch(self, batch: Mapping[str, Sequence[Any]], indices: Sequence[int] | None = None) -> list[int]:
+        """Check every cell an augmenter reads in a ``map`` batch; raise on the first bad one. Returns the rows'
+        label ids.
 
         ``indices`` are the rows' positions in the dataset (``map(..., with_indices=True)``); without them errors
         give the position in the batch.
@@ -235,13 +244,15 @@ class TaskSchema:
                 if not ok:
                     shown = repr(value) if len(repr(value)) < 80 else repr(value)[:77] + "..."
                     raise SchemaError(f"Column {col!r} at {where(i)}: got {shown}; expected {expected}.")
+        ids = []
         for i, value in enumerate(batch[self.label_column]):
             try:
-                self.label_id(value)
+                ids.append(self.label_id(value))
             except SchemaError:
                 raise SchemaError(f"Column {self.label_column!r} at {where(i)}: unknown label {value!r}; expected one "
                                   f"of {list(self.label_names)} or an id in 0..{len(self.label_names) - 1}."
                                   ) from None
+        return ids
 
     def to_dict(self) -> dict[str, Any]:
         return {

