@@ -1,34 +1,43 @@
-"""The library's own cost: CrossAug with a generator that costs nothing, against a bare ``datasets.map`` that writes
-the same rows.
+"""The library's own cost and memory at scale: CrossAug with a generator that costs nothing, against a bare
+``datasets.map`` that writes the same rows.
 
-    python benchmarks/pipeline_overhead.py [--rows 6000] [--repeats 3]
+    python benchmarks/pipeline_overhead.py [--rows 10000 100000 1000000] [--repeats 3] [--repeats-large 1]
 
-The claims are the embedded FEVEROUS sample, repeated with fresh ids to ``--rows``. The "generator" is a dictionary
-lookup of a rewrite computed up front (a real edit: the first number, else the first capitalised word after the
-start, is changed), so everything measured is the pipeline: validation, tokenisation, the edit classification, the
-span search and substitution, provenance and statistics. The bare ``map`` returns exactly CrossAug's output rows,
-looked up by row id, so both write the same data. Each setting runs ``--repeats`` times in interleaved order on
-in-memory data with the datasets cache and the tokenizer's cache cleared; the table reports rows/s (median) and their ratio. Writes
-``benchmarks/results/pipeline_overhead.{json,md}``.
+The input is the embedded FEVEROUS sample repeated with fresh ids to each size, saved to disk and memory-mapped, as
+``load_dataset`` gives it. The "generator" is a dictionary lookup of a rewrite computed up front (a real edit: the
+first number, else the first capitalised word after the start, is changed), so everything measured is the
+pipeline: validation, tokenisation, the edit classification, the span search and substitution, provenance and
+statistics. The bare ``map`` emits exactly CrossAug's output rows (looked up per sample row, ids substituted).
+
+Each measurement runs in its own process (peak RSS is that process's ``ru_maxrss``, imports included), in
+interleaved order, ``--repeats`` times for sizes up to 100k rows and ``--repeats-large`` times above. Settings:
+
+* ``augment()``: the default (map batch size rows/100 in 32..1000);
+* ``augment(batch_size=32)``: the earlier default, for the memory comparison;
+* ``map(augmenter)``: the README's ``dataset.map(augmenter, batched=True)`` (datasets' batch size 1000);
+* ``bare map``: the same output rows from a lookup.
+
+Writes ``benchmarks/results/pipeline_overhead.{json,md}``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import re
+import resource
+import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
-from datasets import concatenate_datasets, disable_progress_bars
-
-from cfaug_hf import CrossAugAugmenter, TaskSchema
-from cfaug_hf import text as cfaug_text
-from cfaug_hf.embedded import load_feverous_sample
-
 RESULTS = Path(__file__).resolve().parent / "results"
+SETTINGS = ("augment()", "augment(batch_size=32)", "map(augmenter)", "bare map")
 
 
 def rewrite_one(claim: str) -> str:
@@ -39,69 +48,140 @@ def rewrite_one(claim: str) -> str:
     return claim[:word.start()] + "Zorbia" + claim[word.end():] if word else claim
 
 
+def _sample():
+    from cfaug_hf.embedded import load_feverous_sample
+
+    return load_feverous_sample().select_columns(["id", "claim", "evidence", "label"])
+
+
+def _augmenter(sample):
+    from cfaug_hf import CrossAugAugmenter, TaskSchema
+
+    lookup = {c: rewrite_one(c) for c in set(sample["claim"])}
+    return CrossAugAugmenter(lambda claims: [lookup[c] for c in claims], TaskSchema.fact_verification(id_column="id"))
+
+
+def build_data(rows: int, folder: Path) -> None:
+    """``rows`` rows: sample row i % n with id ``<id>-<copy>``, written to ``folder`` in Arrow format."""
+    sample = _sample()
+    n = len(sample)
+
+    def ids(batch, indices):
+        return {"id": [f"{sample_id}-{i // n}" for sample_id, i in zip(batch["id"], indices)]}
+
+    data = sample.select([i % n for i in range(rows)])
+    data = data.map(ids, batched=True, with_indices=True, batch_size=10_000)
+    data.save_to_disk(str(folder))
+
+
+def child(setting: str, data_dir: str) -> None:
+    """Run one setting in this process and print its time, output size and peak RSS as JSON."""
+    from datasets import disable_progress_bars, load_from_disk
+
+    disable_progress_bars()
+    data = load_from_disk(data_dir)
+    sample = _sample()
+    augmenter = _augmenter(sample)
+    if setting == "bare map":
+        reference = augmenter.augment(sample)
+        columns = reference.column_names
+        by_sample: dict[str, list[dict]] = {}
+        for row in reference:
+            by_sample.setdefault(row["cf_source_id"], []).append(row)
+
+        def bare(batch: dict) -> dict:
+            out: dict[str, list] = {c: [] for c in columns}
+            for rid in batch["id"]:
+                sample_id = rid.rsplit("-", 1)[0]
+                for row in by_sample.get(sample_id, ()):
+                    for c in columns:
+                        out[c].append(rid if c in ("id", "cf_source_id") else row[c])
+            return out
+
+        run = lambda: data.map(bare, batched=True, remove_columns=data.column_names,  # noqa: E731
+                               load_from_cache_file=False)
+    elif setting == "augment()":
+        run = lambda: augmenter.augment(data, load_from_cache_file=False)  # noqa: E731
+    elif setting == "augment(batch_size=32)":
+        run = lambda: augmenter.augment(data, batch_size=32, load_from_cache_file=False)  # noqa: E731
+    elif setting == "map(augmenter)":
+        run = lambda: data.map(augmenter, batched=True, load_from_cache_file=False)  # noqa: E731
+    else:
+        raise SystemExit(f"unknown setting {setting!r}")
+    t0 = time.perf_counter()
+    out = run()
+    seconds = time.perf_counter() - t0
+    n_out = len(out)
+    sum(1 for _ in out.select_columns(["cf_kind"]).iter(batch_size=10_000))  # open and read the output once
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB -> MiB on Linux
+    out.cleanup_cache_files()
+    print(json.dumps({"seconds": seconds, "rows_out": n_out, "peak_rss_mib": peak}))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rows", type=int, default=6000, help="input rows (default 6000)")
-    ap.add_argument("--repeats", type=int, default=3, help="runs of each setting, interleaved (default 3)")
-    ap.add_argument("--batch-size", type=int, default=1000, help="map batch size for both (default 1000)")
+    ap.add_argument("--rows", type=int, nargs="+", default=[10_000, 100_000, 1_000_000], help="input sizes")
+    ap.add_argument("--repeats", type=int, default=3, help="runs of each setting up to 100k rows, interleaved")
+    ap.add_argument("--repeats-large", type=int, default=1, help="runs of each setting above 100k rows")
+    ap.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=SETTINGS)
+    ap.add_argument("--out", default="pipeline_overhead", help="results file stem in benchmarks/results/")
+    ap.add_argument("--child", nargs=2, metavar=("SETTING", "DATA"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child:
+        return child(*args.child)
+
+    from datasets import disable_progress_bars
+
     disable_progress_bars()
+    results: dict[str, dict] = {}
+    root = Path(tempfile.mkdtemp(prefix="cfaug-pipeline-"))
+    try:
+        for rows in args.rows:
+            folder = root / str(rows)
+            build_data(rows, folder)
+            repeats = args.repeats if rows <= 100_000 else args.repeats_large
+            runs: dict[str, list[dict]] = {s: [] for s in args.settings}
+            for _ in range(repeats):
+                for setting in args.settings:
+                    proc = subprocess.run([sys.executable, __file__, "--child", setting, str(folder)],
+                                          capture_output=True, text=True, env={**os.environ, "CFAUG_VERBOSITY": "error"})
+                    if proc.returncode:
+                        raise SystemExit(f"{setting} at {rows} rows failed:\n{proc.stderr[-3000:]}")
+                    runs[setting].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+                    print(rows, setting, runs[setting][-1], flush=True)
+            results[str(rows)] = runs
+            shutil.rmtree(folder, ignore_errors=True)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
-    base = load_feverous_sample().select_columns(["id", "claim", "evidence", "label"])
-    copies = -(-args.rows // len(base))
-    data = concatenate_datasets([base.map(lambda i, k=k: {"id": f"{i}-{k}"}, input_columns="id")
-                                 for k in range(copies)]).select(range(args.rows))
-    lookup = {c: rewrite_one(c) for c in set(data["claim"])}
-    schema = TaskSchema.fact_verification(id_column="id")
-    augmenter = CrossAugAugmenter(lambda claims: [lookup[c] for c in claims], schema)
+    def rate(rows: int, setting: str) -> float:
+        return rows / statistics.median(r["seconds"] for r in results[str(rows)][setting])
 
-    reference = augmenter.augment(data, batch_size=args.batch_size, load_from_cache_file=False)
-    by_id: dict[str, list[dict]] = {}
-    for row in reference:
-        by_id.setdefault(row["cf_source_id"], []).append(row)
-    columns = reference.column_names
+    def rss(rows: int, setting: str) -> float:
+        return max(r["peak_rss_mib"] for r in results[str(rows)][setting])
 
-    def bare(batch: dict) -> dict:
-        out = {c: [] for c in columns}
-        for sid in batch["id"]:
-            for row in by_id.get(sid, []):
-                for c in columns:
-                    out[c].append(row[c])
-        return out
-
-    settings = {
-        "CrossAug, augment()": lambda: augmenter.augment(data, batch_size=args.batch_size,
-                                                          load_from_cache_file=False),
-        "CrossAug, plain map": lambda: data.map(augmenter, batched=True, batch_size=args.batch_size,
-                                                load_from_cache_file=False),
-        "bare map, same rows": lambda: data.map(bare, batched=True, batch_size=args.batch_size,
-                                                remove_columns=data.column_names, load_from_cache_file=False),
-    }
-    times: dict[str, list[float]] = {k: [] for k in settings}
-    for _ in range(args.repeats):
-        for name, run in settings.items():
-            cfaug_text._tokenize.cache_clear()  # no run profits from the tokens an earlier run cached
-            cfaug_text._keys.cache_clear()
-            t0 = time.perf_counter()
-            out = run()
-            times[name].append(time.perf_counter() - t0)
-            assert len(out) == len(reference), name
-    rate = {k: args.rows / statistics.median(v) for k, v in times.items()}
-    floor = rate["bare map, same rows"]
-    result = {"rows": args.rows, "output_rows": len(reference), "repeats": args.repeats,
-              "batch_size": args.batch_size, "machine": f"{platform.processor() or platform.machine()}, CPU",
-              "rows_per_s": rate, "seconds": times,
-              "ratio_to_bare_map": {k: v / floor for k, v in rate.items()},
-              "counts": augmenter.stats.to_dict()}
-    lines = [f"Pipeline cost with a free generator: {args.rows} FEVEROUS rows -> {len(reference)} output rows, "
-             f"map batch size {args.batch_size}, median of {args.repeats} interleaved runs, CPU.", "",
-             "| setting | input rows/s | ratio to bare map |", "|---|---|---|"]
-    lines += [f"| {k} | {rate[k]:.0f} | {rate[k] / floor:.2f} |" for k in settings]
+    smallest = min(args.rows)
+    lines = [f"Pipeline cost and memory with a free generator (CrossAug on the FEVEROUS sample repeated to each size; "
+             f"input memory-mapped from disk). rows/s: median of {args.repeats} interleaved runs up to 100k rows, "
+             f"{args.repeats_large} above; peak RSS: the most of those runs, each in its own process. "
+             f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, CPU only.", "",
+             "| input rows | setting | output rows | input rows/s | ratio to bare map | peak RSS MiB | "
+             f"RSS / {smallest:,} rows |", "|---|---|---|---|---|---|---|"]
+    for rows in args.rows:
+        floor = rate(rows, "bare map") if "bare map" in args.settings else None
+        for setting in args.settings:
+            r = rate(rows, setting)
+            lines.append(f"| {rows:,} | {setting} | {results[str(rows)][setting][0]['rows_out']:,} | {r:,.0f} | "
+                         f"{r / floor:.2f} | {rss(rows, setting):,.0f} | {rss(rows, setting) / rss(smallest, setting):.2f} |"
+                         if floor else f"| {rows:,} | {setting} | | {r:,.0f} | | {rss(rows, setting):,.0f} | |")
     text = "\n".join(lines) + "\n"
     print(text)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "pipeline_overhead.json").write_text(json.dumps(result, indent=2) + "\n")
-    (RESULTS / "pipeline_overhead.md").write_text(text)
+    (RESULTS / f"{args.out}.json").write_text(json.dumps({
+        "settings": args.settings, "rows": args.rows, "repeats": args.repeats, "repeats_large": args.repeats_large,
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, CPU",
+        "runs": results}, indent=2) + "\n")
+    (RESULTS / f"{args.out}.md").write_text(text)
 
 
 if __name__ == "__main__":

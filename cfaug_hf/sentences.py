@@ -129,6 +129,11 @@ class SelectionResult:
         error = None if labels is None else [1.0 - p[int(y)] for p, y in zip(probs, labels)]
         return cls(selected, predicted, error)
 
+    def subset(self, indices: Sequence[int]) -> SelectionResult:
+        """The selection of the documents at ``indices``, in that order."""
+        return SelectionResult([self.selected[i] for i in indices], [self.predicted[i] for i in indices],
+                               None if self.error is None else [self.error[i] for i in indices])
+
     def rationale_set(self) -> set[tuple[int, int]]:
         """A = {(document, selected sentence)}."""
         return {(d, s) for d, sel in enumerate(self.selected) for s in sel}

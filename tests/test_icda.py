@@ -298,14 +298,15 @@ def test_run_icda_iterates_picks_and_stops(tmp_path):
         return {"precision": rationale_precision(selector.select(docs, labels).selected, truth)}
 
     result = run_icda(docs, labels, dev_docs, dev_labels, lambda seed: tiny_selector(seed, freeze_encoder=True),
-                      seeds=(0, 1), max_iterations=3, epochs=1, output_dir=tmp_path,
-                      training_args={"per_device_train_batch_size": 8, "learning_rate": 1e-3, "use_cpu": True},
+                      seeds=(0, 1), max_iterations=3, max_epochs=2, patience=1, output_dir=tmp_path,
+                      batch_size=8, samples_per_step=8, learning_rate=1e-3, training_args={"use_cpu": True},
                       on_iteration=on_iteration)
     iterations = sorted({r.iteration for r in result.runs})
     assert calls == iterations and len(result.selectors) == len(iterations)
     assert [len([r for r in result.runs if r.iteration == k]) for k in iterations] == [2] + [3] * (len(iterations) - 1)
     assert [sum(r.chosen for r in result.runs if r.iteration == k) for k in iterations] == [1] * len(iterations)
     assert all(r.warm_start == (r.initial_dev_loss is not None) for r in result.runs)
+    assert all(r.epochs_run <= 2 for r in result.runs)
     assert result.stopped
     assert all(0 <= m["precision"] <= 1 for m in result.metrics)
 

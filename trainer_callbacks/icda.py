@@ -94,7 +94,8 @@ class ICDACallback(RegenerationCallback):
     def regenerate(self, model: Any, tokenizer: Any, epoch: int) -> Plan:
         ds = self.dataset
         selection = self.select(model, tokenizer)
-        delta = rationale_set_change(selection, self.previous)
+        delta = rationale_set_change(selection, self.previous, labels=ds.labels,
+                                     sentences=[ds.table.texts(d) for d in ds.docs])
         plan = redraw(ds, selection, epoch, seed=self.seed, pool_quantile=self.pool_quantile)
         degenerate, gap = is_degenerate(selection, ds.labels, ds.num_sentences)
         correct = sum(p == y for p, y in zip(selection.predicted, ds.labels)) / max(len(ds.labels), 1)

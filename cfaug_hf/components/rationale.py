@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -38,14 +39,31 @@ class SentenceRationaleConfig(PretrainedConfig):
         sentence_layers / sentence_heads: the sentence-level transformer (4 layers).
         k: sentences selected as the rationale (1).
         freeze_encoder: keep the token encoder fixed (the fast path with cached sentence vectors).
+        gate: ``"two_way"`` (the reference implementation's): each sentence gets its own select/not softmax, the
+            top-k by select probability are kept, the others are multiplied by a gate that is zero in the forward
+            pass (they tie at zero in the max-pool), and the straight-through gradient reaches every sentence's
+            gate. ``"softmax"``: one softmax across sentences, unselected sentences pushed to -1e4 before the
+            max-pool, so only the selected sentence's gate gets a gradient (this library's earlier default).
+        positions: ``"sinusoidal"`` adds sine/cosine sentence positions after scaling the vectors by
+            sqrt(hidden), as the reference's sentence transformer does; ``"none"`` gives it no order.
+        pooling: how a sentence vector is made from its tokens: ``"mean"`` (right for sentence-embedding
+            encoders such as MiniLM, and for the frozen path) or ``"cls"`` (the reference's BERT CLS vector).
+        classifier_dropout: dropout before the classifier (the reference has none).
     """
 
     model_type = "cfaug-sentence-rationale"
 
     def __init__(self, encoder: dict | None = None, encoder_name: str | None = None, max_sentence_tokens: int = 32,
                  max_sentences: int = 16, sentence_layers: int = 4, sentence_heads: int = 4, k: int = 1,
-                 freeze_encoder: bool = False, classifier_dropout: float = 0.1, **kwargs: Any):
+                 freeze_encoder: bool = False, classifier_dropout: float = 0.0, gate: str = "two_way",
+                 positions: str = "sinusoidal", pooling: str = "mean", **kwargs: Any):
         super().__init__(**kwargs)
+        for name, value, allowed in (("gate", gate, ("two_way", "softmax")),
+                                     ("positions", positions, ("sinusoidal", "none")),
+                                     ("pooling", pooling, ("mean", "cls"))):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}.")
+        self.gate, self.positions, self.pooling = gate, positions, pooling
         self.encoder = encoder or {}
         self.encoder_name = encoder_name
         self.max_sentence_tokens = max_sentence_tokens
@@ -55,6 +73,13 @@ class SentenceRationaleConfig(PretrainedConfig):
         self.k = k
         self.freeze_encoder = freeze_encoder
         self.classifier_dropout = classifier_dropout
+
+    @classmethod
+    def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> Any:
+        # Selectors saved before these options existed used the softmax gate, no positions and dropout 0.1.
+        if "gate" not in config_dict:
+            config_dict = {"gate": "softmax", "positions": "none", "classifier_dropout": 0.1, **config_dict}
+        return super().from_dict(config_dict, **kwargs)
 
 
 @dataclasses.dataclass
@@ -98,7 +123,7 @@ class SentenceRationaleModel(PreTrainedModel):
         layer = nn.TransformerEncoderLayer(hidden, config.sentence_heads, dim_feedforward=4 * hidden, dropout=0.1,
                                            batch_first=True)
         self.sentence_encoder = nn.TransformerEncoder(layer, config.sentence_layers, enable_nested_tensor=False)
-        self.selector = nn.Linear(hidden, 1)
+        self.selector = nn.Linear(hidden, 2 if config.gate == "two_way" else 1)
         self.dropout = nn.Dropout(config.classifier_dropout)
         self.classifier = nn.Linear(hidden, config.num_labels)
         if config.freeze_encoder:
@@ -133,11 +158,25 @@ class SentenceRationaleModel(PreTrainedModel):
         return cls(config, encoder=encoder)
 
     def embed_sentences(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        """Mean-pooled token encoder output for a flat batch of sentences ``(n, tokens)`` -> ``(n, hidden)``."""
+        """Token encoder output pooled per sentence (mean or CLS, see ``pooling``) for a flat batch of sentences
+        ``(n, tokens)`` -> ``(n, hidden)``. An all-padding row (a padding sentence) gives a zero vector."""
         with torch.set_grad_enabled(torch.is_grad_enabled() and not self.config.freeze_encoder):
             hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
         mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+        if self.config.pooling == "cls":
+            return hidden[:, 0] * mask[:, 0]
         return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
+
+    def _with_positions(self, x: torch.Tensor) -> torch.Tensor:
+        if self.config.positions == "none":
+            return x
+        s, d = x.shape[1], x.shape[2]
+        pos = torch.arange(s, device=x.device, dtype=torch.float32).unsqueeze(1)
+        rate = torch.exp(torch.arange(0, d, 2, device=x.device, dtype=torch.float32) * (-math.log(10000.0) / d))
+        table = torch.zeros(s, d, device=x.device, dtype=torch.float32)
+        table[:, 0::2] = torch.sin(pos * rate)
+        table[:, 1::2] = torch.cos(pos * rate[: d // 2])
+        return x * math.sqrt(d) + table.to(x.dtype)
 
     def forward(self, input_ids: torch.Tensor | None = None, attention_mask: torch.Tensor | None = None,
                 sentence_mask: torch.Tensor | None = None, sentence_embeddings: torch.Tensor | None = None,
@@ -155,17 +194,30 @@ class SentenceRationaleModel(PreTrainedModel):
         if sentence_mask is None:
             sentence_mask = torch.ones(b, s, dtype=torch.bool, device=sentence_embeddings.device)
         sentence_mask = sentence_mask.bool()
-        context = self.sentence_encoder(sentence_embeddings, src_key_padding_mask=~sentence_mask)
-        scores = self.selector(context).squeeze(-1).masked_fill(~sentence_mask, float("-inf"))
+        context = self.sentence_encoder(self._with_positions(sentence_embeddings), src_key_padding_mask=~sentence_mask)
         k = min(self.config.k, s)
-        selected = scores.topk(k, dim=-1).indices
-        hard = torch.zeros_like(scores).scatter(-1, selected, 1.0)
-        soft = torch.softmax(scores, dim=-1)
-        gate = hard - soft.detach() + soft  # straight-through: forward is the hard choice, backward the softmax
-        # Unselected sentences are pushed far below any real value before the max-pool; the selected ones carry the
-        # gate so the selector gets a gradient.
-        masked = sentence_embeddings * gate.unsqueeze(-1) + (1.0 - hard).unsqueeze(-1) * -1e4
-        pooled = masked.max(dim=1).values
+        if self.config.gate == "two_way":
+            # p(select) per sentence; padding can never be chosen (-inf) and never carries a gate.
+            soft = torch.softmax(self.selector(context).float(), dim=-1)[..., 1].to(sentence_embeddings.dtype)
+            scores = soft.masked_fill(~sentence_mask, float("-inf"))
+            selected = scores.topk(k, dim=-1).indices
+            hard = torch.zeros_like(soft).scatter(-1, selected, 1.0)
+            # Straight-through: the forward pass is the hard choice; unselected sentences are zero and tie in the
+            # max-pool, so the gradient reaches the gates of the sentences that win a dimension there too.
+            # Padding never takes part, so a document pools the same whatever else is in its batch.
+            gate = hard - soft.detach() + soft
+            gated = (sentence_embeddings * gate.unsqueeze(-1)).masked_fill(~sentence_mask.unsqueeze(-1),
+                                                                          float("-inf"))
+            pooled = gated.max(dim=1).values
+        else:
+            scores = self.selector(context).squeeze(-1).masked_fill(~sentence_mask, float("-inf"))
+            selected = scores.topk(k, dim=-1).indices
+            hard = torch.zeros_like(scores).scatter(-1, selected, 1.0)
+            soft = torch.softmax(scores, dim=-1)
+            gate = hard - soft.detach() + soft
+            # Unselected sentences are pushed far below any real value, so only the selected one's gate learns.
+            masked = sentence_embeddings * gate.unsqueeze(-1) + (1.0 - hard).unsqueeze(-1) * -1e4
+            pooled = masked.max(dim=1).values
         logits = self.classifier(self.dropout(pooled))
         loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
         return RationaleOutput(loss=loss, logits=logits, selected=selected, scores=scores)
@@ -335,7 +387,9 @@ class RationaleSelector(PretrainedComponent):
                 batch = collate([{key: d} for d in chunk])
                 out = model(**{k: v.to(self.device) for k, v in batch.items()})
                 p = torch.softmax(out.logits.float(), -1).cpu()
-                selected += [sorted(row) for row in out.selected.cpu().tolist()]
+                # A document with fewer sentences than k cannot have padding in its rationale.
+                selected += [sorted(s for s in row if s < len(doc)) for row, doc in
+                             zip(out.selected.cpu().tolist(), chunk)]
                 predicted += p.argmax(-1).tolist()
                 probs += p.tolist()
         model.train(was_training)

@@ -1,18 +1,20 @@
-"""The ICDA iteration (Plyler and Chi, Algorithm 2): train selectors, make counterfactuals, retrain, until stable.
+"""The ICDA iteration (Plyler and Chi, Algorithm 2), trained as their reference code trains it.
 
 Iteration 0 trains rationale selectors on the original data (plain MMI rationalisation). Every later iteration
-trains on the originals plus counterfactuals made with the previous iteration's selector (donors redrawn each
-epoch), with several random seeds and one run warm-started from the previous best. The run kept is the one with the
-lowest dev loss among those that are not degenerate and, from iteration 2 on, whose rationale-set change ΔA is
-smaller than the previous iteration's. The loop stops when the warm-started run does not improve on its starting
-dev loss, or after ``max_iterations``.
+trains on the documents the previous iteration's selector classifies correctly with the lowest error (at most N/4
+per class, balanced) plus one counterfactual each, donors redrawn every epoch; its dev set is the dev documents kept
+by the same rule plus their counterfactuals. Each iteration trains one run per seed and, from iteration 1, one run
+warm-started from the previous iteration's selector (with that run's seed). Every run trains to convergence
+(:func:`train_selector`: constant learning rate, early stopping with degeneracy checks). The run kept is the one
+with the lowest dev loss among those that are not degenerate and, from iteration 2 on, whose rationale-set change ΔA
+is smaller than the previous iteration's. The loop stops when the kept run never earned a checkpoint past its
+starting point, or after ``max_iterations``.
 """
 
 from __future__ import annotations
 
 import copy
 import logging
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from ...sentences import SentenceTable
-from .epoch import CounterfactualEpochDataset, redraw
-from .selection import SelectionResult, is_degenerate, plan_counterfactuals, rationale_set_change
+from .epoch import CounterfactualEpochDataset
+from .selection import SelectionResult, plan_counterfactuals, rationale_set_change
+from .training import keep_for_training, train_selector
 
 __all__ = ["run_icda", "ICDARun", "ICDAResult"]
 
@@ -41,12 +44,15 @@ class ICDARun:
     degenerate: bool
     position_gap: float
     seconds: float
+    best_epoch: int = -1
+    epochs_run: int = 0
+    train_size: int = 0
     chosen: bool = False
 
     @property
     def improved(self) -> bool:
-        """For a warm-started run: did training lower the dev loss it started from?"""
-        return self.initial_dev_loss is None or self.dev_loss < self.initial_dev_loss - 1e-6
+        """Did any epoch earn a checkpoint (lower dev loss, not degenerate) past the starting point?"""
+        return self.best_epoch >= 0
 
 
 @dataclass
@@ -66,86 +72,87 @@ class ICDAResult:
         return [r for r in self.runs if r.chosen]
 
 
-def _dataset(documents: Sequence[Sequence[str]], labels: Sequence[int], table: SentenceTable, size: int) -> Any:
-    return CounterfactualEpochDataset([list(d) for d in documents], list(labels), table=table, size=size)
-
-
-def _train_one(selector: Any, train: Any, dev: Any, *, redraw_from: SelectionResult | None, seed: int,
-               epochs: float, output_dir: Path, training_args: dict[str, Any], evaluate_first: bool
-               ) -> tuple[float, float | None]:
-    """Trainer run keeping the weights of the epoch with the lowest dev loss; returns (best, initial) dev loss."""
-    import torch
-    from transformers import Trainer, TrainerCallback, TrainingArguments
-
-    class Redraw(TrainerCallback):
-        def on_epoch_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            if redraw_from is not None:
-                redraw(train, redraw_from, int(math.floor(state.epoch + 1e-9)), seed=seed)
-
-    class KeepBest(TrainerCallback):
-        best = math.inf
-        state_dict: dict[str, Any] | None = None
-
-        def on_evaluate(self, args: Any, state: Any, control: Any, metrics: dict | None = None, model: Any = None,
-                        **kwargs: Any) -> None:
-            loss = (metrics or {}).get("eval_loss", math.inf)
-            if loss < self.best:
-                self.best = loss
-                self.state_dict = {k: v.detach().clone().cpu() for k, v in model.state_dict().items()}
-
-    defaults = {"per_device_train_batch_size": 16, "per_device_eval_batch_size": 64, "learning_rate": 1e-4,
-                "weight_decay": 0.01, "logging_strategy": "epoch", "report_to": [], "disable_tqdm": True,
-                "dataloader_pin_memory": torch.cuda.is_available()}  # pinning without a GPU only warns
-    args = TrainingArguments(output_dir=str(output_dir), num_train_epochs=epochs, seed=seed, eval_strategy="epoch",
-                             save_strategy="no", remove_unused_columns=False,
-                             **{**defaults, **training_args})
-    keep = KeepBest()
-    trainer = Trainer(model=selector.model, args=args, train_dataset=train, eval_dataset=dev,
-                      data_collator=selector.collator(train.table), callbacks=[Redraw(), keep])
-    initial = trainer.evaluate()["eval_loss"] if evaluate_first else None
-    if initial is not None:
-        keep.best = initial  # an epoch must beat the starting point to count as an improvement
-        keep.state_dict = {k: v.detach().clone().cpu() for k, v in selector.model.state_dict().items()}
-    trainer.train()
-    if keep.state_dict is not None:
-        selector.model.load_state_dict(keep.state_dict)
-    return keep.best, initial
+def _reference_set(documents: Sequence[Sequence[str]], labels: Sequence[int], selection: SelectionResult,
+                   table: SentenceTable, *, cap_factor: float, rule: str, pool_quantile: float, seed: int
+                   ) -> tuple[CounterfactualEpochDataset, SelectionResult, list[int]]:
+    """The data of an iteration after the first: kept originals plus one counterfactual slot each (``reference``),
+    or every original plus as many slots (``all``). Returns the dataset, the selection restricted to its
+    originals (the donors' source) and the kept document indices."""
+    num_sentences = [len(d) for d in documents]
+    keep = (keep_for_training(selection, labels, num_sentences, cap_factor=cap_factor) if rule == "reference"
+            else list(range(len(documents))))
+    data = CounterfactualEpochDataset([list(documents[i]) for i in keep], [labels[i] for i in keep], table=table,
+                                      size=len(keep))
+    sub = selection.subset(keep)
+    plan = plan_counterfactuals(sub, data.labels, data.num_sentences, size=len(keep), pool_quantile=pool_quantile,
+                                seed=seed)
+    data.set_specs(plan.specs, None)
+    return data, sub, keep
 
 
 def run_icda(train_documents: Sequence[Sequence[str]], train_labels: Sequence[int],
              dev_documents: Sequence[Sequence[str]], dev_labels: Sequence[int],
              make_selector: Callable[[int], Any], *, seeds: Sequence[int] = (0, 1, 2), max_iterations: int = 10,
-             epochs: float = 3, output_dir: str | Path = "runs/icda", training_args: dict[str, Any] | None = None,
-             degeneration_threshold: float = 0.2, pool_quantile: float = 0.1,
+             max_epochs: float = 100, patience: int = 10, learning_rate: float = 1e-4,
+             encoder_learning_rate: float = 1e-6, batch_size: int = 16, samples_per_step: int = 64,
+             training_set: str = "reference", cap_factor: float = 4, output_dir: str | Path = "runs/icda",
+             training_args: dict[str, Any] | None = None, degeneration_threshold: float = 0.2,
+             pool_quantile: float = 0.1,
              on_iteration: Callable[[int, Any], dict[str, Any]] | None = None) -> ICDAResult:
     """Run ICDA. ``make_selector(seed)`` returns a fresh :class:`~cfaug_hf.components.RationaleSelector` (new
     sentence layers seeded with ``seed``, pretrained token encoder). ``on_iteration(k, selector)`` may return
     metrics (e.g. rationale precision on a test set) recorded for each iteration's kept selector.
+
+    Args:
+        seeds: one fresh run per seed at every iteration (the reference uses 3).
+        max_iterations: the reference's 10.
+        max_epochs, patience: each run trains until ``patience`` epochs pass without a checkpoint (10), at most
+            ``max_epochs`` (100); see :func:`train_selector`.
+        learning_rate, encoder_learning_rate: AdamW at a constant rate for the new layers, and for a token encoder
+            that is not frozen (the reference's 1e-6).
+        batch_size, samples_per_step: gradients of ``batch_size`` examples accumulated to ``samples_per_step``.
+        training_set: ``"reference"``: from iteration 1 on, train on the correctly classified, lowest-error
+            documents (at most N / ``cap_factor`` per class, balanced), each with one counterfactual;
+            ``"all"``: every original plus as many counterfactuals (this library's earlier behaviour).
+        pool_quantile: donors come from the kept documents of the other class whose error is within this quantile.
 
     Selectors built with ``freeze_encoder=True`` use the fast path: every sentence is embedded once and shared by
     all runs and iterations.
     """
     import torch
 
-    training_args = dict(training_args or {})
+    if training_set not in ("reference", "all"):
+        raise ValueError(f"training_set must be 'reference' or 'all', got {training_set!r}.")
     out = Path(output_dir)
     table = SentenceTable()
-    n_train, n_dev = len(train_documents), len(dev_documents)
-    train = _dataset(train_documents, train_labels, table, 0)
-    dev = _dataset(dev_documents, dev_labels, table, 0)
+    train = full_train = CounterfactualEpochDataset([list(d) for d in train_documents], list(train_labels),
+                                                    table=table, size=0)
+    dev = full_dev = CounterfactualEpochDataset([list(d) for d in dev_documents], list(dev_labels), table=table,
+                                                size=0)
+    train_texts = [table.texts(d) for d in full_train.docs]  # empty sentences dropped, as the model sees them
+    dev_texts = [table.texts(d) for d in full_dev.docs]
     result = ICDAResult()
     best: Any = None
-    best_train_sel: SelectionResult | None = None
-    best_dev_sel: SelectionResult | None = None
+    best_run: ICDARun | None = None
+    full_train_sel: SelectionResult | None = None  # the kept selector on every train document (for ΔA and sets)
+    full_dev_sel: SelectionResult | None = None
+    donors: SelectionResult | None = None
     previous_delta: float | None = None
+    options = dict(max_epochs=max_epochs, patience=patience, learning_rate=learning_rate,
+                   encoder_learning_rate=encoder_learning_rate, batch_size=batch_size,
+                   samples_per_step=samples_per_step, pool_quantile=pool_quantile,
+                   degeneration_threshold=degeneration_threshold, training_args=training_args)
     for k in range(max_iterations):
-        if k > 0:  # originals plus as many counterfactuals, made with the previous iteration's selector
-            train = _dataset(train_documents, train_labels, table, n_train)
-            dev = _dataset(dev_documents, dev_labels, table, n_dev)
-            dev_plan = plan_counterfactuals(best_dev_sel, dev.labels, dev.num_sentences, size=n_dev,
-                                            pool_quantile=pool_quantile, seed=k)
-            dev.set_specs(dev_plan.specs, None)
-        candidates = [(seed, False) for seed in seeds] + ([(seeds[0], True)] if k > 0 else [])
+        if k > 0:
+            train, donors, _ = _reference_set(train_texts, full_train.labels, full_train_sel, table,
+                                              cap_factor=cap_factor, rule=training_set,
+                                              pool_quantile=pool_quantile, seed=k)
+            dev, _, _ = _reference_set(dev_texts, full_dev.labels, full_dev_sel, table, cap_factor=cap_factor,
+                                       rule=training_set, pool_quantile=pool_quantile, seed=10_000 + k)
+            if not train.specs:
+                result.stopped = f"stopped at iteration {k}: no counterfactual could be made"
+                break
+        candidates = [(seed, False) for seed in seeds] + ([(best_run.seed, True)] if k > 0 else [])
         runs: list[tuple[ICDARun, Any, SelectionResult, SelectionResult]] = []
         for seed, warm in candidates:
             torch.manual_seed(seed)
@@ -153,32 +160,32 @@ def run_icda(train_documents: Sequence[Sequence[str]], train_labels: Sequence[in
             if selector.model.config.freeze_encoder:  # embeds only sentences not embedded yet
                 selector.embed_table(table)
             start = time.perf_counter()
-            loss, initial = _train_one(selector, train, dev, redraw_from=best_train_sel if k > 0 else None,
-                                       seed=seed, epochs=epochs, output_dir=out / f"iter{k}-seed{seed}-{int(warm)}",
-                                       training_args=training_args, evaluate_first=warm)
+            fit = train_selector(selector, train, dev, seed=seed, redraw_from=donors if k > 0 else None,
+                                 output_dir=out / f"iter{k}-seed{seed}-{int(warm)}", **options)
             seconds = time.perf_counter() - start
-            train_sel = selector.select(train.docs, train.labels, table=table)
-            dev_sel = selector.select(dev.docs, dev.labels, table=table)
-            degenerate, gap = is_degenerate(dev_sel, dev.labels, dev.num_sentences, threshold=degeneration_threshold)
-            delta = rationale_set_change(train_sel, best_train_sel)
-            run = ICDARun(k, seed, warm, loss, initial, delta, degenerate, gap, seconds)
+            train_sel = selector.select(full_train.docs, full_train.labels, table=table)
+            dev_sel = selector.select(full_dev.docs, full_dev.labels, table=table)
+            delta = rationale_set_change(train_sel, full_train_sel, labels=full_train.labels, sentences=train_texts)
+            run = ICDARun(k, seed, warm, fit.best_loss, fit.initial_loss if warm else None, delta, fit.degenerate,
+                          fit.position_gap, seconds, fit.best_epoch, fit.epochs_run, len(train))
             runs.append((run, selector, train_sel, dev_sel))
-            logger.info("ICDA iteration %d seed %d%s: dev loss %.4f, delta A %s, degenerate %s", k, seed,
-                        " (warm start)" if warm else "", loss, delta, degenerate)
+            logger.info("ICDA iteration %d seed %d%s: dev loss %.4f (best epoch %d of %d), delta A %s, degenerate %s",
+                        k, seed, " (warm start)" if warm else "", fit.best_loss, fit.best_epoch, fit.epochs_run,
+                        delta, fit.degenerate)
 
         def eligible(r: ICDARun) -> bool:
             return not r.degenerate and (k < 2 or previous_delta is None or (r.delta_A or 0) < previous_delta)
 
         pool = [x for x in runs if eligible(x[0])] or [x for x in runs if not x[0].degenerate] or runs
-        run, best, best_train_sel, best_dev_sel = min(pool, key=lambda x: x[0].dev_loss)
-        run.chosen = True
-        previous_delta = run.delta_A if run.delta_A is not None else previous_delta
+        best_run, best, full_train_sel, full_dev_sel = min(pool, key=lambda x: x[0].dev_loss)
+        best_run.chosen = True
+        previous_delta = best_run.delta_A if best_run.delta_A is not None else previous_delta
         result.runs.extend(r for r, *_ in runs)
         result.selectors.append(best)
         result.metrics.append(on_iteration(k, best) if on_iteration else {})
-        warm_runs = [r for r, *_ in runs if r.warm_start]
-        if warm_runs and not warm_runs[0].improved:
-            result.stopped = f"converged at iteration {k}: the warm-started run did not improve its dev loss"
+        if not best_run.improved:
+            result.stopped = (f"converged at iteration {k}: the kept run earned no checkpoint past its starting "
+                              f"point")
             break
     else:
         result.stopped = f"reached max_iterations={max_iterations}"

@@ -114,25 +114,46 @@ def plan_counterfactuals(result: SelectionResult, labels: Sequence[int], num_sen
     return Plan(specs, outcomes, pools, counts)
 
 
-def rationale_set_change(current: SelectionResult, previous: SelectionResult | None) -> float | None:
-    """ΔA = |A_k − A_{k−1}| / |A_k| over (document, sentence) pairs; ``None`` without a previous set."""
+def rationale_set_change(current: SelectionResult, previous: SelectionResult | None, *,
+                         labels: Sequence[int] | None = None,
+                         sentences: Sequence[Sequence[str]] | None = None) -> float | None:
+    """How much the rationale set moved between two selections over the same documents; ``None`` without a
+    previous one.
+
+    With ``labels`` and ``sentences`` (each document's sentence texts), the reference's measure: per class, the set
+    of selected sentence *strings* of that class's documents; the change is (|A_prev| − |A_prev ∩ A_cur|) / |A_cur|,
+    averaged over classes. Without them, |A_k − A_{k−1}| / |A_k| over (document, sentence index) pairs.
+
+    >>> a, b = SelectionResult([[0], [1]], [0, 1]), SelectionResult([[1], [1]], [0, 1])
+    >>> rationale_set_change(b, a, labels=[0, 1], sentences=[["x.", "y."], ["y.", "z."]])
+    0.5
+    """
     if previous is None:
         return None
-    a, b = current.rationale_set(), previous.rationale_set()
-    return len(a - b) / max(len(a), 1)
+    if labels is None or sentences is None:
+        a, b = current.rationale_set(), previous.rationale_set()
+        return len(a - b) / max(len(a), 1)
+    changes = []
+    for c in sorted(set(int(y) for y in labels)):
+        def strings(result: SelectionResult) -> set[str]:
+            return {sentences[d][s] for d, y in enumerate(labels) if int(y) == c for s in result.selected[d]
+                    if s < len(sentences[d])}
+        cur, prev = strings(current), strings(previous)
+        changes.append((len(prev) - len(prev & cur)) / max(len(cur), 1))
+    return sum(changes) / len(changes)
 
 
 def position_histograms(result: SelectionResult, labels: Sequence[int], num_sentences: Sequence[int],
                         bins: int = 10) -> dict[int, list[float]]:
-    """Per class, the normalised histogram of selected positions (index / sentences, in ``bins`` bins) over
-    correctly classified documents: the paper's degeneration guard."""
+    """Per class, the normalised histogram of selected sentence positions (position i in bin i, the last bin
+    holding the rest) over correctly classified documents: the paper's degeneration guard."""
     hist: dict[int, list[float]] = {}
     for d, y in enumerate(labels):
         if result.predicted[d] != int(y) or num_sentences[d] == 0:
             continue
         h = hist.setdefault(int(y), [0.0] * bins)
         for s in result.selected[d]:
-            h[min(int(bins * s / num_sentences[d]), bins - 1)] += 1
+            h[min(s, bins - 1)] += 1
     for h in hist.values():
         total = sum(h) or 1.0
         h[:] = [v / total for v in h]
@@ -141,8 +162,14 @@ def position_histograms(result: SelectionResult, labels: Sequence[int], num_sent
 
 def is_degenerate(result: SelectionResult, labels: Sequence[int], num_sentences: Sequence[int], *,
                   threshold: float = 0.2) -> tuple[bool, float]:
-    """True when class-wise position histograms differ by more than ``threshold`` in any bin, or in the first
-    two bins together (degeneration tends to pick the first sentence for one class). Returns (flag, max gap).
+    """The reference's two degeneracy tests on class-wise position histograms; True when either fails:
+
+    * class test: some position is picked for one class more than ``threshold`` more often than for another;
+    * first-position test: the classes differ by more than ``threshold`` in how strongly they prefer the first
+      over the second sentence (| |h_a[0] − h_a[1]| − |h_b[0] − h_b[1]| |), the usual shape of a degenerate
+      selector that signals the label through position.
+
+    Returns (flag, largest gap).
 
     >>> r = SelectionResult([[0], [0], [3], [3]], [0, 0, 1, 1], [0.1] * 4)
     >>> is_degenerate(r, [0, 0, 1, 1], [4, 4, 4, 4])
@@ -154,7 +181,8 @@ def is_degenerate(result: SelectionResult, labels: Sequence[int], num_sentences:
     for i, a in enumerate(classes):
         for b in classes[i + 1:]:
             ha, hb = hist[a], hist[b]
-            gap = max(gap, max(abs(x - y) for x, y in zip(ha, hb)), abs(ha[0] + ha[1] - hb[0] - hb[1]))
+            first = abs(abs(ha[0] - ha[1]) - abs(hb[0] - hb[1]))
+            gap = max(gap, max(abs(x - y) for x, y in zip(ha, hb)), first)
     return gap > threshold, gap
 
 
