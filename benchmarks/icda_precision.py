@@ -20,6 +20,7 @@ Writes benchmarks/results/icda_precision.{md,json}.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -90,7 +91,7 @@ def make_factory(encoder: str, freeze: bool, max_sentences: int) -> Any:
 
 
 def run_task(task: str, path: str, args: argparse.Namespace, flush: Any = None) -> dict[str, Any]:
-    from cfaug_hf.methods.icda import rationale_precision, run_icda
+    from cfaug_hf.methods.icda import CounterfactualEpochDataset, rationale_precision, run_icda
 
     data = load_task(task, args.max_train)
     docs = {k: [r["sentences"] for r in v] for k, v in data.items()}
@@ -105,25 +106,35 @@ def run_task(task: str, path: str, args: argparse.Namespace, flush: Any = None) 
         start = time.perf_counter()
 
         def on_iteration(k: int, selector: Any) -> dict[str, float]:
+            # The evaluation path re-encodes the raw test sentences; on the frozen path it must agree with the
+            # cached-vector path the training used (checked on every iteration, recorded).
             sel = selector.select(docs["test"], labels["test"])
+            agree = None
+            if selector.model.config.freeze_encoder:
+                test_ds = CounterfactualEpochDataset(docs["test"], labels["test"], size=0)
+                selector.embed_table(test_ds.table)
+                cached = selector.select(test_ds.docs, labels["test"], table=test_ds.table)
+                agree = sum(a == b for a, b in zip(sel.selected, cached.selected)) / len(sel.selected)
             acc = sum(p == y for p, y in zip(sel.predicted, labels["test"])) / len(labels["test"])
             prec = rationale_precision(sel.selected, truth)
-            print(f"  [{task} {path} run {r}] iteration {k}: precision {prec:.3f}, accuracy {acc:.3f}", flush=True)
-            return {"precision": prec, "accuracy": acc}
+            print(f"  [{task} {path} run {r}] iteration {k}: precision {prec:.3f}, accuracy {acc:.3f}, "
+                  f"raw/cached agreement {agree}", flush=True)
+            return {"precision": prec, "accuracy": acc, "raw_cached_agreement": agree}
 
         result = run_icda(docs["train"], labels["train"], docs["dev"], labels["dev"], make, seeds=seeds,
-                          max_iterations=args.max_iterations, epochs=args.epochs,
-                          output_dir=ROOT / "benchmarks" / ".cache" / "icda",
-                          training_args={"per_device_train_batch_size": args.batch_size,
-                                         "learning_rate": args.lr_frozen if path == "frozen" else args.lr_finetune},
+                          max_iterations=args.max_iterations, max_epochs=args.max_epochs, patience=args.patience,
+                          learning_rate=args.lr, encoder_learning_rate=args.encoder_lr, batch_size=args.batch_size,
+                          training_set=args.training_set, output_dir=ROOT / "benchmarks" / ".cache" / "icda",
                           on_iteration=on_iteration)
         m = result.metrics
         runs.append({"seeds": list(seeds), "iterations": len(m), "stopped": result.stopped,
                      "seconds": time.perf_counter() - start,
                      "mmi": m[0]["precision"], "cda": m[1]["precision"] if len(m) > 1 else None,
                      "icda": m[-1]["precision"], "accuracy_mmi": m[0]["accuracy"], "accuracy_icda": m[-1]["accuracy"],
+                     "per_iteration": m, "all_runs": [dataclasses.asdict(x) for x in result.runs],
                      "chosen": [{"iteration": c.iteration, "seed": c.seed, "warm": c.warm_start,
-                                 "dev_loss": c.dev_loss, "delta_A": c.delta_A, "degenerate": c.degenerate}
+                                 "dev_loss": c.dev_loss, "delta_A": c.delta_A, "degenerate": c.degenerate,
+                                 "best_epoch": c.best_epoch, "epochs_run": c.epochs_run, "train_size": c.train_size}
                                 for c in result.chosen()]})
         if flush:  # a long benchmark keeps what it has measured if it is stopped
             flush(entry)
@@ -150,7 +161,7 @@ def overhead(task: str, args: argparse.Namespace) -> dict[str, float]:
             out["embed_all_sentences_s"] = time.perf_counter() - start
         targs = TrainingArguments(str(ROOT / "benchmarks" / ".cache" / "overhead"), num_train_epochs=1,
                                   per_device_train_batch_size=args.batch_size,
-                                  learning_rate=args.lr_frozen if freeze else args.lr_finetune,
+                                  learning_rate=args.lr,
                                   remove_unused_columns=False, report_to=[], save_strategy="no", disable_tqdm=True,
                                   logging_strategy="no")
         callback = ICDACallback(train, tokenizer=selector.tokenizer)
@@ -185,9 +196,11 @@ def fmt(values: list[float | None]) -> str:
 
 def write(results: list[dict[str, Any]], over: dict[str, Any], args: argparse.Namespace, device: str) -> None:
     lines = ["# ICDA rationale precision", "",
-             f"Device: {device}. Encoder {args.encoder}; {args.seeds} seeds + warm start per iteration, "
-             f"{args.epochs} epochs per run (learning rate {args.lr_frozen} frozen, {args.lr_finetune} fine-tuned), "
-             f"at most {args.max_iterations} iterations; {args.runs} independent runs. "
+             f"Device: {device}. Encoder {args.encoder}; {args.seeds} seeds + warm start per iteration; each run "
+             f"trains until {args.patience} epochs pass without a checkpoint (at most {args.max_epochs}), constant "
+             f"learning rate {args.lr} (encoder {args.encoder_lr} when fine-tuned), batch {args.batch_size} "
+             f"accumulated to 64; training set rule '{args.training_set}'; at most {args.max_iterations} "
+             f"iterations; {args.runs} independent runs; max {args.max_train or 'all'} training documents. "
              "Precision (%) on the test split, mean ± standard deviation over runs; paper figures (Plyler and Chi, "
              "Table 3) beside.", "",
              "| task | path | train docs | MMI (it. 0) | CDA (it. 1) | ICDA (final) | iterations | accuracy MMI → ICDA "
@@ -225,13 +238,15 @@ def main() -> None:
     ap.add_argument("--paths", nargs="+", default=["frozen", "finetune"], choices=["frozen", "finetune"])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--epochs", type=float, default=3)
-    ap.add_argument("--max-iterations", type=int, default=5)
+    ap.add_argument("--max-epochs", type=float, default=100, help="epochs per run at most (reference 100)")
+    ap.add_argument("--patience", type=int, default=10, help="epochs without a checkpoint before stopping (10)")
+    ap.add_argument("--max-iterations", type=int, default=10)
     ap.add_argument("--max-sentences", type=int, default=16)
-    ap.add_argument("--batch-size", type=int, default=32)
-    ap.add_argument("--lr-frozen", type=float, default=5e-4,
-                    help="learning rate with the encoder frozen (new layers only)")
-    ap.add_argument("--lr-finetune", type=float, default=5e-5, help="learning rate when the encoder trains too")
+    ap.add_argument("--batch-size", type=int, default=16, help="accumulated to 64 samples per step")
+    ap.add_argument("--lr", type=float, default=1e-4, help="learning rate of the new layers (constant)")
+    ap.add_argument("--encoder-lr", type=float, default=1e-6, help="learning rate of a fine-tuned encoder")
+    ap.add_argument("--training-set", default="reference", choices=["reference", "all"])
+    ap.add_argument("--overhead-epochs", type=float, default=1, help=argparse.SUPPRESS)
     ap.add_argument("--encoder", default=MINILM)
     ap.add_argument("--max-train", type=int, default=None, help="cap the training documents (for a quick run)")
     ap.add_argument("--overhead-task", default="restaurant", help="task for the cost measurements ('' to skip)")

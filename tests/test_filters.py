@@ -106,3 +106,30 @@ def test_bad_filters():
         LabelFlipFilter(object(), threshold=2)
     with pytest.raises(TypeError, match="entities must be a callable"):
         EntityFidelityFilter("spacy")
+
+
+def test_shortcut_balance_stops_a_generator_from_planting_a_shortcut():
+    from cfaug_hf.diagnostics import competency_test
+    from cfaug_hf.filters import ShortcutBalanceFilter
+    from cfaug_hf.testing import NegateAugmenter
+
+    # Only positive reviews have "was", so negation adds "not" to negative counterfactuals only.
+    texts = [f"review {i} says the film was good" for i in range(80)] + \
+        [f"review {i} says the film seems bad" for i in range(80)]
+    data = Dataset.from_dict({"text": texts, "label": ["positive"] * 80 + ["negative"] * 80})
+    schema = TaskSchema.sentiment()
+    assert "not" not in [t["token"] for t in competency_test(data, schema).significant]
+
+    plain = NegateAugmenter(schema).augment(data)
+    flagged = {t["token"]: t["label"] for t in competency_test(plain, schema).significant}
+    assert flagged.get("not") == "negative"  # the generator's habit became a shortcut
+
+    balance = ShortcutBalanceFilter(data, schema)
+    aug = NegateAugmenter(schema, filters=[balance])
+    out = aug.augment(data)
+    assert "not" not in [t["token"] for t in competency_test(out, schema).significant]
+    kept, dropped = aug.stats.produced["negated"], aug.stats.by_prefix("filtered")["shortcut_balance"]
+    assert kept + dropped == 80 and 0 < kept < 80 and balance.blocked["not"] == dropped
+    # recorded for cards and the cache
+    assert aug.get_config_dict()["filters"][0]["filter"] == "shortcut_balance"
+    assert ShortcutBalanceFilter(data, schema).fingerprint() == balance.fingerprint()

@@ -3,6 +3,8 @@
 from .augment import AugmentationCallback, AugmentedEpochDataset, SchemaCollator
 from .base import RegenerationCallback
 from .icda import STATE_FILE, CounterfactualEpochDataset, ICDACallback, JoinedTextCollator, epoch_seed, redraw
+from cfaug_hf.methods.icda.training import SelectorCheckpointCallback
 
 __all__ = ["AugmentationCallback", "AugmentedEpochDataset", "SchemaCollator", "RegenerationCallback", "ICDACallback",
-           "CounterfactualEpochDataset", "JoinedTextCollator", "STATE_FILE", "epoch_seed", "redraw"]
+           "CounterfactualEpochDataset", "JoinedTextCollator", "STATE_FILE", "epoch_seed", "redraw",
+           "SelectorCheckpointCallback"]

@@ -4,6 +4,7 @@ from .augmenter import ICDA_CITATION, RationaleSwapAugmenter
 from .config import ICDAConfig
 from .driver import ICDAResult, ICDARun, run_icda
 from .epoch import CounterfactualEpochDataset, JoinedTextCollator, redraw
+from .training import SelectorCheckpointCallback, SelectorTraining, keep_for_training, train_selector
 from .selection import (CounterfactualSpec, OcclusionSelector, Plan, SelectionResult, is_degenerate,
                         occlusion_rationales, plan_counterfactuals, position_histograms, rationale_precision,
                         rationale_set_change)
@@ -11,4 +12,5 @@ from .selection import (CounterfactualSpec, OcclusionSelector, Plan, SelectionRe
 __all__ = ["RationaleSwapAugmenter", "ICDAConfig", "ICDA_CITATION", "SelectionResult", "Plan", "CounterfactualSpec",
            "OcclusionSelector", "plan_counterfactuals", "rationale_set_change", "position_histograms",
            "is_degenerate", "rationale_precision", "occlusion_rationales", "run_icda", "ICDARun", "ICDAResult",
-           "CounterfactualEpochDataset", "JoinedTextCollator", "redraw"]
+           "CounterfactualEpochDataset", "JoinedTextCollator", "redraw", "SelectorCheckpointCallback",
+           "SelectorTraining", "keep_for_training", "train_selector"]

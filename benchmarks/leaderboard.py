@@ -1,0 +1,98 @@
+"""Gather every ``benchmarks/results/debias_*.json`` into one leaderboard, ``benchmarks/results/LEADERBOARD.md``.
+
+    python benchmarks/leaderboard.py [--results benchmarks/results]
+
+One table per task and model: a row per training set (none, EDA, re-weighting, human CAD where it exists, each
+method and variant), a column per test (in-domain first, then the contrast and out-of-distribution sets), each cell
+the mean ± standard deviation over seeds with the gain over ``none`` in points. Where human counterfactuals exist
+(IMDb, SNLI) the last column is the share of the human-CAD gain a row recovers on the contrast tests (mean over
+them). Methods add their rows by running ``benchmarks/debias.py`` with their row names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+TASK_NAMES = {"sentiment": "Sentiment (CAD IMDb)", "nli": "NLI (CAD SNLI)", "fv": "Fact verification (FEVEROUS)",
+              "fever": "Fact verification (FEVER, paper setup)"}
+ROW_NAMES = {"none": "none (original data)", "human": "+ human CAD", "eda": "+ EDA (same size)",
+             "reweight": "claim-only re-weighting (Schuster et al.)"}
+
+
+def _mean(values: list[float]) -> float:
+    return statistics.mean(values) * 100
+
+
+def _cell(values: list[float], base: list[float] | None) -> str:
+    spread = statistics.stdev(values) * 100 if len(values) > 1 else 0.0
+    text = f"{_mean(values):.1f} ± {spread:.1f}"
+    if base is not None:
+        text += f" ({_mean(values) - _mean(base):+.1f})"
+    return text
+
+
+def table(result: dict[str, Any]) -> list[str]:
+    """The Markdown lines of one results file."""
+    tests = list(result["tests"])
+    rows = result["rows"]
+    base = rows.get("none", {}).get("accuracy")
+    human = rows.get("human", {}).get("accuracy")
+    contrast = tests[1:]  # the first test is in-domain
+    model = "bag of words" if result["model"] == "bow" else result["model"]
+    title = TASK_NAMES.get(result["config"], result["config"])
+    where = result.get("device") or ("CPU" if result["model"] == "bow" else "")
+    seeds = len(result["seeds"])
+    lines = [f"### {title}: {model}", "",
+             f"Accuracy %, mean ± sd over {seeds} seeds{f' ({where})' if where else ''}; in brackets the gain over "
+             f"`none` in points."
+             + (f" {result['note']}" if result.get("note") else ""), "",
+             "| training data | rows | " + " | ".join(tests) + (" | human-CAD gain recovered |" if human else " |"),
+             "|---|---|" + "---|" * len(tests) + ("---|" if human else "")]
+    for name, row in rows.items():
+        acc = row["accuracy"]
+        cells = [_cell(acc[t], None if name == "none" or base is None else base[t]) for t in tests]
+        line = f"| {ROW_NAMES.get(name, name)} | {row['train_rows']} | " + " | ".join(cells) + " |"
+        if human:
+            if name in ("none", "human") or base is None:
+                line += " |"
+            else:
+                shares = [(_mean(acc[t]) - _mean(base[t])) / (_mean(human[t]) - _mean(base[t]))
+                          for t in contrast if abs(_mean(human[t]) - _mean(base[t])) > 1e-9]
+                line += f" {100 * statistics.mean(shares):.0f}% |" if shares else " |"
+        lines.append(line)
+    return lines + [""]
+
+
+def build(results_dir: Path) -> str:
+    files = sorted(results_dir.glob("debias_*.json"))
+    if not files:
+        raise SystemExit(f"No debias_*.json in {results_dir}; run benchmarks/debias.py first.")
+    results = [json.loads(f.read_text()) for f in files]
+    order = list(TASK_NAMES)
+    results.sort(key=lambda r: (order.index(r["config"]) if r["config"] in order else len(order), r["model"] != "bow",
+                                r["model"]))
+    lines = ["# Debiasing leaderboard", "",
+             "Gathered by `benchmarks/leaderboard.py` from " + ", ".join(f"`{f.name}`" for f in files) + ". Each "
+             "table trains one classifier per row and seed and tests it in-domain and on contrast or "
+             "out-of-distribution sets (`benchmarks/debias.py`).", ""]
+    for r in results:
+        lines += table(r)
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--results", type=Path, default=RESULTS, help="folder with debias_*.json")
+    args = ap.parse_args()
+    text = build(args.results)
+    (args.results / "LEADERBOARD.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""benchmarks/leaderboard.py on fixture results: means, spreads, gains and the share of the human-CAD gain."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_leaderboard():
+    spec = importlib.util.spec_from_file_location("leaderboard", ROOT / "benchmarks" / "leaderboard.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def result(config, model, rows, tests=("in-domain", "contrast")):
+    return {"config": config, "model": model, "seeds": [0, 1], "train_rows": 100,
+            "tests": {t: 50 for t in tests},
+            "rows": {name: {"train_rows": n, "seconds": 1.0, "accuracy": dict(zip(tests, accs))}
+                     for name, (n, accs) in rows.items()}}
+
+
+def test_leaderboard_gathers_every_results_file(tmp_path):
+    (tmp_path / "debias_sentiment_bow.json").write_text(json.dumps(result("sentiment", "bow", {
+        "none": (100, ([0.80, 0.80], [0.50, 0.60])),
+        "human": (200, ([0.80, 0.80], [0.85, 0.85])),
+        "crossaug": (180, ([0.82, 0.80], [0.65, 0.65])),
+    })))
+    (tmp_path / "debias_fever_minilm.json").write_text(json.dumps({**result("fever", "minilm", {
+        "none": (100, ([0.9, 0.9], [0.5, 0.5])), "reweight": (100, ([0.88, 0.9], [0.6, 0.62]))}),
+        "device": "CPU, 1 epoch"}))
+    (tmp_path / "unrelated.json").write_text("{}")
+    text = load_leaderboard().build(tmp_path)
+    assert text.index("Sentiment (CAD IMDb): bag of words") < text.index("FEVER, paper setup")
+    # none: contrast mean 55.0 ± 7.1; human +30 points; crossaug +10 of the human +30: 33%
+    assert "| none (original data) | 100 | 80.0 ± 0.0 | 55.0 ± 7.1 | |" in text
+    assert "| + human CAD | 200 | 80.0 ± 0.0 (+0.0) | 85.0 ± 0.0 (+30.0) | |" in text
+    assert "| crossaug | 180 | 81.0 ± 1.4 (+1.0) | 65.0 ± 0.0 (+10.0) | 33% |" in text
+    # no human CAD: no recovery column; the device is reported
+    assert "| claim-only re-weighting (Schuster et al.) | 100 | 89.0 ± 1.4 (-1.0) | 61.0 ± 1.4 (+11.0) |" in text
+    assert "2 seeds (CPU, 1 epoch)" in text
