@@ -8,11 +8,16 @@ Configurations (data from ../shared/data, see its MANIFEST.md):
   sentiment  train CAD IMDb orig/train (1707); test orig/test, new/test (human counterfactuals), contrast set dev
   nli        train CAD SNLI original/train; test original/test, revised_hypothesis/test, revised_premise/test
   fv         train FEVEROUS claims+evidence (80% of 2962); test the other 20% and FEVER-Symmetric v0.2 dev
+  fever      the CrossAug paper's setup for claim-only bias: train FEVER claims+evidence in FEVER's own format (90%
+             of the 10746 decontaminated FEVER paper-dev rows); test the held-out 10% and FEVER-Symmetric v0.2 dev
 Rows (training sets):
   none       the original training data
   human      original + the human counterfactuals (CAD; sentiment and nli)
   eda        original + one EDA-style copy of each row (random swap, deletion, insertion of its own words; the
              label kept): an equal-size generic augmentation
+  reweight   the original data, each example weighted by the inverse of a claim-only model's probability of its
+             label (out-of-fold, bag of words; weights normalised to mean 1): the simple, strong non-CDA baseline
+             of Schuster et al. (2019) for claim-only bias (fv, fever)
   crossaug   original + CrossAug counterfactuals (fv). The negative-claim generator is trained on the CAD-SNLI
              pairs only (never on FEVER-Symmetric, which is a test set here), then cached in benchmarks/.cache/
              (CFAUG_CROSSAUG_DATA=folder reuses an augmented training set saved earlier)
@@ -32,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from shared_data import ROOT, cad_nli, cad_sentiment, fever_symmetric, feverous, imdb_contrast
+from shared_data import ROOT, cad_nli, cad_sentiment, fever_paper, fever_symmetric, feverous, imdb_contrast
 
 from cfaug_hf import TaskSchema
 
@@ -69,7 +74,13 @@ def fv_config() -> dict[str, Any]:
             "tests": {"feverous dev": dev, "fever-symmetric": fever_symmetric()}}
 
 
-CONFIGS = {"sentiment": sentiment_config, "nli": nli_config, "fv": fv_config}
+def fever_config() -> dict[str, Any]:
+    train, dev = fever_paper()
+    return {"schema": TaskSchema.fact_verification(id_column="id"), "train": train, "human": None,
+            "tests": {"fever held-out": dev, "fever-symmetric": fever_symmetric()}}
+
+
+CONFIGS = {"sentiment": sentiment_config, "nli": nli_config, "fv": fv_config, "fever": fever_config}
 
 
 # --------------------------------------------------------------------------------------------- augmentations
@@ -134,9 +145,32 @@ def crossaug_fv(train: Any) -> Any:
     return augmented
 
 
+def claim_only_weights(train: Any, schema: TaskSchema, folds: int = 5) -> list[float]:
+    """1 / p(label | claim) from a bag-of-words claim-only model, out-of-fold so no example scores itself;
+    normalised to mean 1 (Schuster et al. 2019's re-weighting baseline)."""
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_val_predict
+    from sklearn.pipeline import make_pipeline
+
+    claims = [v if isinstance(v, str) else " ".join(v) for v in train[schema.bias_columns[0]]]
+    labels = np.array(_labels(train, schema))
+    model = make_pipeline(TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True),
+                          LogisticRegression(max_iter=2000, C=4.0))
+    probs = cross_val_predict(model, claims, labels, cv=folds, method="predict_proba")
+    weights = 1.0 / np.clip(probs[np.arange(len(labels)), labels], 0.05, 1.0)
+    return list(weights / weights.mean())
+
+
 def training_set(config: dict[str, Any], row: str, seed: int) -> Any | None:
     if row == "none":
         return config["train"]
+    if row == "reweight":
+        if config["schema"].task != "fact-verification":
+            return None
+        train = config["train"]
+        return train.add_column("sample_weight", claim_only_weights(train, config["schema"]))
     if row == "eda":
         return eda(config["train"], config["schema"], seed)
     maker = config.get(row)
@@ -164,7 +198,9 @@ def run_bow(train: Any, tests: dict[str, Any], schema: TaskSchema, seed: int, **
     def features(data: Any) -> Any:
         return hstack([vecs[c].transform(v) for c, v in _columns(data, schema).items()]).tocsr()
 
-    clf = LogisticRegression(max_iter=2000, C=4.0, random_state=seed).fit(features(train), _labels(train, schema))
+    weights = train["sample_weight"] if "sample_weight" in train.column_names else None
+    clf = LogisticRegression(max_iter=2000, C=4.0, random_state=seed).fit(features(train), _labels(train, schema),
+                                                                        sample_weight=weights)
     return {name: float((clf.predict(features(d)) == _labels(d, schema)).mean()) for name, d in tests.items()}
 
 
@@ -184,17 +220,36 @@ def run_hf(train: Any, tests: dict[str, Any], schema: TaskSchema, seed: int, *, 
         cols = [[v if isinstance(v, str) else " ".join(v) for v in batch[c]] for c in schema.text_columns]
         enc = tok(*cols, truncation=True, max_length=max_length)
         enc["labels"] = [schema.label_id(x) for x in batch[schema.label_column]]
+        if "sample_weight" in batch:
+            enc["sample_weight"] = batch["sample_weight"]
         return enc
+
+    class WeightedTrainer(Trainer):
+        """Per-example loss weights from a ``sample_weight`` column (the re-weighting baseline)."""
+
+        def compute_loss(self, model: Any, inputs: dict, return_outputs: bool = False, **kwargs: Any) -> Any:
+            weights = inputs.pop("sample_weight", None)
+            if weights is None:
+                return super().compute_loss(model, inputs, return_outputs=return_outputs, **kwargs)
+            import torch
+
+            labels = inputs.pop("labels")
+            outputs = model(**inputs)
+            loss = torch.nn.functional.cross_entropy(outputs.logits, labels, reduction="none")
+            loss = (loss * weights.to(loss.dtype)).mean()
+            return (loss, outputs) if return_outputs else loss
 
     def prepare(data: Any) -> Any:
         return data.map(encode, batched=True, remove_columns=data.column_names)
 
+
     args = TrainingArguments(output_dir=str(CACHE / "trainer"), num_train_epochs=epochs, learning_rate=learning_rate,
                              per_device_train_batch_size=batch_size, per_device_eval_batch_size=64,
                              weight_decay=0.01, seed=seed, save_strategy="no", report_to=[],
+                             remove_unused_columns=False,  # prepare() keeps only model inputs and sample_weight
                              logging_steps=50, disable_tqdm=True)
-    trainer = Trainer(model=net, args=args, train_dataset=prepare(train).shuffle(seed=seed),
-                      data_collator=DataCollatorWithPadding(tok))
+    trainer = WeightedTrainer(model=net, args=args, train_dataset=prepare(train).shuffle(seed=seed),
+                              data_collator=DataCollatorWithPadding(tok))
     trainer.train()
     out = {}
     for name, data in tests.items():
@@ -212,11 +267,15 @@ def fmt(values: list[float]) -> str:
 
 def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
     config = CONFIGS[name]()
+    if args.max_train and len(config["train"]) > args.max_train:
+        config["train"] = config["train"].shuffle(seed=0).select(range(args.max_train))
     schema, tests = config["schema"], config["tests"]
     model_label = "bow" if args.model == "bow" else Path(args.model).name
     results: dict[str, Any] = {"config": name, "model": args.model, "seeds": args.seeds,
                                "train_rows": len(config["train"]), "tests": {t: len(d) for t, d in tests.items()},
                                "rows": {}}
+    if args.device_note:
+        results["device"] = args.device_note
     for row in args.rows:
         per_seed, sizes, seconds = [], [], []
         for seed in args.seeds:
@@ -267,7 +326,9 @@ def main() -> None:
     ap.add_argument("--config", choices=[*CONFIGS, "all"], default="all")
     ap.add_argument("--model", default="bow", help=f"'bow' or a model id/folder (e.g. {MINILM})")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--rows", nargs="+", default=["none", "human", "eda", "crossaug"])
+    ap.add_argument("--rows", nargs="+", default=["none", "human", "eda", "reweight", "crossaug"])
+    ap.add_argument("--max-train", type=int, default=None, help="cap the training rows (a CPU-sized run)")
+    ap.add_argument("--device-note", default=None, help="where it ran, recorded in the results and leaderboard")
     ap.add_argument("--max-length", type=int, default=256)
     ap.add_argument("--epochs", type=float, default=3)
     ap.add_argument("--batch-size", type=int, default=16)

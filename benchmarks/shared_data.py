@@ -81,6 +81,18 @@ def feverous(dev_share: float = 0.2, seed: int = 0) -> tuple[Any, Any]:
     return _dataset(keep[n_dev:]), _dataset(keep[:n_dev])
 
 
+def fever_paper(dev_share: float = 0.1, seed: int = 0) -> tuple[Any, Any]:
+    """The FEVER paper dev set without any row that shares a claim or evidence sentence with a FEVER-Symmetric
+    release (10746 rows, MANIFEST.md), detokenised like FEVER-Symmetric, split into train and a held-out dev."""
+    path = shared_dir() / "fever_paper_dev" / "fever_dev_decontaminated.jsonl"
+    rows = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+    keep = [{"id": f"fever-{r['id']}", "claim": detokenize_fever(r["claim"]),
+             "evidence": [detokenize_fever(r["evidence"])], "label": r["label"]} for r in rows]
+    random.Random(seed).shuffle(keep)
+    n_dev = int(len(keep) * dev_share)
+    return _dataset(keep[n_dev:]), _dataset(keep[:n_dev])
+
+
 def fever_symmetric() -> Any:
     """FEVER-Symmetric v0.2 dev (708 rows, 177 quads): a contrast set for claim-only bias."""
     path = shared_dir() / "fever_symmetric" / "symmetric_v0.2" / "fever_symmetric_dev.jsonl"

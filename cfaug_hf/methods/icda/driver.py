@@ -97,7 +97,7 @@ def run_icda(train_documents: Sequence[Sequence[str]], train_labels: Sequence[in
              encoder_learning_rate: float = 1e-6, batch_size: int = 16, samples_per_step: int = 64,
              training_set: str = "reference", cap_factor: float = 4, output_dir: str | Path = "runs/icda",
              training_args: dict[str, Any] | None = None, degeneration_threshold: float = 0.2,
-             pool_quantile: float = 0.1,
+             pool_quantile: float = 0.1, table: SentenceTable | None = None,
              on_iteration: Callable[[int, Any], dict[str, Any]] | None = None) -> ICDAResult:
     """Run ICDA. ``make_selector(seed)`` returns a fresh :class:`~cfaug_hf.components.RationaleSelector` (new
     sentence layers seeded with ``seed``, pretrained token encoder). ``on_iteration(k, selector)`` may return
@@ -115,6 +115,8 @@ def run_icda(train_documents: Sequence[Sequence[str]], train_labels: Sequence[in
             documents (at most N / ``cap_factor`` per class, balanced), each with one counterfactual;
             ``"all"``: every original plus as many counterfactuals (this library's earlier behaviour).
         pool_quantile: donors come from the kept documents of the other class whose error is within this quantile.
+        table: a :class:`~cfaug_hf.sentences.SentenceTable` to share; with frozen encoders its cached vectors are
+            reused by every run given the same table (several ICDA runs over the same data embed once).
 
     Selectors built with ``freeze_encoder=True`` use the fast path: every sentence is embedded once and shared by
     all runs and iterations.
@@ -124,7 +126,7 @@ def run_icda(train_documents: Sequence[Sequence[str]], train_labels: Sequence[in
     if training_set not in ("reference", "all"):
         raise ValueError(f"training_set must be 'reference' or 'all', got {training_set!r}.")
     out = Path(output_dir)
-    table = SentenceTable()
+    table = table if table is not None else SentenceTable()
     train = full_train = CounterfactualEpochDataset([list(d) for d in train_documents], list(train_labels),
                                                     table=table, size=0)
     dev = full_dev = CounterfactualEpochDataset([list(d) for d in dev_documents], list(dev_labels), table=table,
