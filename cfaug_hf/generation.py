@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["GenerationResult", "TextGenerator", "CallableGenerator", "Constraint", "satisfies", "as_text_generator",
+           "RowSeeds",
            "apply_constraints"]
 
 #: A conjunction of disjunctions: for each group, the output must contain at least one of its strings
@@ -121,3 +122,25 @@ def as_text_generator(obj: Any, *, what: str = "text") -> TextGenerator:
     if isinstance(obj, TextGenerator) and not isinstance(obj, type):
         return obj
     return CallableGenerator(obj, what=what)
+
+
+class RowSeeds(Sequence):
+    """The per-row seeds of a batch of examples, derived only when read: a generator that does not sample (beam
+    search, a callable) never pays for them.
+
+    >>> from cfaug_hf.augmenter import Example
+    >>> seeds = RowSeeds([Example({}, "a", "row-1", base_seed=0)])
+    >>> len(seeds), seeds[0] == Example({}, "a", "row-1", base_seed=0).seed
+    (1, True)
+    """
+
+    def __init__(self, examples: Sequence[Any]) -> None:
+        self._examples = examples
+
+    def __len__(self) -> int:
+        return len(self._examples)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [ex.seed for ex in self._examples[i]]
+        return self._examples[i].seed

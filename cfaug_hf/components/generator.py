@@ -207,7 +207,8 @@ class Generator(PretrainedComponent):
         if seeds is not None and len(seeds) != len(texts):
             raise ValueError(f"Got {len(seeds)} seeds for {len(texts)} texts.")
         cfg = self.config
-        seeds = list(seeds) if seeds is not None else [stable_hash("text", t) for t in texts]
+        if cfg.do_sample:  # beam search never reads the seeds (they may be derived lazily, see RowSeeds)
+            seeds = list(seeds) if seeds is not None else [stable_hash("text", t) for t in texts]
         prompts, in_cut = self.prompts(list(texts))
         self._count_truncated(sum(in_cut), "max_source_length", cfg.max_source_length)
         k = cfg.num_return_sequences

@@ -7,7 +7,7 @@ from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import LabelChecker
 from ...components.generator import Generator
 from ...filters import LabelFlipFilter
-from ...generation import as_text_generator
+from ...generation import RowSeeds, as_text_generator
 from ...schema import SchemaError, TaskSchema
 from ...text import classify_edit, diff_tokens, substitute_span
 from .config import CrossAugConfig
@@ -135,7 +135,7 @@ class CrossAugAugmenter(Augmenter):
 
         claims = [ex[self.claim_column] for ex, _ in todo]
         rewriter = as_text_generator(self.generator, what="claim")
-        gen = rewriter.generate_with_info(claims, seeds=[ex.seed for ex, _ in todo])
+        gen = rewriter.generate_with_info(claims, seeds=RowSeeds([ex for ex, _ in todo]))
         for (ex, res), claim, candidates, in_cut, out_cut in zip(todo, claims, gen.texts, gen.input_truncated,
                                                                  gen.output_truncated):
             if in_cut:
