@@ -703,7 +703,10 @@ class Augmenter(abc.ABC):
                                  features=self.output_features(dataset.features), desc=desc, **map_kwargs)
         finally:
             _WATCH_FORKS = False
-        self.stats = AugmentationStats.from_dataset(result)
+        # Every row went through this process (no cache hit, no workers): its own counts are exact, and reading
+        # them back from the output would only touch every page of it.
+        done_here = runner.stats.rows_in == len(dataset)
+        self.stats = runner.stats if done_here else AugmentationStats.from_dataset(result)
         if self.stats.rows_out != len(result):  # trace rows to remove
             result = result.filter(lambda kinds: [k != TRACE_KIND for k in kinds], input_columns="cf_kind",
                                    batched=True, batch_size=1000, desc="removing trace rows")
