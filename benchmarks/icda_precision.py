@@ -136,6 +136,7 @@ def run_task(task: str, path: str, args: argparse.Namespace, flush: Any = None) 
         result = run_icda(docs["train"], labels["train"], docs["dev"], labels["dev"], make, seeds=seeds,
                           max_iterations=args.max_iterations, max_epochs=args.max_epochs, patience=args.patience,
                           learning_rate=args.lr, encoder_learning_rate=args.encoder_lr, batch_size=args.batch_size,
+                          samples_per_step=args.samples_per_step,
                           training_set=args.training_set, output_dir=ROOT / "benchmarks" / ".cache" / "icda",
                           table=table if path == "frozen" else None, on_iteration=on_iteration)
         m = result.metrics
@@ -211,7 +212,7 @@ def write(results: list[dict[str, Any]], over: dict[str, Any], args: argparse.Na
              f"Device: {device}. Encoder {args.encoder}; {args.seeds} seeds + warm start per iteration; each run "
              f"trains until {args.patience} epochs pass without a checkpoint (at most {args.max_epochs}), constant "
              f"learning rate {args.lr} (encoder {args.encoder_lr} when fine-tuned), batch {args.batch_size} "
-             f"accumulated to 64; training set rule '{args.training_set}'; at most {args.max_iterations} "
+             f"accumulated to {args.samples_per_step}; training set rule '{args.training_set}'; at most {args.max_iterations} "
              f"iterations; {args.runs} independent runs; max {args.max_train or 'all'} training documents. "
              "Precision (%) on the test split, mean ± standard deviation over runs; paper figures (Plyler and Chi, "
              "Table 3) beside.", "",
@@ -254,7 +255,8 @@ def main() -> None:
     ap.add_argument("--patience", type=int, default=10, help="epochs without a checkpoint before stopping (10)")
     ap.add_argument("--max-iterations", type=int, default=10)
     ap.add_argument("--max-sentences", type=int, default=16)
-    ap.add_argument("--batch-size", type=int, default=16, help="accumulated to 64 samples per step")
+    ap.add_argument("--batch-size", type=int, default=16, help="examples per forward pass")
+    ap.add_argument("--samples-per-step", type=int, default=64, help="gradients accumulated to this many examples")
     ap.add_argument("--lr", type=float, default=1e-4, help="learning rate of the new layers (constant)")
     ap.add_argument("--encoder-lr", type=float, default=1e-6, help="learning rate of a fine-tuned encoder")
     ap.add_argument("--training-set", default="reference", choices=["reference", "all"])

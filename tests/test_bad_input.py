@@ -459,6 +459,26 @@ CASES = [
     ("cli-report-out-is-input", augmented_on_disk,
      run_cli(["report", "{orig}", "{aug}", "--task", "sentiment", "--no-models", "--out", "{aug}"]), 2,
      "would overwrite the input"),
+    # --- options added for speed and for ICDA as the reference trains it
+    ("augment-batch-size-zero", NO_SETUP, lambda c: NegateAugmenter(SENT).augment(
+        Dataset.from_dict({"text": ["the film was good"], "label": ["positive"]}), batch_size=0), ValueError,
+     "batch_size must be a positive integer or None"),
+    ("rationale-unknown-gate", NO_SETUP,
+     lambda c: __import__("cfaug_hf.components.rationale", fromlist=["x"]).SentenceRationaleConfig(gate="sigmoid"),
+     ValueError, r"gate must be one of \['two_way', 'softmax'\], got 'sigmoid'"),
+    ("rationale-unknown-pooling", NO_SETUP,
+     lambda c: __import__("cfaug_hf.components.rationale", fromlist=["x"]).SentenceRationaleConfig(pooling="max"),
+     ValueError, "pooling must be one of"),
+    ("icda-checkpoint-patience-zero", NO_SETUP, lambda c: __import__(
+        "cfaug_hf.methods.icda.training", fromlist=["x"]).SelectorCheckpointCallback(
+        None, CounterfactualEpochDataset([["a.", "b."]], [0], size=0), patience=0), ValueError,
+     "patience must be >= 1, got 0"),
+    ("icda-unknown-training-set", NO_SETUP, lambda c: __import__("cfaug_hf.methods.icda", fromlist=["x"]).run_icda(
+        [["a.", "b."]], [0], [["a.", "b."]], [0], None, training_set="some"), ValueError,
+     "training_set must be 'reference' or 'all', got 'some'"),
+    ("shortcut-balance-missing-column", NO_SETUP, lambda c: __import__("cfaug_hf.filters", fromlist=["x"])
+     .ShortcutBalanceFilter(Dataset.from_dict({"txt": ["a"], "label": ["positive"]}), SENT), ValueError,
+     "Column 'text' is not in the dataset; it has \\['txt', 'label'\\]"),
     # --- the Hub
     ("hub-invalid-repo-id", NO_SETUP, lambda c: __import__("hub_cards").pull("bad id!", "x"), HubError,
      "'bad id!' is not a valid Hub repository id"),
