@@ -208,7 +208,9 @@ class SentenceRationaleModel(PreTrainedModel):
             gate = hard - soft.detach() + soft
             gated = (sentence_embeddings * gate.unsqueeze(-1)).masked_fill(~sentence_mask.unsqueeze(-1),
                                                                           float("-inf"))
-            pooled = gated.max(dim=1).values
+            # amax shares the gradient evenly among tied maxima (as the reference's TensorFlow max does); max
+            # would give it all to the first unselected sentence, so only that one's gate would ever learn.
+            pooled = gated.amax(dim=1)
         else:
             scores = self.selector(context).squeeze(-1).masked_fill(~sentence_mask, float("-inf"))
             selected = scores.topk(k, dim=-1).indices
