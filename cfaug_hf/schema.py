@@ -121,8 +121,8 @@ class TaskSchema:
 
     def label_id(self, value: Any, *, row: int | None = None) -> int:
         """The integer id of a label given as a name (any case) or an id."""
-        if isinstance(value, bool) or value is None:
-            pass
+        if isinstance(value, bool) or value is None:  # True is an int to Python, but never a label
+            ident = None
         elif isinstance(value, int) or (hasattr(value, "__index__") and not isinstance(value, str)):
             ident = int(value)
             if 0 <= ident < len(self.label_names):
