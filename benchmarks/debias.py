@@ -18,9 +18,18 @@ Rows (training sets):
   reweight   the original data, each example weighted by the inverse of a claim-only model's probability of its
              label (out-of-fold, bag of words; weights normalised to mean 1): the simple, strong non-CDA baseline
              of Schuster et al. (2019) for claim-only bias (fv, fever)
-  crossaug   original + CrossAug counterfactuals (fv). The negative-claim generator is trained on the CAD-SNLI
-             pairs only (never on FEVER-Symmetric, which is a test set here), then cached in benchmarks/.cache/
-             (CFAUG_CROSSAUG_DATA=folder reuses an augmented training set saved earlier)
+  crossaug   original + CrossAug counterfactuals (fv, fever) from the library's default negative-claim generator
+             (the recipe on the shipped VitaminC + CAD-SNLI pairs; never FEVER-Symmetric, a test set here),
+             trained once under a 300 s budget and cached in benchmarks/.cache/ (the folder
+             benchmarks/generator_base.py saves it to), as is the augmented training set
+             (CFAUG_CROSSAUG_DATA=folder reuses one saved elsewhere). With ``none`` in the same run, the flip rate
+             of the generated claims is recorded: the share of c'+e rows the ``none`` model labels REFUTES
+  crossaug+balance
+             the same CrossAug output passed through cfaug_hf.filters.ShortcutBalanceFilter (counterfactuals whose
+             claim words would become significantly label-correlated are dropped; the words are recorded)
+  icda       original + ICDA rationale swaps (sentiment): RationaleSwapAugmenter with occlusion rationales from
+             a bag-of-words classifier trained on the same data (one sentence per review; the plan is seeded
+             per run)
 Models: ``bow`` is TF-IDF word 1-2 grams per text column + logistic regression (minutes for everything); any other
 value is a Hugging Face model id or folder fine-tuned with Trainer (default MiniLM, resolved offline).
 Writes benchmarks/results/debias_<config>_<model>.{md,json}.
@@ -34,6 +43,7 @@ import os
 import random
 import statistics
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +61,8 @@ def sentiment_config() -> dict[str, Any]:
 
     train = cad_sentiment("orig", "train")
     return {"schema": TaskSchema.sentiment(id_column="id"), "train": train,
-            "human": lambda: concatenate_datasets([train, cad_sentiment("new", "train")]),
+            "human": lambda train, seed: concatenate_datasets([train, cad_sentiment("new", "train")]),
+            "icda": icda_occlusion,
             "tests": {"orig/test": cad_sentiment("orig", "test"), "new/test (CAD)": cad_sentiment("new", "test"),
                       "contrast dev": imdb_contrast("contrast")}}
 
@@ -61,7 +72,7 @@ def nli_config() -> dict[str, Any]:
 
     train = cad_nli("original", "train")
     return {"schema": TaskSchema.nli(id_column="id"), "train": train,
-            "human": lambda: concatenate_datasets([train, cad_nli("revised_combined", "train")]),
+            "human": lambda train, seed: concatenate_datasets([train, cad_nli("revised_combined", "train")]),
             "tests": {"original/test": cad_nli("original", "test"),
                       "revised_hypothesis/test": cad_nli("revised_hypothesis", "test"),
                       "revised_premise/test": cad_nli("revised_premise", "test")}}
@@ -70,14 +81,13 @@ def nli_config() -> dict[str, Any]:
 def fv_config() -> dict[str, Any]:
     train, dev = feverous()
     return {"schema": TaskSchema.fact_verification(id_column="id"), "train": train, "human": None,
-            "crossaug": lambda: crossaug_fv(train),
-            "tests": {"feverous dev": dev, "fever-symmetric": fever_symmetric()}}
+            **CROSSAUG_ROWS, "tests": {"feverous dev": dev, "fever-symmetric": fever_symmetric()}}
 
 
 def fever_config() -> dict[str, Any]:
     train, dev = fever_paper()
     return {"schema": TaskSchema.fact_verification(id_column="id"), "train": train, "human": None,
-            "tests": {"fever held-out": dev, "fever-symmetric": fever_symmetric()}}
+            **CROSSAUG_ROWS, "tests": {"fever held-out": dev, "fever-symmetric": fever_symmetric()}}
 
 
 CONFIGS = {"sentiment": sentiment_config, "nli": nli_config, "fv": fv_config, "fever": fever_config}
@@ -116,33 +126,111 @@ def eda(train: Any, schema: TaskSchema, seed: int) -> Any:
     return concatenate_datasets([train, train.map(copy, with_indices=True)])
 
 
-def crossaug_fv(train: Any) -> Any:
-    """CrossAug on the FEVEROUS training split, cached: the generator (trained on CAD-SNLI pairs) and the output."""
-    from datasets import load_from_disk
-
-    from cfaug_hf import CrossAugAugmenter, Generator
-    from cfaug_hf.embedded import load_claim_pairs
+def default_generator() -> Any:
+    """The library's default negative-claim generator (recipe defaults, 300 s budget), trained once and cached."""
+    from cfaug_hf import Generator
     from cfaug_hf.methods.crossaug.recipes import negative_claim_generator
 
-    out_dir = Path(os.environ["CFAUG_CROSSAUG_DATA"]) if os.environ.get("CFAUG_CROSSAUG_DATA") else \
-        CACHE / f"fv_crossaug_{train._fingerprint[:12]}"
-    if (out_dir / "dataset_info.json").is_file():
-        return load_from_disk(str(out_dir))
-    gen_dir = CACHE / "generator-cad-snli"
+    gen_dir = CACHE / "generator-smollm2-lora-vitaminc+cad-snli"  # where benchmarks/generator_base.py saves it
     if (gen_dir / "cfaug_generator.json").is_file():
-        generator = Generator.from_pretrained(gen_dir)
-    else:
-        print("Training the negative-claim generator on CAD-SNLI pairs (about 5 minutes on 2 CPU cores)...")
-        generator = negative_claim_generator(pairs=load_claim_pairs(origin="cad-snli"))
-        generator.save_pretrained(gen_dir)
+        return Generator.from_pretrained(gen_dir)
+    print("Training the default negative-claim generator (300 s on 2 CPU cores)...")
+    generator = negative_claim_generator(max_steps=10_000, max_seconds=300)
+    generator.save_pretrained(gen_dir)
+    return generator
+
+
+def crossaug(train: Any, seed: int = 0) -> Any:
+    """CrossAug on ``train`` with the default generator, cached by the data's and the generator's fingerprints
+    (the same for every seed: the classifier's seed varies, the augmented set does not)."""
+    from datasets import load_from_disk
+
+    from cfaug_hf import CrossAugAugmenter
+
+    generator = default_generator()
     generator.config.num_return_sequences = 5
     augmenter = CrossAugAugmenter(generator, TaskSchema.fact_verification(id_column="id"), reject_deletions=True)
-    start = time.perf_counter()
-    augmented = augmenter.augment(train, batch_size=32)
-    print("\n".join(augmenter.stats.summary_lines()))
-    print(f"CrossAug took {time.perf_counter() - start:.0f}s")
-    augmented.save_to_disk(str(out_dir))
+    out_dir = Path(os.environ["CFAUG_CROSSAUG_DATA"]) if os.environ.get("CFAUG_CROSSAUG_DATA") else \
+        CACHE / f"crossaug_{train._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
+    if (out_dir / "dataset_info.json").is_file():
+        augmented = load_from_disk(str(out_dir))
+    else:
+        start = time.perf_counter()
+        augmented = augmenter.augment(train)
+        print("\n".join(augmenter.stats.summary_lines()))
+        print(f"CrossAug took {time.perf_counter() - start:.0f}s")
+        augmented.save_to_disk(str(out_dir))
+    kinds = Counter(k for k, cf in zip(augmented["cf_kind"], augmented["cf_is_counterfactual"]) if cf)
+    NOTES["crossaug"] = {"generator": "default (VitaminC + CAD-SNLI pairs)", "counterfactuals": dict(kinds)}
     return augmented
+
+
+def balanced_crossaug(train: Any, seed: int = 0) -> Any:
+    """The cached CrossAug output with :class:`~cfaug_hf.filters.ShortcutBalanceFilter` applied to its
+    counterfactuals in row order: the decisions the filter takes inside ``augment()`` (it is stateful and sees the
+    counterfactuals in the same order), without generating the claims again. The words that caused drops are
+    recorded in the results."""
+    from cfaug_hf.filters import Pair, ShortcutBalanceFilter
+
+    schema = TaskSchema.fact_verification(id_column="id")
+    augmented = crossaug(train)
+    balance = ShortcutBalanceFilter(train, schema)
+    cf_rows = [i for i, cf in enumerate(augmented["cf_is_counterfactual"]) if cf]
+    pairs = [Pair(source={}, counterfactual=row, label=schema.label_name(row[schema.label_column]),
+                  original_label=row["cf_original_label"], columns=schema.bias_columns,
+                  text_columns=schema.text_columns, group=i)
+             for i, row in enumerate(augmented.select(cf_rows))]
+    keep, _ = balance.keep(pairs)
+    dropped = {cf_rows[i] for i, k in enumerate(keep) if not k}
+    NOTES["crossaug+balance"] = {"counterfactuals_dropped": len(dropped), "of": len(cf_rows),
+                                 "blocked_words": dict(balance.blocked.most_common(10))}
+    return augmented.select([i for i in range(len(augmented)) if i not in dropped])
+
+
+def generated_negations(train: Any) -> Any:
+    """CrossAug's c'+e rows (a generated claim with the original evidence, labelled REFUTES): a model trained on
+    the original data that labels them REFUTES measures the generator's flip rate."""
+    augmented = crossaug(train)
+    return augmented.filter(lambda kind: kind == "c'+e", input_columns="cf_kind")
+
+
+#: Probes: test sets scored by the ``none`` model only, built when the row they measure is part of the run.
+CROSSAUG_ROWS = {"crossaug": crossaug, "crossaug+balance": balanced_crossaug,
+                 "probes": {"flip rate (c'+e labelled REFUTES)": ("crossaug", generated_negations)}}
+
+#: What a row's augmentation did (counts, words the balancing filter blocked), recorded in the results.
+NOTES: dict[str, Any] = {}
+
+
+class BowOcclusionSelector:
+    """ICDA rationales by occlusion over a bag-of-words classifier trained on the documents it selects from."""
+
+    def __init__(self, train: Any, schema: TaskSchema) -> None:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+
+        texts = _columns(train, schema)[schema.text_columns[0]]
+        self.model = make_pipeline(TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True),
+                                   LogisticRegression(max_iter=2000, C=4.0)).fit(texts, _labels(train, schema))
+
+    def select(self, documents: Any, labels: Any = None) -> Any:
+        from cfaug_hf.methods.icda.selection import occlusion_rationales
+
+        return occlusion_rationales(self.model.predict_proba, documents, labels)
+
+    def fingerprint(self) -> str:
+        from cfaug_hf.fingerprint import digest_json
+
+        return digest_json({"bow_occlusion": [list(c) for c in self.model[-1].coef_.round(6)]})
+
+
+def icda_occlusion(train: Any, seed: int) -> Any:
+    from cfaug_hf import RationaleSwapAugmenter
+
+    schema = TaskSchema.sentiment(id_column="id")
+    augmenter = RationaleSwapAugmenter(BowOcclusionSelector(train, schema), schema, seed=seed)
+    return augmenter.augment(train, load_from_cache_file=False)
 
 
 def claim_only_weights(train: Any, schema: TaskSchema, folds: int = 5) -> list[float]:
@@ -164,17 +252,17 @@ def claim_only_weights(train: Any, schema: TaskSchema, folds: int = 5) -> list[f
 
 
 def training_set(config: dict[str, Any], row: str, seed: int) -> Any | None:
+    train = config["train"]
     if row == "none":
-        return config["train"]
+        return train
     if row == "reweight":
         if config["schema"].task != "fact-verification":
             return None
-        train = config["train"]
         return train.add_column("sample_weight", claim_only_weights(train, config["schema"]))
     if row == "eda":
-        return eda(config["train"], config["schema"], seed)
+        return eda(train, config["schema"], seed)
     maker = config.get(row)
-    return maker() if maker else None
+    return maker(train, seed) if maker else None
 
 
 # ---------------------------------------------------------------------------------------------- classifiers
@@ -276,17 +364,22 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
                                "rows": {}}
     if args.device_note:
         results["device"] = args.device_note
+    # Probes are scored by the ``none`` model only (e.g. the flip rate of generated claims), when the rows they
+    # measure are part of the run.
+    probes = {p: make(config["train"]) for p, (needs, make) in config.get("probes", {}).items()
+              if "none" in args.rows and needs in args.rows}
     for row in args.rows:
         per_seed, sizes, seconds = [], [], []
         for seed in args.seeds:
             train = training_set(config, row, seed)
             if train is None:
                 break
+            scored = {**tests, **probes} if row == "none" else tests
             start = time.perf_counter()
             if args.model == "bow":
-                acc = run_bow(train, tests, schema, seed)
+                acc = run_bow(train, scored, schema, seed)
             else:
-                acc = run_hf(train, tests, schema, seed, model=args.model, max_length=args.max_length,
+                acc = run_hf(train, scored, schema, seed, model=args.model, max_length=args.max_length,
                              epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate)
             seconds.append(time.perf_counter() - start)
             per_seed.append(acc)
@@ -296,6 +389,11 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
         if per_seed:
             results["rows"][row] = {"train_rows": sizes[0], "seconds": statistics.mean(seconds),
                                     "accuracy": {t: [a[t] for a in per_seed] for t in tests}}
+            if row in NOTES:
+                results["rows"][row]["augmentation"] = NOTES[row]
+            if row == "none" and probes:
+                results["probes"] = {p: {"rows": len(d), "none_model": [a[p] for a in per_seed]}
+                                     for p, d in probes.items()}
     write(results, model_label)
     return results
 
@@ -311,6 +409,11 @@ def write(results: dict[str, Any], model_label: str) -> None:
     for row, r in results["rows"].items():
         lines.append(f"| {row} | {r['train_rows']} | " + " | ".join(fmt(r["accuracy"][t]) for t in tests) +
                      f" | {r['seconds']:.0f} |")
+    for probe, p in results.get("probes", {}).items():
+        lines.append(f"\n{probe}, by the `none` model: {fmt(p['none_model'])} % of {p['rows']} rows.")
+    for row, r in results["rows"].items():
+        if r.get("augmentation"):
+            lines.append(f"\n{row}: {json.dumps(r['augmentation'])}")
     table = "\n".join(lines) + "\n"
     print(table)
     RESULTS.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 TASK_NAMES = {"sentiment": "Sentiment (CAD IMDb)", "nli": "NLI (CAD SNLI)", "fv": "Fact verification (FEVEROUS)",
               "fever": "Fact verification (FEVER, paper setup)"}
 ROW_NAMES = {"none": "none (original data)", "human": "+ human CAD", "eda": "+ EDA (same size)",
-             "reweight": "claim-only re-weighting (Schuster et al.)"}
+             "reweight": "claim-only re-weighting (Schuster et al.)", "crossaug": "+ CrossAug",
+             "crossaug+balance": "+ CrossAug, shortcut-balanced", "icda": "+ ICDA rationale swaps (occlusion)"}
 
 
 def _mean(values: list[float]) -> float:
@@ -65,6 +66,14 @@ def table(result: dict[str, Any]) -> list[str]:
                           for t in contrast if abs(_mean(human[t]) - _mean(base[t])) > 1e-9]
                 line += f" {100 * statistics.mean(shares):.0f}% |" if shares else " |"
         lines.append(line)
+    for probe, p in result.get("probes", {}).items():
+        lines += ["", f"{probe}: {_cell(p['none_model'], None)} % of {p['rows']} generated rows, by the `none` model."]
+    for name, row in rows.items():
+        notes = row.get("augmentation") or {}
+        if "blocked_words" in notes:
+            words = ", ".join(f"`{w}` {n}" for w, n in notes["blocked_words"].items()) or "none"
+            lines += ["", f"{ROW_NAMES.get(name, name)}: {notes['counterfactuals_dropped']} of {notes['of']} "
+                          f"counterfactuals dropped; words that caused drops: {words}."]
     return lines + [""]
 
 

@@ -597,12 +597,15 @@ class Augmenter(abc.ABC):
             pairs = [Pair(examples[g].values, {**examples[g].values, **cf.values}, cf.label, examples[g].label,
                           tuple(cf.values), self.schema.text_columns, g) for g, _, cf in flat]
             keep, scores = f.keep(pairs)
-            for (g, res, cf), ok, score in zip(flat, keep, scores):
+            reasons = f.reasons if f.reasons is not None and len(f.reasons) == len(flat) else [None] * len(flat)
+            for (g, res, cf), ok, score, reason in zip(flat, keep, scores, reasons):
                 cf.edit.setdefault("filter_scores", {})[f.name] = round(float(score), 4)
                 if not ok:
                     res.counterfactuals.remove(cf)
                     res.events.remove(f"produced:{cf.kind}")
                     res.events.append(f"filtered:{f.name}")
+                    if reason:
+                        res.events.append(f"{f.name}:{reason}")
         for before, res in zip(had, results):
             if before and not res.counterfactuals:
                 res.events.append("skipped:all_filtered")

@@ -66,9 +66,15 @@ class Pair:
 
 
 class Filter(abc.ABC):
-    """Scores pairs and keeps those whose score is in ``[low, high]``. Subclasses set ``name`` and ``scores``."""
+    """Scores pairs and keeps those whose score is in ``[low, high]``. Subclasses set ``name`` and ``scores``.
+
+    A filter that can say why it dropped a pair sets ``reasons`` in :meth:`keep` (one short string or None per
+    pair); the augmenter records each dropped pair's reason as a ``<name>:<reason>`` event, so it is counted in the
+    stats, the report and the dataset card (e.g. ``shortcut_balance:not``).
+    """
 
     name: ClassVar[str] = ""
+    reasons: list[str | None] | None = None
 
     def __init__(self, low: float = float("-inf"), high: float = float("inf")) -> None:
         self.low, self.high = low, high
@@ -304,7 +310,8 @@ class ShortcutBalanceFilter(Filter):
     Bonferroni z as :func:`cfaug_hf.diagnostics.competency_test`, fixed from the original data) *and* raise that
     word's z, e.g. the tenth "not" a generator adds to a REFUTES claim once "not" is about to predict REFUTES.
     Kept ones are added to the counts. Counterfactuals that weaken a correlation are always kept. The score is
-    minus the largest such z (higher is safer); ``blocked`` counts the words that caused drops.
+    minus the largest such z (higher is safer); ``blocked`` counts the words that caused drops, and each drop is
+    recorded as a ``shortcut_balance:<word>`` event in the augmenter's stats (and so in reports and cards).
 
     With ``num_proc`` every worker balances its own shard from the same original counts.
 
@@ -379,7 +386,7 @@ class ShortcutBalanceFilter(Filter):
         return self.keep(pairs)[1]
 
     def keep(self, pairs: Sequence[Pair]) -> tuple[list[bool], list[float]]:
-        kept, values = [], []
+        kept, values, self.reasons = [], [], []
         for pair in pairs:
             text = " ".join(Pair._text(pair.counterfactual[c]) for c in self.columns if c in pair.counterfactual)
             words = self._words(text)
@@ -394,6 +401,7 @@ class ShortcutBalanceFilter(Filter):
             else:
                 self.blocked[culprit] += 1
             kept.append(ok)
+            self.reasons.append(culprit)
             tested = [z for z in (self._z(w, pair.label, 0) for w in words) if z != float("-inf")]
             values.append(-max(tested, default=0.0) if ok else -worst)
         return kept, values

@@ -178,8 +178,11 @@ def _size_category(n: int) -> str:
 
 def dataset_card(dataset: Any, repo_id: str, *, augmenter: Any = None, source: Any = None,
                  pretty_name: str | None = None, license: str | None = None, language: str | list[str] | None = "en",
-                 component_lines: list[str] | None = None) -> Any:
-    """The dataset card of an augmented ``Dataset`` or ``DatasetDict`` about to be pushed to ``repo_id``."""
+                 component_lines: list[str] | None = None, report: Any = None) -> Any:
+    """The dataset card of an augmented ``Dataset`` or ``DatasetDict`` about to be pushed to ``repo_id``.
+
+    ``report`` (an :class:`~cfaug_hf.report.AugmentationReport`) adds its Markdown: counterfactual quality and the
+    shortcut diagnostics before and after augmentation."""
     from datasets import Dataset
     from huggingface_hub import DatasetCard, DatasetCardData
 
@@ -226,4 +229,6 @@ def dataset_card(dataset: Any, repo_id: str, *, augmenter: Any = None, source: A
         config_json=json.dumps(config, indent=2, ensure_ascii=False, sort_keys=True, default=str),
         component_lines=component_lines or ["none recorded"], splits=split_rows,
         citation=getattr(augmenter, "citation", "") if augmenter is not None else "",
+        report=report.to_markdown().replace("## Augmentation report", "## Augmentation report (train split)", 1)
+        if report is not None else "",
     )

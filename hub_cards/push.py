@@ -106,7 +106,7 @@ def push_augmenter(augmenter: Any, repo_id: str, *, private: bool | None = None,
 def push_augmented(dataset: Any, repo_id: str, *, augmenter: Any = None, source: Any = None,
                    private: bool | None = None, token: str | None = None, pretty_name: str | None = None,
                    license: str | None = None, language: str | list[str] | None = "en",
-                   commit_message: str | None = None) -> str:
+                   commit_message: str | None = None, report: Any = None) -> str:
     """Push an augmented ``Dataset``/``DatasetDict`` and a dataset card that tells how it was made.
 
     The data goes up with ``push_to_hub`` (so ``load_dataset(repo_id)`` works and keeps the provenance columns),
@@ -118,6 +118,8 @@ def push_augmented(dataset: Any, repo_id: str, *, augmenter: Any = None, source:
         augmenter: the augmenter that made the data (for its config, components and citation).
         source: the input dataset (for counts before augmentation and, when it came from the Hub, its id and
             revision) or its Hub id as ``"id"`` / ``"id@revision"``.
+        report: an :class:`~cfaug_hf.report.AugmentationReport` of the data (``augmentation_report``); its
+            quality metrics and before/after shortcut diagnostics go into the card.
     Returns the commit id of the card commit.
     """
     from datasets import Dataset, DatasetDict
@@ -135,7 +137,8 @@ def push_augmented(dataset: Any, repo_id: str, *, augmenter: Any = None, source:
     api = HfApi(token=token)
     card = dataset_card(dataset, repo_id, augmenter=augmenter, source=source, pretty_name=pretty_name,
                         license=license, language=language,
-                        component_lines=component_lines(augmenter) if augmenter is not None else None)
+                        component_lines=component_lines(augmenter) if augmenter is not None else None,
+                        report=report)
     with hub_errors("Pushing the augmented dataset", repo_id, token):
         dataset.push_to_hub(repo_id, private=private, token=token,
                             commit_message=commit_message or "Upload augmented data")

@@ -5,8 +5,10 @@
 Writes:
   cfaug_hf/data/feverous_sample.jsonl   300 FEVEROUS dev claims (200 supports, 100 refutes) with evidence sentences
   cfaug_hf/data/claim_pairs.jsonl       (positive, negative) claim pairs to train a negative-claim generator:
-                                        CAD-SNLI hypothesis revisions (entailment -> contradiction, same premise) and
-                                        FEVER-Symmetric v0.2 claim pairs (held-out quads excluded)
+                                        VitaminC real-revision claim pairs (supported -> refuted claim about the same
+                                        evidence; held-out cases excluded) and CAD-SNLI hypothesis revisions
+                                        (entailment -> contradiction, same premise). FEVER-Symmetric is a test set for
+                                        the benchmarks, so none of its pairs is shipped.
 The selection is seeded, so rerunning gives the same files.
 """
 
@@ -24,6 +26,13 @@ OUT = ROOT / "cfaug_hf" / "data"
 
 #: FEVER-Symmetric quads kept out of the generator's training pairs, so benchmarks can measure on them.
 FEVER_SYM_HELDOUT = 40
+#: VitaminC cases (all pairs of a case go together) kept out of the shipped pairs for the generator benchmark.
+VITAMINC_HELDOUT_CASES = 100
+#: VitaminC pairs shipped: more than any CPU training budget reaches (the demo trains on about 700 pairs).
+VITAMINC_SHIPPED = 4000
+#: Longest claim (words) of a shipped pair. FEVER claims average 9 words; the 9% of VitaminC claims above 20 words
+#: would double the training cost per step and teach rewrites of a length CrossAug rarely sees.
+VITAMINC_MAX_WORDS = 20
 
 _WIKI_LINK = re.compile(r"\[\[([^\]|]*)(?:\|([^\]]*))?\]\]")
 
@@ -89,6 +98,43 @@ def snli_pairs(shared: Path, split: str) -> list[dict]:
     return pairs
 
 
+def detokenize_vitaminc(text: str) -> str:
+    """VitaminC is tokenised like FEVER and also splits thousands (``130 , 000``); undo both."""
+    text = re.sub(r"(\d) , (?=\d{3}\b)", r"\1,", text.replace("\ufffd", " "))
+    return detokenize_fever(text)
+
+
+def vitaminc_pairs(shared: Path, seed: int = 0) -> tuple[list[dict], list[dict]]:
+    """(supported claim -> refuted claim about the same evidence) from VitaminC's real-revision split.
+
+    Every SUPPORTS claim of a (case, evidence) group is paired with every REFUTES claim of the same group (9,866
+    pairs, mostly a number, comparative or name changed). Whole cases are held out, seeded, so no held-out claim has
+    a near copy in training. Returns (train, held-out).
+    """
+    groups: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for line in (shared / "vitaminc_real" / "test.jsonl").read_text().splitlines():
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        group = groups.setdefault((r["case_id"], r["evidence"]), {"SUPPORTS": [], "REFUTES": []})
+        if r["label"] in group:
+            group[r["label"]].append(detokenize_vitaminc(r["claim"]))
+    by_case: dict[str, list[dict]] = {}
+    seen = set()
+    for (case, _), group in groups.items():
+        for pos in group["SUPPORTS"]:
+            for neg in group["REFUTES"]:
+                if pos != neg and (pos, neg) not in seen:
+                    seen.add((pos, neg))
+                    by_case.setdefault(case, []).append({"source": pos, "target": neg, "origin": "vitaminc",
+                                                         "split": case})
+    cases = sorted(by_case)
+    random.Random(seed).shuffle(cases)
+    held = [p for c in cases[:VITAMINC_HELDOUT_CASES] for p in by_case[c]]
+    train = [p for c in cases[VITAMINC_HELDOUT_CASES:] for p in by_case[c]]
+    return train, held
+
+
 def fever_symmetric_pairs(shared: Path) -> tuple[list[dict], list[dict]]:
     """(supported claim -> refuted claim) from each FEVER-Symmetric quad; the last quads are held out."""
     rows = [json.loads(ln) for ln in (shared / "fever_symmetric" / "symmetric_v0.2" /
@@ -116,13 +162,15 @@ def main() -> None:
     with (OUT / "feverous_sample.jsonl").open("w") as f:
         for r in sample:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    sym_train, _ = fever_symmetric_pairs(args.shared)
-    pairs = snli_pairs(args.shared, "train") + snli_pairs(args.shared, "dev") + sym_train
+    vitaminc_train, _ = vitaminc_pairs(args.shared)
+    short = [p for p in vitaminc_train if max(len(p["source"].split()), len(p["target"].split())) <= VITAMINC_MAX_WORDS]
+    vitaminc = random.Random(0).sample(short, min(VITAMINC_SHIPPED, len(short)))
+    pairs = vitaminc + snli_pairs(args.shared, "train") + snli_pairs(args.shared, "dev")
     with (OUT / "claim_pairs.jsonl").open("w") as f:
         for r in pairs:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
     print(f"feverous_sample.jsonl: {len(sample)} rows; claim_pairs.jsonl: {len(pairs)} pairs "
-          f"({sum(p['origin'] == 'cad-snli' for p in pairs)} CAD-SNLI, {len(sym_train)} FEVER-Symmetric)")
+          f"({len(vitaminc)} VitaminC, {sum(p['origin'] == 'cad-snli' for p in pairs)} CAD-SNLI)")
 
 
 if __name__ == "__main__":

@@ -130,6 +130,13 @@ def test_shortcut_balance_stops_a_generator_from_planting_a_shortcut():
     assert "not" not in [t["token"] for t in competency_test(out, schema).significant]
     kept, dropped = aug.stats.produced["negated"], aug.stats.by_prefix("filtered")["shortcut_balance"]
     assert kept + dropped == 80 and 0 < kept < 80 and balance.blocked["not"] == dropped
+    # the word behind each drop is an event: in the stats, the report's reasons table and the dataset card
+    assert aug.stats.by_prefix("shortcut_balance") == {"not": dropped}
+    from cfaug_hf.augmenter import AugmentationStats
+    assert AugmentationStats.from_dataset(out).by_prefix("shortcut_balance") == {"not": dropped}
+    from cfaug_hf.report import augmentation_report
+    report = augmentation_report(data, out, schema, fluency_model=None, embedder=None, probe=False)
+    assert f"| shortcut_balance:not | {dropped} |" in report.to_markdown()
     # recorded for cards and the cache
     assert aug.get_config_dict()["filters"][0]["filter"] == "shortcut_balance"
     assert ShortcutBalanceFilter(data, schema).fingerprint() == balance.fingerprint()

@@ -278,6 +278,27 @@ def test_dataset_card_update_keeps_user_text(hub):
     assert again.text.count("<!-- cfaug:begin") == 1
 
 
+def test_dataset_card_carries_the_report_and_shortcut_balance_drops(hub):
+    from cfaug_hf.filters import ShortcutBalanceFilter
+    from cfaug_hf.report import augmentation_report
+    from cfaug_hf.testing import NegateAugmenter
+
+    texts = [f"review {i} says the film was good" for i in range(40)] + \
+        [f"review {i} says the film seems bad" for i in range(40)]
+    data = Dataset.from_dict({"text": texts, "label": ["positive"] * 40 + ["negative"] * 40})
+    schema = TaskSchema.sentiment()
+    aug = NegateAugmenter(schema, filters=[ShortcutBalanceFilter(data, schema)])
+    out = aug.augment(data)
+    report = augmentation_report(data, out, schema, fluency_model=None, embedder=None, probe=False)
+    repo = name("balanced")
+    push_augmented(out, repo, augmenter=aug, source=data, token=ALICE, report=report)
+    text = DatasetCard.load(repo, repo_type="dataset").text
+    dropped = aug.stats.by_prefix("shortcut_balance")["not"]
+    assert f"| shortcut_balance:not | {dropped} |" in text  # counts table and report both list the word
+    assert "## Augmentation report (train split)" in text and "### Shortcut tokens (competency test" in text
+    assert text.index("Augmentation report") < text.index("## Columns added by cfaug-hf")
+
+
 def test_push_augmented_rejects_plain_data():
     with pytest.raises(ValueError, match="lacks the provenance columns"):
         push_augmented(fever_ds(2), "alice/x", token=ALICE)

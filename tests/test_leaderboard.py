@@ -27,16 +27,24 @@ def test_leaderboard_gathers_every_results_file(tmp_path):
         "human": (200, ([0.80, 0.80], [0.85, 0.85])),
         "crossaug": (180, ([0.82, 0.80], [0.65, 0.65])),
     })))
-    (tmp_path / "debias_fever_minilm.json").write_text(json.dumps({**result("fever", "minilm", {
-        "none": (100, ([0.9, 0.9], [0.5, 0.5])), "reweight": (100, ([0.88, 0.9], [0.6, 0.62]))}),
-        "device": "CPU, 1 epoch"}))
+    fever = result("fever", "minilm", {"none": (100, ([0.9, 0.9], [0.5, 0.5])),
+                                       "reweight": (100, ([0.88, 0.9], [0.6, 0.62])),
+                                       "crossaug+balance": (150, ([0.9, 0.9], [0.55, 0.55]))})
+    fever["rows"]["crossaug+balance"]["augmentation"] = {"counterfactuals_dropped": 7, "of": 57,
+                                                         "blocked_words": {"not": 5, "only": 2}}
+    fever["probes"] = {"flip rate": {"rows": 40, "none_model": [0.5, 0.7]}}
+    (tmp_path / "debias_fever_minilm.json").write_text(json.dumps({**fever, "device": "CPU, 1 epoch"}))
     (tmp_path / "unrelated.json").write_text("{}")
     text = load_leaderboard().build(tmp_path)
     assert text.index("Sentiment (CAD IMDb): bag of words") < text.index("FEVER, paper setup")
     # none: contrast mean 55.0 ± 7.1; human +30 points; crossaug +10 of the human +30: 33%
     assert "| none (original data) | 100 | 80.0 ± 0.0 | 55.0 ± 7.1 | |" in text
     assert "| + human CAD | 200 | 80.0 ± 0.0 (+0.0) | 85.0 ± 0.0 (+30.0) | |" in text
-    assert "| crossaug | 180 | 81.0 ± 1.4 (+1.0) | 65.0 ± 0.0 (+10.0) | 33% |" in text
+    assert "| + CrossAug | 180 | 81.0 ± 1.4 (+1.0) | 65.0 ± 0.0 (+10.0) | 33% |" in text
     # no human CAD: no recovery column; the device is reported
     assert "| claim-only re-weighting (Schuster et al.) | 100 | 89.0 ± 1.4 (-1.0) | 61.0 ± 1.4 (+11.0) |" in text
     assert "2 seeds (CPU, 1 epoch)" in text
+    # probes scored by the none model and the balancing filter's drops are reported under the table
+    assert "flip rate: 60.0 ± 14.1 % of 40 generated rows, by the `none` model." in text
+    assert "+ CrossAug, shortcut-balanced: 7 of 57 counterfactuals dropped; words that caused drops: `not` 5, " \
+           "`only` 2." in text
