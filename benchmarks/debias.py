@@ -19,7 +19,7 @@ Rows (training sets):
              label (out-of-fold, bag of words; weights normalised to mean 1): the simple, strong non-CDA baseline
              of Schuster et al. (2019) for claim-only bias (fv, fever)
   crossaug   original + CrossAug counterfactuals (fv, fever) from the library's default negative-claim generator
-             (the recipe on the shipped VitaminC + CAD-SNLI pairs; never FEVER-Symmetric, a test set here),
+             (the recipe on the shipped VitaminC pairs; never FEVER-Symmetric, a test set here),
              trained once under a 300 s budget and cached in benchmarks/.cache/ (the folder
              benchmarks/generator_base.py saves it to), as is the augmented training set
              (CFAUG_CROSSAUG_DATA=folder reuses one saved elsewhere). With ``none`` in the same run, the flip rate
@@ -131,7 +131,7 @@ def default_generator() -> Any:
     from cfaug_hf import Generator
     from cfaug_hf.methods.crossaug.recipes import negative_claim_generator
 
-    gen_dir = CACHE / "generator-smollm2-lora-vitaminc+cad-snli"  # where benchmarks/generator_base.py saves it
+    gen_dir = CACHE / "generator-smollm2-lora-vitaminc"  # where benchmarks/generator_base.py saves it
     if (gen_dir / "cfaug_generator.json").is_file():
         return Generator.from_pretrained(gen_dir)
     print("Training the default negative-claim generator (300 s on 2 CPU cores)...")
@@ -161,7 +161,7 @@ def crossaug(train: Any, seed: int = 0) -> Any:
         print(f"CrossAug took {time.perf_counter() - start:.0f}s")
         augmented.save_to_disk(str(out_dir))
     kinds = Counter(k for k, cf in zip(augmented["cf_kind"], augmented["cf_is_counterfactual"]) if cf)
-    NOTES["crossaug"] = {"generator": "default (VitaminC + CAD-SNLI pairs)", "counterfactuals": dict(kinds)}
+    NOTES["crossaug"] = {"generator": "default (SmolLM2 + LoRA on the shipped VitaminC pairs)", "counterfactuals": dict(kinds)}
     return augmented
 
 
