@@ -161,7 +161,8 @@ def crossaug(train: Any, seed: int = 0) -> Any:
         print(f"CrossAug took {time.perf_counter() - start:.0f}s")
         augmented.save_to_disk(str(out_dir))
     kinds = Counter(k for k, cf in zip(augmented["cf_kind"], augmented["cf_is_counterfactual"]) if cf)
-    NOTES["crossaug"] = {"generator": "default (SmolLM2 + LoRA on the shipped VitaminC pairs)", "counterfactuals": dict(kinds)}
+    NOTES["crossaug"] = {"generator": "default (SmolLM2 + LoRA on the shipped VitaminC pairs)",
+                         "counterfactuals": dict(kinds)}
     return augmented
 
 

@@ -191,8 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "FEVEROUS sample shipped in the package with CrossAug, and write the augmented dataset, JSONL, "
                    "stats and a report into OUT. No Hub access is needed.")
     demo.add_argument("--out", default="runs/demo", help="output folder (default runs/demo)")
-    demo.add_argument("--generator-steps", type=_positive_int, default=90,
-                      help="training steps for the generator (default 90)")
+    demo.add_argument("--generator-steps", type=_positive_int, default=60,
+                      help="training steps for the generator (default 60)")
     demo.add_argument("--retrain", action="store_true", help="train the generator even if OUT/generator exists")
     demo.add_argument("--seed", type=int, default=0, help="seed for training and augmentation (default 0)")
     demo.set_defaults(func=_cmd_demo)

@@ -3,8 +3,8 @@
     cfaug demo --out runs/demo
 
 1. loads the 300-row FEVEROUS sample shipped in the package (CC BY-SA 3.0);
-2. trains the default negative-claim generator (SmolLM2-135M-Instruct + LoRA on the shipped claim pairs), or reuses
-   the one saved in ``OUT/generator`` by an earlier run;
+2. trains the default negative-claim generator (SmolLM2-135M-Instruct + LoRA on the shipped VitaminC claim
+   pairs), or reuses the one saved in ``OUT/generator`` by an earlier run;
 3. augments the sample with CrossAug (``dataset.map(augmenter, batched=True)``);
 4. writes ``OUT/original`` and ``OUT/augmented`` (``save_to_disk``), ``OUT/augmented.jsonl``, ``OUT/stats.json`` and
    ``OUT/report.md``, and prints a summary. ``cfaug report OUT/original OUT/augmented --out OUT/report`` then
@@ -54,7 +54,7 @@ def format_examples(dataset: Any, n: int = 3, kinds: tuple[str, ...] = ("c+e'", 
     return blocks
 
 
-def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 90, retrain: bool = False,
+def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrain: bool = False,
              batch_size: int = 32, seed: int = 0) -> dict[str, Any]:
     """Run the main job and return its summary (also written to ``out/stats.json``)."""
     from .components.generator import Generator
@@ -77,7 +77,7 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 90, retrai
         generator = Generator.from_pretrained(gen_dir)
     else:
         print(f"[2/3] Training the negative-claim generator: SmolLM2-135M-Instruct + LoRA, {generator_steps} steps "
-              "of 16 claim pairs (both directions).", flush=True)
+              "of 16 VitaminC claim pairs (both directions).", flush=True)
         generator = negative_claim_generator(max_steps=generator_steps, seed=seed)
         generator.save_pretrained(gen_dir)
     timings["generator_s"] = round(time.perf_counter() - t0, 1)

@@ -2,8 +2,8 @@
 
 CrossAug fine-tunes BART on WikiFactCheck-English claim pairs. Neither is available offline here, so the default
 recipe fine-tunes SmolLM2-135M-Instruct with LoRA on the shipped VitaminC claim pairs (both directions, as in the
-paper), the closest offline match to WikiFactCheck's minimal Wikipedia claim edits. ``benchmarks/generator_base.py`` compares bases and pair sets; see the README for the figures behind the
-choice.
+paper), the closest offline match to WikiFactCheck's minimal Wikipedia claim edits.
+``benchmarks/generator_base.py`` compares bases and pair sets; see the README for the figures behind the choice.
 """
 
 from __future__ import annotations
