@@ -25,7 +25,9 @@ _LAZY = {
                      "PROVENANCE_COLUMNS"), "augmenter"),
     **dict.fromkeys(("Generator", "GeneratorConfig", "LabelChecker", "LabelCheckerConfig", "RationaleSelector"),
                     "components"),
-    **dict.fromkeys(("CrossAugAugmenter", "CrossAugConfig", "ICDAConfig", "RationaleSwapAugmenter"), "methods"),
+    **dict.fromkeys(("BiEncoder", "CorpusIndex", "OpenAICompatibleLLM", "local_llm"), "components"),
+    **dict.fromkeys(("COREAugmenter", "COREConfig", "CrossAugAugmenter", "CrossAugConfig", "ICDAConfig",
+                     "RationaleSwapAugmenter"), "methods"),
     **dict.fromkeys(("SchemaError", "TaskSchema"), "schema"),
 }
 
@@ -50,5 +52,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .augmenter import (PROVENANCE_COLUMNS, AugmentationStats, Augmenter, AugmenterConfig, Counterfactual,
                             Example, RowResult)
     from .components import Generator, GeneratorConfig, LabelChecker, LabelCheckerConfig, RationaleSelector
-    from .methods import CrossAugAugmenter, CrossAugConfig, ICDAConfig, RationaleSwapAugmenter
+    from .components import BiEncoder, CorpusIndex, OpenAICompatibleLLM, local_llm
+    from .methods import COREAugmenter, COREConfig, CrossAugAugmenter, CrossAugConfig, ICDAConfig, RationaleSwapAugmenter
     from .schema import SchemaError, TaskSchema

@@ -772,7 +772,8 @@ class Augmenter(abc.ABC):
                 if origin and not copy_components:
                     refs[role] = {"type": comp.component_type, **origin}
                 elif references_only:
-                    refs[role] = {"type": comp.component_type, "local": True, "base_model": comp.base_model}
+                    refs[role] = {"type": comp.component_type, "local": True,
+                                  "base_model": getattr(comp, "base_model", None)}
                 else:
                     comp.save_pretrained(tmp / role)
                     refs[role] = {"type": comp.component_type, "path": role}

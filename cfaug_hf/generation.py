@@ -32,12 +32,19 @@ Constraint = Sequence[Sequence[str]]
 @dataclass
 class GenerationResult:
     """Outputs per input plus what was cut: inputs longer than the generator's limit, outputs without an end token,
-    and how many candidates of each input broke its constraint (and were dropped)."""
+    how many candidates of each input broke its constraint (and were dropped), and, for backends that can fail per
+    request (an HTTP endpoint), the error of each input that got no answer (``None`` where it did; empty when the
+    backend cannot fail that way)."""
 
     texts: list[list[str]]
     input_truncated: list[bool]
     output_truncated: list[list[bool]]
     constraint_failures: list[int] = field(default_factory=list)
+    errors: list[str | None] = field(default_factory=list)
+
+    def error(self, i: int) -> str | None:
+        """The error of input ``i``, or None."""
+        return self.errors[i] if self.errors else None
 
 
 @runtime_checkable

@@ -24,9 +24,12 @@ AUGMENTERS: dict[str, type] = {}
 COMPONENTS: dict[str, type] = {}
 
 # Built-in classes, imported on first lookup.
-_BUILTIN_AUGMENTERS = {"crossaug": "cfaug_hf.methods.crossaug", "icda": "cfaug_hf.methods.icda"}
+_BUILTIN_AUGMENTERS = {"crossaug": "cfaug_hf.methods.crossaug", "icda": "cfaug_hf.methods.icda",
+                       "core": "cfaug_hf.methods.core"}
 _BUILTIN_COMPONENTS = {"generator": "cfaug_hf.components.generator", "checker": "cfaug_hf.components.checker",
-                       "rationale_selector": "cfaug_hf.components.rationale"}
+                       "rationale_selector": "cfaug_hf.components.rationale",
+                       "bi_encoder": "cfaug_hf.components.retriever", "corpus_index": "cfaug_hf.components.retriever",
+                       "http_llm": "cfaug_hf.components.llm"}
 
 
 def register_augmenter(cls: type) -> type:

@@ -39,8 +39,15 @@ class GeneratorConfig:
     top_k: int = field(default=50, metadata={"help": "Sample among the k most likely tokens (0 = all)."})
     top_p: float = field(default=1.0, metadata={"help": "Nucleus sampling mass (1.0 = off)."})
     batch_size: int = field(default=32, metadata={"help": "Inputs per forward pass."})
+    stop: tuple[str, ...] = field(default=("\n",), metadata={
+        "help": "Causal LMs: each output is cut at the first of these strings, and an output that reached one counts "
+                "as finished. The default, a newline, keeps one line; () keeps everything up to the end token. With "
+                "greedy decoding or sampling, generation of a row also stops there (saving time)."})
 
     def __post_init__(self) -> None:
+        self.stop = tuple(self.stop)
+        if any(not isinstance(s, str) or not s for s in self.stop):
+            raise ValueError(f"stop must hold non-empty strings, got {list(self.stop)}.")
         if "{text}" not in self.input_template:
             raise ValueError(f"input_template must contain '{{text}}', got {self.input_template!r}.")
         if self.do_sample and self.num_beams != 1:
@@ -87,6 +94,24 @@ def _gumbel_processor(seeds: list[int], temperature: float, top_k: int, top_p: f
         procs.append(TopPLogitsWarper(top_p))
     procs.append(RowGumbel())
     return LogitsProcessorList(procs)
+
+
+def _stop_on_strings(tokenizer: Any, stop: Sequence[str], prompt_length: int) -> Any:
+    """Stopping criteria that end each row once its decoded output contains one of ``stop``.
+
+    transformers' own ``stop_strings`` needs a tokenizer whose vocabulary it can map back to strings, which not
+    every tokenizer allows; decoding the new tokens of the unfinished rows at each step works with any.
+    """
+    import torch
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    class StopOnStrings(StoppingCriteria):
+        def __call__(self, input_ids: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
+            texts = tokenizer.batch_decode(input_ids[:, prompt_length:], skip_special_tokens=True)
+            done = [any(s in t.strip() for s in stop) for t in texts]
+            return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+    return StoppingCriteriaList([StopOnStrings()])
 
 
 class Generator(PretrainedComponent):
@@ -236,9 +261,15 @@ class Generator(PretrainedComponent):
                 processors = _gumbel_processor(row_seeds, cfg.temperature, cfg.top_k, cfg.top_p)
             else:
                 gen_kwargs.update(num_beams=cfg.num_beams, num_return_sequences=k, early_stopping=cfg.num_beams > 1)
+            stop = cfg.stop if not self.is_encoder_decoder else ()
+            criteria = None
+            if stop and gen_kwargs["num_beams"] == 1:
+                # Rows end at a stop string without waiting for the end token; beam search is left as it is, since
+                # a beam that stops early would change which hypotheses win.
+                criteria = _stop_on_strings(tok, stop, enc["input_ids"].shape[1])
             with torch.inference_mode():
                 seqs = self.model.generate(**enc, generation_config=self._generation_config(**gen_kwargs),
-                                           logits_processor=processors)
+                                           logits_processor=processors, stopping_criteria=criteria)
             if not self.is_encoder_decoder:
                 seqs = seqs[:, enc["input_ids"].shape[1]:]
             else:
@@ -249,11 +280,9 @@ class Generator(PretrainedComponent):
             decoded = tok.batch_decode(seqs, skip_special_tokens=True)
             for r, i in enumerate(idx):
                 for j in range(k):
-                    text = decoded[r * k + j].strip()
-                    if not self.is_encoder_decoder:
-                        text = text.split("\n", 1)[0].strip()  # a causal LM may run on past one line
-                    outputs[i].append(text)
-                    out_cut[i].append(not bool(finished[r * k + j]))
+                    text, stopped = cut_at_stop(decoded[r * k + j].strip(), stop)
+                    outputs[i].append(text.strip())
+                    out_cut[i].append(not (stopped or bool(finished[r * k + j])))
         n_out_cut = sum(sum(c) for c in out_cut)
         if n_out_cut:
             self.stats["output_truncated"] += n_out_cut
@@ -370,6 +399,16 @@ class Generator(PretrainedComponent):
     def __repr__(self) -> str:
         kind = "seq2seq" if self.is_encoder_decoder else "causal"
         return f"Generator({kind}, base_model={self.base_model!r}, {self.config})"
+
+
+def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
+    r"""``text`` up to the first of the ``stop`` strings, and whether one was found.
+
+    >>> cut_at_stop("Paris is small.\nNext claim:", ["\n"])
+    ('Paris is small.', True)
+    """
+    ends = [pos for pos in (text.find(s) for s in stop) if pos >= 0]
+    return (text[:min(ends)], True) if ends else (text, False)
 
 
 def hash_pair(seed: int, j: int) -> int:

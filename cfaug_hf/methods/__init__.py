@@ -1,10 +1,11 @@
 """One subpackage per method: a config dataclass and an augmenter, registered here by name."""
 
 from .. import registry
+from .core import COREAugmenter, COREConfig
 from .crossaug import CrossAugAugmenter, CrossAugConfig
 from .icda import ICDAConfig, RationaleSwapAugmenter
 
 #: Augmenter classes by their ``method`` name (the registry's table; kept under this name for older code).
 METHODS = registry.AUGMENTERS
 
-__all__ = ["CrossAugAugmenter", "CrossAugConfig", "RationaleSwapAugmenter", "ICDAConfig", "METHODS"]
+__all__ = ["COREAugmenter", "COREConfig", "CrossAugAugmenter", "CrossAugConfig", "RationaleSwapAugmenter", "ICDAConfig", "METHODS"]

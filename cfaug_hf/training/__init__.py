@@ -3,5 +3,7 @@
 from .checker import train_checker
 from .common import time_budget_callback
 from .generator import bidirectional_pairs, train_generator
+from .retriever import mine_hard_negatives, retrieval_accuracy, train_cf_dpr
 
-__all__ = ["train_generator", "train_checker", "bidirectional_pairs", "time_budget_callback"]
+__all__ = ["train_generator", "train_checker", "bidirectional_pairs", "time_budget_callback", "train_cf_dpr",
+           "mine_hard_negatives", "retrieval_accuracy"]

