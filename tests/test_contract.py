@@ -46,7 +46,25 @@ def negate_case():
     return NegateAugmenter(TaskSchema.sentiment()), data
 
 
-CASES = {"crossaug": crossaug_case, "icda": icda_case, "negate": negate_case}
+def core_case():
+    from cfaug_hf import BiEncoder, COREAugmenter, CorpusIndex
+    from cfaug_hf.testing import tiny_causal_lm
+
+    encoder = BiEncoder(tiny_encoder(0)[0], tiny_encoder(1)[0], tiny_encoder()[1])
+    index = CorpusIndex.build(encoder, ["the food was great .", "the staff was good .", "the room was bad .",
+                                        "the film was terrible ."])
+    editor = Generator(*tiny_causal_lm(), chat=True, do_sample=True, num_beams=1, max_new_tokens=8,
+                       max_source_length=200)
+    data = Dataset.from_dict({"id": [f"s{i}" for i in range(12)],
+                              "text": [f"the food was {'good' if i % 2 else 'bad'} ." for i in range(12)],
+                              "label": ["positive" if i % 2 else "negative" for i in range(12)]})
+    demo = {"text": "the film was bad .", "label": "negative", "keywords": ["good"], "target": "positive",
+            "edited": "the film was good ."}
+    return COREAugmenter(editor, TaskSchema.sentiment(id_column="id"), retriever=encoder, index=index,
+                         demonstrations=[demo], instructions="edit the text ."), data
+
+
+CASES = {"crossaug": crossaug_case, "icda": icda_case, "negate": negate_case, "core": core_case}
 
 
 def rows(dataset):

@@ -300,7 +300,7 @@ class CorpusIndex(Component):
         for chunk in vectors.iter(batch_size=65536):
             index.add(chunk["embeddings"].astype("float32"))
         data = data.remove_columns("embeddings")
-        info = {"rows": len(data), "index": kind, **(corpus_info or {})}
+        info = {"rows": len(data), "index": kind, "digest": _corpus_digest(data), **(corpus_info or {})}
         return cls(data, index, encoder_fingerprint=encoder.fingerprint(), config=dataclasses.replace(config,
                                                                                                       index_type=kind),
                    corpus_info=info)
@@ -357,8 +357,9 @@ class CorpusIndex(Component):
     def fingerprint(self) -> str:
         from ..fingerprint import digest_json
 
-        return digest_json({"type": "CorpusIndex", "config": self.get_config_dict(),
-                            "corpus": self.corpus._fingerprint, "ntotal": int(self.index.ntotal)})
+        # The corpus digest (its texts, in order) and the encoder that built the vectors define the index's content,
+        # so a saved and reloaded index keeps its fingerprint.
+        return digest_json({"type": "CorpusIndex", "config": self.get_config_dict(), "ntotal": int(self.index.ntotal)})
 
     def _save(self, folder: Path) -> None:
         from ..deps import require
@@ -388,3 +389,13 @@ class CorpusIndex(Component):
     def __repr__(self) -> str:
         return f"CorpusIndex(rows={len(self)}, index={self.config.index_type!r})"
 
+
+def _corpus_digest(corpus: Any) -> str:
+    import xxhash
+
+    h = xxhash.xxh64()
+    for batch in corpus.select_columns(["text"]).iter(batch_size=10_000):
+        for text in batch["text"]:
+            h.update(text.encode("utf-8"))
+            h.update(b"\0")
+    return h.hexdigest()
