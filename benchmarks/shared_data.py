@@ -17,7 +17,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from build_embedded_data import detokenize_fever, strip_wiki  # noqa: E402
+from build_embedded_data import detokenize_fever, detokenize_vitaminc, strip_wiki  # noqa: E402
 
 
 def shared_dir() -> Path:
@@ -135,3 +135,65 @@ def icda(task: str, split: str) -> Any:
             row["rationale"] = [any(w in s.lower() for w in words) for s in sentences]
         rows.append(row)
     return _dataset(rows)
+
+
+# ------------------------------------------------------------------------------------- CORE: pairs and corpora
+def cad_sentiment_pairs(split: str) -> list[dict[str, str]]:
+    """(original review, its human counterfactual) pairs of CAD IMDb, matched by ``batch_id``."""
+    rows = read_tsv(shared_dir() / "cad_kaushik" / "sentiment" / "combined" / "paired" / f"{split}_paired.tsv")
+    groups: dict[str, list[dict[str, str]]] = {}
+    for r in rows:
+        groups.setdefault(r["batch_id"], []).append(r)
+    originals = {r["Text"] for r in read_tsv(shared_dir() / "cad_kaushik" / "sentiment" / "orig" / f"{split}.tsv")}
+    pairs = []
+    for group in groups.values():
+        if len(group) != 2:
+            continue
+        orig, new = (group if group[0]["Text"] in originals else group[::-1])
+        pairs.append({"query": orig["Text"].replace("<br /><br />", " "), "label": orig["Sentiment"].lower(),
+                      "positive": new["Text"].replace("<br /><br />", " ")})
+    return pairs
+
+
+def cad_nli_pairs(split: str) -> list[dict[str, str]]:
+    """CAD SNLI (premise, hypothesis) with an entailment <-> contradiction label, paired with the revised hypothesis
+    of the opposite label (``original[i]`` pairs with ``revised_hypothesis[2i]`` and ``[2i+1]``)."""
+    base = shared_dir() / "cad_kaushik" / "NLI"
+    original = read_tsv(base / "original" / f"{split}.tsv")
+    revised = read_tsv(base / "revised_hypothesis" / f"{split}.tsv")
+    flip = {"entailment": "contradiction", "contradiction": "entailment"}
+    pairs = []
+    for i, row in enumerate(original):
+        target = flip.get(row["gold_label"])
+        for r in revised[2 * i:2 * i + 2]:
+            if target and r["gold_label"] == target and r["sentence1"] == row["sentence1"]:
+                pairs.append({"premise": row["sentence1"], "hypothesis": row["sentence2"], "label": row["gold_label"],
+                              "positive": r["sentence2"]})
+    return pairs
+
+
+def imdb_sentences() -> list[str]:
+    """Sentences of the original CAD IMDb reviews (orig/train, dev, test; never the human counterfactuals)."""
+    from cfaug_hf.sentences import split_sentences
+
+    out: list[str] = []
+    for split in ("train", "dev", "test"):
+        for r in read_tsv(shared_dir() / "cad_kaushik" / "sentiment" / "orig" / f"{split}.tsv"):
+            out += [s for s in split_sentences(r["Text"].replace("<br /><br />", " ")) if len(s.split()) >= 3]
+    return list(dict.fromkeys(out))
+
+
+def nli_corpus_sentences(limit: int = 30000) -> list[str]:
+    """Short sentences for NLI retrieval: CAD SNLI original premises and hypotheses (never the revised ones), then
+    Wikipedia evidence sentences of FEVER (paper dev) and VitaminC, up to ``limit``."""
+    out: list[str] = []
+    for split in ("train", "dev", "test"):
+        for r in read_tsv(shared_dir() / "cad_kaushik" / "NLI" / "original" / f"{split}.tsv"):
+            out += [r["sentence1"], r["sentence2"]]
+    for line in (shared_dir() / "fever_paper_dev" / "fever_dev_decontaminated.jsonl").read_text().splitlines():
+        evidence = json.loads(line)["evidence"]
+        out += [detokenize_fever(e) for e in (evidence if isinstance(evidence, list) else [evidence])]
+    for line in (shared_dir() / "vitaminc_real" / "test.jsonl").read_text().splitlines():
+        out.append(detokenize_vitaminc(json.loads(line)["evidence"]))
+    out = [s.strip() for s in out if 3 <= len(s.split()) <= 40]
+    return list(dict.fromkeys(out))[:limit]

@@ -287,3 +287,30 @@ def test_local_generator_stops_at_stop_strings():
     assert all(len(t.split()) >= 1 for t in sum(free.generate(["the cat"], seeds=[0]), []))
     with pytest.raises(ValueError, match="stop"):
         Generator(*tiny_causal_lm(), stop=("",))
+
+
+def test_sentence_level_editing_edits_the_chosen_sentences_in_place():
+    enc, index = core_parts()
+    review = "The film was in Paris. The food was bad. The staff was terrible. The band played a song."
+    data = Dataset.from_dict({"text": [review], "label": ["negative"]})
+    scorer = lambda sentences, label: [s.count("bad") + s.count("terrible") for s in sentences]
+    prompts = []
+
+    def editor(batch):
+        prompts.extend(batch)
+        return ["The food was good." if "Review: The food" in p.split("\n\n")[-1] else "The staff was great."
+                for p in batch]
+
+    aug = COREAugmenter(editor, retriever=enc, index=index, edit_sentences=2, sentence_scorer=scorer,
+                        keep_original=False)
+    out = aug.augment(data)
+    assert out[0]["text"] == "The film was in Paris. The food was good. The staff was great. The band played a song."
+    import json
+
+    edit = json.loads(out[0]["cf_edit"])
+    assert [s["position"] for s in edit["sentences"]] == [1, 2] and len(prompts) == 2
+    assert "Review: The food was bad." in prompts[0]
+    with pytest.raises(TypeError, match="sentence_scorer"):
+        COREAugmenter(editor, retriever=enc, index=index, edit_sentences=1)
+    with pytest.raises(ValueError, match="NLI"):
+        COREAugmenter(editor, TaskSchema.nli(), mode="editor_only", edit_sentences=1, sentence_scorer=scorer)

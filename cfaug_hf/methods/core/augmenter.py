@@ -50,6 +50,8 @@ class COREAugmenter(Augmenter):
         reranker: optional cross-encoder re-ranker.
         checker: optional label checker; keeps counterfactuals it labels with their target (the spine's label-flip
             filter).
+        sentence_scorer: with ``edit_sentences``: ``(sentences, label) -> scores`` (higher: the sentence carries
+            ``label`` more); defaults to the checker's probability of the label.
         config: a :class:`COREConfig`; keyword arguments override its fields.
 
     Example:
@@ -75,7 +77,8 @@ class COREAugmenter(Augmenter):
 
     def __init__(self, editor: Any = None, schema: TaskSchema | None = None, *, retriever: Any = None,
                  index: Any = None, reranker: LabelChecker | None = None, checker: LabelChecker | None = None,
-                 config: COREConfig | None = None, filters: Sequence[Any] | None = None, **overrides: Any) -> None:
+                 sentence_scorer: Any = None, config: COREConfig | None = None, filters: Sequence[Any] | None = None,
+                 **overrides: Any) -> None:
         super().__init__(schema or TaskSchema.sentiment(), config, filters=filters, **overrides)
         cfg: COREConfig = self.config  # type: ignore[assignment]
         schema = self.schema
@@ -106,12 +109,37 @@ class COREAugmenter(Augmenter):
             for name in schema.label_names:
                 checker.label_id(name)
             self.filters.insert(0, LabelFlipFilter(checker))
+        if cfg.edit_sentences:
+            if self.task == "nli":
+                raise ValueError("edit_sentences applies to sentiment and text tasks; NLI edits the hypothesis.")
+            if sentence_scorer is None and checker is None:
+                raise TypeError("edit_sentences needs sentence_scorer= (sentences, label -> scores) or checker= to "
+                                "pick the sentences that carry the label.")
+        self.sentence_scorer = sentence_scorer
         neutral = [n for n in schema.label_names if n.casefold() == cfg.neutral_label.casefold()]
         self.neutral = neutral[0] if self.task == "nli" and neutral else None
 
     def components(self) -> dict[str, Any]:
-        return {"editor": self.editor, "retriever": self.retriever, "index": self.index, "reranker": self.reranker,
-                "checker": self.checker}
+        parts = {"editor": self.editor, "retriever": self.retriever, "index": self.index, "reranker": self.reranker,
+                 "checker": self.checker}
+        if self.sentence_scorer is not None:
+            parts["sentence_scorer"] = self.sentence_scorer
+        return parts
+
+    def pick_sentences(self, text: str, label: str) -> tuple[list[str], list[int]]:
+        """The text's sentences and the positions of the ``edit_sentences`` that carry ``label`` most."""
+        from ...sentences import split_sentences
+
+        sentences = split_sentences(text)
+        n = self.config.edit_sentences  # type: ignore[attr-defined]
+        if len(sentences) <= n:
+            return sentences, list(range(len(sentences)))
+        if self.sentence_scorer is not None:
+            scores = list(self.sentence_scorer(sentences, label))
+        else:
+            scores = list(self.checker.predict_proba(sentences)[:, self.checker.label_id(label)])
+        top = sorted(range(len(sentences)), key=lambda i: -scores[i])[:n]
+        return sentences, sorted(top)
 
     # ------------------------------------------------------------------------------------------------- planning
     def target_labels(self, ex: Example) -> list[str]:
@@ -145,10 +173,14 @@ class COREAugmenter(Augmenter):
         text, cut = self._cut(ex[self.edit_column])
         return {"text": text, "label": ex.label}, cut
 
-    def retrieve(self, queries: list[str]) -> list[list[dict[str, Any]]]:
-        """Top-k excerpts per query, re-ranked when a re-ranker is set (best first)."""
+    def retrieve(self, queries: list[str], exclude: Sequence[str] | None = None) -> list[list[dict[str, Any]]]:
+        """Top-k excerpts per query, re-ranked when a re-ranker is set (best first). An excerpt that is the text
+        being edited (``exclude``, default the query itself) is dropped: a corpus built from the same reviews holds
+        it, and it is no counterfactual."""
         cfg: COREConfig = self.config  # type: ignore[assignment]
         hits = self.index.search(self.retriever, queries, k=cfg.top_k)
+        exclude = queries if exclude is None else exclude
+        hits = [[h for h in row if _norm(h["text"]) != _norm(own)] for row, own in zip(hits, exclude)]
         if self.reranker is None:
             return hits
         flat = [(q, h) for q, row in zip(queries, hits) for h in row]
@@ -172,56 +204,97 @@ class COREAugmenter(Augmenter):
                 res.events.append("skipped:label_not_augmented")
         if not todo:
             return results
-        retrieved: list[list[dict[str, Any]]] = [[] for _ in todo]
+        # A unit is what one prompt edits: the whole text (or hypothesis), or one chosen sentence of it.
+        units = []  # (todo index, sentence position or None, text of the unit)
+        split: dict[int, list[str]] = {}
+        for t, (ex, res, _) in enumerate(todo):
+            if cfg.edit_sentences:
+                split[t], chosen = self.pick_sentences(ex[self.edit_column], ex.label)
+                units += [(t, pos, split[t][pos]) for pos in chosen]
+            else:
+                units.append((t, None, ex[self.edit_column]))
+        retrieved: list[list[dict[str, Any]]] = [[] for _ in units]
         if cfg.mode != "editor_only":
-            retrieved = self.retrieve([self.query(ex) for ex, _, _ in todo])
-        jobs = []  # (ex, res, target, best excerpts, keywords)
-        for (ex, res, targets), hits in zip(todo, retrieved):
+            retrieved = self.retrieve([self.query(todo[t][0]) if pos is None else text for t, pos, text in units],
+                                      exclude=[text for _, _, text in units])
+        jobs = []  # (unit, target, best excerpts, keywords)
+        for unit, hits in zip(units, retrieved):
+            t, pos, text = unit
+            ex, res, targets = todo[t]
             if cfg.mode != "editor_only" and not hits:
-                res.events.append("skipped:no_retrieval")
+                if "skipped:no_retrieval" not in res.events:
+                    res.events.append("skipped:no_retrieval")
                 continue
             best = [h["text"] for h in hits[:cfg.keyword_excerpts]]
             words = None
             if cfg.mode == "core":
-                words = keywords(best, self.task, max_n=cfg.max_keywords, query=ex[self.edit_column])
+                words = keywords(best, self.task, max_n=cfg.max_keywords, query=text)
             for target in targets:
-                jobs.append((ex, res, target, best, words))
+                jobs.append((unit, target, best, words))
+        edits: dict[tuple[int, str], list[tuple[int | None, str, dict[str, Any]]]] = {}
+        failures: dict[tuple[int, str], list[str]] = {}
         if cfg.mode == "retrieval_only":
-            for ex, res, target, best, _ in jobs:
-                self._emit_cf(ex, res, target, best[0], {"target": target, "excerpts": best[:1]}, "cf-dpr")
-            return results
-        prompts, seeds = [], []
-        for ex, res, target, _, words in jobs:
-            row, cut = self._row(ex)
-            if cut and "truncated:editor_input" not in res.events:
-                res.events.append("truncated:editor_input")
-            prompts.append(build_prompt(self.task, row, target, words, demonstrations=cfg.demonstrations,
-                                        instructions=cfg.instructions))
-            seeds.append(stable_hash("core", ex.seed, target) % (2 ** 31))
-        if not prompts:
-            return results
-        gen = as_text_generator(self.editor, what="prompt").generate_with_info(prompts, seeds=seeds)
-        kind = "core" if cfg.mode == "core" else "llm-edit"
-        for j, (ex, res, target, best, words) in enumerate(jobs):
-            if gen.error(j):
-                res.events.append("skipped:llm_error")
-                continue
-            original = ex[self.edit_column]
-            reason = "llm_unparseable"
-            for answer, cut in zip(gen.texts[j], gen.output_truncated[j]):
-                text, reason = parse_answer(answer, original, self.task)
-                if text is not None:
-                    edit = {"target": target, "keywords": words, "excerpts": best}
-                    if cut:
-                        edit["answer_truncated"] = True
-                    self._emit_cf(ex, res, target, text, edit, kind)
-                    break
-            else:
-                res.events.append(f"skipped:{reason or 'llm_unparseable'}")
+            for (t, pos, _), target, best, _ in jobs:
+                edits.setdefault((t, target), []).append((pos, best[0], {"excerpts": best[:1]}))
+        else:
+            prompts, seeds = [], []
+            for (t, pos, text), target, _, words in jobs:
+                ex, res, _ = todo[t]
+                row, cut = self._row(ex) if pos is None else ({"text": text, "label": ex.label}, False)
+                if cut and "truncated:editor_input" not in res.events:
+                    res.events.append("truncated:editor_input")
+                prompts.append(build_prompt(self.task, row, target, words, demonstrations=cfg.demonstrations,
+                                            instructions=cfg.instructions))
+                seeds.append(stable_hash("core", ex.seed, target, -1 if pos is None else pos) % (2 ** 31))
+            gen = as_text_generator(self.editor, what="prompt").generate_with_info(prompts, seeds=seeds) \
+                if prompts else None
+            for j, ((t, pos, text), target, best, words) in enumerate(jobs):
+                if gen.error(j):
+                    failures.setdefault((t, target), []).append("llm_error")
+                    continue
+                reason = "llm_unparseable"
+                for answer, cut in zip(gen.texts[j], gen.output_truncated[j]):
+                    new, reason = parse_answer(answer, text, self.task)
+                    if new is not None:
+                        info = {"keywords": words, "excerpts": best, "answer_truncated": True if cut else None}
+                        edits.setdefault((t, target), []).append((pos, new, info))
+                        break
+                else:
+                    failures.setdefault((t, target), []).append(reason or "llm_unparseable")
+        kind = {"core": "core", "retrieval_only": "cf-dpr", "editor_only": "llm-edit"}[cfg.mode]
+        for t, (ex, res, targets) in enumerate(todo):
+            for target in targets:
+                done = edits.get((t, target))
+                if not done:
+                    reasons = failures.get((t, target))
+                    if reasons:
+                        res.events.append(f"skipped:{reasons[0]}")
+                    continue
+                if cfg.edit_sentences:
+                    sentences = list(split[t])
+                    for pos, new, _ in done:
+                        sentences[pos] = new
+                    text = " ".join(sentences)
+                    edit = {"target": target, "sentences": [{"position": pos, "old": split[t][pos], "new": new,
+                                                             **{k: v for k, v in info.items() if v is not None}}
+                                                            for pos, new, info in done]}
+                    if failures.get((t, target)):
+                        edit["sentences_not_edited"] = len(failures[(t, target)])
+                else:
+                    _, text, info = done[0]
+                    edit = {"target": target, **info}
+                self._emit_cf(ex, res, target, text, edit, kind)
         return results
 
     def _emit_cf(self, ex: Example, res: RowResult, target: str, text: str, edit: dict[str, Any],
                  kind: str) -> None:
         edit = {k: v for k, v in edit.items() if v is not None}
+        if text.strip() == ex[self.edit_column].strip():
+            res.events.append("skipped:llm_unchanged")
+            return
         res.counterfactuals.append(Counterfactual({self.edit_column: text}, target, kind, edit))
         res.events.append(f"produced:{kind}")
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.casefold().split())

@@ -39,6 +39,11 @@ class COREConfig(AugmenterConfig):
                 "per task). The paper used 2 for sentiment and 4 for NLI."})
     instructions: str | None = field(default=None, metadata={
         "help": "Task instructions replacing the built-in ones (after the crowd instructions of Kaushik et al.)."})
+    edit_sentences: int = field(default=0, metadata={
+        "help": "0 edits the whole text. N > 0 edits only the N sentences that carry the label most (scored by "
+                "sentence_scorer=, or the checker's probability of the row's label), each with its own retrieval "
+                "and prompt, and puts the edits back in place: CORE's way with long reviews, where most sentences "
+                "are plot or cast and do not carry sentiment. Sentiment and text tasks only."})
     max_input_chars: int = field(default=2000, metadata={
         "help": "Texts longer than this are cut (at a word boundary) inside the prompt, and counted."})
 
@@ -53,5 +58,7 @@ class COREConfig(AugmenterConfig):
             raise ValueError("top_k and keyword_excerpts must be >= 1.")
         if self.max_keywords is not None and self.max_keywords < 1:
             raise ValueError(f"max_keywords must be >= 1 or None, got {self.max_keywords}.")
+        if self.edit_sentences < 0:
+            raise ValueError(f"edit_sentences must be >= 0, got {self.edit_sentences}.")
         if self.demonstrations is not None:
             self.demonstrations = [dict(d) for d in self.demonstrations]
