@@ -30,6 +30,15 @@ Rows (training sets):
   icda       original + ICDA rationale swaps (sentiment): RationaleSwapAugmenter with occlusion rationales from
              a bag-of-words classifier trained on the same data (one sentence per review; the plan is seeded
              per run)
+  core, cf-dpr, llm-edit
+             original + CORE counterfactuals (sentiment, nli): retrieve with the CF-DPR encoder and corpus index
+             that benchmarks/core_retrieval.py trains and caches, then edit with the offline SmolLM2-135M editor
+             (core); the best retrieved excerpt itself (cf-dpr); the editor without retrieval (llm-edit).
+             Sentiment edits the one sentence of each review that a bag-of-words model finds most polar; NLI the
+             hypothesis of entailment/contradiction rows. --augment-limit N edits a seeded sample of N rows
+  human (same rows)
+             original + the human counterfactuals of the same rows CORE edits (the fair ceiling with
+             --augment-limit)
 Models: ``bow`` is TF-IDF word 1-2 grams per text column + logistic regression (minutes for everything); any other
 value is a Hugging Face model id or folder fine-tuned with Trainer (default MiniLM, resolved offline).
 Writes benchmarks/results/debias_<config>_<model>.{md,json}.
@@ -62,7 +71,7 @@ def sentiment_config() -> dict[str, Any]:
     train = cad_sentiment("orig", "train")
     return {"schema": TaskSchema.sentiment(id_column="id"), "train": train,
             "human": lambda train, seed: concatenate_datasets([train, cad_sentiment("new", "train")]),
-            "icda": icda_occlusion,
+            "icda": icda_occlusion, **core_rows("sentiment"),
             "tests": {"orig/test": cad_sentiment("orig", "test"), "new/test (CAD)": cad_sentiment("new", "test"),
                       "contrast dev": imdb_contrast("contrast")}}
 
@@ -73,6 +82,7 @@ def nli_config() -> dict[str, Any]:
     train = cad_nli("original", "train")
     return {"schema": TaskSchema.nli(id_column="id"), "train": train,
             "human": lambda train, seed: concatenate_datasets([train, cad_nli("revised_combined", "train")]),
+            **core_rows("nli"),
             "tests": {"original/test": cad_nli("original", "test"),
                       "revised_hypothesis/test": cad_nli("revised_hypothesis", "test"),
                       "revised_premise/test": cad_nli("revised_premise", "test")}}
@@ -234,6 +244,116 @@ def icda_occlusion(train: Any, seed: int) -> Any:
     return augmenter.augment(train, load_from_cache_file=False)
 
 
+# ------------------------------------------------------------------------------------------------------- CORE
+#: Set by --augment-limit: CORE edits only this many training rows (a seeded sample), a CPU-sized run.
+AUGMENT_LIMIT: int | None = None
+
+
+class BowSentenceScorer:
+    """p(label | sentence) from a bag-of-words classifier trained on the training reviews: picks the sentence of a
+    review that carries its sentiment most, for CORE's sentence-level editing."""
+
+    def __init__(self, train: Any, schema: TaskSchema) -> None:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+
+        self.schema = schema
+        self.model = make_pipeline(TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True),
+                                   LogisticRegression(max_iter=2000, C=4.0)).fit(
+            _columns(train, schema)[schema.text_columns[0]], _labels(train, schema))
+
+    def __call__(self, sentences: list[str], label: str) -> list[float]:
+        return list(self.model.predict_proba(sentences)[:, self.schema.label_id(label)])
+
+    def fingerprint(self) -> str:
+        from cfaug_hf.fingerprint import digest_json
+
+        return digest_json({"bow_sentence_scorer": [list(c) for c in self.model[-1].coef_.round(6)]})
+
+
+def augment_subset(train: Any) -> tuple[Any, list[int]]:
+    """The rows CORE edits: all, or a seeded sample of AUGMENT_LIMIT of them."""
+    if not AUGMENT_LIMIT or AUGMENT_LIMIT >= len(train):
+        return train, list(range(len(train)))
+    rows = sorted(random.Random(0).sample(range(len(train)), AUGMENT_LIMIT))
+    return train.select(rows), rows
+
+
+def core_augment(train: Any, seed: int, *, task: str, mode: str) -> Any:
+    """Original rows + CORE counterfactuals of (a sample of) them, cached by data and augmenter fingerprints."""
+    from datasets import concatenate_datasets, load_from_disk
+
+    from cfaug_hf import BiEncoder, COREAugmenter, CorpusIndex, local_llm
+    from cfaug_hf.augmenter import PROVENANCE_COLUMNS
+
+    schema = TaskSchema.sentiment(id_column="id") if task == "sentiment" else TaskSchema.nli(id_column="id")
+    parts: dict[str, Any] = {}
+    if mode != "editor_only":
+        enc_dir, index_dir = CACHE / f"cf-dpr-{task}", CACHE / f"core-index-{task}"
+        if not (index_dir / "cfaug_corpus_index.json").is_file():
+            raise SystemExit(f"No CF-DPR encoder and index in {CACHE}: run benchmarks/core_retrieval.py first.")
+        parts = {"retriever": BiEncoder.from_pretrained(enc_dir), "index": CorpusIndex.from_pretrained(index_dir)}
+    if mode != "retrieval_only":
+        parts["editor"] = local_llm(max_new_tokens=64 if task == "sentiment" else 40, batch_size=16)
+    options = {"edit_sentences": 1, "sentence_scorer": BowSentenceScorer(train, schema)} if task == "sentiment" else {}
+    augmenter = COREAugmenter(schema=schema, mode=mode, keep_original=False, **parts, **options)
+    subset, _ = augment_subset(train)
+    out_dir = CACHE / f"core_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
+    if (out_dir / "dataset_info.json").is_file():
+        cfs = load_from_disk(str(out_dir))
+    else:
+        start = time.perf_counter()
+        cfs = augmenter.augment(subset)
+        print("\n".join(augmenter.stats.summary_lines()))
+        print(f"CORE ({mode}) took {time.perf_counter() - start:.0f}s")
+        cfs.save_to_disk(str(out_dir))
+    from cfaug_hf import AugmentationStats
+
+    stats = AugmentationStats.from_dataset(cfs).to_dict()
+    NOTES[ROW_OF_MODE[mode]] = {"rows_edited": len(subset), "counterfactuals": len(cfs),
+                                "skipped": stats.get("skipped", {}),
+                                "editor": "SmolLM2-135M-Instruct (local_llm)" if mode != "retrieval_only" else None}
+    return concatenate_datasets([train, cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)])
+
+
+def human_same_rows(train: Any, seed: int, *, task: str) -> Any:
+    """Original rows + the human counterfactuals of the same sample CORE edits (CAD pairs), for a fair ceiling."""
+    from datasets import Dataset, concatenate_datasets
+
+    from shared_data import cad_nli_pairs, cad_sentiment_pairs
+
+    subset, _ = augment_subset(train)
+    if task == "sentiment":
+        flip = {"negative": "positive", "positive": "negative"}
+        human = {p["query"]: (p["positive"], flip[p["label"]]) for p in cad_sentiment_pairs("train")}
+        key = lambda r: r["text"]
+    else:
+        human = {(p["premise"], p["hypothesis"]): (p["positive"], {"entailment": "contradiction",
+                                                                  "contradiction": "entailment"}[p["label"]])
+                 for p in cad_nli_pairs("train")}
+        key = lambda r: (r["premise"], r["hypothesis"])
+    rows = []
+    for r in subset:
+        if key(r) in human:
+            text, label = human[key(r)]
+            rows.append({**r, ("text" if task == "sentiment" else "hypothesis"): text, "label": label,
+                         "id": r["id"] + "-human"})
+    NOTES["human (same rows)"] = {"rows": len(subset), "counterfactuals": len(rows)}
+    return concatenate_datasets([train, Dataset.from_list(rows).cast(train.features)])
+
+
+ROW_OF_MODE = {"core": "core", "retrieval_only": "cf-dpr", "editor_only": "llm-edit"}
+
+
+def core_rows(task: str) -> dict[str, Any]:
+    from functools import partial
+
+    rows: dict[str, Any] = {ROW_OF_MODE[m]: partial(core_augment, task=task, mode=m) for m in ROW_OF_MODE}
+    rows["human (same rows)"] = partial(human_same_rows, task=task)
+    return rows
+
+
 def claim_only_weights(train: Any, schema: TaskSchema, folds: int = 5) -> list[float]:
     """1 / p(label | claim) from a bag-of-words claim-only model, out-of-fold so no example scores itself;
     normalised to mean 1 (Schuster et al. 2019's re-weighting baseline)."""
@@ -365,6 +485,8 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
                                "rows": {}}
     if args.device_note:
         results["device"] = args.device_note
+    if AUGMENT_LIMIT:
+        results["augment_limit"] = AUGMENT_LIMIT
     # Probes are scored by the ``none`` model only (e.g. the flip rate of generated claims), when the rows they
     # measure are part of the run.
     probes = {p: make(config["train"]) for p, (needs, make) in config.get("probes", {}).items()
@@ -433,11 +555,15 @@ def main() -> None:
     ap.add_argument("--rows", nargs="+", default=["none", "human", "eda", "reweight", "crossaug"])
     ap.add_argument("--max-train", type=int, default=None, help="cap the training rows (a CPU-sized run)")
     ap.add_argument("--device-note", default=None, help="where it ran, recorded in the results and leaderboard")
+    ap.add_argument("--augment-limit", type=int, default=None,
+                    help="CORE rows edit only a seeded sample of this many training rows (a CPU-sized run)")
     ap.add_argument("--max-length", type=int, default=256)
     ap.add_argument("--epochs", type=float, default=3)
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--learning-rate", type=float, default=5e-5)
     args = ap.parse_args()
+    global AUGMENT_LIMIT
+    AUGMENT_LIMIT = args.augment_limit
     for name in CONFIGS if args.config == "all" else [args.config]:
         run_config(name, args)
 

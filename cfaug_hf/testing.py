@@ -19,7 +19,8 @@ ten 30 10 2006 1990 paris london france england actor singer band album song boo
 president won lost first last only never always food dish service room hotel staff clean dirty loved hated
 . , ' " ( ) - : ; ! ?""".split()
 
-TINY_VOCAB: list[str] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[BOS]", "[EOS]", "[MASK]"] + _WORDS
+# dict.fromkeys: a word listed twice would get two ids, and a reloaded tokenizer would then be one id short.
+TINY_VOCAB: list[str] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[BOS]", "[EOS]", "[MASK]"] + list(dict.fromkeys(_WORDS))
 
 _CHAT_TEMPLATE = ("{% for m in messages %}[BOS] {{ m['content'] }} [SEP] {% endfor %}"
                   "{% if add_generation_prompt %}answer : {% endif %}")
