@@ -162,8 +162,13 @@ def crossaug(train: Any, seed: int = 0) -> Any:
     augmenter = CrossAugAugmenter(generator, TaskSchema.fact_verification(id_column="id"), reject_deletions=True)
     out_dir = Path(os.environ["CFAUG_CROSSAUG_DATA"]) if os.environ.get("CFAUG_CROSSAUG_DATA") else \
         CACHE / f"crossaug_{train._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
+    superset = _cached_superset(train, augmenter) if not (out_dir / "dataset_info.json").is_file() else None
     if (out_dir / "dataset_info.json").is_file():
         augmented = load_from_disk(str(out_dir))
+        if os.environ.get("CFAUG_CROSSAUG_DATA"):
+            augmented = _rows_of(augmented, train)
+    elif superset is not None:
+        augmented = _rows_of(superset, train)
     else:
         start = time.perf_counter()
         augmented = augmenter.augment(train)
@@ -174,6 +179,26 @@ def crossaug(train: Any, seed: int = 0) -> Any:
     NOTES["crossaug"] = {"generator": "default (SmolLM2 + LoRA on the shipped VitaminC pairs)",
                          "counterfactuals": dict(kinds)}
     return augmented
+
+
+def _rows_of(augmented: Any, train: Any) -> Any:
+    """The rows of an augmented set whose source is in ``train`` (CrossAug's output for a row depends on that row
+    only, so a larger cached run serves a smaller training sample)."""
+    ids = set(train["id"])
+    return augmented.filter(lambda sid: sid in ids, input_columns="cf_source_id")
+
+
+def _cached_superset(train: Any, augmenter: Any) -> Any | None:
+    """A cached CrossAug output of the same augmenter over a superset of ``train``'s rows, if there is one."""
+    from datasets import load_from_disk
+
+    ids = set(train["id"])
+    for folder in sorted(CACHE.glob(f"crossaug_*_{augmenter.fingerprint()[:12]}")):
+        if (folder / "dataset_info.json").is_file():
+            data = load_from_disk(str(folder))
+            if ids <= set(data["cf_source_id"]):
+                return data
+    return None
 
 
 def balanced_crossaug(train: Any, seed: int = 0) -> Any:

@@ -22,7 +22,11 @@ TASK_NAMES = {"sentiment": "Sentiment (CAD IMDb)", "nli": "NLI (CAD SNLI)", "fv"
               "fever": "Fact verification (FEVER, paper setup)"}
 ROW_NAMES = {"none": "none (original data)", "human": "+ human CAD", "eda": "+ EDA (same size)",
              "reweight": "claim-only re-weighting (Schuster et al.)", "crossaug": "+ CrossAug",
-             "crossaug+balance": "+ CrossAug, shortcut-balanced", "icda": "+ ICDA rationale swaps (occlusion)"}
+             "crossaug+balance": "+ CrossAug, shortcut-balanced", "icda": "+ ICDA rationale swaps (occlusion)",
+             "core": "+ CORE (CF-DPR + SmolLM2 editor)", "cf-dpr": "+ CF-DPR retrieved text only",
+             "llm-edit": "+ SmolLM2 editor without retrieval", "human (same rows)": "+ human CAD, same rows as CORE"}
+#: Rows whose gain is also compared with human counterfactuals of the same source rows (``human (same rows)``).
+SAME_ROWS = ("core", "cf-dpr", "llm-edit")
 
 
 def _mean(values: list[float]) -> float:
@@ -37,12 +41,20 @@ def _cell(values: list[float], base: list[float] | None) -> str:
     return text
 
 
+def _recovered(acc: dict[str, list[float]], base: dict[str, list[float]], ceiling: dict[str, list[float]],
+               tests: list[str]) -> str:
+    shares = [(_mean(acc[t]) - _mean(base[t])) / (_mean(ceiling[t]) - _mean(base[t]))
+              for t in tests if abs(_mean(ceiling[t]) - _mean(base[t])) > 1e-9]
+    return f"{100 * statistics.mean(shares):.0f}%" if shares else ""
+
+
 def table(result: dict[str, Any]) -> list[str]:
     """The Markdown lines of one results file."""
     tests = list(result["tests"])
     rows = result["rows"]
     base = rows.get("none", {}).get("accuracy")
     human = rows.get("human", {}).get("accuracy")
+    same = rows.get("human (same rows)", {}).get("accuracy")
     contrast = tests[1:]  # the first test is in-domain
     model = "bag of words" if result["model"] == "bow" else result["model"]
     title = TASK_NAMES.get(result["config"], result["config"])
@@ -51,9 +63,12 @@ def table(result: dict[str, Any]) -> list[str]:
     lines = [f"### {title}: {model}", "",
              f"Accuracy %, mean ± sd over {seeds} seeds{f' ({where})' if where else ''}; in brackets the gain over "
              f"`none` in points."
-             + (f" {result['note']}" if result.get("note") else ""), "",
-             "| training data | rows | " + " | ".join(tests) + (" | human-CAD gain recovered |" if human else " |"),
-             "|---|---|" + "---|" * len(tests) + ("---|" if human else "")]
+             + (f" {result['note']}" if result.get("note") else "")
+             + (f" CORE rows edit a seeded sample of {result['augment_limit']} training rows."
+                if result.get("augment_limit") else ""), "",
+             "| training data | rows | " + " | ".join(tests) + (" | human-CAD gain recovered |" if human else " |")
+             + (" same rows |" if same else ""),
+             "|---|---|" + "---|" * len(tests) + ("---|" if human else "") + ("---|" if same else "")]
     for name, row in rows.items():
         acc = row["accuracy"]
         cells = [_cell(acc[t], None if name == "none" or base is None else base[t]) for t in tests]
@@ -65,11 +80,17 @@ def table(result: dict[str, Any]) -> list[str]:
                 shares = [(_mean(acc[t]) - _mean(base[t])) / (_mean(human[t]) - _mean(base[t]))
                           for t in contrast if abs(_mean(human[t]) - _mean(base[t])) > 1e-9]
                 line += f" {100 * statistics.mean(shares):.0f}% |" if shares else " |"
+        if same:
+            line += f" {_recovered(acc, base, same, contrast)} |" if name in SAME_ROWS and base else " |"
         lines.append(line)
     for probe, p in result.get("probes", {}).items():
         lines += ["", f"{probe}: {_cell(p['none_model'], None)} % of {p['rows']} generated rows, by the `none` model."]
     for name, row in rows.items():
         notes = row.get("augmentation") or {}
+        if "rows_edited" in notes:
+            skipped = ", ".join(f"{k} {v}" for k, v in notes.get("skipped", {}).items()) or "none"
+            lines += ["", f"{ROW_NAMES.get(name, name)}: {notes['counterfactuals']} counterfactuals from "
+                          f"{notes['rows_edited']} rows; skipped: {skipped}."]
         if "blocked_words" in notes:
             words = ", ".join(f"`{w}` {n}" for w, n in notes["blocked_words"].items()) or "none"
             lines += ["", f"{ROW_NAMES.get(name, name)}: {notes['counterfactuals_dropped']} of {notes['of']} "

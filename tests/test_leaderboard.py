@@ -48,3 +48,18 @@ def test_leaderboard_gathers_every_results_file(tmp_path):
     assert "flip rate: 60.0 ± 14.1 % of 40 generated rows, by the `none` model." in text
     assert "+ CrossAug, shortcut-balanced: 7 of 57 counterfactuals dropped; words that caused drops: `not` 5, " \
            "`only` 2." in text
+
+
+def test_core_rows_are_also_compared_with_human_counterfactuals_of_the_same_rows(tmp_path):
+    nli = result("nli", "bow", {"none": (100, ([0.8, 0.8], [0.40, 0.40])),
+                                "human": (300, ([0.8, 0.8], [0.80, 0.80])),
+                                "human (same rows)": (120, ([0.8, 0.8], [0.50, 0.50])),
+                                "core": (118, ([0.8, 0.8], [0.45, 0.45]))})
+    nli["augment_limit"] = 20
+    nli["rows"]["core"]["augmentation"] = {"rows_edited": 20, "counterfactuals": 18, "skipped": {"llm_unchanged": 2}}
+    (tmp_path / "debias_nli_bow.json").write_text(json.dumps(nli))
+    text = load_leaderboard().build(tmp_path)
+    # core: +5 of human's +40 (12%) and of the same rows' human +10 (50%)
+    assert "| + CORE (CF-DPR + SmolLM2 editor) | 118 | 80.0 ± 0.0 (+0.0) | 45.0 ± 0.0 (+5.0) | 12% | 50% |" in text
+    assert "CORE rows edit a seeded sample of 20 training rows." in text
+    assert "18 counterfactuals from 20 rows; skipped: llm_unchanged 2." in text
