@@ -197,3 +197,20 @@ def nli_corpus_sentences(limit: int = 30000) -> list[str]:
         out.append(detokenize_vitaminc(json.loads(line)["evidence"]))
     out = [s.strip() for s in out if 3 <= len(s.split()) <= 40]
     return list(dict.fromkeys(out))[:limit]
+
+
+def cad_sentiment_sentence_pairs(split: str) -> list[dict[str, str]]:
+    """The sentences CAD's annotators changed: (original sentence, edited sentence) from review pairs whose sentence
+    counts match, so the i-th sentences correspond. CF-DPR for sentiment works at this level: the corpus is review
+    sentences, and CORE edits the sentences that carry the sentiment."""
+    from cfaug_hf.sentences import split_sentences
+
+    out = []
+    for pair in cad_sentiment_pairs(split):
+        old, new = split_sentences(pair["query"]), split_sentences(pair["positive"])
+        if len(old) != len(new):
+            continue
+        for a, b in zip(old, new):
+            if a != b and len(a.split()) >= 3 and len(b.split()) >= 3:
+                out.append({"query": a, "label": pair["label"], "positive": b})
+    return out

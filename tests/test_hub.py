@@ -91,6 +91,26 @@ def test_rationale_selector_round_trip(hub):
     assert "rationale" in card.data.tags and "RationaleSwapAugmenter" in card.text
 
 
+def test_cf_dpr_encoder_and_its_corpus_index_round_trip_with_cards(hub):
+    from cfaug_hf import BiEncoder, CorpusIndex
+    from cfaug_hf.testing import tiny_encoder
+
+    encoder = BiEncoder(tiny_encoder(0)[0], tiny_encoder(1)[0], tiny_encoder()[1])
+    encoder.training_info = {"for_method": "core", "train_rows": 8}
+    index = CorpusIndex.build(encoder, CLAIMS)
+    enc_repo, index_repo = name("cf-dpr"), name("corpus-index")
+    encoder.push_to_hub(enc_repo, token=ALICE)
+    index.push_to_hub(index_repo, token=ALICE)
+    assert {"query_encoder/model.safetensors", "document_encoder/model.safetensors"} <= set(hub.files(enc_repo))
+    assert {"index.faiss", "corpus.parquet", "cfaug_corpus_index.json"} <= set(hub.files(index_repo))
+    enc_back, index_back = BiEncoder.from_pretrained(enc_repo), CorpusIndex.from_pretrained(index_repo)
+    assert enc_back.fingerprint() == encoder.fingerprint()
+    assert index_back.search(enc_back, ["a dog"], k=2) == index.search(encoder, ["a dog"], k=2)
+    card = ModelCard.load(enc_repo)
+    assert "CF-DPR" in card.text and "dixit2022core" in card.text  # the method's citation, from training_info
+    assert "FAISS" in ModelCard.load(index_repo).text
+
+
 def test_private_repo_needs_the_owner_token(hub):
     repo = name("private-gen")
     tiny_generator().push_to_hub(repo, private=True, token=ALICE)

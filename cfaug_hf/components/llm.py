@@ -156,6 +156,8 @@ class OpenAICompatibleLLM(Component):
         self.stats: Counter = Counter()
         self._lock = threading.Lock()
         self._local = threading.local()
+        self.base_model = None  # served elsewhere; the card names it from the config
+        self.training_info: dict[str, Any] = {}
 
     # ------------------------------------------------------------------------------------------------- requests
     def _params(self) -> dict[str, Any]:

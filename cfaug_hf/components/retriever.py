@@ -241,6 +241,9 @@ class CorpusIndex(Component):
         self.encoder_fingerprint = encoder_fingerprint
         self.config = config or IndexConfig()
         self.corpus_info = dict(corpus_info or {})
+        # What the card reports: no base model (the encoder is a separate component), the corpus it holds.
+        self.base_model = None
+        self.training_info = {"for_method": "core", "corpus": self.corpus_info}
 
     # -------------------------------------------------------------------------------------------------- building
     @classmethod
