@@ -314,3 +314,14 @@ def test_sentence_level_editing_edits_the_chosen_sentences_in_place():
         COREAugmenter(editor, retriever=enc, index=index, edit_sentences=1)
     with pytest.raises(ValueError, match="NLI"):
         COREAugmenter(editor, TaskSchema.nli(), mode="editor_only", edit_sentences=1, sentence_scorer=scorer)
+
+
+def test_nli_retrieval_never_returns_the_rows_own_premise():
+    enc = shared_encoder()
+    premise = "the king lived in london ."
+    index = CorpusIndex.build(enc, [premise, "the king was born in paris .", "the queen lived in london ."])
+    data = Dataset.from_dict({"premise": [premise], "hypothesis": ["the king lived in england ."],
+                              "label": ["entailment"]})
+    out = COREAugmenter(retriever=enc, index=index, schema=TaskSchema.nli(), mode="retrieval_only",
+                        keep_original=False).augment(data)
+    assert list(out["premise"]) == [premise] and premise not in list(out["hypothesis"])

@@ -160,6 +160,9 @@ class COREAugmenter(Augmenter):
             return f"{premise} {sep} {hypothesis}"
         return ex[self.edit_column]
 
+    def _own_texts(self, ex: Example) -> list[str]:
+        return [p for c in self.schema.text_columns for p in self.schema.pieces(ex[c])]
+
     def _cut(self, text: str) -> tuple[str, bool]:
         limit = self.config.max_input_chars  # type: ignore[attr-defined]
         if len(text) <= limit:
@@ -173,14 +176,14 @@ class COREAugmenter(Augmenter):
         text, cut = self._cut(ex[self.edit_column])
         return {"text": text, "label": ex.label}, cut
 
-    def retrieve(self, queries: list[str], exclude: Sequence[str] | None = None) -> list[list[dict[str, Any]]]:
-        """Top-k excerpts per query, re-ranked when a re-ranker is set (best first). An excerpt that is the text
-        being edited (``exclude``, default the query itself) is dropped: a corpus built from the same reviews holds
-        it, and it is no counterfactual."""
+    def retrieve(self, queries: list[str], exclude: Sequence[Sequence[str]] | None = None) -> list[list[dict[str, Any]]]:
+        """Top-k excerpts per query, re-ranked when a re-ranker is set (best first). Excerpts that are one of the
+        row's own texts (``exclude``, per query; default the query itself) are dropped: a corpus built from the same
+        data holds them (an NLI premise retrieved as the new hypothesis would be entailed, not contradicted)."""
         cfg: COREConfig = self.config  # type: ignore[assignment]
         hits = self.index.search(self.retriever, queries, k=cfg.top_k)
-        exclude = queries if exclude is None else exclude
-        hits = [[h for h in row if _norm(h["text"]) != _norm(own)] for row, own in zip(hits, exclude)]
+        own = [{_norm(q)} for q in queries] if exclude is None else [{_norm(t) for t in texts} for texts in exclude]
+        hits = [[h for h in row if _norm(h["text"]) not in mine] for row, mine in zip(hits, own)]
         if self.reranker is None:
             return hits
         flat = [(q, h) for q, row in zip(queries, hits) for h in row]
@@ -216,7 +219,7 @@ class COREAugmenter(Augmenter):
         retrieved: list[list[dict[str, Any]]] = [[] for _ in units]
         if cfg.mode != "editor_only":
             retrieved = self.retrieve([self.query(todo[t][0]) if pos is None else text for t, pos, text in units],
-                                      exclude=[text for _, _, text in units])
+                                      exclude=[[text, *self._own_texts(todo[t][0])] for t, _, text in units])
         jobs = []  # (unit, target, best excerpts, keywords)
         for unit, hits in zip(units, retrieved):
             t, pos, text = unit
