@@ -238,27 +238,40 @@ CROSSAUG_ROWS = {"crossaug": crossaug, "crossaug+balance": balanced_crossaug,
 NOTES: dict[str, Any] = {}
 
 
-class BowOcclusionSelector:
-    """ICDA rationales by occlusion over a bag-of-words classifier trained on the documents it selects from."""
+def bow_pipeline() -> Any:
+    """TF-IDF word 1-2 grams + logistic regression: the bag-of-words model every BoW part of this benchmark uses."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    return make_pipeline(TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True),
+                         LogisticRegression(max_iter=2000, C=4.0))
+
+
+class BowTextModel:
+    """A bag-of-words classifier fitted on the training texts, fingerprinted by its weights (cheap for ``map``)."""
+
+    fingerprint_key = "bow"
 
     def __init__(self, train: Any, schema: TaskSchema) -> None:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.pipeline import make_pipeline
+        self.schema = schema
+        self.model = bow_pipeline().fit(_columns(train, schema)[schema.text_columns[0]], _labels(train, schema))
 
-        texts = _columns(train, schema)[schema.text_columns[0]]
-        self.model = make_pipeline(TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True),
-                                   LogisticRegression(max_iter=2000, C=4.0)).fit(texts, _labels(train, schema))
+    def fingerprint(self) -> str:
+        from cfaug_hf.fingerprint import digest_json
+
+        return digest_json({self.fingerprint_key: [list(c) for c in self.model[-1].coef_.round(6)]})
+
+
+class BowOcclusionSelector(BowTextModel):
+    """ICDA rationales by occlusion over a bag-of-words classifier trained on the documents it selects from."""
+
+    fingerprint_key = "bow_occlusion"
 
     def select(self, documents: Any, labels: Any = None) -> Any:
         from cfaug_hf.methods.icda.selection import occlusion_rationales
 
         return occlusion_rationales(self.model.predict_proba, documents, labels)
-
-    def fingerprint(self) -> str:
-        from cfaug_hf.fingerprint import digest_json
-
-        return digest_json({"bow_occlusion": [list(c) for c in self.model[-1].coef_.round(6)]})
 
 
 def icda_occlusion(train: Any, seed: int) -> Any:
@@ -274,27 +287,14 @@ def icda_occlusion(train: Any, seed: int) -> Any:
 AUGMENT_LIMIT: int | None = None
 
 
-class BowSentenceScorer:
+class BowSentenceScorer(BowTextModel):
     """p(label | sentence) from a bag-of-words classifier trained on the training reviews: picks the sentence of a
     review that carries its sentiment most, for CORE's sentence-level editing."""
 
-    def __init__(self, train: Any, schema: TaskSchema) -> None:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.pipeline import make_pipeline
-
-        self.schema = schema
-        self.model = make_pipeline(TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True),
-                                   LogisticRegression(max_iter=2000, C=4.0)).fit(
-            _columns(train, schema)[schema.text_columns[0]], _labels(train, schema))
+    fingerprint_key = "bow_sentence_scorer"
 
     def __call__(self, sentences: list[str], label: str) -> list[float]:
         return list(self.model.predict_proba(sentences)[:, self.schema.label_id(label)])
-
-    def fingerprint(self) -> str:
-        from cfaug_hf.fingerprint import digest_json
-
-        return digest_json({"bow_sentence_scorer": [list(c) for c in self.model[-1].coef_.round(6)]})
 
 
 def augment_subset(train: Any) -> tuple[Any, list[int]]:
@@ -383,16 +383,11 @@ def claim_only_weights(train: Any, schema: TaskSchema, folds: int = 5) -> list[f
     """1 / p(label | claim) from a bag-of-words claim-only model, out-of-fold so no example scores itself;
     normalised to mean 1 (Schuster et al. 2019's re-weighting baseline)."""
     import numpy as np
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import cross_val_predict
-    from sklearn.pipeline import make_pipeline
 
     claims = [v if isinstance(v, str) else " ".join(v) for v in train[schema.bias_columns[0]]]
     labels = np.array(_labels(train, schema))
-    model = make_pipeline(TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True),
-                          LogisticRegression(max_iter=2000, C=4.0))
-    probs = cross_val_predict(model, claims, labels, cv=folds, method="predict_proba")
+    probs = cross_val_predict(bow_pipeline(), claims, labels, cv=folds, method="predict_proba")
     weights = 1.0 / np.clip(probs[np.arange(len(labels)), labels], 0.05, 1.0)
     return list(weights / weights.mean())
 

@@ -18,8 +18,8 @@ from typing import Any, Callable
 class _Handler(BaseHTTPRequestHandler):
     server: "LLMServer"
 
-    def log_message(self, *args: Any) -> None:  # quiet
-        pass
+    def log_message(self, *args: Any) -> None:
+        """Requests are recorded in ``server.requests``; nothing is printed to stderr."""
 
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)

@@ -328,7 +328,8 @@ class OpenAICompatibleLLM(Component):
                             "send_seed": c.send_seed})
 
     def _save(self, folder: Path) -> None:
-        pass
+        """Nothing beside the config JSON (written by ``save_pretrained``): an endpoint has no weights, and its API
+        key stays in the environment."""
 
     @classmethod
     def _load(cls, folder: Path, config: dict[str, Any], **overrides: Any) -> OpenAICompatibleLLM:
