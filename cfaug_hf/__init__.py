@@ -26,8 +26,10 @@ _LAZY = {
     **dict.fromkeys(("Generator", "GeneratorConfig", "LabelChecker", "LabelCheckerConfig", "RationaleSelector"),
                     "components"),
     **dict.fromkeys(("BiEncoder", "CorpusIndex", "OpenAICompatibleLLM", "local_llm"), "components"),
-    **dict.fromkeys(("COREAugmenter", "COREConfig", "CrossAugAugmenter", "CrossAugConfig", "ICDAConfig",
+    **dict.fromkeys(("CFGenAugmenter", "CFGenConfig", "COREAugmenter", "COREConfig", "CrossAugAugmenter",
+                     "CrossAugConfig", "ICDAConfig", "LLMConfig", "LLMCounterfactualAugmenter",
                      "RationaleSwapAugmenter"), "methods"),
+    **dict.fromkeys(("EntityLexicon",), "entities"),
     **dict.fromkeys(("SchemaError", "TaskSchema"), "schema"),
 }
 
@@ -53,5 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
                             Example, RowResult)
     from .components import Generator, GeneratorConfig, LabelChecker, LabelCheckerConfig, RationaleSelector
     from .components import BiEncoder, CorpusIndex, OpenAICompatibleLLM, local_llm
-    from .methods import COREAugmenter, COREConfig, CrossAugAugmenter, CrossAugConfig, ICDAConfig, RationaleSwapAugmenter
+    from .entities import EntityLexicon
+    from .methods import (CFGenAugmenter, CFGenConfig, COREAugmenter, COREConfig, CrossAugAugmenter, CrossAugConfig,
+                          ICDAConfig, LLMConfig, LLMCounterfactualAugmenter, RationaleSwapAugmenter)
     from .schema import SchemaError, TaskSchema

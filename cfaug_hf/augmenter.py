@@ -479,7 +479,7 @@ def source_id(row: Mapping[str, Any], schema: TaskSchema) -> str:
     """The ``cf_source_id`` an augmenter gives ``row``: its id column, else a digest of its texts and label."""
     if schema.id_column and row.get(schema.id_column) is not None:
         return str(row[schema.id_column])
-    return digest_json([row[c] for c in schema.text_columns] + [schema.label_name(row[schema.label_column])])
+    return digest_json([row[c] for c in schema.text_columns] + [schema.row_label(row[schema.label_column])])
 
 
 class Augmenter(abc.ABC):
@@ -540,17 +540,19 @@ class Augmenter(abc.ABC):
         if getattr(self, "_pid", None) != os.getpid():
             self._enter_worker_process()
         label_values = batch.get(self.schema.label_column) if hasattr(batch, "get") else None
-        if isinstance(label_values, (str, int, float)) or (label_values is not None
-                                                           and not hasattr(label_values, "__len__")):
+        one_row = isinstance(label_values, (str, int, float)) or (label_values is not None
+                                                                  and not hasattr(label_values, "__len__"))
+        if self.schema.is_token_level and label_values is not None and len(label_values):
+            one_row = not isinstance(label_values[0], (list, tuple))  # one row's tags, not a batch of tag lists
+        if one_row:
             raise TypeError(f"{type(self).__name__} got one row ({self.schema.label_column}={label_values!r}) "
                             f"instead of a batch: call dataset.map(augmenter, batched=True).")
         _refuse_augmented(list(batch.keys()))
-        label_ids = self.schema.validate_batch(batch, indices)
+        labels = self.schema.batch_labels(batch, indices)
         columns = list(batch.keys())
-        n = len(label_ids)
+        n = len(labels)
         rows = [{c: batch[c][i] for c in columns} for i in range(n)]
-        names = self.schema.label_names
-        examples = [Example(row, names[label_ids[i]], source_id(row, self.schema), None,
+        examples = [Example(row, labels[i], source_id(row, self.schema), None,
                             None if indices is None else indices[i], base_seed=self.config.seed)
                     for i, row in enumerate(rows)]
         results = self.augment_examples(examples) if examples else []

@@ -12,6 +12,10 @@ filter                            keeps a counterfactual when
 :class:`TopK`                     it is among a source row's ``k`` best by the summed scores of other filters
 :class:`ShortcutBalanceFilter`    it does not push any of its tokens past the competency test's significance threshold
                                   for its label (keeps the counterfactuals from creating a new shortcut)
+:class:`NERConstraintFilter`      its tokens and IOB2 tags keep the source's entity types, in order, and its context
+:class:`REConstraintFilter`       its head and tail markup, texts and order are the source's
+:class:`NLIConstraintFilter`      its premise is the source's, and its hypothesis is not the premise
+:class:`TagConsistencyFilter`     a tagger trained on the original data finds exactly its entities (NER)
 ================================  =====================================================================================
 
 The arithmetic is :mod:`cfaug_hf.metrics`'s. Every filter's settings go into the augmenter's config, fingerprint
@@ -38,7 +42,8 @@ from typing import Any, ClassVar
 from .fingerprint import digest_json, digest_object
 
 __all__ = ["Pair", "Filter", "LabelFlipFilter", "MinimalityFilter", "SemanticFidelityFilter", "FluencyFilter",
-           "EntityFidelityFilter", "TopK", "ShortcutBalanceFilter"]
+           "EntityFidelityFilter", "TopK", "ShortcutBalanceFilter", "ConstraintFilter", "NERConstraintFilter",
+           "REConstraintFilter", "NLIConstraintFilter", "TagConsistencyFilter"]
 
 
 @dataclass
@@ -255,6 +260,169 @@ class EntityFidelityFilter(Filter):
 
     def get_config_dict(self) -> dict[str, Any]:
         return {"filter": self.name, "min_share": self.min_share}
+
+
+class ConstraintFilter(Filter):
+    """A hard check: keeps a counterfactual when :meth:`problem` finds nothing wrong with it, and records the
+    problem as the drop reason (``<name>:<problem>`` in the stats). Scores are 1 (kept) or 0."""
+
+    @abc.abstractmethod
+    def problem(self, pair: Pair) -> str | None:
+        """A short reason the pair breaks the constraint, or None."""
+
+    def scores(self, pairs: Sequence[Pair]) -> list[float]:
+        return self.keep(pairs)[1]
+
+    def keep(self, pairs: Sequence[Pair]) -> tuple[list[bool], list[float]]:
+        self.reasons = [self.problem(p) for p in pairs]
+        return [r is None for r in self.reasons], [float(r is None) for r in self.reasons]
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"filter": self.name}
+
+
+class NERConstraintFilter(ConstraintFilter):
+    """Entity constraints of an NER counterfactual (tokens + IOB2 tags): one tag per token, valid IOB2, the same
+    entity types in the same order as the source, the words outside entities unchanged, and (with a ``lexicon``)
+    no new entity text that the dataset knows only under another type.
+
+    Reasons: ``tag_count``, ``iob2``, ``entity_types``, ``context_changed``, ``type_conflict``.
+
+    Args:
+        lexicon: an optional :class:`~cfaug_hf.entities.EntityLexicon` of the original data.
+    """
+
+    name = "ner_constraints"
+
+    def __init__(self, lexicon: Any = None) -> None:
+        super().__init__()
+        self.lexicon = lexicon
+
+    def problem(self, pair: Pair) -> str | None:
+        from .entities import iob2_problem, iob2_spans
+
+        col = pair.text_columns[0]
+        tokens, tags = list(pair.counterfactual[col]), pair.label.split()
+        old_tokens, old_tags = list(pair.source[col]), pair.original_label.split()
+        if len(tokens) != len(tags):
+            return "tag_count"
+        if iob2_problem(tags):
+            return "iob2"
+        new, old = iob2_spans(tokens, tags), iob2_spans(old_tokens, old_tags)
+        if [e.type for e in new] != [e.type for e in old]:
+            return "entity_types"
+        if _outside(tokens, new) != _outside(old_tokens, old):
+            return "context_changed"
+        if self.lexicon is not None:
+            for a, b in zip(new, old):
+                known = self.lexicon.types_of(a.text)
+                if a.text.casefold() != b.text.casefold() and known and a.type not in known:
+                    return "type_conflict"
+        return None
+
+    def components(self) -> dict[str, Any]:
+        return {"lexicon": self.lexicon.to_dict()} if self.lexicon is not None else {}
+
+
+def _outside(tokens: Sequence[str], entities: Sequence[Any]) -> list[Any]:
+    """The tokens outside entities, with a marker where each entity sits."""
+    out: list[Any] = []
+    cursor = 0
+    for e in entities:
+        out += list(tokens[cursor:e.start]) + [None]
+        cursor = e.end
+    return out + list(tokens[cursor:])
+
+
+class REConstraintFilter(ConstraintFilter):
+    """Entity constraints of a relation-extraction counterfactual: the head and tail markup intact (one of each),
+    the same head and tail text as the source, and the head still before the tail (SemEval numbers the entities in
+    reading order, and its labels' direction, ``(e1,e2)`` or ``(e2,e1)``, refers to that order). Set
+    ``keep_order=False`` for data whose labels name the head and tail whatever their order.
+
+    Reasons: ``markup``, ``head_changed``, ``tail_changed``, ``order``.
+    """
+
+    name = "re_constraints"
+
+    def __init__(self, head: tuple[str, str] = ("<e1>", "</e1>"), tail: tuple[str, str] = ("<e2>", "</e2>"), *,
+                 keep_order: bool = True) -> None:
+        super().__init__()
+        self.head, self.tail, self.keep_order = tuple(head), tuple(tail), keep_order
+
+    def problem(self, pair: Pair) -> str | None:
+        from .entities import MarkupError, relation_entities
+
+        col = pair.columns[0]
+        try:
+            head, tail, head_first = relation_entities(pair.counterfactual[col], self.head, self.tail)
+        except MarkupError:
+            return "markup"
+        old_head, old_tail, old_first = relation_entities(pair.source[col], self.head, self.tail)
+        if _norm(head) != _norm(old_head):
+            return "head_changed"
+        if _norm(tail) != _norm(old_tail):
+            return "tail_changed"
+        if self.keep_order and head_first != old_first:
+            return "order"
+        return None
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"filter": self.name, "head": list(self.head), "tail": list(self.tail), "keep_order": self.keep_order}
+
+
+class NLIConstraintFilter(ConstraintFilter):
+    """An NLI counterfactual that edits the hypothesis keeps the premise as it was, and its hypothesis is not a copy
+    of the premise (which would be entailed whatever the target). Reasons: ``premise_changed``,
+    ``copied_premise``."""
+
+    name = "nli_constraints"
+
+    def problem(self, pair: Pair) -> str | None:
+        premise, hypothesis = pair.text_columns[:2]
+        if _norm(Pair._text(pair.counterfactual[premise])) != _norm(Pair._text(pair.source[premise])):
+            return "premise_changed"
+        if _norm(Pair._text(pair.counterfactual[hypothesis])) == _norm(Pair._text(pair.source[premise])):
+            return "copied_premise"
+        return None
+
+
+class TagConsistencyFilter(ConstraintFilter):
+    """The NER consistency filter: keeps a counterfactual when a small tagger trained on the original data finds
+    exactly its entities (same spans, same types). ``tagger`` maps a batch of token lists to tag lists (e.g.
+    :func:`cfaug_hf.training.token_classifier.token_tagger`). Reason: ``tags_disagree``."""
+
+    name = "tag_consistency"
+
+    def __init__(self, tagger: Callable[[list[list[str]]], list[list[str]]]) -> None:
+        if not callable(tagger):
+            raise TypeError(f"tagger must be a callable token lists -> tag lists, got {type(tagger).__name__}.")
+        super().__init__()
+        self.tagger = tagger
+
+    def keep(self, pairs: Sequence[Pair]) -> tuple[list[bool], list[float]]:
+        from .entities import iob2_spans
+
+        col = pairs[0].text_columns[0] if pairs else ""
+        tokens = [list(p.counterfactual[col]) for p in pairs]
+        predicted = self.tagger(tokens) if pairs else []
+        self.reasons = []
+        for toks, p, pred in zip(tokens, pairs, predicted):
+            same = [(e.start, e.end, e.type) for e in iob2_spans(toks, list(pred))] == \
+                [(e.start, e.end, e.type) for e in iob2_spans(toks, p.label.split())]
+            self.reasons.append(None if same else "tags_disagree")
+        return [r is None for r in self.reasons], [float(r is None) for r in self.reasons]
+
+    def problem(self, pair: Pair) -> str | None:
+        self.keep([pair])
+        return self.reasons[0]  # type: ignore[index]
+
+    def components(self) -> dict[str, Any]:
+        return {"tagger": self.tagger}
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.casefold().split())
 
 
 class TopK(Filter):

@@ -167,6 +167,31 @@ class AugmentationReport:
         return out
 
 
+def _label_counts(values: Any, schema: TaskSchema) -> dict[str, int]:
+    """Rows per label; for token classification, tokens per tag."""
+    if schema.is_token_level:
+        return dict(Counter(schema.label_name(t) for row in values for t in row))
+    return dict(Counter(schema.label_name(x) for x in values))
+
+
+def _examples(pairs: list[dict[str, Any]], rng: random.Random, schema: TaskSchema) -> list[dict[str, Any]]:
+    """Three counterfactuals picked at random, before and after."""
+    return [{"kind": p["counterfactual"]["cf_kind"], "original_label": p["counterfactual"]["cf_original_label"],
+             "label": schema.row_label(p["counterfactual"][schema.label_column]),
+             "before": {c: _text(p["source"][c]) for c in p["changed"]},
+             "after": {c: _text(p["counterfactual"][c]) for c in p["changed"]}}
+            for p in rng.sample(pairs, min(3, len(pairs)))]
+
+
+def _finish_token_level(counts: dict[str, Any], metrics: dict[str, Any], pairs: list[dict[str, Any]],
+                        rng: random.Random, schema: TaskSchema, out_dir: Any) -> AugmentationReport:
+    report = AugmentationReport(counts, metrics, {"competency": None, "note": "token classification: no row-level "
+                                                  "shortcut diagnostics"}, _examples(pairs, rng, schema))
+    if out_dir is not None:
+        report.save(out_dir)
+    return report
+
+
 def _strip_lists(metrics: dict[str, Any]) -> dict[str, Any]:
     # Per-pair lists (distances, perplexities) are large and belong in the data, not in the report.
     return {col: {name: ({k: v for k, v in value.items() if not isinstance(v, list)} if isinstance(value, dict)
@@ -223,8 +248,7 @@ def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, ch
     pairs = counterfactual_pairs(original, augmented, schema)
     stats = AugmentationStats.from_dataset(augmented, rows_in=len(original))
     label_col = schema.label_column
-    labels_before = Counter(schema.label_name(x) for x in original[label_col])
-    labels_after = Counter(schema.label_name(x) for x in augmented[label_col])
+    labels_before, labels_after = _label_counts(original[label_col], schema), _label_counts(augmented[label_col], schema)
     counts = {"rows_in": len(original), "rows_out": len(augmented), "counterfactuals": len(pairs),
               "labels_before": dict(labels_before), "labels_after": dict(labels_after),
               "kinds": dict(Counter(p["counterfactual"]["cf_kind"] for p in pairs)),
@@ -285,7 +309,7 @@ def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, ch
             progress.update()
         metrics[column] = m
     progress.close()
-    if checker is not None and pairs:
+    if checker is not None and pairs and not schema.is_token_level:
         cols = schema.text_columns
         first = [_text(p["counterfactual"][cols[0]]) for p in pairs]
         second = [p["counterfactual"][cols[1]] for p in pairs] if len(cols) > 1 else None
@@ -294,6 +318,8 @@ def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, ch
 
     columns = competency_columns or list(schema.bias_columns)
     diagnostics: dict[str, Any] = {}
+    if schema.is_token_level:  # the competency test and the probe read one label per row
+        return _finish_token_level(counts, metrics, pairs, rng, schema, out_dir)
     comp_before = competency_test(original, schema, columns=columns, alpha=alpha, min_count=min_count)
     comp_after = competency_test(augmented, schema, columns=columns, alpha=alpha, min_count=min_count)
     diagnostics["competency"] = {"columns": columns, "alpha": alpha, "min_count": min_count,
@@ -306,14 +332,7 @@ def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, ch
         except ValueError as err:  # too few rows or one label: say so instead of failing the whole report
             diagnostics["probe"] = None
             logger.warning("claim-only probe skipped: %s", err)
-    examples = []
-    for p in rng.sample(pairs, min(3, len(pairs))):
-        cf = p["counterfactual"]
-        examples.append({"kind": cf["cf_kind"], "original_label": cf["cf_original_label"],
-                         "label": schema.label_name(cf[label_col]),
-                         "before": {c: _text(p["source"][c]) for c in p["changed"]},
-                         "after": {c: _text(cf[c]) for c in p["changed"]}})
-    report = AugmentationReport(counts, metrics, diagnostics, examples)
+    report = AugmentationReport(counts, metrics, diagnostics, _examples(pairs, rng, schema))
     if out_dir is not None:
         out = Path(out_dir)
         label = schema.label_names[0]

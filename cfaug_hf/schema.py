@@ -13,7 +13,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["TaskSchema", "SchemaError"]
+__all__ = ["TaskSchema", "SchemaError", "CONLL2003_TAGS", "SEMEVAL2010_RELATIONS"]
+
+#: CoNLL-2003's IOB2 tag set (the order of the Hub's ``conll2003`` ``ner_tags`` ClassLabel).
+CONLL2003_TAGS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
+#: SemEval-2010 Task 8's 19 relation labels: nine relations in both directions, and Other.
+SEMEVAL2010_RELATIONS = tuple(
+    f"{rel}({a},{b})" for rel in ("Cause-Effect", "Component-Whole", "Content-Container", "Entity-Destination",
+                                  "Entity-Origin", "Instrument-Agency", "Member-Collection", "Message-Topic",
+                                  "Product-Producer") for a, b in (("e1", "e2"), ("e2", "e1"))) + ("Other",)
 
 
 class SchemaError(ValueError):
@@ -31,13 +39,15 @@ def _row_ref(row: int | None) -> str:
 
 @dataclass(frozen=True)
 class TaskSchema:
-    """Names the columns of a classification task over one or more texts.
+    """Names the columns of a classification task over one or more texts, or of a token-classification task
+    (``task="token-classification"``: one list-of-tokens column and a label column holding one tag per token).
 
     Args:
         text_columns: input text columns, in the order a pair classifier reads them (e.g. claim, then evidence).
         edit_columns: the subset of ``text_columns`` an augmenter may rewrite.
-        label_column: the label column; its values may be label names (str) or integer ids (int or ClassLabel).
-        label_names: the label names, in id order.
+        label_column: the label column; its values may be label names (str) or integer ids (int or ClassLabel);
+            for token classification, a list of them per row (one per token).
+        label_names: the label names, in id order (the tag set, for token classification).
         list_columns: text columns that may hold a list of strings instead of one string (multi-piece evidence).
         id_column: optional column with a stable row id, used as ``cf_source_id``; without it a content digest is used.
         task: a short task name used in cards and messages.
@@ -105,6 +115,27 @@ class TaskSchema:
         return cls(text_columns=(text,), edit_columns=(text,), label_column=label, label_names=tuple(label_names),
                    id_column=id_column, task="sentiment-analysis")
 
+    @classmethod
+    def token_classification(cls, *, tokens: str = "tokens", tags: str = "ner_tags",
+                             tag_names: Sequence[str] = CONLL2003_TAGS, id_column: str | None = None) -> TaskSchema:
+        """Named-entity recognition: a list of tokens and one IOB2 tag per token (default: CoNLL-2003's tags)."""
+        return cls(text_columns=(tokens,), edit_columns=(tokens,), label_column=tags, label_names=tuple(tag_names),
+                   list_columns=(tokens,), id_column=id_column, task="token-classification")
+
+    @classmethod
+    def relation_extraction(cls, *, text: str = "text", label: str = "label",
+                            label_names: Sequence[str] = SEMEVAL2010_RELATIONS,
+                            id_column: str | None = None) -> TaskSchema:
+        """Relation classification over a sentence whose head and tail are marked up (SemEval-2010 Task 8:
+        ``<e1>head</e1>``, ``<e2>tail</e2>``, labels such as ``Cause-Effect(e1,e2)``)."""
+        return cls(text_columns=(text,), edit_columns=(text,), label_column=label, label_names=tuple(label_names),
+                   id_column=id_column, task="relation-extraction")
+
+    @property
+    def is_token_level(self) -> bool:
+        """Whether labels are per token (token classification) rather than per row."""
+        return self.task == "token-classification"
+
     @property
     def bias_columns(self) -> tuple[str, ...]:
         """The field whose shortcuts the bias diagnostics look at: the claim, the hypothesis, or the edit columns."""
@@ -140,15 +171,31 @@ class TaskSchema:
         """The canonical name of a label given as a name (any case) or an id."""
         return self.label_names[self.label_id(value, row=row)]
 
+    def row_label(self, value: Any, *, row: int | None = None) -> str:
+        """A row's label as one string: its canonical name, or for token classification the tag names joined by
+        spaces (what ``cf_original_label`` holds).
+
+        >>> TaskSchema.token_classification().row_label([1, 2, 0])
+        'B-PER I-PER O'
+        """
+        if self.is_token_level:
+            return " ".join(self.label_name(v, row=row) for v in value)
+        return self.label_name(value, row=row)
+
     def encode_label_like(self, name: str, like: Any) -> Any:
         """``name`` in the representation ``like`` uses: an id when the dataset stores ids, else the name spelled
         in ``like``'s case (``refutes`` next to ``supports``), so an output never mixes two spellings of a label.
+
+        For token classification ``name`` is a row label (tag names joined by spaces) and ``like`` the row's list.
 
         >>> s = TaskSchema.fact_verification(nei=True)
         >>> s.encode_label_like("REFUTES", "supports"), s.encode_label_like("REFUTES", 0), s.encode_label_like(
         ...     "NOT ENOUGH INFO", "Supports")
         ('refutes', 1, 'Not enough info')
         """
+        if self.is_token_level and not isinstance(like, (str, int)):
+            first = like[0] if len(like) else "O"
+            return [self.encode_label_like(tag, first) for tag in name.split()]
         if isinstance(like, int) and not isinstance(like, bool):
             return self.label_id(name)
         if not isinstance(like, str):
@@ -205,6 +252,15 @@ class TaskSchema:
                 raise SchemaError(f"Column {col!r} has type {feat}; expected string"
                                   f"{' or a list of strings' if col in self.list_columns else ''}.")
         label = features[self.label_column]
+        if self.is_token_level:
+            inner = getattr(label, "feature", None)
+            if not isinstance(label, list_types) or inner is None:
+                raise SchemaError(f"Column {self.label_column!r} has type {label}; token classification expects a list "
+                                  f"of tags per row (tag names, ids, or a list of ClassLabel).")
+            label = inner
+            if not isinstance(features[self.text_columns[0]], list_types):
+                raise SchemaError(f"Column {self.text_columns[0]!r} has type {features[self.text_columns[0]]}; token "
+                                  f"classification expects a list of tokens per row.")
         if isinstance(label, ClassLabel):
             theirs = [n.casefold() for n in label.names]
             ours = [n.casefold() for n in self.label_names]
@@ -215,9 +271,9 @@ class TaskSchema:
             raise SchemaError(f"Column {self.label_column!r} has type {label}; expected label names (string), "
                               f"integer ids or a ClassLabel.")
 
-    def validate_batch(self, batch: Mapping[str, Sequence[Any]], indices: Sequence[int] | None = None) -> list[int]:
+    def validate_batch(self, batch: Mapping[str, Sequence[Any]], indices: Sequence[int] | None = None) -> list[Any]:
         """Check every cell an augmenter reads in a ``map`` batch; raise on the first bad one. Returns the rows'
-        label ids.
+        label ids (for token classification, each row's list of tag ids; tags must be valid IOB2).
 
         ``indices`` are the rows' positions in the dataset (``map(..., with_indices=True)``); without them errors
         give the position in the batch.
@@ -244,6 +300,8 @@ class TaskSchema:
                 if not ok:
                     shown = repr(value) if len(repr(value)) < 80 else repr(value)[:77] + "..."
                     raise SchemaError(f"Column {col!r} at {where(i)}: got {shown}; expected {expected}.")
+        if self.is_token_level:
+            return self._validate_tags(batch, where)
         ids = []
         for i, value in enumerate(batch[self.label_column]):
             try:
@@ -253,6 +311,37 @@ class TaskSchema:
                                   f"of {list(self.label_names)} or an id in 0..{len(self.label_names) - 1}."
                                   ) from None
         return ids
+
+    def _validate_tags(self, batch: Mapping[str, Sequence[Any]], where: Any) -> list[list[int]]:
+        from .entities import iob2_problem
+
+        tokens_col = self.text_columns[0]
+        out = []
+        for i, (tokens, tags) in enumerate(zip(batch[tokens_col], batch[self.label_column])):
+            if isinstance(tokens, str):
+                raise SchemaError(f"Column {tokens_col!r} at {where(i)}: got a string; token classification expects "
+                                  f"a list of tokens.")
+            if not isinstance(tags, (list, tuple)) or len(tags) != len(tokens):
+                got = f"{len(tags)} tags" if isinstance(tags, (list, tuple)) else repr(tags)
+                raise SchemaError(f"Column {self.label_column!r} at {where(i)}: got {got} for {len(tokens)} tokens; "
+                                  f"expected one tag per token.")
+            try:
+                ids = [self.label_id(t) for t in tags]
+            except SchemaError as err:
+                raise SchemaError(f"Column {self.label_column!r} at {where(i)}: {str(err).split(': ', 1)[1]}"
+                                  ) from None
+            problem = iob2_problem([self.label_names[t] for t in ids])
+            if problem:
+                raise SchemaError(f"Column {self.label_column!r} at {where(i)}: not valid IOB2: {problem}.")
+            out.append(ids)
+        return out
+
+    def batch_labels(self, batch: Mapping[str, Sequence[Any]], indices: Sequence[int] | None = None) -> list[str]:
+        """:meth:`validate_batch`, then each row's label as :meth:`row_label` spells it."""
+        ids = self.validate_batch(batch, indices)
+        if self.is_token_level:
+            return [" ".join(self.label_names[t] for t in row) for row in ids]
+        return [self.label_names[i] for i in ids]
 
     def to_dict(self) -> dict[str, Any]:
         return {

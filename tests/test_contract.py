@@ -64,7 +64,33 @@ def core_case():
                          demonstrations=[demo], instructions="edit the text ."), data
 
 
-CASES = {"crossaug": crossaug_case, "icda": icda_case, "negate": negate_case, "core": core_case}
+def llm_case():
+    from cfaug_hf import LLMCounterfactualAugmenter
+    from cfaug_hf.testing import tiny_causal_lm
+
+    llm = Generator(*tiny_causal_lm(), chat=True, do_sample=True, num_beams=1, max_new_tokens=8,
+                    max_source_length=200)
+    data = Dataset.from_dict({"id": [f"s{i}" for i in range(12)],
+                              "text": [f"the food was {'good' if i % 2 else 'bad'} ." for i in range(12)],
+                              "label": ["positive" if i % 2 else "negative" for i in range(12)]})
+    demo = {"text": "the film was bad .", "label": "negative", "target": "positive", "edited": "the film was good ."}
+    return LLMCounterfactualAugmenter(llm, TaskSchema.sentiment(id_column="id"), guidelines=False,
+                                      demonstrations=[demo]), data
+
+
+def cfgen_case():
+    from cfaug_hf import CFGenAugmenter
+
+    people, places = ["Ada", "Bob", "Eve", "Max"], ["Paris", "Rome", "Oslo"]
+    data = Dataset.from_dict({
+        "tokens": [[people[i % 4], "went", "to", places[i % 3], "."] if i % 5 else ["it", "rained", "."]
+                   for i in range(12)],
+        "ner_tags": [["B-PER", "O", "O", "B-LOC", "O"] if i % 5 else ["O", "O", "O"] for i in range(12)]})
+    return CFGenAugmenter.from_dataset(data, TaskSchema.token_classification(), per_input=2), data
+
+
+CASES = {"crossaug": crossaug_case, "icda": icda_case, "negate": negate_case, "core": core_case, "llm": llm_case,
+         "cfgen": cfgen_case}
 
 
 def rows(dataset):
@@ -122,14 +148,17 @@ def test_push_pull_and_card(method):
 @pytest.mark.parametrize("method", sorted(CASES))
 def test_method_independent_bad_input(method):
     aug, data = CASES[method]()
-    text = aug.schema.text_columns[0]
-    with pytest.raises(SchemaError, match=f"Column '{aug.schema.label_column}' is missing"):
-        aug.augment(data.remove_columns(aug.schema.label_column))
-    blank = data.map(lambda t, i: {text: "" if i == 5 else t}, input_columns=text, with_indices=True)
-    with pytest.raises(SchemaError, match=f"Column '{text}' at row 5: got ''"):
+    text, label = aug.schema.text_columns[0], aug.schema.label_column
+    tokens = aug.schema.is_token_level  # cells are lists: an empty list is the blank, a list of tags the label
+    with pytest.raises(SchemaError, match=f"Column '{label}' is missing"):
+        aug.augment(data.remove_columns(label))
+    blank = data.map(lambda t, i: {text: ([] if tokens else "") if i == 5 else t}, input_columns=text,
+                     with_indices=True)
+    with pytest.raises(SchemaError, match=f"Column '{text}' at row 5: got {'' if tokens else repr('')}"):
         aug.augment(blank)
-    wrong = data.map(lambda y, i: {"label": "MAYBE" if i == 3 else y}, input_columns="label", with_indices=True)
-    with pytest.raises(SchemaError, match="Column 'label' at row 3: unknown label 'MAYBE'"):
+    wrong = data.map(lambda y, i: {label: (["MAYBE"] * len(y) if tokens else "MAYBE") if i == 3 else y},
+                     input_columns=label, with_indices=True)
+    with pytest.raises(SchemaError, match=f"Column '{label}' at row 3: unknown label 'MAYBE'"):
         aug.augment(wrong)
     with pytest.raises(SchemaError, match="already the output of an augmenter"):
         aug.augment(aug.augment(data))

@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 
 def local_llm(model: str | os.PathLike = "HuggingFaceTB/SmolLM2-135M-Instruct", *, temperature: float = 0.7,
               top_p: float = 1.0, max_new_tokens: int = 96, stop: Sequence[str] = ("\n",), batch_size: int = 16,
-              max_source_length: int = 1024, device: str | None = None) -> Any:
+              max_source_length: int = 1024, chat: bool = True, device: str | None = None) -> Any:
     """A local instruction-tuned causal LM as a text generator: each input is a whole prompt, sent as one user
     message through the tokenizer's chat template and answered by per-row seeded sampling (temperature 0.7 and
     top-p 1.0 are CORE's settings), cut at the first stop string.
@@ -53,6 +53,8 @@ def local_llm(model: str | os.PathLike = "HuggingFaceTB/SmolLM2-135M-Instruct", 
         stop: the answer ends at the first of these strings (default: one line).
         batch_size: prompts per ``generate`` call (left-padded).
         max_source_length: prompt tokens kept (longer prompts are cut and counted).
+        chat: send the prompt through the chat template (True), or let the model continue the prompt as plain
+            text (False), which small models often do more faithfully with few-shot prompts.
 
     Example:
         >>> from cfaug_hf.generation import as_text_generator
@@ -63,7 +65,7 @@ def local_llm(model: str | os.PathLike = "HuggingFaceTB/SmolLM2-135M-Instruct", 
     from .generator import Generator
 
     sample = temperature > 0
-    return Generator.from_base(model, device=device, chat=True, do_sample=sample, num_beams=1,
+    return Generator.from_base(model, device=device, chat=chat, do_sample=sample, num_beams=1,
                                temperature=temperature if sample else 1.0, top_p=top_p, top_k=0,
                                max_new_tokens=max_new_tokens, stop=tuple(stop), batch_size=batch_size,
                                max_source_length=max_source_length)

@@ -1,11 +1,14 @@
 """One subpackage per method: a config dataclass and an augmenter, registered here by name."""
 
 from .. import registry
+from .cfgen import CFGenAugmenter, CFGenConfig
 from .core import COREAugmenter, COREConfig
 from .crossaug import CrossAugAugmenter, CrossAugConfig
 from .icda import ICDAConfig, RationaleSwapAugmenter
+from .llm import LLMConfig, LLMCounterfactualAugmenter
 
 #: Augmenter classes by their ``method`` name (the registry's table; kept under this name for older code).
 METHODS = registry.AUGMENTERS
 
-__all__ = ["COREAugmenter", "COREConfig", "CrossAugAugmenter", "CrossAugConfig", "RationaleSwapAugmenter", "ICDAConfig", "METHODS"]
+__all__ = ["CFGenAugmenter", "CFGenConfig", "COREAugmenter", "COREConfig", "CrossAugAugmenter", "CrossAugConfig",
+           "LLMConfig", "LLMCounterfactualAugmenter", "RationaleSwapAugmenter", "ICDAConfig", "METHODS"]

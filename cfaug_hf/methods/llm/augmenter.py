@@ -1,0 +1,443 @@
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from ...augmenter import Augmenter, Counterfactual, Example, RowResult
+from ...entities import MarkupError, iob2_spans, mark_entities, relation_entities, substitute
+from ...filters import (LabelFlipFilter, NERConstraintFilter, NLIConstraintFilter, REConstraintFilter,
+                        TagConsistencyFilter)
+from ...fingerprint import stable_hash
+from ...generation import as_text_generator
+from ...schema import SchemaError, TaskSchema
+from .config import LLMConfig
+from .prompts import build_prompt, cot_consistent, parse_list, parse_replacements, parse_text
+
+__all__ = ["LLMCounterfactualAugmenter", "LLM_CF_CITATION", "balanced_target_probs"]
+
+LLM_CF_CITATION = """@inproceedings{li2024prompting,
+  title     = {Prompting Large Language Models for Counterfactual Generation: An Empirical Study},
+  author    = {Li, Yongqi and Xu, Mayi and Miao, Xin and Zhou, Shen and Qian, Tieyun},
+  booktitle = {Proceedings of the 2024 Joint International Conference on Computational Linguistics, Language
+               Resources and Evaluation (LREC-COLING 2024)},
+  year      = {2024},
+  url       = {https://arxiv.org/abs/2305.14791}
+}"""
+
+_TASK_OF_SCHEMA = {"sentiment-analysis": "sentiment", "natural-language-inference": "nli",
+                   "token-classification": "ner", "relation-extraction": "re"}
+_CUE = {"sentiment": "Revised text", "re": "Revised sentence", "nli": "Revised hypotheses"}
+
+
+def balanced_target_probs(label_counts: dict[str, int], options: dict[str, list[str]], *, iterations: int = 500
+                          ) -> dict[str, dict[str, float]]:
+    """Per source label, the probability of each target label such that the targets of the whole dataset are as
+    uniform as the options allow (iterative proportional fitting of one weight per target).
+
+    >>> p = balanced_target_probs({"a": 8, "b": 1, "c": 1}, {"a": ["b", "c"], "b": ["a", "c"], "c": ["a", "b"]})
+    >>> round(p["b"]["a"], 2), round(p["a"]["b"], 2)
+    (1.0, 0.5)
+    """
+    total = sum(label_counts.get(s, 0) for s in options) or 1
+    targets = sorted({t for opts in options.values() for t in opts})
+    weight = dict.fromkeys(targets, 1.0)
+    probs: dict[str, dict[str, float]] = {}
+    for _ in range(iterations):
+        probs = {}
+        for s, opts in options.items():
+            z = sum(weight[t] for t in opts)
+            probs[s] = {t: weight[t] / z for t in opts} if z else {}
+        mass = {t: sum(label_counts.get(s, 0) / total * p.get(t, 0.0) for s, p in probs.items()) for t in targets}
+        goal = 1.0 / len(targets)
+        for t in targets:
+            weight[t] = min(weight[t] * goal / mass[t], 1e6) if mass[t] > 0 else weight[t]
+    return probs
+
+
+class LLMCounterfactualAugmenter(Augmenter):
+    """Counterfactuals written by a prompted LLM (Li et al. 2024), for sentiment, NLI, NER and relation extraction.
+
+    Each input gets a prompt (task guidelines, demonstrations, the input and its target label) and the answer is
+    parsed into a counterfactual:
+
+    * **sentiment** (``TaskSchema.sentiment()``): the causal words are replaced to reach the target polarity;
+    * **NLI** (``TaskSchema.nli()``): one prompt per input asks for a list of revised hypotheses, one per target
+      relation; the premise is never edited;
+    * **NER** (``TaskSchema.token_classification()``): the LLM proposes same-type replacements for each entity;
+      they are substituted into the tokens and the IOB2 tags are recomputed (the label is kept: a person stays a
+      person);
+    * **relation extraction** (``TaskSchema.relation_extraction()``, SemEval ``<e1>``/``<e2>`` markup): the
+      sentence is revised so the head and tail hold the target relation; markup the LLM dropped is put back when
+      both entities are still there (``re:markup_restored``).
+
+    The task's constraint filter runs first (:class:`~cfaug_hf.filters.NERConstraintFilter`,
+    :class:`~cfaug_hf.filters.REConstraintFilter`, :class:`~cfaug_hf.filters.NLIConstraintFilter`), then the
+    consistency filter when a small task model is given (``checker=``, a :class:`~cfaug_hf.LabelChecker` trained on
+    the original data, keeps counterfactuals it labels with their target; NER: ``tagger=``), then ``filters``.
+    Every drop is counted per reason. Generation problems never raise: ``skipped:llm_error``, ``llm_empty``,
+    ``llm_unparseable``, ``llm_meta``, ``llm_unchanged``, ``llm_truncated``, ``llm_missing_target`` (an NLI list
+    shorter than its targets), ``llm_no_replacement`` (NER). The targets chosen are counted as ``target:<label>``
+    events, so ``stats.by_prefix("target")`` is the target distribution.
+
+    Args:
+        llm: a text generator taking whole prompts: :func:`~cfaug_hf.components.llm.local_llm` (SmolLM2, offline),
+            :class:`~cfaug_hf.components.llm.OpenAICompatibleLLM` (vLLM, TGI, llama.cpp, any OpenAI-style
+            endpoint) or a callable ``prompts -> answers``.
+        schema: the task schema (default :meth:`TaskSchema.sentiment`); the template follows its task.
+        checker: optional consistency checker for sentiment, NLI and RE.
+        tagger: optional consistency tagger for NER (``token lists -> tag lists``).
+        demo_encoder: with ``demo_pool``: a :class:`~cfaug_hf.components.retriever.BiEncoder` (or anything with
+            ``encode(texts)`` returning normalised vectors) to pick the most similar demonstrations per input.
+        config: an :class:`LLMConfig`; keyword arguments override its fields.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> llm = lambda prompts: ['Revised text: "The food was awful."' for _ in prompts]
+        >>> aug = LLMCounterfactualAugmenter(llm)
+        >>> out = aug.augment(Dataset.from_dict({"text": ["The food was great."], "label": ["positive"]}))
+        >>> out[1]["text"], out[1]["label"], aug.stats.by_prefix("target")
+        ('The food was awful.', 'negative', {'negative': 1})
+
+    References:
+        Yongqi Li, Mayi Xu, Xin Miao, Shen Zhou, Tieyun Qian. "Prompting Large Language Models for Counterfactual
+        Generation: An Empirical Study". LREC-COLING 2024. https://arxiv.org/abs/2305.14791
+    """
+
+    method = "llm"
+    config_class = LLMConfig
+    citation = LLM_CF_CITATION
+
+    def __init__(self, llm: Any, schema: TaskSchema | None = None, *, checker: Any = None, tagger: Any = None,
+                 demo_encoder: Any = None, config: LLMConfig | None = None, filters: Sequence[Any] | None = None,
+                 **overrides: Any) -> None:
+        super().__init__(schema or TaskSchema.sentiment(), config, filters=filters, **overrides)
+        cfg: LLMConfig = self.config  # type: ignore[assignment]
+        schema = self.schema
+        if llm is None:
+            raise TypeError("LLMCounterfactualAugmenter needs an llm: local_llm(), OpenAICompatibleLLM(...) or a "
+                            "callable prompts -> answers.")
+        task = cfg.task if cfg.task != "auto" else _TASK_OF_SCHEMA.get(schema.task)
+        if task is None:
+            raise ValueError(f"Unknown task {schema.task!r} for LLM counterfactuals; set task= to one of "
+                             f"'sentiment', 'nli', 'ner', 're', or use TaskSchema.sentiment() / nli() / "
+                             f"token_classification() / relation_extraction().")
+        self.task = task
+        want = {"nli": 2}.get(task, 1)
+        if len(schema.text_columns) != want:
+            raise SchemaError(f"The {task!r} template reads {want} text column(s), got {list(schema.text_columns)}.")
+        if (task == "ner") != schema.is_token_level:
+            raise SchemaError(f"The {task!r} template needs a "
+                              f"{'token-classification' if task == 'ner' else 'row-level'} schema, got "
+                              f"task {schema.task!r}.")
+        if cfg.cot and task == "ner":
+            raise ValueError("cot=True: the NER template has no chain-of-thought variant (the LLM only proposes "
+                             "replacements).")
+        self.edit_column = schema.text_columns[-1]
+        for name in [*cfg.exclude_targets, *(cfg.label_counts or {})]:
+            if name not in schema.label_names:
+                raise SchemaError(f"Label {name!r} (in exclude_targets or label_counts) is not in the schema's "
+                                  f"labels {list(schema.label_names)}.")
+        self.target_mode = "none" if task == "ner" else cfg.targets if cfg.targets != "auto" else (
+            "all" if len(schema.label_names) <= 3 else "balanced")
+        if cfg.demo_pool is not None and demo_encoder is None:
+            raise TypeError("demo_pool needs demo_encoder= (a BiEncoder, or anything with encode(texts)) to pick "
+                            "the most similar demonstrations.")
+        if cfg.demo_pool is not None and not cfg.demo_pool:
+            raise ValueError("demo_pool is empty.")
+        self.llm, self.checker, self.tagger, self.demo_encoder = llm, checker, tagger, demo_encoder
+        self._pool_vectors: Any = None
+        if checker is not None:
+            if task == "ner":
+                raise TypeError("checker= checks one label per row; for NER pass tagger= (token lists -> tags).")
+            for name in schema.label_names:
+                checker.label_id(name)
+        if tagger is not None and task != "ner":
+            raise TypeError("tagger= is the NER consistency check; for other tasks pass checker=.")
+        given = {type(f) for f in self.filters}
+        first: list[Any] = []
+        if cfg.constraints:
+            constraint = {"ner": NERConstraintFilter, "re": REConstraintFilter, "nli": NLIConstraintFilter}.get(task)
+            if constraint is not None and constraint not in given:
+                first.append(constraint())
+        if checker is not None:
+            first.append(LabelFlipFilter(checker))
+        if tagger is not None:
+            first.append(TagConsistencyFilter(tagger))
+        self.filters[:0] = first
+
+    def components(self) -> dict[str, Any]:
+        parts = {"llm": self.llm, "checker": self.checker, "demo_encoder": self.demo_encoder}
+        if self.tagger is not None:
+            parts["tagger"] = self.tagger
+        return parts
+
+    # ------------------------------------------------------------------------------------------------ targets
+    def target_options(self, label: str) -> list[str]:
+        exclude = set(self.config.exclude_targets)  # type: ignore[attr-defined]
+        return [n for n in self.schema.label_names if n != label and n not in exclude]
+
+    def choose_targets(self, ex: Example) -> list[str]:
+        """The target labels of ``ex`` (seeded per row, so the same whatever the batch)."""
+        options = self.target_options(ex.label)
+        if self.target_mode == "all" or len(options) <= 1:
+            return options
+        rng = random.Random(stable_hash("llm-target", ex.seed))
+        if self.target_mode == "random":
+            return [rng.choice(options)]
+        probs = self._balanced()[ex.label]
+        return rng.choices(options, weights=[probs[t] for t in options])
+
+    def _balanced(self) -> dict[str, dict[str, float]]:
+        counts = self.config.label_counts  # type: ignore[attr-defined]
+        if not counts:
+            raise ValueError("targets='balanced' needs the data's label counts: call augmenter.augment(dataset) "
+                             "(it counts them), or set label_counts={label: rows, ...} before dataset.map().")
+        key = tuple(sorted(counts.items()))
+        if getattr(self, "_balanced_key", None) != key:
+            names = self.schema.label_names
+            self._balanced_probs = balanced_target_probs(counts, {s: self.target_options(s) for s in names})
+            self._balanced_key = key
+        return self._balanced_probs
+
+    def augment(self, dataset: Any, **kwargs: Any) -> Any:
+        """:meth:`Augmenter.augment`; with ``targets='balanced'`` and no ``label_counts``, the dataset's own label
+        counts are used for this call."""
+        from datasets import Dataset
+
+        counts = self.config.label_counts  # type: ignore[attr-defined]
+        if self.target_mode != "balanced" or counts or not isinstance(dataset, Dataset):
+            return super().augment(dataset, **kwargs)
+        self._check_input(dataset)
+        counts = Counter(self.schema.label_name(v) for v in dataset[self.schema.label_column])
+        saved = self.config
+        self.config = dataclasses.replace(saved, label_counts=dict(sorted(counts.items())))
+        try:
+            return super().augment(dataset, **kwargs)
+        finally:
+            self.config = saved
+
+    # ---------------------------------------------------------------------------------------------- prompts
+    def _row_text(self, row: dict[str, Any]) -> str:
+        if self.task == "nli":
+            return f"{row['premise']} {row['hypothesis']}"
+        if self.task == "ner":
+            return " ".join(row["tokens"])
+        return row["text"]
+
+    def demonstrations_for(self, rows: list[dict[str, Any]]) -> list[list[dict[str, Any]] | None]:
+        """Per prompt row, the demonstrations: the fixed ones (None: built-in), or the most similar pool entries
+        with the row's label."""
+        cfg: LLMConfig = self.config  # type: ignore[assignment]
+        if cfg.demo_pool is None:
+            return [cfg.demonstrations] * len(rows)
+        import numpy as np
+
+        pool = cfg.demo_pool
+        if self._pool_vectors is None:
+            self._pool_vectors = np.asarray(_encode(self.demo_encoder, [self._row_text(d) for d in pool]))
+        queries = np.asarray(_encode(self.demo_encoder, [self._row_text(r) for r in rows]))
+        sims = queries @ self._pool_vectors.T
+        out = []
+        for row, scores in zip(rows, sims):
+            same = [i for i, d in enumerate(pool) if self.task == "ner" or d.get("label") == row.get("label")]
+            chosen = sorted(same or range(len(pool)), key=lambda i: -scores[i])[:cfg.num_demonstrations]
+            out.append([pool[i] for i in chosen])
+        return out
+
+    def _cut(self, text: str) -> tuple[str, str]:
+        limit = self.config.max_input_chars  # type: ignore[attr-defined]
+        if len(text) <= limit:
+            return text, ""
+        head = text[:limit].rsplit(" ", 1)[0]
+        return head, text[len(head):]
+
+    # ----------------------------------------------------------------------------------------- augmentation
+    def augment_examples(self, examples: list[Example]) -> list[RowResult]:
+        cfg: LLMConfig = self.config  # type: ignore[assignment]
+        results = [RowResult() for _ in examples]
+        jobs: list[tuple[int, list[str], dict[str, Any], Any]] = []  # (example, targets, prompt row, extra)
+        for i, (ex, res) in enumerate(zip(examples, results)):
+            if self.task == "ner":
+                tokens, tags = list(ex[self.edit_column]), ex.label.split()
+                ents = iob2_spans(tokens, tags)
+                if not ents:
+                    res.events.append("skipped:no_entities")
+                    continue
+                row = {"tokens": tokens, "entities": [{"span": e.text, "type": e.type} for e in ents]}
+                jobs.append((i, [], row, (tokens, tags, ents)))
+                continue
+            if self.task == "re":
+                try:
+                    relation_entities(ex[self.edit_column])
+                except MarkupError as err:
+                    where = f"row {ex.index}" if ex.index is not None else f"source {ex.source_id}"
+                    raise SchemaError(f"Column {self.edit_column!r} at {where}: {err}; relation extraction needs the "
+                                      f"head marked <e1>...</e1> and the tail <e2>...</e2>.") from None
+            targets = self.choose_targets(ex)
+            if not targets:
+                res.events.append("skipped:no_target")
+                continue
+            res.events += [f"target:{t}" for t in targets]
+            if self.task == "nli":
+                premise, hypothesis = (ex[c] for c in self.schema.text_columns)
+                jobs.append((i, targets, {"premise": premise, "hypothesis": hypothesis, "label": ex.label,
+                                          "targets": targets}, ""))
+                continue
+            text, rest = self._cut(ex[self.edit_column])
+            if rest:
+                res.events.append("truncated:llm_input")
+            for t in targets:
+                jobs.append((i, [t], {"text": text, "label": ex.label, "target": t}, rest))
+        if not jobs:
+            return results
+        demos = self.demonstrations_for([row for _, _, row, _ in jobs])
+        prompts = [build_prompt(self.task, row, demonstrations=d, guidelines=cfg.guidelines, cot=cfg.cot,
+                                entity_type_names=cfg.entity_type_names) for (_, _, row, _), d in zip(jobs, demos)]
+        seeds = [stable_hash("llm", examples[i].seed, *targets) % (2 ** 31) for i, targets, _, _ in jobs]
+        gen = as_text_generator(self.llm, what="prompt").generate_with_info(prompts, seeds=seeds)
+        for j, (i, targets, row, extra) in enumerate(jobs):
+            ex, res = examples[i], results[i]
+            if gen.error(j):
+                res.events += ["skipped:llm_error"] * max(1, len(targets))
+                continue
+            answers = list(zip(gen.texts[j], gen.output_truncated[j]))
+            if self.task == "ner":
+                self._ner(ex, res, answers, *extra)
+            elif self.task == "nli":
+                self._nli(ex, res, answers, row)
+            else:
+                self._rewrite(ex, res, answers, row, extra)
+        return results
+
+    def _fail(self, res: RowResult, reason: str | None, truncated: bool) -> None:
+        reason = reason or "llm_unparseable"
+        if truncated and reason in ("llm_unparseable", "llm_empty", "llm_missing_target"):
+            reason = "llm_truncated"
+        res.events.append(f"skipped:{reason}")
+
+    def _add(self, ex: Example, res: RowResult, values: dict[str, Any], label: str, edit: dict[str, Any]) -> None:
+        res.counterfactuals.append(Counterfactual(values, label, "llm", {k: v for k, v in edit.items()
+                                                                          if v is not None}))
+        res.events.append("produced:llm")
+
+    def _rewrite(self, ex: Example, res: RowResult, answers: list[tuple[str, bool]], row: dict[str, Any],
+                 rest: str) -> None:
+        cfg: LLMConfig = self.config  # type: ignore[assignment]
+        target, original = row["target"], row["text"]
+        kept: list[str] = []
+        reason, cut_any = None, False
+        for answer, cut in answers:
+            text, reason = parse_text(answer, original, _CUE[self.task])
+            cut_any = cut_any or cut
+            if text is None:
+                continue
+            edit: dict[str, Any] = {"target": target, "answer_truncated": True if cut else None}
+            if self.task == "re":
+                text, fixed = self._markup(text, original)
+                if text is None:
+                    reason = "llm_lost_entities"
+                    continue
+                if fixed:
+                    res.events.append("re:markup_restored")
+            if cfg.cot and cot_consistent(answer, text) is False:
+                res.events.append("cot:inconsistent")
+                edit["cot_inconsistent"] = True
+            full = text + rest
+            if full in kept:
+                continue
+            kept.append(full)
+            self._add(ex, res, {self.edit_column: full}, target, edit)
+            if len(kept) == cfg.per_target:
+                break
+        if not kept:
+            self._fail(res, reason, cut_any)
+
+    def _markup(self, text: str, original: str) -> tuple[str | None, bool]:
+        """RE: the revision with the source's markup; put back when the LLM dropped it but kept both entities."""
+        try:
+            relation_entities(text)
+            return text, False
+        except MarkupError:
+            pass
+        from ...entities import strip_markup
+
+        head, tail, _ = relation_entities(original)
+        marked = mark_entities(strip_markup(text), head, tail)
+        return marked, marked is not None
+
+    def _nli(self, ex: Example, res: RowResult, answers: list[tuple[str, bool]], row: dict[str, Any]) -> None:
+        cfg: LLMConfig = self.config  # type: ignore[assignment]
+        targets, hypothesis = row["targets"], row["hypothesis"]
+        produced = dict.fromkeys(targets, 0)
+        reasons: dict[str, str] = {}
+        cut_any = False
+        for answer, cut in answers:
+            cut_any = cut_any or cut
+            items = parse_list(_after_cue(answer, _CUE["nli"]), len(targets))
+            for k, target in enumerate(targets):
+                if produced[target] >= cfg.per_target:
+                    continue
+                if k >= len(items):
+                    reasons.setdefault(target, "llm_missing_target")
+                    continue
+                text, reason = parse_text(items[k], hypothesis, "Hypothesis")
+                if text is None:
+                    reasons.setdefault(target, reason or "llm_unparseable")
+                    continue
+                edit = {"target": target, "answer_truncated": True if cut else None}
+                if cfg.cot and cot_consistent(answer, items) is False:
+                    res.events.append("cot:inconsistent")
+                    edit["cot_inconsistent"] = True
+                self._add(ex, res, {self.edit_column: text}, target, edit)
+                produced[target] += 1
+        for target in targets:
+            if not produced[target]:
+                self._fail(res, reasons.get(target, "llm_unparseable"), cut_any)
+
+    def _ner(self, ex: Example, res: RowResult, answers: list[tuple[str, bool]], tokens: list[str],
+             tags: list[str], ents: list[Any]) -> None:
+        cfg: LLMConfig = self.config  # type: ignore[assignment]
+        proposals: list[list[str]] = [[] for _ in ents]
+        cut_any = False
+        for answer, cut in answers:
+            cut_any = cut_any or cut
+            for k, words in enumerate(parse_replacements(answer, [e.text for e in ents])):
+                for w in words:
+                    w = " ".join(w.split())
+                    if _usable(w, ents[k].text) and w not in proposals[k]:
+                        proposals[k].append(w)
+        made: list[tuple[str, ...]] = []
+        for c in range(cfg.per_target):
+            swap = {k: p[c] for k, p in enumerate(proposals) if len(p) > c}
+            if not swap:
+                break
+            new_tokens, new_tags = substitute(tokens, tags, swap)
+            if tuple(new_tokens) in made:
+                continue
+            made.append(tuple(new_tokens))
+            replaced = [{"old": ents[k].text, "new": w, "type": ents[k].type} for k, w in sorted(swap.items())]
+            self._add(ex, res, {self.edit_column: new_tokens}, " ".join(new_tags), {"replaced": replaced})
+        if not made:
+            self._fail(res, "llm_no_replacement" if any(a.strip() for a, _ in answers) else "llm_empty", cut_any)
+
+
+def _usable(word: str, original: str) -> bool:
+    """An entity replacement worth substituting: not empty, not the entity itself, no markup, at most 8 words."""
+    return bool(word) and word.casefold() != original.casefold() and "<" not in word and len(word.split()) <= 8 \
+        and any(ch.isalnum() for ch in word)
+
+
+def _after_cue(answer: str, cue: str) -> str:
+    """What follows the last answer cue, when the answer repeats it (chain of thought puts reasoning before)."""
+    if not isinstance(answer, str):
+        return ""
+    at = answer.lower().rfind(cue.lower())
+    return answer[at + len(cue):] if at >= 0 else answer
+
+
+def _encode(encoder: Any, texts: list[str]) -> Any:
+    out = encoder.encode(texts)
+    return out.detach().cpu().numpy() if hasattr(out, "detach") else out

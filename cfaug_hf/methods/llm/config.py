@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...augmenter import AugmenterConfig
+
+__all__ = ["LLMConfig", "LLM_TASKS", "TARGET_CHOICES"]
+
+LLM_TASKS = ("auto", "sentiment", "nli", "ner", "re")
+TARGET_CHOICES = ("auto", "all", "random", "balanced")
+
+
+@dataclass
+class LLMConfig(AugmenterConfig):
+    """Settings of LLM-prompted counterfactuals; defaults follow Li et al. (2024) where the paper decides."""
+
+    task: str = field(default="auto", metadata={
+        "help": "Template: 'sentiment', 'nli' (the hypothesis is revised), 'ner' (entities replaced by same-type "
+                "words), 're' (relation extraction over <e1>/<e2> markup) or 'auto' (from the schema's task)."})
+    guidelines: bool = field(default=True, metadata={
+        "help": "Put the task guidelines (definition and step-by-step instructions) before the demonstrations. The "
+                "paper found them helpful on three of four tasks."})
+    cot: bool = field(default=False, metadata={
+        "help": "Chain of thought: demonstrations name the causal words and their replacements before the "
+                "revision (sentiment, NLI, RE). The paper found it does not reliably help; inconsistent revisions "
+                "are counted as cot:inconsistent."})
+    demonstrations: list[dict[str, Any]] | None = field(default=None, metadata={
+        "help": "Fixed demonstrations replacing the built-in ones (keys per task: see "
+                "cfaug_hf.methods.llm.prompts)."})
+    demo_pool: list[dict[str, Any]] | None = field(default=None, metadata={
+        "help": "A pool of demonstrations to choose from per input by embedding similarity (needs demo_encoder=); "
+                "sentiment, NLI and RE use pool entries whose label is the input's label."})
+    num_demonstrations: int = field(default=1, metadata={
+        "help": "Demonstrations chosen from demo_pool per input (the paper used one)."})
+    targets: str = field(default="auto", metadata={
+        "help": "Target labels per input: 'all' other labels, one 'random' other label, or 'balanced' (one label "
+                "drawn so that targets are uniform over the dataset, countering the LLM's and the data's skew; "
+                "needs label_counts, which augment() fills in). 'auto' is 'all' up to three labels, else 'balanced'. "
+                "NER has no target label (entities keep their types)."})
+    exclude_targets: list[str] = field(default_factory=list, metadata={
+        "help": "Labels never used as targets (e.g. a relation data set's 'Other')."})
+    label_counts: dict[str, int] | None = field(default=None, metadata={
+        "help": "Rows per label of the data being augmented, for targets='balanced'."})
+    per_target: int = field(default=1, metadata={
+        "help": "Counterfactuals kept per target (NER: per input) from the LLM's candidates; ask the LLM for as "
+                "many (num_return_sequences / n), or, for NER, the counterfactuals use the first, second, ... "
+                "proposed replacement of each entity."})
+    constraints: bool = field(default=True, metadata={
+        "help": "Run the task's constraint filter first (NER: entity types and context; RE: markup, entities, "
+                "order; NLI: premise unchanged)."})
+    entity_type_names: dict[str, str] | None = field(default=None, metadata={
+        "help": "How entity types are named in NER prompts (default: PER -> person, ORG -> organization, ...)."})
+    max_input_chars: int = field(default=1500, metadata={
+        "help": "Longer texts are cut at a word boundary in the prompt (counted as truncated:llm_input); the cut "
+                "part is kept as it was in the counterfactual."})
+
+    def __post_init__(self) -> None:
+        if self.task not in LLM_TASKS:
+            raise ValueError(f"task must be one of {LLM_TASKS}, got {self.task!r}.")
+        if self.targets not in TARGET_CHOICES:
+            raise ValueError(f"targets must be one of {TARGET_CHOICES}, got {self.targets!r}.")
+        if self.per_target < 1 or self.num_demonstrations < 1:
+            raise ValueError("per_target and num_demonstrations must be >= 1.")
+        if self.max_input_chars < 20:
+            raise ValueError(f"max_input_chars must be >= 20, got {self.max_input_chars}.")
+        for name in ("demonstrations", "demo_pool"):
+            value = getattr(self, name)
+            if value is not None:
+                setattr(self, name, [dict(d) for d in value])
+        self.exclude_targets = list(self.exclude_targets)
