@@ -390,7 +390,7 @@ class NLIConstraintFilter(ConstraintFilter):
 class TagConsistencyFilter(ConstraintFilter):
     """The NER consistency filter: keeps a counterfactual when a small tagger trained on the original data finds
     exactly its entities (same spans, same types). ``tagger`` maps a batch of token lists to tag lists (e.g.
-    :func:`cfaug_hf.training.token_classifier.token_tagger`). Reason: ``tags_disagree``."""
+    :func:`cfaug_hf.training.train_tagger`). Reason: ``tags_disagree``."""
 
     name = "tag_consistency"
 

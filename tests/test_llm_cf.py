@@ -443,3 +443,22 @@ def test_cfgen_bad_input():
         CFGenAugmenter(TaskSchema.sentiment(), lexicon={"PER": ["Ada"]})
     with pytest.raises(ValueError, match="replace must be"):
         CFGenAugmenter(NER, lexicon={"PER": ["Ada"]}, replace="some")
+
+
+def test_train_tagger_learns_a_tiny_tag_set():
+    from transformers import BertConfig, BertForTokenClassification
+
+    from cfaug_hf.testing import tiny_tokenizer
+    from cfaug_hf.training import train_tagger
+
+    tok = tiny_tokenizer()
+    model = BertForTokenClassification(BertConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                                                  num_hidden_layers=1, num_attention_heads=2, num_labels=9))
+    data = Dataset.from_dict({"tokens": [["paris", "is", "big"], ["the", "cat", "sat"]] * 8,
+                              "ner_tags": [["B-LOC", "O", "O"], ["O", "O", "O"]] * 8})
+    tagger = train_tagger((model, tok), data, NER, max_steps=60, learning_rate=5e-3,
+                          training_args={"disable_tqdm": True, "logging_strategy": "no"})
+    assert tagger([["paris", "is", "big"], ["the", "cat", "sat"]]) == [["B-LOC", "O", "O"], ["O", "O", "O"]]
+    assert TagConsistencyFilter(tagger).keep([Pair({"tokens": ["paris", "is", "big"]}, {"tokens": ["paris", "is",
+                                                                                                   "big"]},
+                                                   "B-LOC O O", "B-LOC O O", ("tokens",), ("tokens",), 0)])[0] == [True]

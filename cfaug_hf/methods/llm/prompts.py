@@ -345,6 +345,9 @@ def parse_replacements(answer: Any, spans: Sequence[str]) -> list[list[str]]:
     [['Bob', 'Eve'], []]
     >>> parse_replacements('[{"span": "Ada", "type": "person", "replacement": "Bob"}]', ["Ada", "Rome"])
     [['Bob'], []]
+    >>> parse_replacements('[{"span": "Ada", "replacements": [None], "words": [Bob]}, {"span": "Rome", '
+    ...                    '"replacements": ["Oslo"]}]}', ["Ada", "Rome"])
+    [[], ['Oslo']]
     """
     out: list[list[str]] = [[] for _ in spans]
     if not isinstance(answer, str) or not spans:
@@ -371,10 +374,12 @@ def parse_replacements(answer: Any, spans: Sequence[str]) -> list[list[str]]:
     for m in re.finditer(r"[\"']?\w*span\w*[\"']?\s*:\s*[\"']([^\"']+)[\"'](.*?)(?=[\"']?\w*span\w*[\"']?\s*:|$)",
                          answer, re.DOTALL | re.IGNORECASE):
         i = index.get(_norm(m.group(1)))
-        bracket = m.group(2).find("[")
+        body = m.group(2)
+        bracket = body.find("[")
         if i is None or out[i] or bracket < 0:
             continue
-        out[i] = parse_list(m.group(2)[bracket:])
+        close = body.find("]", bracket)  # this entry's list only, not the next key's
+        out[i] = parse_list(body[bracket:close + 1] if close > 0 else body[bracket:])
     if not any(out):
         for line in answer.splitlines():
             head, sep, tail = line.partition(":")
