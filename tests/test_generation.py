@@ -28,3 +28,35 @@ def test_constraints_are_verified_on_every_candidate():
     assert gen.stats["constraint_failures"] == res.constraint_failures[0]
     with pytest.raises(ValueError, match="Got 1 constraints for 2 texts"):
         gen.generate_with_info(texts, constraints=[None])
+
+
+# ------------------------------------------------------------------------------------------ constrained decoding
+@pytest.mark.parametrize("factory", ["seq2seq", "causal"])
+def test_constrained_beam_search_works_the_phrases_in(factory):
+    from cfaug_hf.generation import satisfies
+    from cfaug_hf.testing import tiny_causal_lm, tiny_seq2seq
+
+    model, tok = (tiny_seq2seq if factory == "seq2seq" else tiny_causal_lm)()
+    constraint = [["paris", "london"], ["the king"]]
+    plain = Generator(model, tok, num_beams=6, num_return_sequences=3, max_new_tokens=10, stop=(),
+                      constrained_decoding=False)
+    guided = Generator(model, tok, num_beams=6, num_return_sequences=3, max_new_tokens=10, stop=())
+    texts = ["the cat sat on the mat", "a dog ran"]
+    before = plain.generate_with_info(texts, constraints=[constraint, None])
+    after = guided.generate_with_info(texts, constraints=[constraint, None])
+    assert before.texts[0] == [] and before.constraint_failures[0] == 3  # a random tiny model never says them
+    assert 1 <= len(after.texts[0]) <= 3 and after.constraint_failures == [0, 0]
+    assert all(satisfies(t, constraint) for t in after.texts[0])
+    assert after.texts[1] == before.texts[1]  # rows without a constraint decode as before
+    assert guided.stats["constrained_rows"] == 1
+
+
+def test_constrained_beam_search_gives_up_within_its_length():
+    from cfaug_hf.constrained import constrained_beam_search, phrase_token_ids
+    from cfaug_hf.testing import tiny_seq2seq
+
+    model, tok = tiny_seq2seq()
+    # Three groups of two words cannot fit in two new tokens: nothing is returned rather than a broken output.
+    assert constrained_beam_search(model, tok, "the cat", [["paris"], ["king"], ["song"]], num_beams=4,
+                                   max_new_tokens=2) == []
+    assert phrase_token_ids(tok, "the king") == [tok("the king", add_special_tokens=False)["input_ids"]]

@@ -39,6 +39,11 @@ class GeneratorConfig:
     top_k: int = field(default=50, metadata={"help": "Sample among the k most likely tokens (0 = all)."})
     top_p: float = field(default=1.0, metadata={"help": "Nucleus sampling mass (1.0 = off)."})
     batch_size: int = field(default=32, metadata={"help": "Inputs per forward pass."})
+    constrained_decoding: bool = field(default=True, metadata={
+        "help": "With per-row constraints (generate_with_info(constraints=...)) and beam search, decode each "
+                "constrained row with lexically constrained beam search (cfaug_hf.constrained), so the beams work "
+                "the required phrases in; False only drops the outputs of plain beam search that miss them. Every "
+                "output is verified either way."})
     stop: tuple[str, ...] = field(default=("\n",), metadata={
         "help": "Causal LMs: each output is cut at the first of these strings, and an output that reached one counts "
                 "as finished. The default, a newline, keeps one line; () keeps everything up to the end token. With "
@@ -239,8 +244,14 @@ class Generator(PretrainedComponent):
         k = cfg.num_return_sequences
         outputs: list[list[str]] = [[] for _ in texts]
         out_cut: list[list[bool]] = [[] for _ in texts]
+        constrained = set()
+        if constraints is not None and cfg.constrained_decoding and not cfg.do_sample and cfg.num_beams > 1:
+            if len(constraints) != len(texts):
+                raise ValueError(f"Got {len(constraints)} constraints for {len(texts)} texts.")
+            constrained = {i for i, c in enumerate(constraints) if c}
+            self._constrained_rows(prompts, constraints, constrained, outputs, out_cut)
         # Longest first, so each batch pads to similar lengths.
-        order = sorted(range(len(texts)), key=lambda i: -len(prompts[i]))
+        order = sorted((i for i in range(len(texts)) if i not in constrained), key=lambda i: -len(prompts[i]))
         tok = self.tokenizer
         tok.padding_side = "right" if self.is_encoder_decoder else "left"
         eos_ids = self._eos_ids()
@@ -290,6 +301,21 @@ class Generator(PretrainedComponent):
         result = apply_constraints(GenerationResult(outputs, in_cut, out_cut), constraints)
         self.stats["constraint_failures"] += sum(result.constraint_failures)
         return result
+
+    def _constrained_rows(self, prompts: list[str], constraints: Sequence[Constraint | None], rows: set[int],
+                          outputs: list[list[str]], out_cut: list[list[bool]]) -> None:
+        """Constrained beam search, one row at a time (each row has its own constraint); its beams are batched."""
+        from ..constrained import constrained_beam_search
+
+        cfg = self.config
+        for i in sorted(rows):
+            texts = constrained_beam_search(self.model, self.tokenizer, prompts[i], constraints[i],
+                                            num_beams=cfg.num_beams, num_return_sequences=cfg.num_return_sequences,
+                                            max_new_tokens=cfg.max_new_tokens,
+                                            max_source_length=cfg.max_source_length + 8, eos_token_ids=self._eos_ids())
+            outputs[i] = texts
+            out_cut[i] = [False] * len(texts)
+        self.stats["constrained_rows"] += len(rows)
 
     def _eos_ids(self) -> list[int]:
         ids = self.model.generation_config.eos_token_id
