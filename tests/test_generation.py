@@ -17,7 +17,8 @@ def test_a_generator_and_a_callable_speak_the_same_protocol():
 
 
 def test_constraints_are_verified_on_every_candidate():
-    gen = Generator(*tiny_seq2seq(), num_beams=4, num_return_sequences=4, max_new_tokens=6)
+    gen = Generator(*tiny_seq2seq(), num_beams=4, num_return_sequences=4, max_new_tokens=6,
+                    constrained_decoding=False)  # the outputs of plain beam search, filtered
     texts = ["the cat sat on the mat", "a dog ran in paris"]
     free = gen.generate_with_info(texts)
     word = free.texts[0][0].split()[0] if free.texts[0][0] else "the"
