@@ -32,7 +32,7 @@ __all__ = ["EXTRAS", "is_available", "require", "is_peft_available", "is_faiss_a
 #: module -> (pip package, cfaug-hf extra)
 EXTRAS: dict[str, tuple[str, str]] = {
     "peft": ("peft", "lora"), "faiss": ("faiss-cpu", "retrieval"), "stanza": ("stanza", "ner"),
-    "spacy": ("spacy", "ner"), "matplotlib": ("matplotlib", "plot"), "gguf": ("gguf", "llm"),
+    "spacy": ("spacy", "spacy"), "matplotlib": ("matplotlib", "plot"), "gguf": ("gguf", "llm"),
     "sklearn": ("scikit-learn", ""), "scipy": ("scipy", ""),
 }
 

@@ -206,25 +206,11 @@ def occlusion_rationales(predict_proba: Any, documents: Sequence[Sequence[str]],
     most (occlusion). ``predict_proba(list[str]) -> array (n, labels)`` scores whole texts. Not the paper's
     method (it trains a rationale network), but it lets ICDA run with any sequence classifier.
     """
-    import numpy as np
+    from ...occlusion import occlusion_drops
 
-    texts, owners = [], []
-    for d, doc in enumerate(documents):
-        doc = list(doc)
-        texts.append(joiner.join(doc))
-        owners.append((d, -1))
-        if len(doc) > 1:
-            for s in range(len(doc)):
-                texts.append(joiner.join(doc[:s] + doc[s + 1:]))
-                owners.append((d, s))
-    probs = np.concatenate([np.asarray(predict_proba(texts[i:i + batch_size]))
-                            for i in range(0, len(texts), batch_size)]) if texts else np.zeros((0, 2))
-    full = {d: probs[i] for i, (d, s) in enumerate(owners) if s == -1}
-    drops: dict[int, list[tuple[float, int]]] = {}
-    for i, (d, s) in enumerate(owners):
-        if s >= 0:
-            c = int(full[d].argmax())
-            drops.setdefault(d, []).append((float(full[d][c] - probs[i][c]), s))
+    # A one-sentence document has nothing to compare with: its only sentence is its rationale.
+    scores, full = occlusion_drops(predict_proba, documents, render=joiner.join, min_units=2, batch_size=batch_size)
+    drops = {d: [(v, s) for s, v in enumerate(row)] for d, row in enumerate(scores) if len(row) > 1}
     selected = []
     for d, doc in enumerate(documents):
         ranked = sorted(drops.get(d, [(0.0, 0)] if doc else []), key=lambda x: (-x[0], x[1]))
