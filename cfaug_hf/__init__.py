@@ -28,7 +28,7 @@ _LAZY = {
     **dict.fromkeys(("BiEncoder", "CorpusIndex", "OpenAICompatibleLLM", "local_llm"), "components"),
     **dict.fromkeys(("CFGenAugmenter", "CFGenConfig", "COREAugmenter", "COREConfig", "CrossAugAugmenter",
                      "CrossAugConfig", "ICDAConfig", "LLMConfig", "LLMCounterfactualAugmenter",
-                     "RationaleSwapAugmenter"), "methods"),
+                     "RACEAugmenter", "RACEConfig", "RationaleSwapAugmenter"), "methods"),
     **dict.fromkeys(("EntityLexicon",), "entities"),
     **dict.fromkeys(("SchemaError", "TaskSchema"), "schema"),
 }
@@ -57,5 +57,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .components import BiEncoder, CorpusIndex, OpenAICompatibleLLM, local_llm
     from .entities import EntityLexicon
     from .methods import (CFGenAugmenter, CFGenConfig, COREAugmenter, COREConfig, CrossAugAugmenter, CrossAugConfig,
-                          ICDAConfig, LLMConfig, LLMCounterfactualAugmenter, RationaleSwapAugmenter)
+                          ICDAConfig, LLMConfig, LLMCounterfactualAugmenter, RACEAugmenter, RACEConfig,
+                          RationaleSwapAugmenter)
     from .schema import SchemaError, TaskSchema

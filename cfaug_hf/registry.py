@@ -26,7 +26,7 @@ COMPONENTS: dict[str, type] = {}
 # Built-in classes, imported on first lookup.
 _BUILTIN_AUGMENTERS = {"crossaug": "cfaug_hf.methods.crossaug", "icda": "cfaug_hf.methods.icda",
                        "core": "cfaug_hf.methods.core", "llm": "cfaug_hf.methods.llm",
-                       "cfgen": "cfaug_hf.methods.cfgen"}
+                       "cfgen": "cfaug_hf.methods.cfgen", "race": "cfaug_hf.methods.race"}
 _BUILTIN_COMPONENTS = {"generator": "cfaug_hf.components.generator", "checker": "cfaug_hf.components.checker",
                        "rationale_selector": "cfaug_hf.components.rationale",
                        "bi_encoder": "cfaug_hf.components.retriever", "corpus_index": "cfaug_hf.components.retriever",

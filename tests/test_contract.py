@@ -89,8 +89,27 @@ def cfgen_case():
     return CFGenAugmenter.from_dataset(data, TaskSchema.token_classification(), per_input=2), data
 
 
+def race_case():
+    from cfaug_hf import LabelChecker, RACEAugmenter
+    from cfaug_hf.components.ner import LexiconNER
+    from cfaug_hf.testing import tiny_classifier
+
+    gen = Generator(*tiny_seq2seq(), num_beams=3, num_return_sequences=2, max_new_tokens=6)
+    ner = LexiconNER({"paris": "GPE", "london": "GPE", "rome": "GPE", "king": "PERSON", "band": "ORG",
+                      "1990": "DATE"})
+    places = ["paris", "london", "rome"]
+    data = Dataset.from_dict({
+        "id": [f"f{i}" for i in range(12)],
+        "claim": [f"the king lived in {places[i % 3]}" for i in range(12)],
+        "evidence": [[f"the king lived in {places[i % 3]} .", f"the band played in {places[(i + 1) % 3]} in 1990 ."]
+                     for i in range(12)],
+        "label": ["SUPPORTS", "REFUTES"] * 6})
+    return RACEAugmenter(gen, LabelChecker(*tiny_classifier()), ner, TaskSchema.fact_verification(id_column="id"),
+                         min_drop=-1.0), data
+
+
 CASES = {"crossaug": crossaug_case, "icda": icda_case, "negate": negate_case, "core": core_case, "llm": llm_case,
-         "cfgen": cfgen_case}
+         "cfgen": cfgen_case, "race": race_case}
 
 
 def rows(dataset):

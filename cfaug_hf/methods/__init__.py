@@ -6,9 +6,11 @@ from .core import COREAugmenter, COREConfig
 from .crossaug import CrossAugAugmenter, CrossAugConfig
 from .icda import ICDAConfig, RationaleSwapAugmenter
 from .llm import LLMConfig, LLMCounterfactualAugmenter
+from .race import RACEAugmenter, RACEConfig
 
 #: Augmenter classes by their ``method`` name (the registry's table; kept under this name for older code).
 METHODS = registry.AUGMENTERS
 
 __all__ = ["CFGenAugmenter", "CFGenConfig", "COREAugmenter", "COREConfig", "CrossAugAugmenter", "CrossAugConfig",
-           "LLMConfig", "LLMCounterfactualAugmenter", "RationaleSwapAugmenter", "ICDAConfig", "METHODS"]
+           "LLMConfig", "LLMCounterfactualAugmenter", "RACEAugmenter", "RACEConfig", "RationaleSwapAugmenter",
+           "ICDAConfig", "METHODS"]

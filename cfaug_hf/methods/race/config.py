@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...augmenter import AugmenterConfig
+
+__all__ = ["RACEConfig"]
+
+
+@dataclass
+class RACEConfig(AugmenterConfig):
+    """RACE settings; defaults follow Zhu et al. (2023) where the paper decides."""
+
+    causal_entities: int = field(default=3, metadata={
+        "help": "Causal entities kept per instance: the entity mentions of the evidence whose occlusion lowers the "
+                "checker's probability of the gold label most (the token rationales, restricted to entities)."})
+    min_drop: float = field(default=0.0, metadata={
+        "help": "An entity is causal only if occluding it lowers that probability by more than this."})
+    sentence_rationales: int = field(default=0, metadata={
+        "help": "Evidence pieces fed to the claim generator: 0 = every piece holding a causal entity (and the most "
+                "important piece by occlusion); N = the N pieces whose occlusion matters most."})
+    token_rationale_column: str | None = field(default=None, metadata={
+        "help": "Precomputed token rationales (a column holding, per row, the words or entity strings judged "
+                "causal): entities overlapping them are the causal entities; no occlusion is run."})
+    sentence_rationale_column: str | None = field(default=None, metadata={
+        "help": "Precomputed sentence rationales (a column holding, per row, the indices of the evidence pieces)."})
+    replace_types: list[str] = field(default_factory=lambda: ["GPE", "DATE", "NUM"], metadata={
+        "help": "Entity types replaced by another entity of the same type seen in the dataset (in-dataset)."})
+    swap_types: list[str] = field(default_factory=lambda: ["PERSON", "ORG"], metadata={
+        "help": "Entity types swapped among the instance's own causal entities of the same type (in-instance), "
+                "when it has two or more."})
+    lexicon: dict[str, dict[str, int]] | None = field(default=None, metadata={
+        "help": "The dataset's entities of replace_types with counts (fit() or augment() builds it)."})
+    evidence_counterfactuals: bool = field(default=True, metadata={
+        "help": "Emit (claim, edited evidence, REFUTES) for SUPPORTS instances that pass the ad-check."})
+    claim_counterfactuals: bool = field(default=True, metadata={
+        "help": "Emit (generated claim, evidence, flipped label) for SUPPORTS and REFUTES instances."})
+    piece_separator: str = field(default="\n", metadata={
+        "help": "How evidence given as one string is split into pieces (and joined back)."})
+    generator_separator: str = field(default=" ", metadata={
+        "help": "How the sentence rationales are joined into the claim generator's input."})
+    semantic_weight: float = field(default=1.0, metadata={"help": "Weight of MoverScore fidelity in the final pick."})
+    entity_weight: float = field(default=1.0, metadata={"help": "Weight of entity fidelity in the final pick."})
+
+    def __post_init__(self) -> None:
+        if self.causal_entities < 1:
+            raise ValueError(f"causal_entities must be >= 1, got {self.causal_entities}.")
+        if self.sentence_rationales < 0:
+            raise ValueError(f"sentence_rationales must be >= 0, got {self.sentence_rationales}.")
+        if not (self.evidence_counterfactuals or self.claim_counterfactuals):
+            raise ValueError("evidence_counterfactuals and claim_counterfactuals are both off: nothing to produce.")
+        if not self.piece_separator:
+            raise ValueError("piece_separator must not be empty.")
+        self.replace_types, self.swap_types = list(self.replace_types), list(self.swap_types)
