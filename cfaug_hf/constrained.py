@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["constrained_beam_search", "phrase_token_ids"]
+__all__ = ["constrained_beam_search", "constrained_beam_search_batch", "phrase_token_ids"]
 
 
 def phrase_token_ids(tokenizer: Any, phrase: str) -> list[list[int]]:
@@ -90,19 +90,95 @@ def constrained_beam_search(model: Any, tokenizer: Any, prompt: str, constraint:
     """Decode ``prompt`` with beam search under ``constraint`` (a list of groups of phrases; each output contains
     at least one phrase of every group). Returns up to ``num_return_sequences`` texts, best first (by log
     probability over length ** ``length_penalty``); fewer, or none, when no hypothesis met every group within
-    ``max_new_tokens``. Works with seq2seq and causal LMs."""
+    ``max_new_tokens``. Works with seq2seq and causal LMs. :func:`constrained_beam_search_batch` decodes many
+    prompts at once."""
+    return constrained_beam_search_batch(model, tokenizer, [prompt], [constraint], num_beams=num_beams,
+                                         num_return_sequences=num_return_sequences, max_new_tokens=max_new_tokens,
+                                         max_source_length=max_source_length, length_penalty=length_penalty,
+                                         eos_token_ids=eos_token_ids)[0]
+
+
+@dataclass
+class _Row:
+    groups: list[list[list[int]]]
+    alive: list[_Hyp]
+    finished: list[tuple[float, list[int]]]
+    done: bool = False
+
+    @property
+    def n_banks(self) -> int:
+        return sum(max(len(o) for o in g) for g in self.groups) + 1
+
+
+def _select(row: _Row, logprobs: Any, offset: int, num_beams: int, eos: list[int], length_penalty: float,
+            step: int, num_return: int) -> list[tuple[float, int, int, frozenset[int]]]:
+    """One row's next beams (score, global index of the parent beam, token, groups met); marks the row done."""
+    import torch
+
+    groups, n_groups = row.groups, len(row.groups)
+    width = max((len(o) for g in groups for o in g), default=1)
+    top = torch.topk(logprobs, k=min(num_beams, logprobs.shape[-1]), dim=-1)
+    values, indices = top.values.tolist(), top.indices.tolist()
+    candidates: dict[tuple[int, int], float] = {}
+    for b, hyp in enumerate(row.alive):
+        for lp, t in zip(values[b], indices[b]):
+            candidates[(b, t)] = hyp.score + lp
+        for g in range(n_groups):
+            if g not in hyp.met:
+                for t in _forced_next(hyp.tokens, groups[g]):
+                    candidates.setdefault((b, t), hyp.score + float(logprobs[b, t]))
+    banks: list[list[tuple[float, int, int, frozenset[int]]]] = [[] for _ in range(row.n_banks)]
+    for (b, t), score in candidates.items():
+        hyp = row.alive[b]
+        tokens = hyp.tokens + [t]
+        if t in eos:
+            if len(hyp.met) == n_groups:
+                row.finished.append((score / max(1, len(tokens)) ** length_penalty, hyp.tokens))
+            continue
+        met = (hyp.met | _met_groups(tokens[-width:], groups)) if n_groups else frozenset()
+        banks[_progress(tokens, met, groups)].append((score, offset + b, t, met))
+    # Dynamic beam allocation: an equal share per bank (hypotheses grouped by constraint tokens produced), the
+    # most advanced bank first; unused slots go to the best remaining candidates of any bank.
+    share = max(1, num_beams // row.n_banks)
+    chosen: list[tuple[float, int, int, frozenset[int]]] = []
+    rest: list[tuple[float, int, int, frozenset[int]]] = []
+    for bank in reversed(banks):
+        bank.sort(key=lambda c: -c[0])
+        chosen += bank[:share]
+        rest += bank[share:]
+    rest.sort(key=lambda c: -c[0])
+    chosen = (chosen + rest)[:num_beams]
+    best_alive = max((c[0] for c in chosen), default=float("-inf"))
+    done = sorted(row.finished, key=lambda f: -f[0])
+    if not chosen or (len(done) >= num_return and
+                      done[num_return - 1][0] >= best_alive / max(1, step + 1) ** length_penalty):
+        row.done = True
+        return []
+    return chosen
+
+
+def constrained_beam_search_batch(model: Any, tokenizer: Any, prompts: Sequence[str],
+                                  constraints: Sequence[Sequence[Sequence[str]]], *, num_beams: int = 10,
+                                  num_return_sequences: int = 1, max_new_tokens: int = 64,
+                                  max_source_length: int = 512, length_penalty: float = 1.0,
+                                  eos_token_ids: Sequence[int] | None = None) -> list[list[str]]:
+    """:func:`constrained_beam_search` over many prompts at once, each with its own constraint: the beams of all
+    unfinished rows go through the model together, and each row selects its own next beams."""
     import torch
 
     device = next(model.parameters()).device
-    groups = [[ids for phrase in group for ids in phrase_token_ids(tokenizer, phrase)] for group in constraint]
-    groups = [g for g in groups if g]
-    n_groups = len(groups)
+    rows = []
+    for constraint in constraints:
+        groups = [[ids for phrase in group for ids in phrase_token_ids(tokenizer, phrase)] for group in constraint]
+        rows.append(_Row([g for g in groups if g], [_Hyp([], 0.0, frozenset())], []))
+    gen_eos = model.generation_config.eos_token_id
     eos = list(eos_token_ids if eos_token_ids is not None else
-               ([model.generation_config.eos_token_id] if isinstance(model.generation_config.eos_token_id, int)
-                else model.generation_config.eos_token_id or [tokenizer.eos_token_id]))
+               ([gen_eos] if isinstance(gen_eos, int) else gen_eos or [tokenizer.eos_token_id]))
     seq2seq = bool(getattr(model.config, "is_encoder_decoder", False))
-    enc = tokenizer(prompt, return_tensors="pt", truncation=True, max_length=max_source_length,
+    tokenizer.padding_side = "right" if seq2seq else "left"
+    enc = tokenizer(list(prompts), return_tensors="pt", truncation=True, max_length=max_source_length, padding=True,
                     add_special_tokens=True).to(device)
+    owner = list(range(len(rows)))  # the row of each beam in the model's batch
     model.eval()
     with torch.inference_mode():
         if seq2seq:
@@ -113,80 +189,60 @@ def constrained_beam_search(model: Any, tokenizer: Any, prompt: str, constraint:
             start = model.generation_config.decoder_start_token_id
             if start is None:
                 start = model.config.decoder_start_token_id
-            next_input = torch.tensor([[start]], device=device)
-
-            def forward(ids: Any, n: int) -> Any:
-                return model(encoder_outputs=(encoder_hidden.expand(n, -1, -1),),
-                             attention_mask=enc["attention_mask"].expand(n, -1), decoder_input_ids=ids,
-                             past_key_values=cache, use_cache=True)
+            next_input = torch.full((len(rows), 1), start, device=device)
         else:
-            prefill = model(**enc, use_cache=True)
+            mask = enc["attention_mask"]
+            positions = (mask.cumsum(-1) - 1).clamp(min=0)
+            prefill = model(input_ids=enc["input_ids"], attention_mask=mask, position_ids=positions, use_cache=True)
             cache = prefill.past_key_values
-            first_logits = prefill.logits[:, -1, :]
-            next_input = None
-
-            def forward(ids: Any, n: int) -> Any:
-                steps = cache.get_seq_length() + 1
-                return model(input_ids=ids, attention_mask=torch.ones(n, steps, dtype=torch.long, device=device),
-                             past_key_values=cache, use_cache=True)
-
-        alive = [_Hyp([], 0.0, frozenset())]
-        finished: list[tuple[float, list[int]]] = []
+            logits = prefill.logits[:, -1, :]
+            lengths = mask.sum(-1)
         for step in range(max_new_tokens):
-            if seq2seq or step > 0:
-                logits = forward(next_input, len(alive)).logits[:, -1, :]
-            else:
-                logits = first_logits
+            index = torch.tensor(owner, device=device)
+            if seq2seq:
+                logits = model(encoder_outputs=(encoder_hidden[index],), attention_mask=enc["attention_mask"][index],
+                               decoder_input_ids=next_input, past_key_values=cache, use_cache=True).logits[:, -1, :]
+            elif step > 0:
+                full_mask = torch.cat([mask[index], torch.ones(len(owner), step, dtype=mask.dtype, device=device)], 1)
+                logits = model(input_ids=next_input, attention_mask=full_mask,
+                               position_ids=(lengths[index] + step - 1).unsqueeze(-1), past_key_values=cache,
+                               use_cache=True).logits[:, -1, :]
             logprobs = torch.log_softmax(logits.float(), dim=-1)
-            top = torch.topk(logprobs, k=min(num_beams, logprobs.shape[-1]), dim=-1)
-            candidates: dict[tuple[int, int], float] = {}
-            for b, hyp in enumerate(alive):
-                for lp, t in zip(top.values[b].tolist(), top.indices[b].tolist()):
-                    candidates[(b, t)] = hyp.score + lp
-                for g in range(n_groups):
-                    if g not in hyp.met:
-                        for t in _forced_next(hyp.tokens, groups[g]):
-                            candidates.setdefault((b, t), hyp.score + float(logprobs[b, t]))
-            n_banks = sum(max(len(o) for o in g) for g in groups) + 1
-            banks: list[list[tuple[float, int, int, frozenset[int]]]] = [[] for _ in range(n_banks)]
-            for (b, t), score in candidates.items():
-                tokens = alive[b].tokens + [t]
-                if t in eos:
-                    if len(alive[b].met) == n_groups:
-                        finished.append((score / max(1, len(tokens)) ** length_penalty, alive[b].tokens))
+            chosen_all: list[tuple[int, tuple[float, int, int, frozenset[int]]]] = []
+            starts: dict[int, int] = {}  # row -> where its beams start in this step's batch
+            offset = 0
+            for r, row in enumerate(rows):
+                if row.done:
                     continue
-                met = alive[b].met | _met_groups(tokens[-max((len(o) for g in groups for o in g), default=1):],
-                                                 groups) if n_groups else frozenset()
-                banks[_progress(tokens, met, groups)].append((score, b, t, met))
-            # Dynamic beam allocation: an equal share per bank (hypotheses grouped by constraint tokens produced),
-            # the most advanced bank first; unused slots go to the best remaining candidates of any bank.
-            share = max(1, num_beams // n_banks)
-            chosen: list[tuple[float, int, int, frozenset[int]]] = []
-            rest: list[tuple[float, int, int, frozenset[int]]] = []
-            for bank in reversed(banks):
-                bank.sort(key=lambda c: -c[0])
-                chosen += bank[:share]
-                rest += bank[share:]
-            rest.sort(key=lambda c: -c[0])
-            chosen = (chosen + rest)[:num_beams]
-            best_alive = max((c[0] for c in chosen), default=float("-inf"))
-            done = sorted(finished, key=lambda f: -f[0])
-            if not chosen or (len(done) >= num_return_sequences and
-                              done[num_return_sequences - 1][0] >= best_alive / max(1, step + 1) ** length_penalty):
+                n = len(row.alive)
+                starts[r] = offset
+                picked = _select(row, logprobs[offset:offset + n], offset, num_beams, eos, length_penalty, step,
+                                 num_return_sequences)
+                chosen_all += [(r, c) for c in picked]
+                offset += n
+            if not chosen_all:
                 break
-            beam_idx = torch.tensor([b for _, b, _, _ in chosen], device=device)
-            cache.reorder_cache(beam_idx)
-            alive = [_Hyp(alive[b].tokens + [t], score, met) for score, b, t, met in chosen]
-            next_input = torch.tensor([[t] for _, _, t, _ in chosen], device=device)
-    if len(finished) < num_return_sequences:  # out of length: hypotheses that met every group still count
-        finished += [(h.score / max(1, len(h.tokens)) ** length_penalty, h.tokens) for h in alive
-                     if len(h.met) == n_groups]
-    finished.sort(key=lambda f: -f[0])
-    texts: list[str] = []
-    for _, tokens in finished:
-        text = tokenizer.decode(tokens, skip_special_tokens=True).strip()
-        if text not in texts:
-            texts.append(text)
-        if len(texts) == num_return_sequences:
-            break
-    return texts
+            cache.reorder_cache(torch.tensor([c[1] for _, c in chosen_all], device=device))
+            parents = {r: rows[r].alive for r in {r for r, _ in chosen_all}}
+            for r in parents:
+                rows[r].alive = []
+            for r, (score, g, t, met) in chosen_all:
+                rows[r].alive.append(_Hyp(parents[r][g - starts[r]].tokens + [t], score, met))
+            owner = [r for r, _ in chosen_all]
+            next_input = torch.tensor([[c[2]] for _, c in chosen_all], device=device)
+    out = []
+    for row in rows:
+        finished = list(row.finished)
+        if len(finished) < num_return_sequences:  # out of length: hypotheses that met every group still count
+            finished += [(h.score / max(1, len(h.tokens)) ** length_penalty, h.tokens) for h in row.alive
+                         if not row.done and len(h.met) == len(row.groups)]
+        finished.sort(key=lambda f: -f[0])
+        texts: list[str] = []
+        for _, tokens in finished:
+            text = tokenizer.decode(tokens, skip_special_tokens=True).strip()
+            if text not in texts:
+                texts.append(text)
+            if len(texts) == num_return_sequences:
+                break
+        out.append(texts)
+    return out

@@ -61,3 +61,17 @@ def test_constrained_beam_search_gives_up_within_its_length():
     assert constrained_beam_search(model, tok, "the cat", [["paris"], ["king"], ["song"]], num_beams=4,
                                    max_new_tokens=2) == []
     assert phrase_token_ids(tok, "the king") == [tok("the king", add_special_tokens=False)["input_ids"]]
+
+
+@pytest.mark.parametrize("factory", ["seq2seq", "causal"])
+def test_batched_constrained_search_equals_one_row_at_a_time(factory):
+    from cfaug_hf.constrained import constrained_beam_search, constrained_beam_search_batch
+    from cfaug_hf.testing import tiny_causal_lm, tiny_seq2seq
+
+    model, tok = (tiny_seq2seq if factory == "seq2seq" else tiny_causal_lm)()
+    prompts = ["the cat sat on the mat", "a dog", "the king lived in paris in 1990 with the band"]
+    constraints = [[["paris"], ["king"]], [["song"]], [["london", "rome"]]]
+    batch = constrained_beam_search_batch(model, tok, prompts, constraints, num_beams=5, num_return_sequences=2,
+                                          max_new_tokens=8)
+    assert batch == [constrained_beam_search(model, tok, p, c, num_beams=5, num_return_sequences=2,
+                                             max_new_tokens=8) for p, c in zip(prompts, constraints)]

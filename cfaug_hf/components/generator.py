@@ -304,17 +304,22 @@ class Generator(PretrainedComponent):
 
     def _constrained_rows(self, prompts: list[str], constraints: Sequence[Constraint | None], rows: set[int],
                           outputs: list[list[str]], out_cut: list[list[bool]]) -> None:
-        """Constrained beam search, one row at a time (each row has its own constraint); its beams are batched."""
-        from ..constrained import constrained_beam_search
+        """Constrained beam search over batches of rows (each row has its own constraint and beams)."""
+        from ..constrained import constrained_beam_search_batch
 
         cfg = self.config
-        for i in sorted(rows):
-            texts = constrained_beam_search(self.model, self.tokenizer, prompts[i], constraints[i],
-                                            num_beams=cfg.num_beams, num_return_sequences=cfg.num_return_sequences,
-                                            max_new_tokens=cfg.max_new_tokens,
-                                            max_source_length=cfg.max_source_length + 8, eos_token_ids=self._eos_ids())
-            outputs[i] = texts
-            out_cut[i] = [False] * len(texts)
+        order = sorted(rows, key=lambda i: -len(prompts[i]))
+        for start in range(0, len(order), cfg.batch_size):
+            idx = order[start:start + cfg.batch_size]
+            found = constrained_beam_search_batch(
+                self.model, self.tokenizer, [prompts[i] for i in idx], [constraints[i] for i in idx],
+                num_beams=cfg.num_beams, num_return_sequences=cfg.num_return_sequences,
+                max_new_tokens=cfg.max_new_tokens, max_source_length=cfg.max_source_length + 8,
+                eos_token_ids=self._eos_ids())
+            for i, texts in zip(idx, found):
+                texts = [cut_at_stop(t, cfg.stop if not self.is_encoder_decoder else ())[0].strip() for t in texts]
+                outputs[i] = texts
+                out_cut[i] = [False] * len(texts)
         self.stats["constrained_rows"] += len(rows)
 
     def _eos_ids(self) -> list[int]:
