@@ -277,3 +277,43 @@ def test_race_map_without_fit_says_what_to_do():
     aug = RACEAugmenter(lambda t: t, RuleChecker(), NER_STUB, embedder="x")
     with pytest.raises(ValueError, match=r"fit\(dataset\)"):
         data.map(aug, batched=True)
+
+
+def test_pattern_and_combined_recognisers_save_and_load(tmp_path):
+    from cfaug_hf.components.ner import CombinedNER, PatternNER
+
+    ner = CombinedNER([LexiconNER({"Ada": "PERSON"}), PatternNER()])
+    text = ["Ada won on 4 July 1990 with 3 goals."]
+    assert [(m.text, m.type) for m in ner(text)[0]] == [("Ada", "PERSON"), ("4 July 1990", "DATE"), ("3", "NUM")]
+    ner.save_pretrained(tmp_path / "ner")
+    back = EntityRecognizer.from_pretrained(tmp_path / "ner")
+    assert isinstance(back, CombinedNER) and back(text) == ner(text)
+
+
+def test_race_ablations():
+    from cfaug_hf.testing import tiny_encoder
+
+    data = Dataset.from_dict({"claim": ["Ada lived in Paris"],
+                              "evidence": [["Ada lived in Paris .", "Paris hosted Ada in 1990 ."]],
+                              "label": ["SUPPORTS"]})
+    lexicon = {"GPE": {"Rome": 1, "Paris": 1}}
+    seen = []
+
+    def generator(texts):
+        seen.extend(texts)
+        return ["Ada lived in Rome" for _ in texts]
+
+    # -EDIT: the claim is written from the original evidence, under its own entities: "Rome" breaks the
+    # constraint (Paris), so nothing is left, and there is no evidence counterfactual.
+    aug = RACEAugmenter(generator, RuleChecker(), NER_STUB, embedder=tiny_encoder(), lexicon=lexicon, edit=False)
+    out = aug.augment(data)
+    assert seen == ["Ada lived in Paris . Paris hosted Ada in 1990 ."]
+    assert not any(out["cf_is_counterfactual"]) and aug.stats.events["race:no_candidates"] == 1
+    # -CONSTRAINT: the generator gets no constraint, so an output without the entity is not dropped.
+    aug = RACEAugmenter(lambda texts: ["Ada lived far away in Oslo" for _ in texts], RuleChecker(), NER_STUB,
+                        embedder=tiny_encoder(), lexicon=lexicon, constrained=False, select="first")
+    out = aug.augment(data)
+    claim = next(r for r in out if r["cf_kind"] == "race_claim")
+    assert claim["claim"] == "Ada lived far away in Oslo" and json.loads(claim["cf_edit"])["score"] is None
+    with pytest.raises(ValueError, match="select must be"):
+        RACEAugmenter(generator, RuleChecker(), NER_STUB, select="best")

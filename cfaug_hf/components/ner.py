@@ -34,8 +34,8 @@ from typing import Any, ClassVar
 
 from .base import Component
 
-__all__ = ["Mention", "EntityRecognizer", "StanzaNER", "SpacyNER", "TransformersNER", "LexiconNER", "RACE_TYPES",
-           "DEFAULT_LABEL_MAP"]
+__all__ = ["Mention", "EntityRecognizer", "StanzaNER", "SpacyNER", "TransformersNER", "LexiconNER", "PatternNER",
+           "CombinedNER", "RACE_TYPES", "DEFAULT_LABEL_MAP", "DATE_NUM_PATTERNS"]
 
 RACE_TYPES = ("PERSON", "ORG", "GPE", "DATE", "NUM")
 DEFAULT_LABEL_MAP = {"PERSON": "PERSON", "PER": "PERSON", "ORG": "ORG", "GPE": "GPE", "LOC": "GPE", "DATE": "DATE",
@@ -99,7 +99,8 @@ class EntityRecognizer(Component):
 
     @classmethod
     def _load(cls, folder: Path, config: dict[str, Any], **overrides: Any) -> EntityRecognizer:
-        backends = {c.backend: c for c in (StanzaNER, SpacyNER, TransformersNER, LexiconNER)}
+        backends = {c.backend: c for c in (StanzaNER, SpacyNER, TransformersNER, LexiconNER, PatternNER,
+                                           CombinedNER)}
         name = config.get("backend")
         if name not in backends:
             raise ValueError(f"{folder} holds an NER backend {name!r}; expected one of {sorted(backends)}.")
@@ -251,3 +252,75 @@ class LexiconNER(EntityRecognizer):
 
     def _backend_config(self) -> dict[str, Any]:
         return {"entities": self.entities}
+
+
+#: Years, dates with a month name, and numbers: what a model trained on CoNLL (no DATE or NUM) misses.
+DATE_NUM_PATTERNS = {
+    "DATE": r"\b(?:(?:\d{1,2} )?(?:January|February|March|April|May|June|July|August|September|October|November|"
+            r"December)(?: \d{1,2},?)?(?: \d{4})?|(?:1[5-9]|20)\d{2})\b",
+    "NUM": r"\b\d+(?:[.,]\d+)*\b",
+}
+
+
+class PatternNER(EntityRecognizer):
+    """Regular expressions per type (default :data:`DATE_NUM_PATTERNS`: dates and numbers), matched in order; a
+    span already taken by an earlier type is not matched again.
+
+    >>> [(m.text, m.type) for m in PatternNER()(["Born 4 July 1990, he won 3 titles."])[0]]
+    [('4 July 1990', 'DATE'), ('3', 'NUM')]
+    """
+
+    backend = "patterns"
+
+    def __init__(self, patterns: Mapping[str, str] | None = None, *, label_map: Mapping[str, str] | None = None
+                 ) -> None:
+        self.patterns = dict(DATE_NUM_PATTERNS if patterns is None else patterns)
+        super().__init__(label_map if label_map is not None else {t: t for t in self.patterns})
+        self._compiled = [(t, re.compile(p)) for t, p in self.patterns.items()]
+
+    def raw(self, texts: list[str]) -> list[list[tuple[str, str, int, int]]]:
+        out = []
+        for text in texts:
+            taken: list[tuple[int, int]] = []
+            found = []
+            for etype, pattern in self._compiled:
+                for m in pattern.finditer(text):
+                    if m.group(0).strip() and not any(m.start() < e and s < m.end() for s, e in taken):
+                        taken.append((m.start(), m.end()))
+                        found.append((m.group(0), etype, m.start(), m.end()))
+            out.append(sorted(found, key=lambda f: f[2]))
+        return out
+
+    def _backend_config(self) -> dict[str, Any]:
+        return {"patterns": self.patterns}
+
+
+class CombinedNER(EntityRecognizer):
+    """Several recognisers at once: mentions of the earlier ones win where spans overlap (e.g. a CoNLL-trained
+    ``TransformersNER`` for PERSON/ORG/GPE, then :class:`PatternNER` for DATE and NUM). Each keeps its own label
+    map; saving stores each part's config.
+
+    >>> ner = CombinedNER([LexiconNER({"Ada": "PERSON", "1990": "ORG"}), PatternNER()])
+    >>> [(m.text, m.type) for m in ner(["Ada won in 1990 with 3 goals."])[0]]
+    [('Ada', 'PERSON'), ('1990', 'ORG'), ('3', 'NUM')]
+    """
+
+    backend = "combined"
+
+    def __init__(self, parts: Sequence[Any], *, label_map: Mapping[str, str] | None = None) -> None:
+        super().__init__(label_map)
+        self.parts = [p if isinstance(p, EntityRecognizer) else EntityRecognizer._load(Path("."), dict(p))
+                      for p in parts]
+
+    def __call__(self, texts: Sequence[str]) -> list[list[Mention]]:
+        texts = list(texts)
+        merged: list[list[Mention]] = [[] for _ in texts]
+        for part in self.parts:
+            for row, mentions in zip(merged, part(texts)):
+                for m in mentions:
+                    if not any(m.start < o.end and o.start < m.end for o in row):
+                        row.append(m)
+        return [sorted(row, key=lambda m: m.start) for row in merged]
+
+    def _backend_config(self) -> dict[str, Any]:
+        return {"parts": [p.get_config_dict() for p in self.parts]}

@@ -184,7 +184,7 @@ class RACEAugmenter(Augmenter):
             if not ents:
                 res.events.append("skipped:no_rationale_entities")
                 continue
-            if ex.label == self.supports:
+            if ex.label == self.supports and cfg.edit:
                 rng = random.Random(stable_hash("race-edit", ex.seed))
                 new_pieces, edits = edit_evidence(pieces, ents, self.lexicon, rng, replace_types=cfg.replace_types,
                                                   swap_types=cfg.swap_types)
@@ -202,7 +202,7 @@ class RACEAugmenter(Augmenter):
                     todo[t][1].events.append("race:ad_check_rejected")
                     del edited[t]
         for t, ((ex, res, pieces), ents) in enumerate(zip(todo, causal)):
-            if not ents or (ex.label == self.supports and t not in edited):
+            if not ents or (ex.label == self.supports and cfg.edit and t not in edited):
                 continue
             source = edited[t][0] if t in edited else pieces
             rename = edited[t][2] if t in edited else {}
@@ -217,7 +217,7 @@ class RACEAugmenter(Augmenter):
             jobs.append((t, text, constraint, target))
         if cfg.claim_counterfactuals and jobs:
             gen = as_text_generator(self.generator, what="evidence").generate_with_info(
-                [j[1] for j in jobs], constraints=[j[2] or None for j in jobs])
+                [j[1] for j in jobs], constraints=[j[2] or None for j in jobs] if cfg.constrained else None)
         for j, (t, _, constraint, target) in enumerate(jobs if cfg.claim_counterfactuals else []):
             ex, res, pieces = todo[t]
             candidates = [c for c in dict.fromkeys(gen.texts[j]) if c.strip()]
@@ -231,10 +231,14 @@ class RACEAugmenter(Augmenter):
             if not pairs:
                 res.events.append("race:no_flip")
                 continue
-            keep, scores = self._pick.keep(pairs)
-            best = next(i for i, k in enumerate(keep) if k)
+            if cfg.select == "fidelity":
+                keep, scores = self._pick.keep(pairs)
+                best = next(i for i, k in enumerate(keep) if k)
+            else:
+                best, scores = 0, [float("nan")]
             edit = {"target": target, "causal_entities": sorted(causal[t]), "constraint": constraint,
-                    "candidates": len(candidates), "flipped": len(pairs), "score": round(float(scores[best]), 4)}
+                    "candidates": len(candidates), "flipped": len(pairs),
+                    "score": round(float(scores[best]), 4) if cfg.select == "fidelity" else None}
             if t in edited:
                 edit["edited_entities"] = edited[t][1]
             res.counterfactuals.append(Counterfactual({self.claim_column: pairs[best].counterfactual[

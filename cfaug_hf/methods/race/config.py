@@ -39,6 +39,15 @@ class RACEConfig(AugmenterConfig):
         "help": "How evidence given as one string is split into pieces (and joined back)."})
     generator_separator: str = field(default=" ", metadata={
         "help": "How the sentence rationales are joined into the claim generator's input."})
+    edit: bool = field(default=True, metadata={
+        "help": "Edit the evidence of SUPPORTS instances. False is the paper's -EDIT ablation: their claims are "
+                "generated from the original evidence (and rarely flip, so the post-check drops most)."})
+    constrained: bool = field(default=True, metadata={
+        "help": "Decode claims under the entity constraint. False is the paper's -CONSTRAINT ablation (plain beam "
+                "search)."})
+    select: str = field(default="fidelity", metadata={
+        "help": "'fidelity': keep the post-checked candidate with the best MoverScore + entity fidelity; 'first': "
+                "the first one (the -FILTER ablation)."})
     semantic_weight: float = field(default=1.0, metadata={"help": "Weight of MoverScore fidelity in the final pick."})
     entity_weight: float = field(default=1.0, metadata={"help": "Weight of entity fidelity in the final pick."})
 
@@ -49,6 +58,8 @@ class RACEConfig(AugmenterConfig):
             raise ValueError(f"sentence_rationales must be >= 0, got {self.sentence_rationales}.")
         if not (self.evidence_counterfactuals or self.claim_counterfactuals):
             raise ValueError("evidence_counterfactuals and claim_counterfactuals are both off: nothing to produce.")
+        if self.select not in ("fidelity", "first"):
+            raise ValueError(f"select must be 'fidelity' or 'first', got {self.select!r}.")
         if not self.piece_separator:
             raise ValueError("piece_separator must not be empty.")
         self.replace_types, self.swap_types = list(self.replace_types), list(self.swap_types)
