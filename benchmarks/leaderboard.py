@@ -6,7 +6,8 @@ One table per task and model: a row per training set (none, EDA, re-weighting, h
 method and variant), a column per test (in-domain first, then the contrast and out-of-distribution sets), each cell
 the mean ± standard deviation over seeds with the gain over ``none`` in points. Where human counterfactuals exist
 (IMDb, SNLI) the last column is the share of the human-CAD gain a row recovers on the contrast tests (mean over
-them). Methods add their rows by running ``benchmarks/debias.py`` with their row names.
+them). Methods add their rows by running ``benchmarks/debias.py`` with their row names. The few-shot runs of
+``benchmarks/llm_fewshot.py`` (LLM-prompted counterfactuals, CFGen), when present, get one table per task and k.
 """
 
 from __future__ import annotations
@@ -98,6 +99,35 @@ def table(result: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+FEWSHOT_ROWS = {"none": "none (k-shot rows)", "cfgen": "+ CFGen entity replacement",
+                 "llm": "+ LLM counterfactuals (constraint filter)", "llm+filter": "+ LLM, consistency-filtered",
+                 "llm-cot": "+ LLM, chain of thought"}
+FEWSHOT_TASKS = {"sentiment": "Sentiment (CAD IMDb)", "nli": "NLI (CAD SNLI)", "ner": "NER (CoNLL-2003)",
+                 "re": "Relation extraction (SemEval-2010 Task 8)"}
+
+
+def fewshot_tables(result: dict[str, Any]) -> list[str]:
+    """Few-shot tables of ``llm_fewshot.json``: a row per training set, a column per test, for each task and k."""
+    runs = result.get("runs", [])
+    lines: list[str] = []
+    for task in dict.fromkeys(r["task"] for r in runs):
+        for k in sorted({r["k"] for r in runs if r["task"] == task}):
+            rs = [r for r in runs if r["task"] == task and r["k"] == k]
+            tests = list(rs[0]["scores"])
+            by_row: dict[str, dict[str, list[float]]] = {}
+            for r in rs:
+                for t in tests:
+                    by_row.setdefault(r["row"], {}).setdefault(t, []).append(r["scores"][t] / 100)
+            base = by_row.get("none")
+            lines += [f"## {FEWSHOT_TASKS.get(task, task)}, {k}-shot, {result.get('llm', 'LLM')}", "",
+                      "| training set | seeds | " + " | ".join(tests) + " |", "|---|---|" + "---|" * len(tests)]
+            for row, acc in by_row.items():
+                cells = [_cell(acc[t], base[t] if base and row != "none" else None) for t in tests]
+                lines.append(f"| {FEWSHOT_ROWS.get(row, row)} | {len(acc[tests[0]])} | " + " | ".join(cells) + " |")
+            lines.append("")
+    return lines
+
+
 def build(results_dir: Path) -> str:
     files = sorted(results_dir.glob("debias_*.json"))
     if not files:
@@ -112,6 +142,12 @@ def build(results_dir: Path) -> str:
              "out-of-distribution sets (`benchmarks/debias.py`).", ""]
     for r in results:
         lines += table(r)
+    fewshot = results_dir / "llm_fewshot.json"
+    if fewshot.exists():
+        lines += ["# Few-shot effect of LLM-prompted counterfactuals", "",
+                  "From `llm_fewshot.json` (`benchmarks/llm_fewshot.py`): MiniLM fine-tuned on k rows per class, "
+                  "dev sets; see `llm_fewshot.md` for the generation outcomes and the paper's figures.", ""]
+        lines += fewshot_tables(json.loads(fewshot.read_text()))
     return "\n".join(lines)
 
 

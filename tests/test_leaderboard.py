@@ -63,3 +63,15 @@ def test_core_rows_are_also_compared_with_human_counterfactuals_of_the_same_rows
     assert "| + CORE (CF-DPR + SmolLM2 editor) | 118 | 80.0 ± 0.0 (+0.0) | 45.0 ± 0.0 (+5.0) | 12% | 50% |" in text
     assert "CORE rows edit a seeded sample of 20 training rows." in text
     assert "18 counterfactuals from 20 rows; skipped: llm_unchanged 2." in text
+
+
+def test_few_shot_runs_get_a_table_per_task_and_k(tmp_path):
+    (tmp_path / "debias_sentiment_bow.json").write_text(json.dumps(result("sentiment", "bow", {
+        "none": (100, ([0.80, 0.80], [0.50, 0.60]))})))
+    runs = [{"task": "ner", "k": 5, "seed": s, "row": row, "scores": {"CoNLL valid": score + s}}
+            for s in (0, 1) for row, score in (("none", 40.0), ("cfgen", 45.0), ("llm", 42.0))]
+    (tmp_path / "llm_fewshot.json").write_text(json.dumps({"llm": "SmolLM2", "runs": runs}))
+    text = load_leaderboard().build(tmp_path)
+    assert "## NER (CoNLL-2003), 5-shot, SmolLM2" in text
+    assert "| + CFGen entity replacement | 2 | 45.5 ± 0.7 (+5.0) |" in text
+    assert "| none (k-shot rows) | 2 | 40.5 ± 0.7 |" in text

@@ -67,7 +67,7 @@ def _repair(tags: list[str]) -> list[str]:
 def train_tagger(base: str | Any, train_dataset: Any, schema: TaskSchema | None = None, *,
                  num_train_epochs: float = 10.0, max_steps: int = -1, learning_rate: float = 5e-5,
                  batch_size: int = 16, seed: int = 42, max_length: int = 128, output_dir: str | None = None,
-                 training_args: dict[str, Any] | None = None) -> TokenTagger:
+                 callbacks: list[Any] | None = None, training_args: dict[str, Any] | None = None) -> TokenTagger:
     """Fine-tune a token-classification head on ``train_dataset`` (a :meth:`TaskSchema.token_classification`
     dataset; tags as names or ids). ``base`` is a model id or folder (e.g. MiniLM), or a ``(model, tokenizer)``
     pair of a token-classification model with one label per tag."""
@@ -106,6 +106,7 @@ def train_tagger(base: str | Any, train_dataset: Any, schema: TaskSchema | None 
     args = make_training_args(output_dir, seed=seed, num_train_epochs=num_train_epochs, max_steps=max_steps,
                               learning_rate=learning_rate, batch_size=batch_size, has_eval=False,
                               overrides=training_args)
-    trainer = Trainer(model=model, args=args, train_dataset=data, data_collator=DataCollatorForTokenClassification(tok))
+    trainer = Trainer(model=model, args=args, train_dataset=data, data_collator=DataCollatorForTokenClassification(tok),
+                      callbacks=callbacks)
     trainer.train()
     return TokenTagger(trainer.model, tok, names, max_length=max_length)
