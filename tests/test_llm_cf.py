@@ -109,6 +109,8 @@ MALFORMED_TEXT = [  # (answer, expected text or None, reason)
     ("Text: The food was great.", None, "llm_unparseable"),
     ("Target sentiment: negative", None, "llm_unparseable"),
     ("...", None, "llm_unparseable"),
+    (",", None, "llm_unparseable"),
+    ('"', None, "llm_unparseable"),
     ("The target sentiment is negative, so the causal words change.", None, "llm_meta"),
     ("The food was great!", None, "llm_unchanged"),
     ("the FOOD was great", None, "llm_unchanged"),
@@ -131,6 +133,8 @@ MALFORMED_LISTS = [
     ("- A.\n- B.", ["A.", "B."]),
     ("no list at all", []),
     ("[]", []),
+    ('["", " , ", "A."]', ["A."]),
+    ('[",", ";"]', []),
     (None, []),
 ]
 
@@ -462,3 +466,21 @@ def test_train_tagger_learns_a_tiny_tag_set():
     assert TagConsistencyFilter(tagger).keep([Pair({"tokens": ["paris", "is", "big"]}, {"tokens": ["paris", "is",
                                                                                                    "big"]},
                                                    "B-LOC O O", "B-LOC O O", ("tokens",), ("tokens",), 0)])[0] == [True]
+
+
+def test_parsers_never_raise_on_random_answers():
+    import string
+
+    from cfaug_hf.methods.llm.augmenter import _after_cue
+
+    rng = random.Random(0)
+    parts = ['"', "'", "[", "]", "{", "}", ",", ":", "span", "replacements", "Revised text:", "\n", " ", "->", "|",
+             "1.", "- ", "None", "null", "Ada", "Rome", "“", "”"]
+    for _ in range(3000):
+        answer = "".join(rng.choice(parts) if rng.random() < 0.6 else rng.choice(string.printable)
+                         for _ in range(rng.randint(0, 30)))
+        text, reason = parse_text(answer, "x")
+        assert (text is None) != (reason is None)
+        assert all(isinstance(item, str) and item for item in parse_list(answer, 2))
+        assert len(parse_replacements(answer, ["Ada", "Rome"])) == 2
+        _after_cue(answer, "Revised hypotheses")

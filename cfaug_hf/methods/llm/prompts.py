@@ -225,6 +225,8 @@ _JSON_TEXT_KEYS = ("revised_sentence", "revised_text", "revised", "sentence", "t
 
 def _unquote(text: str) -> str:
     text = text.strip().rstrip(",;").strip()
+    if not text:
+        return ""
     if len(text) >= 2 and text[0] in _QUOTES and text[-1] in _QUOTES:
         text = text[1:-1]
     elif text[:1] in _QUOTES and text.count(text[0]) == 1:
