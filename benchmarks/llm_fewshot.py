@@ -273,10 +273,14 @@ def main() -> None:
             order = sample_k(train, schema, k_max, seed)
             pool = train.select(order)
             generated = {}
+            if all((task, k, seed, v) in done for k in args.shots for v in variants):
+                continue
             for variant in variants:
                 if variant in ("llm", "llm-cot", "cfgen"):
                     generated[variant] = augment(task, variant, pool, schema, llm, seed, llm_name)
             for k in sorted(args.shots):
+                if all((task, k, seed, v) in done for v in variants):
+                    continue
                 ids = set(pool.select(sample_k(pool, schema, k, seed))["id"]) if k != k_max else set(pool["id"])
                 base = pool.filter(lambda i: i in ids, input_columns="id")
                 if task == "sentiment":
