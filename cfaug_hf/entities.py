@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Entity", "iob2_problem", "iob2_spans", "substitute", "EntityLexicon", "MarkupError", "HEAD_MARKUP",
+__all__ = ["Entity", "iob2_problem", "iob2_spans", "substitute", "replace_entities", "EntityLexicon", "MarkupError", "HEAD_MARKUP",
            "TAIL_MARKUP", "relation_entities", "strip_markup", "mark_entities"]
 
 
@@ -92,6 +92,20 @@ def substitute(tokens: Sequence[str], tags: Sequence[str], replacements: Mapping
         new_tags += [f"B-{ent.type}"] + [f"I-{ent.type}"] * (len(words) - 1)
         cursor = ent.end
     return new_tokens + list(tokens[cursor:]), new_tags + list(tags[cursor:])
+
+
+def replace_entities(tokens: Sequence[str], tags: Sequence[str], replacements: Mapping[int, str]
+                     ) -> tuple[list[str], list[str], list[dict[str, str]]]:
+    """:func:`substitute`, plus a record of each replacement (``old``, ``new``, ``type``) for provenance.
+
+    >>> replace_entities(["Ada", "ran"], ["B-PER", "O"], {0: "Bob"})
+    (['Bob', 'ran'], ['B-PER', 'O'], [{'old': 'Ada', 'new': 'Bob', 'type': 'PER'}])
+    """
+    entities = iob2_spans(tokens, tags)
+    new_tokens, new_tags = substitute(tokens, tags, replacements)
+    records = [{"old": entities[k].text, "new": str(new), "type": entities[k].type}
+               for k, new in sorted(replacements.items())]
+    return new_tokens, new_tags, records
 
 
 class EntityLexicon:

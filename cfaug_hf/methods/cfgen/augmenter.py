@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...augmenter import Augmenter, AugmenterConfig, Counterfactual, Example, RowResult
-from ...entities import EntityLexicon, iob2_spans, substitute
+from ...entities import EntityLexicon, iob2_spans, replace_entities
 from ...filters import NERConstraintFilter
 from ...fingerprint import stable_hash
 from ...schema import SchemaError, TaskSchema
@@ -122,13 +122,10 @@ class CFGenAugmenter(Augmenter):
                         swap[k] = new
                 if not swap:
                     continue
-                new_tokens, new_tags = substitute(tokens, tags, swap)
+                new_tokens, new_tags, replaced = replace_entities(tokens, tags, swap)
                 if tuple(new_tokens) in made:
                     continue
                 made.add(tuple(new_tokens))
-                ents_all = iob2_spans(tokens, tags)
-                replaced = [{"old": ents_all[k].text, "new": w, "type": ents_all[k].type}
-                            for k, w in sorted(swap.items())]
                 res.counterfactuals.append(Counterfactual({col: new_tokens}, " ".join(new_tags), "cfgen",
                                                           {"replaced": replaced}))
                 res.events.append("produced:cfgen")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
-from ...entities import MarkupError, iob2_spans, mark_entities, relation_entities, substitute
+from ...entities import MarkupError, iob2_spans, mark_entities, relation_entities, replace_entities
 from ...filters import (LabelFlipFilter, NERConstraintFilter, NLIConstraintFilter, REConstraintFilter,
                         TagConsistencyFilter)
 from ...fingerprint import stable_hash
@@ -414,11 +414,10 @@ class LLMCounterfactualAugmenter(Augmenter):
             swap = {k: p[c] for k, p in enumerate(proposals) if len(p) > c}
             if not swap:
                 break
-            new_tokens, new_tags = substitute(tokens, tags, swap)
+            new_tokens, new_tags, replaced = replace_entities(tokens, tags, swap)
             if tuple(new_tokens) in made:
                 continue
             made.append(tuple(new_tokens))
-            replaced = [{"old": ents[k].text, "new": w, "type": ents[k].type} for k, w in sorted(swap.items())]
             self._add(ex, res, {self.edit_column: new_tokens}, " ".join(new_tags), {"replaced": replaced})
         if not made:
             self._fail(res, "llm_no_replacement" if any(a.strip() for a, _ in answers) else "llm_empty", cut_any)
