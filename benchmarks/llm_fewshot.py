@@ -249,16 +249,32 @@ def main() -> None:
     parser.add_argument("--min-steps", type=int, default=MIN_STEPS,
                         help="fewest training steps a run takes (100; 50 where CPU time ran short)")
     parser.add_argument("--no-cot", action="store_true", help="leave out the chain-of-thought row")
+    parser.add_argument("--out", default="llm_fewshot",
+                        help="results file stem; runs in parallel processes write their own and --merge joins them")
+    parser.add_argument("--merge", action="store_true",
+                        help="join benchmarks/results/llm_fewshot*.json into llm_fewshot.json and its table, then stop")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: all cores)")
     parser.add_argument("--device-note", default="CPU, 2 cores")
     args = parser.parse_args()
+    if args.merge:
+        merged: dict[str, Any] = {"runs": []}
+        for path in sorted(RESULTS.glob("llm_fewshot*.json")):
+            part = json.loads(path.read_text())
+            merged.update({k: v for k, v in part.items() if k != "runs"})
+            seen = {(r["task"], r["k"], r["seed"], r["row"]) for r in merged["runs"]}
+            merged["runs"] += [r for r in part["runs"] if (r["task"], r["k"], r["seed"], r["row"]) not in seen]
+        write(merged, args.device_note)
+        for path in RESULTS.glob("llm_fewshot_*.json"):
+            path.unlink()
+        return
 
     import torch
 
-    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    torch.set_num_threads(args.threads or max(1, os.cpu_count() or 1))
     from datasets.utils.logging import disable_progress_bar
 
     disable_progress_bar()
-    out_json = RESULTS / "llm_fewshot.json"
+    out_json = RESULTS / f"{args.out}.json"
     results = json.loads(out_json.read_text()) if out_json.exists() else {"runs": []}
     done = {(r["task"], r["k"], r["seed"], r["row"]) for r in results["runs"]}
     llm, llm_name = make_llm()
@@ -314,12 +330,12 @@ def main() -> None:
                     print(json.dumps({k2: v for k2, v in run.items() if k2 != "generation"}), flush=True)
                     results["runs"].append(run)
                     done.add((task, k, seed, variant))
-                    write(results, args.device_note)
+                    write(results, args.device_note, args.out)
 
 
-def write(results: dict[str, Any], device: str) -> None:
+def write(results: dict[str, Any], device: str, out: str = "llm_fewshot") -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "llm_fewshot.json").write_text(json.dumps(results, indent=1) + "\n")
+    (RESULTS / f"{out}.json").write_text(json.dumps(results, indent=1) + "\n")
     lines = ["# LLM-prompted counterfactuals: few-shot effect", "",
              f"Where: {device}. LLM: {results.get('llm')}. Model: MiniLM-L6 (all-MiniLM-L6-v2) fine-tuned 8 epochs "
              "(at least the minimum steps of 16 rows given under each task) at lr 1e-4; mean ± sd over seeds (n = seeds). Dev data, not the held-back test splits. The paper's "
@@ -366,7 +382,7 @@ def write(results: dict[str, Any], device: str) -> None:
             if dropped:
                 lines.append(f"- consistency filter (largest k): {sum(dropped)} counterfactuals dropped over seeds")
             lines.append("")
-    (RESULTS / "llm_fewshot.md").write_text("\n".join(lines) + "\n")
+    (RESULTS / f"{out}.md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
