@@ -264,7 +264,7 @@ def main() -> None:
             seen = {(r["task"], r["k"], r["seed"], r["row"]) for r in merged["runs"]}
             merged["runs"] += [r for r in part["runs"] if (r["task"], r["k"], r["seed"], r["row"]) not in seen]
         write(merged, args.device_note)
-        for path in RESULTS.glob("llm_fewshot_*.json"):
+        for path in [*RESULTS.glob("llm_fewshot_*.json"), *RESULTS.glob("llm_fewshot_*.md")]:
             path.unlink()
         return
 
