@@ -44,6 +44,9 @@ def train_checker(checker: LabelChecker | str, train_dataset: Any, schema: TaskS
     from transformers import DataCollatorWithPadding, Trainer
 
     if isinstance(checker, str):
+        from transformers import set_seed
+
+        set_seed(seed)  # the new classification head is drawn from the seed too, so a run repeats exactly
         checker = LabelChecker.from_base(checker, schema.label_names, **checker_overrides)
     elif checker_overrides:
         raise TypeError(f"Checker overrides {sorted(checker_overrides)} only apply when checker is a name.")

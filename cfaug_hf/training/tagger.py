@@ -81,8 +81,11 @@ def train_tagger(base: str | Any, train_dataset: Any, schema: TaskSchema | None 
     if isinstance(base, tuple):
         model, tok = base
     else:
+        from transformers import set_seed
+
         from ..models import load_model, load_tokenizer
 
+        set_seed(seed)  # the new tagging head is drawn from the seed too, so a run repeats exactly
         tok = load_tokenizer(base)
         model = load_model(AutoModelForTokenClassification, base, num_labels=len(names),
                            id2label=dict(enumerate(names)), label2id={n: i for i, n in enumerate(names)})
