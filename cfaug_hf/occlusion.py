@@ -19,7 +19,9 @@ __all__ = ["occlusion_drops"]
 
 def occlusion_drops(predict_proba: Callable[..., Any], documents: Sequence[Sequence[str]], *,
                     targets: Sequence[int] | None = None, first: Sequence[str] | None = None,
-                    render: Callable[[list[str]], str] | None = None, min_units: int = 1, batch_size: int = 64
+                    render: Callable[[list[str]], str] | None = None,
+                    render_doc: Callable[[int, list[str]], str] | None = None, min_units: int = 1,
+                    batch_size: int = 64
                     ) -> tuple[list[list[float]], list[Any]]:
     """For each document (a list of units), the drop in its target label's probability when each unit is left out,
     and the whole document's probabilities.
@@ -31,19 +33,22 @@ def occlusion_drops(predict_proba: Callable[..., Any], documents: Sequence[Seque
         targets: the label explained per document (default: the one predicted on the whole document).
         first: one fixed first text per document, for pair classifiers.
         render: how the remaining units become a text (default: joined with spaces).
+        render_doc: the same, told which document the units are from (``(d, units) -> text``), for documents
+            rendered differently (RACE masks entities inside each instance's own evidence).
         min_units: documents with fewer units are only scored whole (their drops are 0).
     """
     import numpy as np
 
-    render = render or " ".join
+    one = render or " ".join
+    draw = render_doc or (lambda d, units: one(units))
     texts: list[str] = []
     owners: list[tuple[int, int]] = []
     for d, doc in enumerate(documents):
         doc = list(doc)
-        texts.append(render(doc))
+        texts.append(draw(d, doc))
         owners.append((d, -1))
         for s in range(len(doc) if len(doc) >= min_units else 0):
-            texts.append(render(doc[:s] + doc[s + 1:]))
+            texts.append(draw(d, doc[:s] + doc[s + 1:]))
             owners.append((d, s))
     chunks = []
     for i in range(0, len(texts), batch_size):

@@ -131,8 +131,71 @@ def run_cli(argv):
 
 # --------------------------------------------------------------------------------------------------- the table
 NO_SETUP = None
+NER = TaskSchema.token_classification()
+
+
+def _llm(schema, **kw):
+    from cfaug_hf import LLMCounterfactualAugmenter
+
+    return LLMCounterfactualAugmenter(lambda prompts: ["x" for _ in prompts], schema, **kw)
+
+
+def _race(schema, checker=None):
+    from cfaug_hf import RACEAugmenter
+    from cfaug_hf.components.ner import LexiconNER
+
+    return RACEAugmenter(lambda texts: texts, checker or LabelChecker(*tiny_classifier(("SUPPORTS", "REFUTES"))),
+                         LexiconNER({"Paris": "GPE"}), schema, embedder="x")
+
+
+def _spacy_ner():
+    from cfaug_hf.components.ner import SpacyNER
+
+    return SpacyNER("no_such_pipeline_xx")
 
 CASES = [
+    # --- token classification, relation extraction, LLM counterfactuals, CFGen, RACE
+    ("ner-tags-count", NO_SETUP, lambda c: _llm(NER).augment(Dataset.from_dict(
+        {"tokens": [["Ada", "ran"], ["Bob", "sat", "down"]], "ner_tags": [["B-PER", "O"], ["B-PER", "O"]]})),
+     SchemaError, r"'ner_tags' at row 1: got 2 tags for 3 tokens"),
+    ("ner-not-iob2", NO_SETUP, lambda c: _llm(NER).augment(Dataset.from_dict(
+        {"tokens": [["New", "York"]], "ner_tags": [["O", "I-LOC"]]})),
+     SchemaError, r"'ner_tags' at row 0: not valid IOB2: tag 1 is 'I-LOC' after 'O'"),
+    ("ner-unknown-tag", NO_SETUP, lambda c: _llm(NER).augment(Dataset.from_dict(
+        {"tokens": [["Ada"]], "ner_tags": [["B-HUMAN"]]})), SchemaError, r"'ner_tags' at row 0: unknown label 'B-HUMAN'"),
+    ("ner-tags-one-string", NO_SETUP, lambda c: _llm(NER).augment(Dataset.from_dict(
+        {"tokens": [["Ada"]], "ner_tags": ["B-PER"]})), SchemaError, "list of tags per row"),
+    ("ner-map-unbatched", NO_SETUP, lambda c: Dataset.from_dict(
+        {"tokens": [["Ada"]], "ner_tags": [["B-PER"]]}).map(_llm(NER)), TypeError, "batched=True"),
+    ("re-markup-missing", NO_SETUP, lambda c: _llm(TaskSchema.relation_extraction(), targets="random").augment(
+        Dataset.from_dict({"text": ["<e1>a</e1> and <e2>b</e2>", "no entities here"], "label": ["Other"] * 2})),
+     SchemaError, r"'text' at row 1: expected exactly one <e1>"),
+    ("re-markup-empty-entity", NO_SETUP, lambda c: _llm(TaskSchema.relation_extraction(), targets="random").augment(
+        Dataset.from_dict({"text": ["<e1> </e1> and <e2>b</e2>"], "label": ["Other"]})),
+     SchemaError, r"'text' at row 0: the entity inside <e1>...</e1> is empty"),
+    ("llm-unknown-task", NO_SETUP, lambda c: _llm(TaskSchema(("t",), ("t",), "label", ("a", "b"))), ValueError,
+     "Unknown task 'text-classification' for LLM counterfactuals"),
+    ("llm-label-outside-schema", NO_SETUP, lambda c: _llm(SENT).augment(Dataset.from_dict(
+        {"text": ["good", "fine"], "label": ["positive", "mixed"]})), SchemaError,
+     r"'label' at row 1: unknown label 'mixed'"),
+    ("llm-exclude-unknown-label", NO_SETUP, lambda c: _llm(SENT, exclude_targets=["neutral"]), SchemaError,
+     r"'neutral'.*not in the schema's labels"),
+    ("llm-balanced-without-counts", NO_SETUP, lambda c: Dataset.from_dict(
+        {"text": ["a", "b"], "label": ["a", "c"]}).map(_llm(TaskSchema(("text",), ("text",), "label", tuple("abcd")),
+                                                           task="sentiment", targets="balanced"), batched=True),
+     ValueError, "needs the data's label counts"),
+    ("llm-cot-for-ner", NO_SETUP, lambda c: _llm(NER, cot=True), ValueError, "no chain-of-thought variant"),
+    ("llm-demo-pool-no-encoder", NO_SETUP, lambda c: _llm(SENT, demo_pool=[{"text": "x", "label": "positive"}]),
+     TypeError, "demo_pool needs demo_encoder="),
+    ("cfgen-no-lexicon", NO_SETUP, lambda c: __import__("cfaug_hf").CFGenAugmenter(NER), ValueError,
+     "needs the dataset's entities"),
+    ("race-not-fact-verification", NO_SETUP, lambda c: _race(SENT), SchemaError, "fact-verification"),
+    ("race-checker-labels", NO_SETUP, lambda c: _race(FV, checker=LabelChecker(*tiny_classifier(("yes", "no")))),
+     SchemaError, "checker's labels do not match the schema"),
+    ("race-map-before-fit", NO_SETUP, lambda c: fever().map(_race(FV), batched=True), ValueError,
+     r"call augmenter.augment\(dataset\)"),
+    ("ner-spacy-not-installed", NO_SETUP, lambda c: _spacy_ner()(["Paris"]), (ImportError, OSError),
+     r"cfaug-hf\[spacy\]|not installed"),
     # --- TaskSchema construction
     ("schema-no-text-columns", NO_SETUP, lambda c: TaskSchema((), (), "label", ("a", "b")), SchemaError,
      "at least one text column"),

@@ -357,16 +357,15 @@ class LLMCounterfactualAugmenter(Augmenter):
 
     def _markup(self, text: str, original: str) -> tuple[str | None, bool]:
         """RE: the revision with the source's markup; put back when the LLM dropped it but kept both entities."""
-        try:
-            relation_entities(text)
-            return text, False
-        except MarkupError:
-            pass
         from ...entities import strip_markup
 
-        head, tail, _ = relation_entities(original)
-        marked = mark_entities(strip_markup(text), head, tail)
-        return marked, marked is not None
+        try:
+            relation_entities(text)
+        except MarkupError:
+            head, tail, _ = relation_entities(original)
+            marked = mark_entities(strip_markup(text), head, tail)
+            return marked, marked is not None
+        return text, False
 
     def _nli(self, ex: Example, res: RowResult, answers: list[tuple[str, bool]], row: dict[str, Any]) -> None:
         cfg: LLMConfig = self.config  # type: ignore[assignment]

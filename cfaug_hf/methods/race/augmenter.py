@@ -301,18 +301,17 @@ class RACEAugmenter(Augmenter):
             return self.checker.predict_proba(first, texts)
 
         # Each "unit" of a document is an entity; leaving it out masks every occurrence of it in the evidence.
-        def masker(t: int, doc: list[str]) -> Any:
-            def render(kept: list[str]) -> str:
-                gone = [e for e in doc if e not in kept]
-                if not gone:
-                    return evidence[t]
-                pattern = re.compile(r"(?<!\w)(" + "|".join(map(re.escape, gone)) + r")(?!\w)")
-                return pattern.sub(mask, evidence[t])
-            return render
+        def render(t: int, kept: list[str]) -> str:
+            gone = [e for e in documents[t] if e not in kept]
+            if not gone:
+                return evidence[t]
+            pattern = re.compile(r"(?<!\w)(" + "|".join(map(re.escape, gone)) + r")(?!\w)")
+            return pattern.sub(mask, evidence[t])
 
-        gold = self._gold_ids(todo)
-        return [occlusion_drops(predict, [doc], targets=[gold[t]], first=[todo[t][0][self.claim_column]],
-                                render=masker(t, doc))[0][0] for t, doc in enumerate(documents)]
+        # One call for the whole batch, so the checker sees the occluded texts of every instance together.
+        drops, _ = occlusion_drops(predict, documents, targets=self._gold_ids(todo),
+                                   first=[ex[self.claim_column] for ex, _, _ in todo], render_doc=render)
+        return drops
 
     def _top_pieces(self, ex: Example, pieces: list[str], n: int) -> list[int]:
         sep = self.config.generator_separator  # type: ignore[attr-defined]
