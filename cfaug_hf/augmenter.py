@@ -92,12 +92,12 @@ class AugmenterConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> AugmenterConfig:
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise TypeError(f"{cls.__name__} has no field(s) {unknown}; known fields: {sorted(names)}.")
-        return cls(**data)
+    def from_dict(cls, data: Mapping[str, Any], where: str = "config") -> AugmenterConfig:
+        """Build the config from a dict (a saved ``cfaug_augmenter.json``'s ``config``), refusing unknown fields
+        and values of the wrong type with an error naming ``where`` and the field."""
+        from .configs import config_from_dict
+
+        return config_from_dict(cls, data, where)
 
     @classmethod
     def help(cls) -> dict[str, str]:
@@ -795,11 +795,19 @@ class Augmenter(abc.ABC):
 
             augmenter = Augmenter.from_pretrained("org/fever-crossaug", repo_type="dataset", subfolder="augmenter")
         """
-        from .hub import ComponentLoadError, read_versioned_json, resolve_folder
+        from .hub import ComponentLoadError, path_inside, read_versioned_json, resolve_folder
 
         folder, _ = resolve_folder(name_or_path, "augmenter", revision=revision, token=token, repo_type=repo_type,
                                    subfolder=subfolder)
         data = read_versioned_json(folder / AUGMENTER_CONFIG, "augmenter", "augmenter")
+        where = folder / AUGMENTER_CONFIG
+        for key, kind in (("config", dict), ("schema", dict), ("components", (dict, type(None)))):
+            if not isinstance(data.get(key, {} if key == "components" else None), kind):
+                raise ComponentLoadError(f"{where}: {key!r} is {data.get(key)!r}; expected an object. The file is "
+                                         f"damaged: save the augmenter again.")
+        for role, ref in (data.get("components") or {}).items():
+            if ref is not None and not isinstance(ref, dict):
+                raise ComponentLoadError(f"{where}: components.{role} is {ref!r}; expected an object or null.")
         try:
             target = registry.augmenter_class(data.get("method", "")) if cls is Augmenter else cls
         except KeyError as err:
@@ -820,14 +828,26 @@ class Augmenter(abc.ABC):
                 raise ComponentLoadError(f"The {role} of this augmenter was a local {ref['type']} (base model "
                                          f"{ref.get('base_model')}) that was not shared; pass {role}=....")
             elif "path" in ref:
-                components[role] = registry.component_class(ref["type"]).from_pretrained(folder / ref["path"])
+                where = path_inside(folder, ref["path"], f"the {role}'s path in {AUGMENTER_CONFIG}")
+                components[role] = registry.component_class(ref["type"]).from_pretrained(where)
             else:
                 components[role] = registry.component_class(ref["type"]).from_pretrained(ref["repo_id"],
                                                                                  revision=ref.get("revision"),
                                                                                  token=token)
         filters = overrides.pop("filters", None)
-        config = target.config_class.from_dict({**data["config"], **overrides})
-        return target(schema=TaskSchema.from_dict(data["schema"]), config=config, filters=filters, **components)
+        from .configs import ConfigError
+
+        try:
+            config = target.config_class.from_dict(data["config"], f"{where} (config)")
+        except ConfigError as err:
+            raise ComponentLoadError(str(err)) from None
+        try:
+            schema = TaskSchema.from_dict(data["schema"])
+        except (KeyError, TypeError, ValueError, SchemaError) as err:
+            raise ComponentLoadError(f"{where}: the schema cannot be rebuilt ({type(err).__name__}: {err}).") from None
+        if overrides:
+            config = target.config_class.from_dict({**config.to_dict(), **overrides}, "from_pretrained() arguments")
+        return target(schema=schema, config=config, filters=filters, **components)
 
     def push_to_hub(self, repo_id: str, *, private: bool | None = None, token: str | None = None,
                     commit_message: str | None = None, copy_components: bool = False) -> str:

@@ -55,8 +55,11 @@ def _cmd_demo(args: argparse.Namespace) -> None:
     run_demo(args.out, generator_steps=args.generator_steps, retrain=args.retrain, seed=args.seed)
 
 
-def _check_out(out: str, *inputs: str) -> None:
-    """Refuse an output folder that is, contains or lies inside an input, before anything is read or written."""
+def _check_out(out: str, *inputs: str, kind: str | None = "dataset", overwrite: bool = False) -> None:
+    """Refuse an output folder that is, contains or lies inside an input, or that holds files the library did not
+    write (see :func:`cfaug_hf.hub.check_writable`), before anything is read or written."""
+    from .hub import FolderNotEmptyError, check_writable
+
     o = Path(out).resolve()
     for given in inputs:
         i = Path(given).resolve()
@@ -64,17 +67,24 @@ def _check_out(out: str, *inputs: str) -> None:
             raise UsageError(f"--out {out} would overwrite the input {given}; choose another folder.")
     if o.is_file():
         raise UsageError(f"--out {out} is a file; expected a folder.")
-    if o.is_dir() and any(o.iterdir()) and not (o / "dataset_info.json").is_file():
-        raise UsageError(f"--out {out} is a non-empty folder that is not a saved dataset; choose a new or empty "
-                         f"folder so none of your files is replaced.")
+    if kind is None:
+        if o.is_dir() and any(o.iterdir()) and not overwrite:
+            raise UsageError(f"--out {out} is not empty; choose a new or empty folder so none of your files is "
+                             f"replaced, or pass --overwrite.")
+        return
+    try:
+        check_writable(o, kind, overwrite=overwrite)
+    except FolderNotEmptyError as err:
+        raise UsageError(f"--out {err}") from None
 
 
 def _cmd_crossaug(args: argparse.Namespace) -> None:
     from .components import Generator, LabelChecker
+    from .hub import save_dataset
     from .methods.crossaug import CrossAugAugmenter
     from .schema import TaskSchema
 
-    _check_out(args.out, args.data)
+    _check_out(args.out, args.data, overwrite=args.overwrite)
     dataset = _load_local(args.data)
     schema = TaskSchema.fact_verification(claim=args.claim_column, evidence=args.evidence_column,
                                           label=args.label_column, nei=args.nei, id_column=args.id_column)
@@ -88,7 +98,7 @@ def _cmd_crossaug(args: argparse.Namespace) -> None:
                                   reject_same_meaning=not args.allow_same_meaning,
                                   keep_original=not args.counterfactuals_only, seed=args.seed)
     augmented = augmenter.augment(dataset, batch_size=args.batch_size, num_proc=args.num_proc)
-    augmented.save_to_disk(args.out)
+    save_dataset(augmented, args.out, overwrite=args.overwrite)
     print("\n".join(augmenter.stats.summary_lines()))
     print(f"Saved {len(augmented)} rows to {args.out}")
 
@@ -151,7 +161,7 @@ def _cmd_report(args: argparse.Namespace) -> None:
     from .report import augmentation_report
 
     schema = _schema_from_args(args)
-    _check_out(args.out, args.original, args.augmented)
+    _check_out(args.out, args.original, args.augmented, kind=None, overwrite=args.overwrite)
     original, augmented = _load_local(args.original), _load_local(args.augmented)
     checker = None
     if args.checker:
@@ -204,7 +214,10 @@ def build_parser() -> argparse.ArgumentParser:
     ca.add_argument("data", help="saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file")
     ca.add_argument("--generator", required=True, help="folder or Hub id of a saved cfaug Generator")
     ca.add_argument("--checker", help="folder or Hub id of a saved LabelChecker used as a post-filter")
-    ca.add_argument("--out", required=True, help="new or empty folder for the augmented dataset")
+    ca.add_argument("--out", required=True, help="new or empty folder for the augmented dataset (or one this "
+                                                 "command wrote before, which is replaced)")
+    ca.add_argument("--overwrite", action="store_true",
+                    help="write into a folder holding other files (same-named files are replaced, others kept)")
     ca.add_argument("--claim-column", default="claim", help="column holding the claim (default claim)")
     ca.add_argument("--evidence-column", default="evidence",
                     help="column holding the evidence: a string or a list of strings (default evidence)")
@@ -248,7 +261,9 @@ def build_parser() -> argparse.ArgumentParser:
                  "and the competency test and claim-only probe before and after.")
     rp.add_argument("original", help="the input dataset: saved folder or .json/.jsonl/.csv/.tsv/.parquet file")
     rp.add_argument("augmented", help="the augmenter's output (with the cf_* provenance columns)")
-    rp.add_argument("--out", required=True, help="folder for report.json, report.md and the competency plots")
+    rp.add_argument("--out", required=True, help="new or empty folder for report.json, report.md and the plots")
+    rp.add_argument("--overwrite", action="store_true", help="write into a non-empty folder (same-named files are "
+                                                             "replaced, others kept)")
     rp.add_argument("--task", choices=sorted(_PRESETS), default="fact-verification",
                     help="the task preset naming the text columns (default fact-verification)")
     rp.add_argument("--columns", help="the text columns in preset order, comma-separated (default claim,evidence / "

@@ -59,12 +59,15 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrai
     """Run the main job and return its summary (also written to ``out/stats.json``)."""
     from .components.generator import Generator
     from .embedded import load_feverous_sample
+    from .hub import check_writable, save_dataset
     from .methods.crossaug import CrossAugAugmenter
     from .methods.crossaug.recipes import negative_claim_generator
     from .schema import TaskSchema
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    for part in ("original", "augmented"):  # refused before the generator trains, not after
+        check_writable(out / part, "dataset")
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     dataset = load_feverous_sample()
@@ -93,8 +96,8 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrai
     timings["augment_s"] = round(time.perf_counter() - t1, 1)
     stats: AugmentationStats = augmenter.stats
 
-    dataset.save_to_disk(str(out / "original"))
-    augmented.save_to_disk(str(out / "augmented"))
+    save_dataset(dataset, out / "original")
+    save_dataset(augmented, out / "augmented")
     augmented.to_json(str(out / "augmented.jsonl"), force_ascii=False)
     examples = format_examples(augmented)
     summary = {"dataset": "cfaug_hf embedded FEVEROUS sample (300 rows, CC BY-SA 3.0)",

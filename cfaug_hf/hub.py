@@ -17,7 +17,9 @@ tokenizer.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -25,9 +27,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+logger = logging.getLogger(__name__)
+
 __all__ = ["HubError", "ComponentLoadError", "FolderNotEmptyError", "MANIFEST", "FORMAT_VERSION", "write_folder",
-           "read_manifest", "folder_kind", "check_manifest", "check_weight_files", "read_versioned_json",
-           "hub_errors", "download_folder", "resolve_folder", "cards_module"]
+           "check_writable", "save_dataset", "owned_files", "file_digest", "path_inside", "read_manifest",
+           "folder_kind", "check_manifest", "check_weight_files", "check_json_files", "read_versioned_json", "hub_errors", "download_folder", "resolve_folder", "cards_module"]
 
 #: Version of the on-disk layout of saved objects. Loading a folder written with a newer version is refused.
 FORMAT_VERSION = 1
@@ -87,14 +91,101 @@ def _files(root: Path) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() or p.is_symlink())
 
 
+def file_digest(path: Path) -> str:
+    """``sha256:<hex>`` of a file's bytes: how a manifest proves that a file is still the one the library wrote."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return f"sha256:{h.hexdigest()}"
+
+
+def owned_files(folder: Path, manifest: dict[str, Any] | None) -> tuple[set[str], list[str]]:
+    """``(files the library wrote and nobody changed since, files the manifest lists that were changed)``.
+
+    Only a file the manifest lists *with a digest that still matches* is the library's: a manifest from an older
+    release (no digests), a hand-edited one, or a file the user replaced under a listed name proves nothing, so those
+    files are treated as the user's and never deleted.
+    """
+    if not manifest:
+        return set(), []
+    digests = manifest.get("digests")
+    if not isinstance(digests, dict):
+        return set(), []
+    owned, changed = set(), []
+    for rel, digest in digests.items():
+        path = folder / rel
+        if not isinstance(rel, str) or not _inside(folder, path) or path.is_symlink() or not path.is_file():
+            continue
+        if file_digest(path) == digest:
+            owned.add(rel)
+        else:
+            changed.append(rel)
+    return owned, sorted(changed)
+
+
+def _inside(folder: Path, path: Path) -> bool:
+    """Lexically inside: no ``..`` escape and no absolute part. Symlinks are not resolved, since the Hub cache
+    links every file of a snapshot to a blob outside the snapshot's folder."""
+    rel = os.path.normpath(os.path.relpath(os.path.abspath(path), os.path.abspath(folder)))
+    return not (rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel))
+
+
+def path_inside(folder: Path, rel: Any, what: str) -> Path:
+    """``folder / rel`` for a relative path read from a saved config, refusing one that leaves ``folder``.
+
+    A saved folder (one pulled from the Hub included) is data, not instructions: ``../x`` or an absolute path
+    would make a load read whatever lies there.
+    """
+    if not isinstance(rel, str) or not rel or os.path.isabs(rel) or "\\" in rel:
+        raise ComponentLoadError(f"{folder}: {what} is {rel!r}; expected a relative path inside the folder.")
+    path = folder / rel
+    if ".." in Path(rel).parts or not _inside(folder, path):
+        raise ComponentLoadError(f"{folder}: {what} is {rel!r}, which points outside the folder; refusing to load "
+                                 f"from there. A saved folder only refers to files inside itself.")
+    return path
+
+
+def check_writable(target: str | os.PathLike, kind: str, *, overwrite: bool = False) -> Path:
+    """Raise :class:`FolderNotEmptyError` unless ``write_folder(target, kind)`` may write there; returns the real
+    folder (a symlink is followed: the link stays and what it points to is written).
+
+    Usable before a long job, so that a refused output folder is known before hours of work, not after.
+    """
+    target = Path(os.path.realpath(os.fspath(target)))
+    if target.exists() and not target.is_dir():
+        raise FolderNotEmptyError(f"{target} is a file; expected a folder (missing, empty, or a saved {kind}).")
+    existing = _files(target) if target.is_dir() else []
+    if not existing or overwrite:
+        return target
+    manifest = read_manifest(target)
+    present_kind = folder_kind(target)
+    _, changed = owned_files(target, manifest) if present_kind == kind else (set(), [])
+    if present_kind == kind and not changed:
+        return target
+    if changed:
+        what = f"a saved {kind} whose file(s) {changed[:3]} were changed since the library wrote them"
+    elif present_kind:
+        what = f"a saved {present_kind}"
+    else:
+        shown = ", ".join(existing[:5]) + (f" and {len(existing) - 5} more" if len(existing) > 5 else "")
+        what = f"files the library did not write ({shown})"
+    raise FolderNotEmptyError(
+        f"{target} is not empty: it holds {what}. Refusing to write a {kind} there, so nothing of yours is "
+        f"replaced; choose an empty or new folder, or pass overwrite=True (--overwrite on the command line; "
+        f"other files are kept).")
+
+
 @contextlib.contextmanager
 def write_folder(target: str | os.PathLike, kind: str, *, overwrite: bool = False) -> Iterator[Path]:
     """Yield an empty temporary folder; when the block succeeds, it becomes ``target`` in one rename.
 
     ``target`` may be missing, empty, or hold a saved object of the same ``kind`` (it is then replaced: files the
-    library wrote there before and does not write now are removed, any other file is kept). A non-empty folder of
-    another kind raises :class:`FolderNotEmptyError` unless ``overwrite=True``; even then only files with the same
-    names as the new ones are replaced. If the block fails, ``target`` is left as it was.
+    library wrote there before, as its manifest's digests prove, and does not write now are removed; any other file
+    is kept). A non-empty folder of another kind, or one whose listed files were changed, raises
+    :class:`FolderNotEmptyError` unless ``overwrite=True``; even then only files with the same names as the new ones
+    are replaced. A symlinked ``target`` is followed (the link is kept). If the block fails, ``target`` is left as
+    it was.
 
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp()) / "out"
@@ -106,43 +197,54 @@ def write_folder(target: str | os.PathLike, kind: str, *, overwrite: bool = Fals
     ...
     cfaug_hf.hub.FolderNotEmptyError: ...
     """
-    target = Path(target)
-    if target.exists() and not target.is_dir():
-        raise FolderNotEmptyError(f"{target} is a file; expected a folder (missing, empty, or a saved {kind}).")
+    target = check_writable(target, kind, overwrite=overwrite)
     existing = _files(target) if target.is_dir() else []
-    previous = read_manifest(target) if existing else None
-    present_kind = folder_kind(target) if existing else None
-    if existing and present_kind != kind and not overwrite:
-        shown = ", ".join(existing[:5]) + (f" and {len(existing) - 5} more" if len(existing) > 5 else "")
-        what = f"a saved {present_kind}" if present_kind else f"files the library did not write ({shown})"
-        raise FolderNotEmptyError(
-            f"{target} is not empty: it holds {what}. Refusing to write a {kind} there, so nothing of yours is "
-            f"replaced; choose an empty or new folder, or pass overwrite=True (--overwrite on the command line; "
-            f"other files are kept).")
+    ours_before: set[str] = set()
+    if existing and folder_kind(target) == kind:
+        ours_before, _ = owned_files(target, read_manifest(target))
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
         yield tmp
         written = [f for f in _files(tmp) if f != MANIFEST]
-        (tmp / MANIFEST).write_text(json.dumps({"kind": kind, "files": written}, indent=2) + "\n")
+        digests = {f: file_digest(tmp / f) for f in written if not (tmp / f).is_symlink()}
+        (tmp / MANIFEST).write_text(json.dumps({"kind": kind, "files": written, "digests": digests}, indent=2) + "\n")
         if not existing:
             if target.is_dir():
                 target.rmdir()
             os.replace(tmp, target)
             return
-        ours_before = set(previous["files"]) | {MANIFEST} if previous and present_kind == kind else {MANIFEST}
+        ours_before.add(MANIFEST)
         old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
         os.replace(target, old / "x")
         os.replace(tmp, target)
         for rel in _files(old / "x"):
-            if rel in ours_before or (target / rel).exists():
+            if rel in ours_before or (target / rel).exists() or (target / rel).is_symlink():
                 continue
             (target / rel).parent.mkdir(parents=True, exist_ok=True)
             os.replace(old / "x" / rel, target / rel)
-        shutil.rmtree(old, ignore_errors=True)
+        _remove_ours(old, ours_before)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _remove_ours(old: Path, ours: set[str]) -> None:
+    """Delete the moved-aside old folder, which by now holds only files the library wrote (and their folders)."""
+    left = [rel for rel in _files(old / "x") if rel not in ours]
+    if left:  # never reached: every other file was moved back; kept rather than deleted if it ever is
+        logger.warning("Kept %d file(s) in %s that could not be moved back: %s", len(left), old, left[:5])
+        return
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def save_dataset(dataset: Any, folder: str | os.PathLike, *, overwrite: bool = False, **save_kwargs: Any) -> Path:
+    """``dataset.save_to_disk(folder)`` under the rules of :func:`write_folder`: a folder holding anything the
+    library did not write (a dataset saved by other code included) is refused unless ``overwrite=True``, and the
+    old files are replaced only once the new ones are complete."""
+    with write_folder(folder, "dataset", overwrite=overwrite) as tmp:
+        dataset.save_to_disk(os.fspath(tmp), **save_kwargs)
+    return Path(os.path.realpath(os.fspath(folder)))
 
 
 def check_manifest(folder: Path, what: str) -> None:
@@ -150,7 +252,7 @@ def check_manifest(folder: Path, what: str) -> None:
     manifest = read_manifest(folder)
     if manifest is None:
         return
-    missing = [f for f in manifest["files"] if not (folder / f).is_file()]
+    missing = [f for f in manifest["files"] if not path_inside(folder, f, f"{MANIFEST} entry").is_file()]
     if missing:
         raise ComponentLoadError(f"{folder} is an incomplete saved {what}: {missing[0]!r} is missing"
                                  + (f" (and {len(missing) - 1} more file(s))" if len(missing) > 1 else "")
@@ -180,6 +282,20 @@ def check_weight_files(folder: Path, what: str) -> None:
         except Exception as err:  # SafetensorError has no public base class to name here
             raise ComponentLoadError(f"{path} is not a readable safetensors file ({err}); the {what} in {folder} "
                                      f"is damaged or was truncated. Save or download it again.") from None
+
+
+def check_json_files(folder: Path, what: str) -> None:
+    """Refuse a folder whose JSON files (model config, tokenizer, ...) do not parse, naming the file and the place,
+    before a loader fails on it with an error that names neither."""
+    for path in sorted(folder.rglob("*.json")):
+        try:
+            json.loads(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError:
+            raise ComponentLoadError(f"{path} is not UTF-8 text; the {what} in {folder} is damaged. Save or "
+                                     f"download it again.") from None
+        except json.JSONDecodeError as err:
+            raise ComponentLoadError(f"{path} is not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}); "
+                                     f"the {what} in {folder} is damaged. Save or download it again.") from None
 
 
 def read_versioned_json(path: Path, expected_type: str, what: str) -> dict[str, Any]:

@@ -491,7 +491,7 @@ CASES = [
     ("cli-out-is-input", lambda t: {"d": (Dataset.from_list(GOOD_ROWS).save_to_disk(t / "ds"), t / "ds")[1]},
      run_cli(["crossaug", "{d}", "--generator", "g", "--out", "{d}"]), 2, "would overwrite the input"),
     ("cli-out-foreign-folder", lambda t: {"d": jsonl(t, GOOD_ROWS), "o": user_folder(t)},
-     run_cli(["crossaug", "{d}", "--generator", "g", "--out", "{o}"]), 2, "non-empty folder that is not a saved"),
+     run_cli(["crossaug", "{d}", "--generator", "g", "--out", "{o}"]), 2, "mine is not empty: it holds files the library did not write"),
     ("cli-candidates-zero", lambda t: {"d": jsonl(t, GOOD_ROWS), "out": t / "out"},
      run_cli(["crossaug", "{d}", "--generator", "g", "--candidates", "0", "--out", "{out}"]), SystemExit,
      "--candidates"),

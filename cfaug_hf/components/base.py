@@ -12,7 +12,9 @@ from typing import Any, ClassVar
 
 from ..fingerprint import digest_json, digest_module, register_cheap_hash, weights_state
 from .. import registry
-from ..hub import (FORMAT_VERSION, ComponentLoadError, cards_module, check_weight_files, read_versioned_json,
+from ..configs import ConfigError, config_from_dict
+from ..hub import (FORMAT_VERSION, ComponentLoadError, cards_module, check_json_files, check_weight_files,
+                   read_versioned_json,
                    resolve_folder, write_folder)
 
 __all__ = ["Component", "PretrainedComponent", "ComponentLoadError", "atomic_directory", "FORMAT_VERSION",
@@ -171,6 +173,11 @@ class Component(abc.ABC):
         return read_versioned_json(Path(folder) / cls.config_name, cls.component_type, cls.__name__)
 
     @classmethod
+    def _config_section(cls, folder: Path, config: dict[str, Any], key: str, config_class: type) -> Any:
+        """The ``key`` section of a saved config as a ``config_class``, every field's type checked."""
+        return config_from_dict(config_class, config.get(key, {}), f"{folder / cls.config_name} (section {key!r})")
+
+    @classmethod
     def from_pretrained(cls, name_or_path: str | os.PathLike, *, revision: str | None = None,
                         token: str | bool | None = None, **kwargs: Any) -> Any:
         """Load from a local folder or a Hub repository (downloaded with ``snapshot_download``)."""
@@ -180,9 +187,13 @@ class Component(abc.ABC):
             if not (folder / name).is_file():
                 raise ComponentLoadError(f"{folder} is an incomplete saved {cls.__name__}: {name!r} is missing.")
         check_weight_files(folder, cls.__name__)
+        check_json_files(folder, cls.__name__)
         for key in ("component_type", "format_version", "cfaug_hf_version"):
             config.pop(key, None)
-        component = cls._load(folder, config, **kwargs)
+        try:
+            component = cls._load(folder, config, **kwargs)
+        except ConfigError as err:
+            raise ComponentLoadError(f"Cannot load the {cls.__name__}: {err}") from None
         component.hub_origin = origin
         return component
 

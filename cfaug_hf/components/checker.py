@@ -141,7 +141,8 @@ class LabelChecker(PretrainedComponent):
 
         model = load_weights(AutoModelForSequenceClassification, folder, "LabelChecker")
         tokenizer = AutoTokenizer.from_pretrained(folder)
-        checker = cls(model, tokenizer, LabelCheckerConfig(**config.get("checker", {})), device=device,
+        checker = cls(model, tokenizer, cls._config_section(folder, config, "checker", LabelCheckerConfig),
+                      device=device,
                       training_info=config.get("training"), **overrides)
         checker.base_model = config.get("base_model")  # the original base, not the folder it was loaded from
         return checker

@@ -400,7 +400,7 @@ class Generator(PretrainedComponent):
 
         from ..models import load_model, quiet_dependency_warnings
 
-        gen_config = GeneratorConfig(**config.get("generator", {}))
+        gen_config = cls._config_section(folder, config, "generator", GeneratorConfig)
         tokenizer = AutoTokenizer.from_pretrained(folder)
         if config.get("adapter"):
             from ..deps import require

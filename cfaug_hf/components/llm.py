@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..credentials import scrub
 from ..generation import Constraint, GenerationResult, apply_constraints
 from .base import Component
 
@@ -96,7 +97,11 @@ class HTTPLLMConfig:
         "help": "Send each row's seed as 'seed' (OpenAI, vLLM and llama.cpp honour it), so sampling is "
                 "reproducible per row where the server allows."})
     max_concurrency: int = field(default=8, metadata={"help": "Requests in flight at once."})
-    timeout_s: float = field(default=60.0, metadata={"help": "Seconds to wait for one response."})
+    timeout_s: float = field(default=60.0, metadata={
+        "help": "Deadline of one attempt in seconds: connecting, waiting and reading the whole body (a server that "
+                "drips bytes is cut off too; a silent one at most one more timeout_s later)."})
+    max_response_bytes: int = field(default=8 * 1024 * 1024, metadata={
+        "help": "Largest response body read; a longer one is an error for that prompt."})
     max_retries: int = field(default=4, metadata={
         "help": "Retries of a request that timed out, could not connect, or got 408, 409, 429 or 5xx."})
     backoff_s: float = field(default=1.0, metadata={
@@ -110,16 +115,46 @@ class HTTPLLMConfig:
         "help": "Folder of cached responses, one JSON file per (model, prompt, parameters, seed); None: no cache."})
 
     def __post_init__(self) -> None:
-        self.stop = tuple(self.stop)
-        if not self.base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must start with http:// or https://, got {self.base_url!r}.")
-        for name in ("max_tokens", "n", "max_concurrency"):
+        import math
+
+        from ..configs import check_value
+        from ..credentials import looks_like_a_key, split_url_credentials
+
+        if isinstance(self.cache_dir, os.PathLike):
+            self.cache_dir = os.fspath(self.cache_dir)
+        for f in dataclasses.fields(self):
+            setattr(self, f.name, check_value(type(self), f.name, getattr(self, f.name), "HTTPLLMConfig"))
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(self.base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"base_url must be an http:// or https:// address with a host, got "
+                             f"{split_url_credentials(self.base_url)[0]!r}.")
+        clean, removed = split_url_credentials(self.base_url)
+        if removed:
+            logger.warning("base_url carried credentials (%s); they were removed and are not sent, saved or shown. "
+                           "Put the key in an environment variable and name it with api_key_env.", ", ".join(removed))
+            self.base_url = clean
+        if self.api_key_env is not None and (not self.api_key_env or looks_like_a_key(self.api_key_env)):
+            raise ValueError("api_key_env must be the NAME of an environment variable holding the key (e.g. "
+                             "'OPENAI_API_KEY'), or None; the value given looks like a key itself, so it is neither "
+                             "sent nor saved (and not shown here). Set it with: export OPENAI_API_KEY=...")
+        for name in ("max_tokens", "n", "max_concurrency", "max_response_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}.")
-        if self.max_retries < 0 or self.timeout_s <= 0 or self.backoff_s < 0:
-            raise ValueError("max_retries and backoff_s must be >= 0 and timeout_s > 0.")
+        for name in ("timeout_s", "backoff_s", "max_backoff_s", "temperature", "top_p"):
+            if not math.isfinite(getattr(self, name)):
+                raise ValueError(f"{name} must be a finite number, got {getattr(self, name)}.")
+        if self.max_retries < 0 or self.timeout_s <= 0 or self.backoff_s < 0 or self.max_backoff_s < 0:
+            raise ValueError("max_retries, backoff_s and max_backoff_s must be >= 0 and timeout_s > 0.")
         if self.request_budget is not None and self.request_budget < 0:
             raise ValueError(f"request_budget must be >= 0 or None, got {self.request_budget}.")
+        if self.cache_dir is not None and Path(self.cache_dir).exists() and not Path(self.cache_dir).is_dir():
+            raise ValueError(f"cache_dir {self.cache_dir!r} is a file; expected a folder (or one to create).")
+
+
+class _DeadlineExceeded(Exception):
+    """An attempt ran past ``timeout_s`` in total (a slow or dripping server)."""
 
 
 _RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
@@ -222,34 +257,84 @@ class OpenAICompatibleLLM(Component):
         with self._lock:
             self.stats[key] += n
 
+    def _url(self) -> str:
+        from urllib.parse import urlsplit, urlunsplit
+
+        parts = urlsplit(self.config.base_url)
+        path = parts.path.rstrip("/") + ("/chat/completions" if self.config.chat else "/completions")
+        return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+    def _secrets(self) -> list[str]:
+        env = self.config.api_key_env
+        return [os.environ.get(env, "")] if env else []
+
+    def _attempt(self, url: str, body: dict[str, Any]) -> tuple[int, bytes, Any]:
+        """One POST, bounded by ``timeout_s`` in total: ``(status, body bytes, headers)``."""
+        c = self.config
+        deadline = time.monotonic() + c.timeout_s
+        response = self._session().post(url, json=body, headers=self._headers(), timeout=(c.timeout_s, c.timeout_s),
+                                        stream=True, allow_redirects=False)
+        try:
+            raw, chunks, size = response.raw, [], 0
+            read = getattr(raw, "read1", None) or raw.read
+            while True:
+                if time.monotonic() > deadline:
+                    raise _DeadlineExceeded()
+                chunk = read(65536, decode_content=True)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > c.max_response_bytes:
+                    raise LLMRequestError(f"the response is longer than max_response_bytes={c.max_response_bytes}")
+                chunks.append(chunk)
+            return response.status_code, b"".join(chunks), response.headers
+        finally:
+            response.close()
+
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The decoded JSON answer to one request, after retries; every failure is an :class:`LLMRequestError`."""
         import requests
+        import urllib3
 
         c = self.config
-        url = c.base_url.rstrip("/") + ("/chat/completions" if c.chat else "/completions")
+        url = self._url()
+        # Failures that a later attempt may not repeat; anything else from requests/urllib3 is final.
+        transient = (requests.Timeout, requests.ConnectionError, requests.exceptions.ChunkedEncodingError,
+                     urllib3.exceptions.ProtocolError, urllib3.exceptions.TimeoutError, _DeadlineExceeded,
+                     ConnectionError, TimeoutError)
         attempt = 0
         while True:
             retry_after = None
             if not self._take_budget():
                 raise LLMRequestError("request budget exhausted")
             try:
-                response = self._session().post(url, json=body, headers=self._headers(), timeout=c.timeout_s)
-            except requests.Timeout:
-                problem = f"timeout after {c.timeout_s:g}s"
-            except requests.ConnectionError as err:
-                problem = f"connection error: {type(err).__name__}"
+                status, content, headers = self._attempt(url, body)
+            except LLMRequestError:
+                raise
+            except transient as err:
+                problem = (f"timeout after {c.timeout_s:g}s" if isinstance(err, (requests.Timeout, _DeadlineExceeded,
+                                                                                  urllib3.exceptions.TimeoutError,
+                                                                                  TimeoutError))
+                           else f"connection error: {type(err).__name__}")
+            except (requests.RequestException, urllib3.exceptions.HTTPError, OSError, ValueError) as err:
+                # Invalid URL, bad content encoding, TLS set-up ...: the same request would fail again.
+                raise LLMRequestError(f"request failed: {type(err).__name__}: {err}") from None
             else:
-                if response.status_code == 200:
+                if status == 200:
                     try:
-                        return response.json()
-                    except ValueError:
+                        return json.loads(content.decode("utf-8"))
+                    except (UnicodeDecodeError, ValueError):
                         raise LLMRequestError("the endpoint answered 200 with a body that is not JSON") from None
-                problem = f"HTTP {response.status_code}"
-                if response.status_code not in _RETRY_STATUS:
-                    # 400, 401, 404 ...: the same request would fail again. The body may say why; the headers we
-                    # sent (with the key) are never part of the message.
-                    raise LLMRequestError(f"{problem}: {response.text[:200]}")
-                retry_after = _retry_after(response.headers.get("Retry-After"))
+                problem = f"HTTP {status}"
+                if 300 <= status < 400:
+                    raise LLMRequestError(f"{problem}: the endpoint redirects (to {headers.get('Location')!r}); "
+                                          f"set base_url to the final address (redirects are not followed, so the "
+                                          f"key is never sent elsewhere)")
+                if status not in _RETRY_STATUS:
+                    # 400, 401, 404 ...: the same request would fail again. The body may say why (scrubbed: some
+                    # servers echo the request headers, key included).
+                    raise LLMRequestError(f"{problem}: {content[:300].decode('utf-8', 'replace')}")
+                retry_after = _retry_after(headers.get("Retry-After"))
             if attempt >= c.max_retries:
                 raise LLMRequestError(f"{problem} (gave up after {attempt + 1} attempts)")
             attempt += 1
@@ -264,20 +349,28 @@ class OpenAICompatibleLLM(Component):
         """The answers to one prompt and whether each was cut by max_tokens; raises LLMRequestError."""
         key = self.cache_key(prompt, seed)
         path = self._cache_path(key)
-        if path is not None and path.is_file():
+        if path is not None:
             try:
-                cached = json.loads(path.read_text())
-                self._count("cache_hits")
-                return cached["texts"], cached["truncated"]
-            except (OSError, ValueError, KeyError):
-                pass  # a damaged entry is fetched again and overwritten
+                cached = json.loads(path.read_text(encoding="utf-8"))
+                texts, truncated = cached["texts"], cached["truncated"]
+                if isinstance(texts, list) and all(isinstance(t, str) for t in texts):
+                    self._count("cache_hits")
+                    return texts, [bool(t) for t in truncated]
+            except (OSError, ValueError, KeyError, TypeError):
+                pass  # missing or damaged: fetched again and overwritten
         data = self._post(self._body(prompt, seed))
         texts, truncated = _parse_choices(data, self.config.chat)
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_text(json.dumps({"texts": texts, "truncated": truncated}, ensure_ascii=False))
-            os.replace(tmp, path)  # atomic: concurrent writers of the same key leave one whole file
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp.write_text(json.dumps({"texts": texts, "truncated": truncated}, ensure_ascii=False))
+                os.replace(tmp, path)  # atomic: concurrent writers of the same key leave one whole file
+            except OSError as err:  # a full disk or an unwritable folder costs the cache, not the answer
+                self._count("cache_errors")
+                if self.stats["cache_errors"] == 1:
+                    logger.warning("Could not write the LLM response cache in %s (%s); answers are kept but not "
+                                   "cached.", self.config.cache_dir, type(err).__name__)
         return texts, truncated
 
     def generate_with_info(self, texts: list[str], *, seeds: Sequence[int] | None = None,
@@ -293,8 +386,9 @@ class OpenAICompatibleLLM(Component):
         def one(i: int) -> None:
             try:
                 outputs[i], cut[i] = self._answer(texts[i], seed_list[i])
-            except LLMRequestError as err:
-                errors[i] = str(err)
+            except Exception as err:  # noqa: BLE001 - one prompt's failure must never abort the others
+                message = str(err) if isinstance(err, LLMRequestError) else f"unexpected {type(err).__name__}: {err}"
+                errors[i] = scrub(message, self._secrets())
                 self._count("errors")
 
         workers = min(self.config.max_concurrency, max(1, len(texts)))
@@ -335,7 +429,7 @@ class OpenAICompatibleLLM(Component):
 
     @classmethod
     def _load(cls, folder: Path, config: dict[str, Any], **overrides: Any) -> OpenAICompatibleLLM:
-        return cls(HTTPLLMConfig(**config.get("llm", {})), **overrides)
+        return cls(cls._config_section(folder, config, "llm", HTTPLLMConfig), **overrides)
 
     def __getstate__(self) -> dict[str, Any]:
         # Picklable for datasets' map workers: locks and sessions are rebuilt in each process.
@@ -349,8 +443,8 @@ class OpenAICompatibleLLM(Component):
         self._lock = threading.Lock()
         self._local = threading.local()
 
-    def __repr__(self) -> str:
-        return f"OpenAICompatibleLLM(model={self.config.model!r}, base_url={self.config.base_url!r})"
+    def __repr__(self) -> str:  # base_url was stripped of credentials when the config was made
+        return f"OpenAICompatibleLLM(model={self.config.model!r}, base_url={scrub(self.config.base_url)!r})"
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -369,7 +463,8 @@ def _parse_choices(data: Any, chat: bool) -> tuple[list[str], list[bool]]:
     for choice in choices:
         if not isinstance(choice, dict):
             raise LLMRequestError(f"malformed response: a choice is {type(choice).__name__}")
-        text = (choice.get("message") or {}).get("content") if chat else choice.get("text")
+        message = choice.get("message")
+        text = (message.get("content") if isinstance(message, dict) else None) if chat else choice.get("text")
         if not isinstance(text, str):
             raise LLMRequestError("malformed response: a choice has no text")
         texts.append(text.strip())

@@ -177,7 +177,7 @@ class BiEncoder(Component):
         query = load_weights(AutoModel, folder / "query_encoder", "BiEncoder query encoder")
         document = load_weights(AutoModel, folder / "document_encoder", "BiEncoder document encoder")
         encoder = cls(query, document, AutoTokenizer.from_pretrained(folder),
-                      BiEncoderConfig(**config.get("bi_encoder", {})), device=device,
+                      cls._config_section(folder, config, "bi_encoder", BiEncoderConfig), device=device,
                       training_info=config.get("training"), **overrides)
         encoder.base_model = config.get("base_model")
         return encoder
@@ -387,7 +387,7 @@ class CorpusIndex(Component):
             raise ComponentLoadError(f"{folder}: the index holds {index.ntotal} vectors but the corpus "
                                      f"{len(corpus)} texts.")
         return cls(corpus, index, encoder_fingerprint=config["encoder_fingerprint"],
-                   config=IndexConfig(**config.get("index", {})), corpus_info=config.get("corpus"))
+                   config=cls._config_section(folder, config, "index", IndexConfig), corpus_info=config.get("corpus"))
 
     def __repr__(self) -> str:
         return f"CorpusIndex(rows={len(self)}, index={self.config.index_type!r})"
