@@ -46,7 +46,7 @@ from .fingerprint import digest_json, digest_object, register_cheap_hash, row_se
 from .schema import SchemaError, TaskSchema
 
 __all__ = [
-    "Augmenter", "AugmenterConfig", "Counterfactual", "Example", "RowResult", "AugmentationStats",
+    "Augmenter", "AugmenterConfig", "AugmentationError", "Counterfactual", "Example", "RowResult", "AugmentationStats",
     "PROVENANCE_COLUMNS", "provenance_features", "auto_batch_size",
 ]
 
@@ -212,30 +212,36 @@ class AugmentationStats:
 
     @classmethod
     def from_dataset(cls, dataset: Any, rows_in: int | None = None) -> AugmentationStats:
-        """Recover the statistics from an augmented dataset's provenance columns.
+        """Recover the statistics from an augmented dataset's provenance columns, whatever the order of its rows.
 
-        Exact when every input row left a row in the output, which is always the case for the output of
-        :meth:`Augmenter.augment` and for ``dataset.map(augmenter, batched=True)`` with ``keep_original=True``
-        (the default). Rows that left none (``keep_original=False`` and no counterfactual, or an original the method
-        drops, in a plain ``map``) are counted as ``skipped:untraced`` when the number of input rows ``rows_in`` is
-        given; use :meth:`Augmenter.augment` to get their reasons.
+        Each input row leaves one non-counterfactual row (its original, or the trace row of
+        :meth:`Augmenter.augment`) that carries its outcome, so counting those is exact after a shuffle, a
+        ``select`` or with duplicate ids. Counterfactuals whose source left no such row (``keep_original=False`` in
+        a plain ``map``) are grouped by source id and outcome; rows that left nothing at all are counted as
+        ``skipped:untraced`` when the number of input rows ``rows_in`` is given. Use :meth:`Augmenter.augment` to
+        get every reason.
         """
         needed = ("cf_is_counterfactual", "cf_kind", "cf_source_id", "cf_outcome")
         missing = [c for c in needed if c not in dataset.column_names]
         if missing:
             raise SchemaError(f"Columns {missing} are missing: this is not the output of a cfaug_hf augmenter.")
         stats = cls()
-        previous = None
+        traced: set[str] = set()
+        orphans: dict[tuple[str, tuple[str, ...]], list[str]] = {}
         for batch in dataset.select_columns(list(needed)).iter(batch_size=1000):
             for is_cf, kind, sid, outcome in zip(batch["cf_is_counterfactual"], batch["cf_kind"],
                                                  batch["cf_source_id"], batch["cf_outcome"]):
                 stats.rows_out += kind != TRACE_KIND
-                # A group is an original (or trace) row and the counterfactuals that follow it, or (originals not
-                # kept) a run of counterfactuals with the same source id.
-                if not is_cf or previous != sid:
+                if not is_cf:
                     stats.rows_in += 1
                     stats.events.update(outcome)
-                previous = sid
+                    traced.add(sid)
+                else:
+                    orphans.setdefault((sid, tuple(outcome)), list(outcome))
+        for (sid, _), outcome in orphans.items():
+            if sid not in traced:
+                stats.rows_in += 1
+                stats.events.update(outcome)
         if rows_in is not None and rows_in > stats.rows_in:
             stats.events["skipped:untraced"] += rows_in - stats.rows_in
             stats.rows_in = rows_in
@@ -251,6 +257,34 @@ class AugmentationStats:
                 lines.append(f"  {head} {reason}: {n}")
         return lines
 
+
+
+class AugmentationError(RuntimeError):
+    """A method (its generator, LLM or other callable) failed on a batch; the message names the batch's rows and
+    the original error is chained as ``__cause__``."""
+
+
+def _batch_failure(name: str, examples: Sequence[Example], err: BaseException | None) -> str:
+    where = [f"row {ex.index}" if ex.index is not None else f"source id {ex.source_id!r}" for ex in examples[:5]]
+    more = f" and {len(examples) - 5} more" if len(examples) > 5 else ""
+    head = f"{name} failed on a batch of {len(examples)} row(s) ({', '.join(where)}{more})"
+    if err is None:
+        return head + "."
+    return (f"{head}: {type(err).__name__}: {err}. Nothing was written for this map; fix the component (or drop "
+            f"these rows) and run again.")
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _raised_by_us(err: BaseException) -> bool:
+    """True when the innermost frame of ``err``'s traceback is this package's code (not a component's model call,
+    a user's callable or a dependency)."""
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep) \
+        and isinstance(err, (TypeError, ValueError))
 
 
 def _refuse_augmented(columns: Sequence[str]) -> None:
@@ -548,6 +582,9 @@ class Augmenter(abc.ABC):
             raise TypeError(f"{type(self).__name__} got one row ({self.schema.label_column}={label_values!r}) "
                             f"instead of a batch: call dataset.map(augmenter, batched=True).")
         _refuse_augmented(list(batch.keys()))
+        if self.schema.id_column and self.schema.id_column not in batch:
+            raise SchemaError(f"Column {self.schema.id_column!r} (the schema's id_column) is missing; the batch has "
+                              f"columns {list(batch.keys())}.")
         labels = self.schema.batch_labels(batch, indices)
         columns = list(batch.keys())
         n = len(labels)
@@ -555,7 +592,16 @@ class Augmenter(abc.ABC):
         examples = [Example(row, labels[i], source_id(row, self.schema), None,
                             None if indices is None else indices[i], base_seed=self.config.seed)
                     for i, row in enumerate(rows)]
-        results = self.augment_examples(examples) if examples else []
+        try:
+            results = self.augment_examples(examples) if examples else []
+        except SchemaError:
+            raise
+        except Exception as err:
+            if _raised_by_us(err):  # our own check of a component's output: its message already says what is wrong
+                if hasattr(err, "add_note"):
+                    err.add_note(_batch_failure(type(self).__name__, examples, None))
+                raise
+            raise AugmentationError(_batch_failure(type(self).__name__, examples, err)) from err
         if len(results) != len(examples):
             raise RuntimeError(f"{type(self).__name__}.augment_examples returned {len(results)} results for "
                                f"{len(examples)} examples.")

@@ -56,19 +56,21 @@ def counterfactual_pairs(original: Any, augmented: Any, schema: TaskSchema) -> l
             schema.validate_features(data.features)
         except SchemaError as err:
             raise SchemaError(f"The {name} dataset does not match the schema ({schema.task}): {err}") from None
-    sources = {source_id(row, schema): row for row in original}
+    sources = _sources_by_id(original, schema)
     wanted = set(augmented["cf_source_id"])
     if wanted and not wanted & set(sources):
         schema = _with_detected_id_column(original, schema, wanted)
-        sources = {source_id(row, schema): row for row in original}
-    pairs, unmatched, matched_any = [], 0, False
+        sources = _sources_by_id(original, schema)
+    pairs, unmatched, ambiguous, matched_any = [], 0, 0, False
     for i, row in enumerate(augmented):
-        src = sources.get(row["cf_source_id"])
-        matched_any = matched_any or src is not None
+        candidates = sources.get(row["cf_source_id"], [])
+        matched_any = matched_any or bool(candidates)
         if not row["cf_is_counterfactual"]:
             continue
+        src = _pick_source(candidates, row, schema)
         if src is None:
-            unmatched += 1
+            unmatched += not candidates
+            ambiguous += bool(candidates)
             continue
         changed = [c for c in schema.text_columns if _text(row[c]) != _text(src[c])]
         pairs.append({"source": src, "counterfactual": row, "changed": changed, "index": i})
@@ -79,7 +81,33 @@ def counterfactual_pairs(original: Any, augmented: Any, schema: TaskSchema) -> l
     if unmatched:
         logger.warning("%d counterfactual rows name a source id that is not in the original dataset; they are left "
                        "out of the pairwise metrics.", unmatched)
+    if ambiguous:
+        logger.warning("%d counterfactual rows name a source id that several different original rows share, and "
+                       "nothing tells which one was edited; they are left out of the pairwise metrics (give the "
+                       "rows unique ids).", ambiguous)
     return pairs
+
+
+def _sources_by_id(original: Any, schema: TaskSchema) -> dict[str, list[dict[str, Any]]]:
+    sources: dict[str, list[dict[str, Any]]] = {}
+    for row in original:
+        sources.setdefault(source_id(row, schema), []).append(row)
+    return sources
+
+
+def _pick_source(candidates: list[dict[str, Any]], cf: dict[str, Any], schema: TaskSchema) -> dict[str, Any] | None:
+    """The source of ``cf`` among the original rows sharing its source id: identical rows are one source; else
+    the only row with the recorded original label whose text columns the counterfactual left untouched match."""
+    distinct = {json.dumps([r[c] for c in (*schema.text_columns, schema.label_column)], sort_keys=True, default=str):
+                r for r in candidates}
+    if len(distinct) <= 1:
+        return candidates[0] if candidates else None
+    label = cf.get("cf_original_label")
+    fits = [r for r in distinct.values() if schema.row_label(r[schema.label_column]) == label]
+    if len(fits) > 1:  # a counterfactual edits some columns; the others are still the source's
+        best = max(sum(_text(r[c]) == _text(cf[c]) for c in schema.text_columns) for r in fits)
+        fits = [r for r in fits if sum(_text(r[c]) == _text(cf[c]) for c in schema.text_columns) == best]
+    return fits[0] if len(fits) == 1 else None
 
 
 def _with_detected_id_column(original: Any, schema: TaskSchema, wanted: set[str]) -> TaskSchema:

@@ -235,6 +235,10 @@ class TaskSchema:
             list_types = (HFSequence,)
 
         columns = list(features)
+        if self.id_column and self.id_column not in features:
+            raise SchemaError(f"Column {self.id_column!r} (id_column) is missing; the dataset has columns {columns}."
+                              f"{_did_you_mean(self.id_column, columns)} Pass id_column=None to identify rows by "
+                              f"their content.")
         for col in (*self.text_columns, self.label_column):
             if col not in features:
                 raise SchemaError(f"Column {col!r} is missing; the dataset has columns {columns}."

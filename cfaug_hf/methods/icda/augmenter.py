@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult, source_id
@@ -89,11 +90,13 @@ class RationaleSwapAugmenter(Augmenter):
         self.selection = self.selector.select(seen, labels)
         self.plan = plan_counterfactuals(self.selection, labels, [len(d) for d in seen], size=self.config.size,
                                          pool_quantile=self.config.pool_quantile, seed=self.config.seed)
-        by_source: dict[str, dict[str, Any]] = {}
+        # Each row's plan is kept by its position: two rows may share a source id (a repeated id, or the same
+        # document with the same label), and each must emit its own counterfactuals exactly once.
         ids = [source_id(r, self.schema) for r in rows]
+        by_row: list[dict[str, Any]] = []
         for d, outcome in enumerate(self.plan.outcomes):
             events = [outcome] + (["note:sentences_truncated"] if limit and len(docs[d]) > limit else [])
-            by_source.setdefault(ids[d], {"events": events, "cfs": []})
+            by_row.append({"events": events, "cfs": []})
         for spec in self.plan.specs:
             new = list(docs[spec.source])
             swaps = []
@@ -102,10 +105,13 @@ class RationaleSwapAugmenter(Augmenter):
                               "donor": ids[donor], "donor_position": donor_pos})
                 new[pos] = docs[donor][donor_pos]
             value = new if not isinstance(rows[spec.source][self.column], str) else self.config.joiner.join(new)
-            by_source[ids[spec.source]]["cfs"].append(
+            by_row[spec.source]["cfs"].append(
                 Counterfactual({self.column: value}, self.schema.label_names[spec.label], "rationale_swap",
                                {"swaps": swaps}))
-        self._by_source = by_source
+        self._ids, self._by_row = ids, by_row
+        counts = Counter(ids)
+        self._by_source = {sid: by_row[d] for d, sid in enumerate(ids) if counts[sid] == 1}
+        self._duplicates = {sid for sid, n in counts.items() if n > 1}
         return self
 
     def fingerprint(self) -> str:
@@ -127,7 +133,15 @@ class RationaleSwapAugmenter(Augmenter):
                                "the whole dataset. augmenter.augment(dataset) does both.")
         out = []
         for ex in examples:
-            entry = self._by_source.get(ex.source_id)
+            if ex.index is not None and ex.index < len(self._ids) and self._ids[ex.index] == ex.source_id:
+                entry = self._by_row[ex.index]  # the fitted dataset itself, mapped with indices
+            elif ex.source_id in self._duplicates:
+                raise SchemaError(
+                    f"Row {ex.index if ex.index is not None else '?'} has source id {ex.source_id!r}, which several "
+                    f"rows of the fitted dataset share (a repeated id, or the same text and label); without its row "
+                    f"index its plan is ambiguous. Use augmenter.augment(dataset), or map with with_indices=True.")
+            else:
+                entry = self._by_source.get(ex.source_id)
             if entry is None:
                 out.append(RowResult([], ["skipped:not_in_fitted_dataset"]))
             else:
