@@ -565,6 +565,15 @@ class Augmenter(abc.ABC):
         register_cheap_hash([cls])
         registry.register_augmenter(cls)
 
+    def fit(self, dataset: Any) -> Augmenter:
+        """Prepare for a ``dataset`` before it is mapped; returns ``self``.
+
+        Most methods edit one row at a time and need nothing (this default does nothing). Methods whose output for a
+        row depends on the whole dataset (ICDA's rationale pools and donors) override it; the callbacks call it
+        before each epoch's regeneration.
+        """
+        return self
+
     # ------------------------------------------------------------------------------------------- the map contract
     @abc.abstractmethod
     def augment_examples(self, examples: list[Example]) -> list[RowResult]:

@@ -25,7 +25,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["ConfigError", "config_from_dict", "check_value"]
+__all__ = ["ConfigError", "config_from_dict", "check_value", "count_arg"]
 
 
 class ConfigError(TypeError):
@@ -107,3 +107,24 @@ def config_from_dict(cls: type, data: Any, where: str) -> Any:
         return cls(**values)
     except (TypeError, ValueError) as err:  # the dataclass's own checks (ranges, combinations)
         raise ConfigError(f"{where}: {err}") from None
+
+
+def count_arg(name: str, value: Any, *, minimum: int = 0, allow_none: bool = False) -> Any:
+    """``value`` as a whole number ``>= minimum`` (or None where allowed); anything else is a ``ValueError`` naming
+    the argument, so a negative size or budget fails when it is given instead of silently dropping rows.
+
+    >>> count_arg("budget", 3), count_arg("size", None, allow_none=True)
+    (3, None)
+    >>> count_arg("budget", -1)
+    Traceback (most recent call last):
+    ...
+    ValueError: budget must be a whole number >= 0, got -1.
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        if isinstance(value, float) and value.is_integer() and value >= minimum:
+            return int(value)
+        extra = " or None" if allow_none else ""
+        raise ValueError(f"{name} must be a whole number >= {minimum}{extra}, got {value!r}.")
+    return value

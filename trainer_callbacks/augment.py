@@ -25,7 +25,8 @@ from typing import Any
 
 import torch
 
-from cfaug_hf.augmenter import PROVENANCE_COLUMNS, Augmenter
+from cfaug_hf.augmenter import PROVENANCE_COLUMNS, AugmentationStats, Augmenter
+from cfaug_hf.configs import count_arg
 from cfaug_hf.schema import TaskSchema
 from cfaug_hf.slots import SlotDataset
 
@@ -55,7 +56,7 @@ class AugmentedEpochDataset(SlotDataset):
         if len(dataset) == 0:
             raise ValueError("AugmentedEpochDataset needs at least one row.")
         self.originals, self.schema = dataset, schema
-        self.size = len(dataset) if size is None else int(size)
+        self.size = len(dataset) if size is None else count_arg("size", size)
         self.slots: list[dict[str, Any]] = []
         self.plan_epoch: int | None = None
 
@@ -153,21 +154,27 @@ class AugmentationCallback(RegenerationCallback):
         if augmenter.schema.label_names != dataset.schema.label_names:
             raise ValueError(f"The augmenter's labels {list(augmenter.schema.label_names)} differ from the "
                              f"dataset's {list(dataset.schema.label_names)}.")
+        budget = count_arg("budget", budget, allow_none=True)
+        batch_size, max_length = count_arg("batch_size", batch_size, minimum=1), count_arg("max_length", max_length,
+                                                                                          minimum=1)
+        start_epoch = count_arg("start_epoch", start_epoch)
         super().__init__(dataset)
         self.augmenter, self.mode, self.tokenizer = augmenter, mode, tokenizer
         self.start_epoch, self.batch_size, self.max_length = start_epoch, batch_size, max_length
         self.budget = dataset.size if budget is None else min(int(budget), dataset.size)
         self._regen_s = 0.0
         self._epoch_start: float | None = None
+        #: What the augmenter did in the last regeneration (a fresh count each epoch).
+        self.epoch_stats = AugmentationStats()
 
     # ---------------------------------------------------------------------------------------- regeneration
     def generate(self, epoch: int) -> list[dict[str, Any]]:
         """Counterfactual rows of all originals with this epoch's seed (no originals, no trace rows)."""
         aug = copy.copy(self.augmenter)
+        aug.stats = AugmentationStats()  # the epoch's own counts (self.epoch_stats); the user's object is untouched
         aug.config = dataclasses.replace(aug.config, seed=random.Random(f"{aug.config.seed}-{epoch}").randrange(2**31))
         originals = self.dataset.originals
-        if hasattr(aug, "fit"):  # methods that plan over the whole dataset (ICDA's donor pools)
-            aug.fit(originals)
+        aug.fit(originals)  # a no-op unless the method plans over the whole dataset (ICDA's donor pools)
         rows: list[dict[str, Any]] = []
         keep = (*self.dataset.schema.text_columns, self.dataset.schema.label_column)
         with torch.no_grad():
@@ -177,6 +184,7 @@ class AugmentationCallback(RegenerationCallback):
                 for i, is_cf in enumerate(out["cf_is_counterfactual"]):
                     if is_cf:
                         rows.append({c: out[c][i] for c in keep})
+        self.epoch_stats = aug.stats
         return rows
 
     def hardest(self, rows: list[dict[str, Any]], model: Any, tokenizer: Any) -> list[dict[str, Any]]:

@@ -58,6 +58,10 @@ class RegenerationCallback(TrainerCallback):
 
     # ----------------------------------------------------------------------------------------------- guards
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if getattr(args, "remove_unused_columns", False):
+            raise ValueError(f"{self.name} needs TrainingArguments(remove_unused_columns=False): its dataset's items "
+                             f"hold the text columns, which the collator tokenizes, and the Trainer would drop them "
+                             f"before the first batch (they are not arguments of the model's forward).")
         if args.dataloader_num_workers > 0 and args.dataloader_persistent_workers:
             raise ValueError(f"{self.name} cannot work with dataloader_persistent_workers=True: persistent workers "
                              f"keep their own copy of the dataset, so they would train on stale counterfactuals. "

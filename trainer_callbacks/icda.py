@@ -15,6 +15,7 @@ import math
 from typing import Any
 
 from cfaug_hf.methods.icda.epoch import CounterfactualEpochDataset, JoinedTextCollator, epoch_seed, redraw
+from cfaug_hf.configs import count_arg
 from cfaug_hf.methods.icda.config import ICDAConfig
 from cfaug_hf.methods.icda.selection import (CounterfactualSpec, OcclusionSelector, Plan, SelectionResult,
                                              is_degenerate, rationale_set_change)
@@ -65,6 +66,9 @@ class ICDACallback(RegenerationCallback):
                  start_epoch: int = 1, batch_size: int = 256, max_length: int = 512, **overrides: Any):
         if not isinstance(dataset, CounterfactualEpochDataset):
             raise TypeError(f"ICDACallback drives a CounterfactualEpochDataset, got {type(dataset).__name__}.")
+        start_epoch = count_arg("start_epoch", start_epoch)
+        batch_size, max_length = count_arg("batch_size", batch_size, minimum=1), count_arg("max_length", max_length,
+                                                                                          minimum=1)
         super().__init__(dataset)
         # One config with the augmenter: seed and pool_quantile come from ICDAConfig (keywords still override).
         self.config = dataclasses.replace(config or ICDAConfig(), **overrides) if overrides else config or ICDAConfig()

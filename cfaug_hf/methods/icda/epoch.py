@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from ...configs import count_arg
 from ...schema import SchemaError
 from ...sentences import SentenceTable, split_sentences
 from ...slots import SlotDataset
@@ -80,7 +81,7 @@ class CounterfactualEpochDataset(SlotDataset):
         if len(set(self.labels)) < 2:
             logger.warning("The training data has one class only (%s): no counterfactual can be made; the "
                            "counterfactual slots will repeat originals.", set(self.labels))
-        self.size = len(self.docs) if size is None else int(size)
+        self.size = len(self.docs) if size is None else count_arg("size", size)
         self.specs: list[CounterfactualSpec] = []
         self.plan_epoch: int | None = None
         self.epoch = 0
