@@ -27,22 +27,22 @@ size, ``num_proc`` or the row's position, because each row gets its own seed der
 from __future__ import annotations
 
 import abc
-import contextlib
 import copy
 import dataclasses
 import json
 import logging
 import os
-import signal
-import sys
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from . import registry
-from .fingerprint import digest_json, digest_object, register_cheap_hash, row_seed
+from .fingerprint import code_digest, digest_json, digest_object, register_cheap_hash, row_seed
+from .provenance import (PROVENANCE_COLUMNS, TRACE_KIND, AugmentationStats, provenance_features, refuse_augmented,
+                         source_id)
+from .saving import AUGMENTER_CONFIG  # noqa: F401 (re-exported: the file that marks a saved augmenter)
+from .workers import enter_worker_process, remove_stale_temp_files, watching_forks
 from .schema import SchemaError, TaskSchema
 
 __all__ = [
@@ -51,32 +51,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-#: File that marks a saved augmenter folder.
-AUGMENTER_CONFIG = "cfaug_augmenter.json"
-
-#: ``cf_kind`` of the rows :meth:`Augmenter.augment` maps only to carry an outcome, then removes.
-TRACE_KIND = "trace"
-
-PROVENANCE_COLUMNS = ("cf_is_counterfactual", "cf_method", "cf_kind", "cf_source_id", "cf_original_label", "cf_edit",
-                      "cf_outcome")
-
-
-def provenance_features() -> dict[str, Any]:
-    """The ``datasets`` feature types of the provenance columns."""
-    from datasets import Value
-
-    try:
-        from datasets import List
-        outcome = List(Value("string"))
-    except ImportError:  # pragma: no cover
-        from datasets import Sequence as List
-        outcome = List(Value("string"))
-    return {
-        "cf_is_counterfactual": Value("bool"), "cf_method": Value("string"), "cf_kind": Value("string"),
-        "cf_source_id": Value("string"), "cf_original_label": Value("string"), "cf_edit": Value("string"),
-        "cf_outcome": outcome,
-    }
 
 
 @dataclass
@@ -156,109 +130,6 @@ class RowResult:
     keep_original: bool = True
 
 
-@dataclass
-class AugmentationStats:
-    """Counts of what an augmentation did, by event.
-
-    Events are strings such as ``produced:c'+e``, ``skipped:same_claim`` or ``no_evidence_edit:span_not_found``.
-    ``rows_in`` counts input rows; ``rows_out`` output rows.
-
-    Example:
-        >>> s = AugmentationStats()
-        >>> s.add_row(["produced:c'+e", "no_evidence_edit:insertion"], n_out=2)
-        >>> s.produced, s.by_prefix("no_evidence_edit")
-        ({"c'+e": 1}, {'insertion': 1})
-    """
-
-    rows_in: int = 0
-    rows_out: int = 0
-    events: Counter = field(default_factory=Counter)
-
-    def add_row(self, events: Sequence[str], n_out: int) -> None:
-        self.rows_in += 1
-        self.rows_out += n_out
-        self.events.update(events)
-
-    def merge(self, other: AugmentationStats) -> None:
-        self.rows_in += other.rows_in
-        self.rows_out += other.rows_out
-        self.events.update(other.events)
-
-    def by_prefix(self, prefix: str) -> dict[str, int]:
-        p = prefix + ":"
-        return {k[len(p):]: v for k, v in sorted(self.events.items()) if k.startswith(p)}
-
-    @property
-    def produced(self) -> dict[str, int]:
-        return self.by_prefix("produced")
-
-    @property
-    def skipped(self) -> dict[str, int]:
-        return self.by_prefix("skipped")
-
-    @property
-    def counterfactuals(self) -> int:
-        return sum(self.produced.values())
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"rows_in": self.rows_in, "rows_out": self.rows_out,
-                               "counterfactuals": self.counterfactuals}
-        groups: dict[str, dict[str, int]] = {}
-        for key, n in sorted(self.events.items()):
-            head, _, tail = key.partition(":")
-            groups.setdefault(head, {})[tail or head] = n
-        out.update(groups)
-        return out
-
-    @classmethod
-    def from_dataset(cls, dataset: Any, rows_in: int | None = None) -> AugmentationStats:
-        """Recover the statistics from an augmented dataset's provenance columns, whatever the order of its rows.
-
-        Each input row leaves one non-counterfactual row (its original, or the trace row of
-        :meth:`Augmenter.augment`) that carries its outcome, so counting those is exact after a shuffle, a
-        ``select`` or with duplicate ids. Counterfactuals whose source left no such row (``keep_original=False`` in
-        a plain ``map``) are grouped by source id and outcome; rows that left nothing at all are counted as
-        ``skipped:untraced`` when the number of input rows ``rows_in`` is given. Use :meth:`Augmenter.augment` to
-        get every reason.
-        """
-        needed = ("cf_is_counterfactual", "cf_kind", "cf_source_id", "cf_outcome")
-        missing = [c for c in needed if c not in dataset.column_names]
-        if missing:
-            raise SchemaError(f"Columns {missing} are missing: this is not the output of a cfaug_hf augmenter.")
-        stats = cls()
-        traced: set[str] = set()
-        orphans: dict[tuple[str, tuple[str, ...]], list[str]] = {}
-        for batch in dataset.select_columns(list(needed)).iter(batch_size=1000):
-            for is_cf, kind, sid, outcome in zip(batch["cf_is_counterfactual"], batch["cf_kind"],
-                                                 batch["cf_source_id"], batch["cf_outcome"]):
-                stats.rows_out += kind != TRACE_KIND
-                if not is_cf:
-                    stats.rows_in += 1
-                    stats.events.update(outcome)
-                    traced.add(sid)
-                else:
-                    orphans.setdefault((sid, tuple(outcome)), list(outcome))
-        for (sid, _), outcome in orphans.items():
-            if sid not in traced:
-                stats.rows_in += 1
-                stats.events.update(outcome)
-        if rows_in is not None and rows_in > stats.rows_in:
-            stats.events["skipped:untraced"] += rows_in - stats.rows_in
-            stats.rows_in = rows_in
-        return stats
-
-    def summary_lines(self) -> list[str]:
-        lines = [f"rows in: {self.rows_in}", f"rows out: {self.rows_out} "
-                 f"({self.rows_out - self.counterfactuals} original, {self.counterfactuals} counterfactual)"]
-        for kind, n in self.produced.items():
-            lines.append(f"  counterfactual {kind}: {n}")
-        for head in sorted({k.partition(":")[0] for k in self.events} - {"produced"}):
-            for reason, n in self.by_prefix(head).items():
-                lines.append(f"  {head} {reason}: {n}")
-        return lines
-
-
-
 class AugmentationError(RuntimeError):
     """A method (its generator, LLM or other callable) failed on a batch; the message names the batch's rows and
     the original error is chained as ``__cause__``."""
@@ -287,215 +158,6 @@ def _raised_by_us(err: BaseException) -> bool:
         and isinstance(err, (TypeError, ValueError))
 
 
-def _refuse_augmented(columns: Sequence[str]) -> None:
-    present = [c for c in PROVENANCE_COLUMNS if c in columns]
-    if present:
-        raise SchemaError(
-            f"Column {present[0]!r} is present: this dataset is already the output of an augmenter. Augmenting it "
-            f"again would treat counterfactuals as originals and overwrite their provenance. Augment the original "
-            f"data, or select the originals first: ds.filter(lambda cf: not cf, input_columns='cf_is_counterfactual')"
-            f".remove_columns({list(PROVENANCE_COLUMNS)}).")
-
-
-_CODE_DIGESTS: dict[type, str] = {}
-
-
-def code_digest(cls: type) -> str:
-    """A digest of the source of ``cls`` and its bases, so editing a method invalidates ``datasets``' cache.
-
-    ``datasets`` fingerprints plain functions by their code; an augmenter is fingerprinted by its config and
-    weights, and without this a user who edits ``augment_examples`` would get the old rows back from the cache.
-    Classes whose source cannot be read (defined in a REPL) fall back to their methods' bytecode and constants.
-    """
-    cached = _CODE_DIGESTS.get(cls)
-    if cached is not None:
-        return cached
-    import inspect
-
-    parts = []
-    for klass in cls.__mro__:
-        if klass.__module__ in ("builtins", "abc", "typing"):
-            continue
-        try:
-            parts.append(inspect.getsource(klass))
-        except (OSError, TypeError):
-            for name, value in sorted(vars(klass).items()):
-                func = getattr(value, "__func__", getattr(value, "fget", value))
-                code = getattr(func, "__code__", None)
-                if code is not None:
-                    parts.append(f"{name}:{_code_repr(code)}")
-    digest = digest_json(parts)
-    _CODE_DIGESTS[cls] = digest
-    return digest
-
-
-def _code_repr(code: Any) -> str:
-    consts = [_code_repr(c) if hasattr(c, "co_code") else repr(c) for c in code.co_consts]
-    return f"{code.co_code.hex()}|{consts}|{code.co_names}"
-
-
-_WATCHING_PID: int | None = None
-
-
-def _exit_with_parent() -> None:
-    """In a worker process: end the process once its parent is gone, and the siblings left behind with it.
-
-    A daemon thread polls for the parent's death. A pool worker may also leave first, on its own, when the dead
-    parent's pipe closes; a finalizer then does the same clean-up on its way out. Siblings are the processes that
-    run our command line and were started by our parent (``/proc`` tells): ``datasets`` runs a ``multiprocess``
-    Manager server beside the workers, which would otherwise outlive a killed parent.
-    """
-    import threading
-    import time
-
-    global _WATCHING_PID
-    if _WATCHING_PID == os.getpid():  # already watching (started at fork, then again at the first batch)
-        return
-    _WATCHING_PID = os.getpid()
-    parent = os.getppid()
-    own = _cmdline(os.getpid())
-    parent_start = _start_time(parent)
-    siblings: dict[int, str] = {}
-
-    def look_around() -> None:
-        # Forked siblings share our command line; anything else the parent started is none of our business.
-        siblings.update({pid: start for pid, start in _children_of(parent).items()
-                         if pid != os.getpid() and _cmdline(pid) == own})
-
-    def end_orphaned_siblings() -> None:
-        if os.getppid() == parent:
-            return
-        # Re-parented siblings now share our new parent: also end those of our command line that started after
-        # our parent did (one forked after our last look).
-        for pid, start in _children_of(os.getppid()).items():
-            if (pid != os.getpid() and _cmdline(pid) == own and parent_start is not None
-                    and int(start) >= int(parent_start)):
-                siblings.setdefault(pid, start)
-        for pid, start in siblings.items():
-            if _start_time(pid) == start:  # the same process, not a new one that reused the pid
-                with contextlib.suppress(ProcessLookupError, PermissionError):  # it may have ended by itself
-                    os.kill(pid, signal.SIGTERM)
-
-    def watch() -> None:
-        polls = 0
-        while True:
-            time.sleep(0.5)
-            polls += 1
-            if os.getppid() != parent:
-                end_orphaned_siblings()
-                os._exit(1)
-            if polls % 4 == 0:
-                look_around()  # a sibling started after us (a replaced pool worker, a Manager) is seen too
-
-    look_around()
-    threading.Thread(target=watch, name="cfaug-parent-watch", daemon=True).start()
-    for name in ("multiprocess.util", "multiprocessing.util"):  # run on a worker's normal exit path too
-        util = sys.modules.get(name)
-        if util is not None:
-            util.Finalize(None, end_orphaned_siblings, exitpriority=100)
-
-
-#: While set (inside :meth:`Augmenter.augment`), every process forked from this one watches for its parent's death:
-#: that covers the ``multiprocess`` Manager server that ``datasets`` forks beside its workers, which never runs our
-#: code. Outside ``augment()`` forks are left alone (a daemon that double-forks must outlive its parent).
-_WATCH_FORKS = False
-
-
-def _after_fork_in_child() -> None:
-    if _WATCH_FORKS:
-        _exit_with_parent()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def _cmdline(pid: int) -> bytes | None:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read()
-    except OSError:
-        return None
-
-
-def _start_time(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
-def _children_of(parent: int) -> dict[int, str]:
-    """``{pid: start time}`` of the processes whose parent is ``parent``; empty without ``/proc``."""
-    found: dict[int, str] = {}
-    if not os.path.isdir("/proc/self"):
-        return found
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == parent:
-            found[int(entry)] = fields[19]
-    return found
-
-
-def remove_stale_temp_files(dataset: Any, *, min_age_s: float = 60.0) -> list[str]:
-    """Delete ``tmp*`` files that a killed ``map`` left in ``dataset``'s cache folder; returns their paths.
-
-    ``datasets`` writes a map's output to a temporary file and renames it when done; a map killed with SIGKILL
-    leaves the temporary file behind forever. A file is removed only when it is older than ``min_age_s`` and, where
-    ``/proc`` can tell, no process has it open (so a map running in another process is never disturbed).
-    """
-    import time
-
-    folders = {os.path.dirname(f["filename"]) for f in getattr(dataset, "cache_files", []) or []}
-    candidates = [os.path.join(d, n) for d in folders if os.path.isdir(d) for n in os.listdir(d)
-                  if n.startswith("tmp")]
-    now = time.time()
-    candidates = [p for p in candidates if os.path.isfile(p) and now - os.path.getmtime(p) >= min_age_s]
-    if not candidates:
-        return []
-    open_files = _open_files()
-    removed = []
-    for path in candidates:
-        if open_files is not None and os.path.realpath(path) in open_files:
-            continue
-        if open_files is None and now - os.path.getmtime(path) < 24 * 3600:
-            continue  # without /proc, only a day-old file is surely abandoned
-        try:
-            os.remove(path)
-        except OSError as err:  # gone already, or not ours to remove: leave it and say so
-            logger.debug("Could not remove %s: %s", path, err)
-            continue
-        removed.append(path)
-    if removed:
-        logger.info("Removed %d temporary file(s) left by an interrupted map: %s", len(removed), removed)
-    return removed
-
-
-def _open_files() -> set[str] | None:
-    if not os.path.isdir("/proc/self/fd"):
-        return None
-    found = set()
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                try:
-                    found.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
-                except OSError:
-                    continue
-        except OSError:
-            continue
-    return found
-
-
 def auto_batch_size(rows: int) -> int:
     """The map batch size :meth:`Augmenter.augment` uses by default: ``rows // 100`` clipped to 32..1000.
 
@@ -507,13 +169,6 @@ def auto_batch_size(rows: int) -> int:
     (32, 100, 1000)
     """
     return max(32, min(1000, rows // 100))
-
-
-def source_id(row: Mapping[str, Any], schema: TaskSchema) -> str:
-    """The ``cf_source_id`` an augmenter gives ``row``: its id column, else a digest of its texts and label."""
-    if schema.id_column and row.get(schema.id_column) is not None:
-        return str(row[schema.id_column])
-    return digest_json([row[c] for c in schema.text_columns] + [schema.row_label(row[schema.label_column])])
 
 
 class Augmenter(abc.ABC):
@@ -590,7 +245,7 @@ class Augmenter(abc.ABC):
         if one_row:
             raise TypeError(f"{type(self).__name__} got one row ({self.schema.label_column}={label_values!r}) "
                             f"instead of a batch: call dataset.map(augmenter, batched=True).")
-        _refuse_augmented(list(batch.keys()))
+        refuse_augmented(list(batch.keys()))
         if self.schema.id_column and self.schema.id_column not in batch:
             raise SchemaError(f"Column {self.schema.id_column!r} (the schema's id_column) is missing; the batch has "
                               f"columns {list(batch.keys())}.")
@@ -668,19 +323,8 @@ class Augmenter(abc.ABC):
                 res.events.append("skipped:all_filtered")
 
     def _enter_worker_process(self) -> None:
-        """First call in a ``map(num_proc=...)`` worker: use one torch thread, and exit if the parent dies.
-
-        Workers are forked from a parent whose OpenMP thread pool (GNU libgomp) may already be running; the first
-        multi-threaded torch op in the child then waits forever for threads that were not forked. One thread per
-        worker avoids that, and is what ``num_proc`` workers should use anyway (the workers are the parallelism).
-        A worker whose parent was killed (SIGKILL, OOM killer) would otherwise keep generating for nobody.
-        """
         self._pid = os.getpid()
-        _exit_with_parent()
-        if "torch" in sys.modules:
-            import torch
-
-            torch.set_num_threads(1)
+        enter_worker_process()
 
     def _emit(self, out: dict[str, list], row: Mapping[str, Any], columns: Sequence[str], is_cf: bool, method: str,
               kind: str, ex: Example, edit: str, outcome: list[str]) -> None:
@@ -755,14 +399,10 @@ class Augmenter(abc.ABC):
         # when nothing ran in this process (cache hit, num_proc workers). They are filtered out afterwards.
         runner = copy.copy(self)
         runner._trace, runner.stats = True, AugmentationStats()
-        global _WATCH_FORKS
-        _WATCH_FORKS = True
-        try:
+        with watching_forks():
             batch_size = batch_size or auto_batch_size(len(dataset))
             result = dataset.map(runner, batched=True, batch_size=batch_size, num_proc=num_proc, with_indices=True,
                                  features=self.output_features(dataset.features), desc=desc, **map_kwargs)
-        finally:
-            _WATCH_FORKS = False
         # Every row went through this process (no cache hit, no workers): its own counts are exact, and reading
         # them back from the output would only touch every page of it.
         done_here = runner.stats.rows_in == len(dataset)
@@ -775,7 +415,7 @@ class Augmenter(abc.ABC):
     def _check_input(self, dataset: Any) -> None:
         if dataset.features is None:  # an IterableDataset of unknown features: rows are checked as they come
             return
-        _refuse_augmented(list(dataset.features))
+        refuse_augmented(list(dataset.features))
         self.schema.validate_features(dataset.features)
 
     # ------------------------------------------------------------------------------------ config and fingerprint
@@ -802,7 +442,7 @@ class Augmenter(abc.ABC):
     # --------------------------------------------------------------------------------------- save, load, share
     def save_pretrained(self, save_directory: str | os.PathLike, *, copy_components: bool = False,
                         references_only: bool = False, overwrite: bool = False) -> Path:
-        """Save the config, the schema and the components so the augmenter can be rebuilt whole.
+        """Save the config, the schema, the filters and the components so the augmenter can be rebuilt whole.
 
         A component that came from (or was pushed to) the Hub is stored as a reference (repo id and commit);
         others, or all with ``copy_components=True``, are saved into a subfolder named after their role.
@@ -810,106 +450,34 @@ class Augmenter(abc.ABC):
         rules are those of :func:`cfaug_hf.hub.write_folder` (a foreign non-empty folder needs ``overwrite=True``;
         no file of yours is deleted).
         """
-        from ._version import __version__
-        from .hub import FORMAT_VERSION, write_folder
+        from .saving import save_augmenter
 
-        with write_folder(save_directory, "augmenter", overwrite=overwrite) as tmp:
-            refs: dict[str, Any] = {}
-            for role, comp in sorted(self.components().items()):
-                if comp is None:
-                    refs[role] = None
-                    continue
-                if getattr(comp, "component_type", None) not in registry.COMPONENTS:
-                    if references_only:
-                        refs[role] = {"type": "callable", "name": getattr(comp, "__qualname__", type(comp).__name__)}
-                        continue
-                    raise TypeError(f"Cannot save {type(self).__name__}: its {role} is a {type(comp).__name__}, not "
-                                    f"a cfaug component (Generator, LabelChecker, ...), so it cannot be restored.")
-                origin = comp.hub_origin
-                if origin and not copy_components:
-                    refs[role] = {"type": comp.component_type, **origin}
-                elif references_only:
-                    refs[role] = {"type": comp.component_type, "local": True,
-                                  "base_model": getattr(comp, "base_model", None)}
-                else:
-                    comp.save_pretrained(tmp / role)
-                    refs[role] = {"type": comp.component_type, "path": role}
-            data = {"component_type": "augmenter", "format_version": FORMAT_VERSION, "cfaug_hf_version": __version__,
-                    **self.get_config_dict(), "components": refs, "citation": self.citation}
-            (tmp / AUGMENTER_CONFIG).write_text(json.dumps(data, indent=2, ensure_ascii=False, default=list) + "\n")
-        return Path(save_directory)
+        return save_augmenter(self, save_directory, copy_components=copy_components,
+                              references_only=references_only, overwrite=overwrite)
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | os.PathLike, *, revision: str | None = None,
                         token: str | None = None, repo_type: str = "model", subfolder: str | None = None,
                         **overrides: Any) -> Augmenter:
-        """Rebuild a saved augmenter from a folder or a Hub repository.
+        """Rebuild a saved augmenter (with its filters) from a folder or a Hub repository.
 
         Called on :class:`Augmenter` itself, the saved method picks the class. Keyword arguments named like a
-        component role (``generator=...``) replace that component; others override config fields. Example::
+        component role (``generator=...``) replace that component, ``filters=[...]`` replaces the saved filters;
+        others override config fields. Example::
 
             augmenter = Augmenter.from_pretrained("org/fever-crossaug", repo_type="dataset", subfolder="augmenter")
         """
-        from .hub import ComponentLoadError, path_inside, read_versioned_json, resolve_folder
+        from .saving import load_augmenter
 
-        folder, _ = resolve_folder(name_or_path, "augmenter", revision=revision, token=token, repo_type=repo_type,
-                                   subfolder=subfolder)
-        data = read_versioned_json(folder / AUGMENTER_CONFIG, "augmenter", "augmenter")
-        where = folder / AUGMENTER_CONFIG
-        for key, kind in (("config", dict), ("schema", dict), ("components", (dict, type(None)))):
-            if not isinstance(data.get(key, {} if key == "components" else None), kind):
-                raise ComponentLoadError(f"{where}: {key!r} is {data.get(key)!r}; expected an object. The file is "
-                                         f"damaged: save the augmenter again.")
-        for role, ref in (data.get("components") or {}).items():
-            if ref is not None and not isinstance(ref, dict):
-                raise ComponentLoadError(f"{where}: components.{role} is {ref!r}; expected an object or null.")
-        try:
-            target = registry.augmenter_class(data.get("method", "")) if cls is Augmenter else cls
-        except KeyError as err:
-            raise ComponentLoadError(f"{folder} holds a {data.get('method')!r} augmenter: {err.args[0]}") from None
-        if cls is not Augmenter and data.get("method") != cls.method:
-            raise ComponentLoadError(f"{folder} holds a {data.get('method')!r} augmenter, not "
-                                     f"{cls.method or 'a known method'!r}.")
-        components: dict[str, Any] = {}
-        for role, ref in (data.get("components") or {}).items():
-            if role in overrides:
-                components[role] = overrides.pop(role)
-            elif ref is None:
-                components[role] = None
-            elif ref.get("type") not in registry.available()["components"]:
-                raise ComponentLoadError(f"The {role} of this augmenter was a {ref.get('name') or ref.get('type')} "
-                                         f"and was not saved; pass {role}=... to from_pretrained.")
-            elif ref.get("local"):
-                raise ComponentLoadError(f"The {role} of this augmenter was a local {ref['type']} (base model "
-                                         f"{ref.get('base_model')}) that was not shared; pass {role}=....")
-            elif "path" in ref:
-                where = path_inside(folder, ref["path"], f"the {role}'s path in {AUGMENTER_CONFIG}")
-                components[role] = registry.component_class(ref["type"]).from_pretrained(where)
-            else:
-                components[role] = registry.component_class(ref["type"]).from_pretrained(ref["repo_id"],
-                                                                                 revision=ref.get("revision"),
-                                                                                 token=token)
-        filters = overrides.pop("filters", None)
-        from .configs import ConfigError
-
-        try:
-            config = target.config_class.from_dict(data["config"], f"{where} (config)")
-        except ConfigError as err:
-            raise ComponentLoadError(str(err)) from None
-        try:
-            schema = TaskSchema.from_dict(data["schema"])
-        except (KeyError, TypeError, ValueError, SchemaError) as err:
-            raise ComponentLoadError(f"{where}: the schema cannot be rebuilt ({type(err).__name__}: {err}).") from None
-        if overrides:
-            config = target.config_class.from_dict({**config.to_dict(), **overrides}, "from_pretrained() arguments")
-        return target(schema=schema, config=config, filters=filters, **components)
+        return load_augmenter(cls, name_or_path, revision=revision, token=token, repo_type=repo_type,
+                              subfolder=subfolder, **overrides)
 
     def push_to_hub(self, repo_id: str, *, private: bool | None = None, token: str | None = None,
                     commit_message: str | None = None, copy_components: bool = False) -> str:
         """Push the augmenter (config, schema, component references or copies) with a card; returns the commit."""
-        from .hub import cards_module
+        from .sharing.push import push_augmenter
 
-        return cards_module().push_augmenter(self, repo_id, private=private, token=token, commit_message=commit_message,
+        return push_augmenter(self, repo_id, private=private, token=token, commit_message=commit_message,
                               copy_components=copy_components)
 
     def __repr__(self) -> str:

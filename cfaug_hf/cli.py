@@ -124,7 +124,7 @@ def _cmd_push(args: argparse.Namespace) -> None:
     if any((folder / f).is_file() for f in ("dataset_info.json", "dataset_dict.json", "state.json")):
         from datasets import load_from_disk
 
-        from hub_cards import push_augmented
+        from .sharing import push_augmented
 
         augmenter = Augmenter.from_pretrained(args.augmenter) if args.augmenter else None
         if augmenter is None and (folder / "cfaug_augmenter.json").is_file():
@@ -176,7 +176,7 @@ def _cmd_report(args: argparse.Namespace) -> None:
 
 
 def _cmd_pull(args: argparse.Namespace) -> None:
-    from hub_cards import pull
+    from .sharing import pull
 
     path = pull(args.repo_id, args.folder, repo_type=args.repo_type, revision=args.revision, token=args.token,
                 overwrite=args.overwrite)

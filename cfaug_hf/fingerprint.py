@@ -99,3 +99,40 @@ def register_cheap_hash(classes: Iterable[type]) -> None:
 
     for cls in classes:
         pklregister(cls)(save)
+
+
+_CODE_DIGESTS: dict[type, str] = {}
+
+
+def code_digest(cls: type) -> str:
+    """A digest of the source of ``cls`` and its bases, so editing a method invalidates ``datasets``' cache.
+
+    ``datasets`` fingerprints plain functions by their code; an augmenter is fingerprinted by its config and
+    weights, and without this a user who edits ``augment_examples`` would get the old rows back from the cache.
+    Classes whose source cannot be read (defined in a REPL) fall back to their methods' bytecode and constants.
+    """
+    cached = _CODE_DIGESTS.get(cls)
+    if cached is not None:
+        return cached
+    import inspect
+
+    parts = []
+    for klass in cls.__mro__:
+        if klass.__module__ in ("builtins", "abc", "typing"):
+            continue
+        try:
+            parts.append(inspect.getsource(klass))
+        except (OSError, TypeError):
+            for name, value in sorted(vars(klass).items()):
+                func = getattr(value, "__func__", getattr(value, "fget", value))
+                code = getattr(func, "__code__", None)
+                if code is not None:
+                    parts.append(f"{name}:{_code_repr(code)}")
+    digest = digest_json(parts)
+    _CODE_DIGESTS[cls] = digest
+    return digest
+
+
+def _code_repr(code: Any) -> str:
+    consts = [_code_repr(c) if hasattr(c, "co_code") else repr(c) for c in code.co_consts]
+    return f"{code.co_code.hex()}|{consts}|{code.co_names}"

@@ -1,7 +1,7 @@
 """Folders and Hub I/O for everything the library saves: atomic writes that never delete a user's files, a manifest
 that lets a load check nothing is missing, versioned JSON configs, and downloads with errors that say what to do.
 
-This module is the core's only door to the Hub; ``hub_cards`` builds cards and pushes on top of it.
+This module is the core's only door to the Hub; :mod:`cfaug_hf.sharing` builds cards and pushes on top of it.
 
 Saving into a folder follows three rules:
 
@@ -31,7 +31,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["HubError", "ComponentLoadError", "FolderNotEmptyError", "MANIFEST", "FORMAT_VERSION", "write_folder",
            "check_writable", "save_dataset", "owned_files", "file_digest", "path_inside", "read_manifest",
-           "folder_kind", "check_manifest", "check_weight_files", "check_json_files", "read_versioned_json", "hub_errors", "download_folder", "resolve_folder", "cards_module"]
+           "folder_kind", "check_manifest", "check_weight_files", "check_json_files", "read_versioned_json", "hub_errors", "download_folder", "resolve_folder"]
 
 #: Version of the on-disk layout of saved objects. Loading a folder written with a newer version is refused.
 FORMAT_VERSION = 1
@@ -322,18 +322,10 @@ def read_versioned_json(path: Path, expected_type: str, what: str) -> dict[str, 
 
 
 # ---------------------------------------------------------------------------------------------------------- Hub
-def cards_module() -> Any:
-    """``hub_cards.push``, which builds cards and pushes; looked up by name because it sits above the core (it
-    imports the core, so the core's ``push_to_hub`` conveniences must not import it back)."""
-    import importlib
-
-    return importlib.import_module("hub_cards.push")
-
-
 def _scrub(text: str, token: Any) -> str:
-    if isinstance(token, str) and token:
-        text = text.replace(token, "***")
-    return text
+    from .credentials import scrub
+
+    return scrub(text, [token] if isinstance(token, str) else [])
 
 
 @contextlib.contextmanager

@@ -1,7 +1,8 @@
 """Imports point one way: no cycle among the package's modules, counting imports inside functions too.
 
-Plug-in style lookups by module name (the registry's built-in methods, ``hub_cards`` for ``push_to_hub``) are not
-import statements and do not count; ``if TYPE_CHECKING:`` blocks do not either.
+The registry's lookups of its built-in methods by module name are not import statements and do not count, but no
+module of the core may reach ``hub_cards`` or ``trainer_callbacks`` that way either (checked below); ``if
+TYPE_CHECKING:`` blocks do not count.
 """
 
 from __future__ import annotations
@@ -103,10 +104,18 @@ def test_no_import_cycles():
 def test_the_core_does_not_import_methods_cards_or_callbacks():
     graph = import_graph()
     core = [m for m in graph if m.startswith("cfaug_hf.") and m.split(".")[1] in
-            ("augmenter", "schema", "hub", "registry", "fingerprint", "text", "components")]
+            ("augmenter", "schema", "hub", "registry", "fingerprint", "text", "components", "provenance", "saving",
+             "sharing", "workers", "configs", "credentials", "markdown")]
     for module in core:
         upward = {d for d in graph[module] if d.startswith(("cfaug_hf.methods", "hub_cards", "trainer_callbacks"))}
         assert not upward, f"{module} imports {sorted(upward)}"
+
+
+def test_the_core_reaches_no_top_level_package_by_name():
+    for path in (ROOT / "cfaug_hf").rglob("*.py"):
+        text = path.read_text()
+        for name in ("hub_cards", "trainer_callbacks"):
+            assert f'import_module("{name}' not in text and f"import_module('{name}" not in text, path
 
 
 def test_detects_a_cycle():

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from ..fingerprint import digest_json, digest_module, register_cheap_hash, weights_state
 from .. import registry
 from ..configs import ConfigError, config_from_dict
-from ..hub import (FORMAT_VERSION, ComponentLoadError, cards_module, check_json_files, check_weight_files,
+from ..hub import (FORMAT_VERSION, ComponentLoadError, check_json_files, check_weight_files,
                    read_versioned_json,
                    resolve_folder, write_folder)
 
@@ -119,7 +119,9 @@ class Component(abc.ABC):
 
         Pushing again updates the card's generated section and metadata and keeps any text added to the card.
         """
-        return cards_module().push_component(self, repo_id, private=private, token=token, commit_message=commit_message,
+        from ..sharing.push import push_component
+
+        return push_component(self, repo_id, private=private, token=token, commit_message=commit_message,
                               revision=revision)
 
     def fingerprint(self) -> str:

@@ -1,0 +1,109 @@
+"""Saving an augmenter to a folder and rebuilding it: its config, schema, filters and components (copied into
+subfolders, or referenced by Hub repo and commit), checked field by field when read back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from . import registry
+from ._version import __version__
+from .configs import ConfigError
+from .hub import FORMAT_VERSION, ComponentLoadError, path_inside, read_versioned_json, resolve_folder, write_folder
+from .schema import SchemaError, TaskSchema
+
+__all__ = ["AUGMENTER_CONFIG", "save_augmenter", "load_augmenter"]
+
+#: File that marks a saved augmenter folder.
+AUGMENTER_CONFIG = "cfaug_augmenter.json"
+
+
+def save_augmenter(augmenter: Any, save_directory: str | os.PathLike, *, copy_components: bool = False,
+                   references_only: bool = False, overwrite: bool = False) -> Path:
+    """See :meth:`cfaug_hf.Augmenter.save_pretrained`."""
+
+    with write_folder(save_directory, "augmenter", overwrite=overwrite) as tmp:
+        refs: dict[str, Any] = {}
+        for role, comp in sorted(augmenter.components().items()):
+            if comp is None:
+                refs[role] = None
+                continue
+            if getattr(comp, "component_type", None) not in registry.COMPONENTS:
+                if references_only:
+                    refs[role] = {"type": "callable", "name": getattr(comp, "__qualname__", type(comp).__name__)}
+                    continue
+                raise TypeError(f"Cannot save {type(augmenter).__name__}: its {role} is a {type(comp).__name__}, not "
+                                f"a cfaug component (Generator, LabelChecker, ...), so it cannot be restored.")
+            origin = comp.hub_origin
+            if origin and not copy_components:
+                refs[role] = {"type": comp.component_type, **origin}
+            elif references_only:
+                refs[role] = {"type": comp.component_type, "local": True,
+                              "base_model": getattr(comp, "base_model", None)}
+            else:
+                comp.save_pretrained(tmp / role)
+                refs[role] = {"type": comp.component_type, "path": role}
+        data = {"component_type": "augmenter", "format_version": FORMAT_VERSION, "cfaug_hf_version": __version__,
+                **augmenter.get_config_dict(), "components": refs, "citation": augmenter.citation}
+        (tmp / AUGMENTER_CONFIG).write_text(json.dumps(data, indent=2, ensure_ascii=False, default=list) + "\n")
+    return Path(save_directory)
+
+
+
+def load_augmenter(cls: Any, name_or_path: str | os.PathLike, *, revision: str | None = None,
+                   token: str | None = None, repo_type: str = "model", subfolder: str | None = None,
+                   **overrides: Any) -> Any:
+    """See :meth:`cfaug_hf.Augmenter.from_pretrained`; ``cls`` is the class it was called on."""
+
+    folder, _ = resolve_folder(name_or_path, "augmenter", revision=revision, token=token, repo_type=repo_type,
+                               subfolder=subfolder)
+    data = read_versioned_json(folder / AUGMENTER_CONFIG, "augmenter", "augmenter")
+    where = folder / AUGMENTER_CONFIG
+    for key, kind in (("config", dict), ("schema", dict), ("components", (dict, type(None)))):
+        if not isinstance(data.get(key, {} if key == "components" else None), kind):
+            raise ComponentLoadError(f"{where}: {key!r} is {data.get(key)!r}; expected an object. The file is "
+                                     f"damaged: save the augmenter again.")
+    for role, ref in (data.get("components") or {}).items():
+        if ref is not None and not isinstance(ref, dict):
+            raise ComponentLoadError(f"{where}: components.{role} is {ref!r}; expected an object or null.")
+    try:
+        target = registry.augmenter_class(data.get("method", "")) if not cls.method else cls
+    except KeyError as err:
+        raise ComponentLoadError(f"{folder} holds a {data.get('method')!r} augmenter: {err.args[0]}") from None
+    if cls.method and data.get("method") != cls.method:
+        raise ComponentLoadError(f"{folder} holds a {data.get('method')!r} augmenter, not "
+                                 f"{cls.method or 'a known method'!r}.")
+    components: dict[str, Any] = {}
+    for role, ref in (data.get("components") or {}).items():
+        if role in overrides:
+            components[role] = overrides.pop(role)
+        elif ref is None:
+            components[role] = None
+        elif ref.get("type") not in registry.available()["components"]:
+            raise ComponentLoadError(f"The {role} of this augmenter was a {ref.get('name') or ref.get('type')} "
+                                     f"and was not saved; pass {role}=... to from_pretrained.")
+        elif ref.get("local"):
+            raise ComponentLoadError(f"The {role} of this augmenter was a local {ref['type']} (base model "
+                                     f"{ref.get('base_model')}) that was not shared; pass {role}=....")
+        elif "path" in ref:
+            sub = path_inside(folder, ref["path"], f"the {role}'s path in {AUGMENTER_CONFIG}")
+            components[role] = registry.component_class(ref["type"]).from_pretrained(sub)
+        else:
+            components[role] = registry.component_class(ref["type"]).from_pretrained(
+                ref["repo_id"], revision=ref.get("revision"), token=token)
+    filters = overrides.pop("filters", None)
+    try:
+        config = target.config_class.from_dict(data["config"], f"{where} (config)")
+    except ConfigError as err:
+        raise ComponentLoadError(str(err)) from None
+    try:
+        schema = TaskSchema.from_dict(data["schema"])
+    except (KeyError, TypeError, ValueError, SchemaError) as err:
+        raise ComponentLoadError(f"{where}: the schema cannot be rebuilt ({type(err).__name__}: {err}).") from None
+    if overrides:
+        config = target.config_class.from_dict({**config.to_dict(), **overrides}, "from_pretrained() arguments")
+    return target(schema=schema, config=config, filters=filters, **components)
+
