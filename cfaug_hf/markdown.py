@@ -18,7 +18,7 @@ import html
 import re
 from typing import Any
 
-__all__ = ["cell", "inline", "fenced", "json_text"]
+__all__ = ["cell", "code", "inline", "fenced", "json_text"]
 
 
 def inline(value: Any) -> str:
@@ -31,6 +31,15 @@ def inline(value: Any) -> str:
 def cell(value: Any) -> str:
     """A Markdown table cell: :func:`inline`, with ``|`` escaped so the row keeps its columns."""
     return inline(value).replace("|", "\\|")
+
+
+def code(value: Any) -> str:
+    """An inline code span outside tables: one line, no backtick inside to close it early.
+
+    >>> code("a`b\\nc")
+    "`a'b c`"
+    """
+    return "`" + re.sub(r"[\r\n]+", " ", str(value)).replace("`", "'") + "`"
 
 
 def json_text(text: str) -> str:

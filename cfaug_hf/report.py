@@ -25,6 +25,7 @@ from typing import Any
 
 from .augmenter import PROVENANCE_COLUMNS, AugmentationStats, source_id
 from .diagnostics import claim_only_probe, competency_test
+from .markdown import cell
 from .metrics import intrinsic
 from .models import MINILM, SMOLLM2
 from .schema import SchemaError, TaskSchema
@@ -145,14 +146,14 @@ class AugmentationReport:
                  f"({self.counts['counterfactuals']} counterfactual).", "",
                  "| label | before | after |", "|---|---|---|"]
         for label in sorted(set(self.counts["labels_before"]) | set(self.counts["labels_after"])):
-            lines.append(f"| {label} | {self.counts['labels_before'].get(label, 0)} | "
+            lines.append(f"| {cell(label)} | {self.counts['labels_before'].get(label, 0)} | "
                          f"{self.counts['labels_after'].get(label, 0)} |")
         if self.counts["kinds"]:
             lines += ["", "| kind | rows |", "|---|---|"]
-            lines += [f"| {k} | {n} |" for k, n in self.counts["kinds"].items()]
+            lines += [f"| {cell(k)} | {n} |" for k, n in self.counts["kinds"].items()]
         if self.counts["skipped"]:
             lines += ["", "| skip or filter reason | rows |", "|---|---|"]
-            lines += [f"| {k} | {n} |" for k, n in self.counts["skipped"].items()]
+            lines += [f"| {cell(k)} | {n} |" for k, n in self.counts["skipped"].items()]
         lines += ["", "### Counterfactual quality", "", "| column | metric | value |", "|---|---|---|"]
         for column, values in self.metrics.items():
             for name, value in _flat(values):

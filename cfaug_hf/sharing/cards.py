@@ -15,6 +15,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ..markdown import cell, code, fenced, inline
+
 __all__ = ["TEMPLATES", "BEGIN", "END", "merge_card", "component_card", "dataset_card", "split_provenance",
            "is_hub_id", "source_info"]
 
@@ -68,7 +70,7 @@ def _rows(mapping: dict[str, Any]) -> list[tuple[str, str]]:
             continue
         if isinstance(value, (dict, list)):
             value = json.dumps(value, ensure_ascii=False, sort_keys=True)
-        out.append((key, str(value).replace("|", "\\|")))
+        out.append((cell(key), cell(value)))
     return out
 
 
@@ -86,7 +88,7 @@ def component_card(component: Any, repo_id: str) -> Any:
     if base and bases:
         base_text = ", ".join(f"[{b}](https://huggingface.co/{b})" for b in bases)
     elif base:
-        base_text = f"`{base}` (a local model, not on the Hub)."
+        base_text = f"{code(base)} (a local model, not on the Hub)."
     else:
         base_text = "Not recorded."
     if dataset:
@@ -103,11 +105,12 @@ def component_card(component: Any, repo_id: str) -> Any:
     cls_name = type(component).__name__
     return ModelCard.from_template(
         card_data, template_path=str(TEMPLATES / "component_card.md"),
-        title=f"{repo_id.split('/')[-1]}: a cfaug-hf {component.component_type}", summary=component.card_summary,
+        title=inline(f"{repo_id.split('/')[-1]}: a cfaug-hf {component.component_type}"),
+        summary=component.card_summary,
         class_name=cls_name, variable=component.component_type, repo_id=repo_id, usage=component.card_usage(),
         base_model_text=base_text, training=_rows(training), evaluation=_rows(evaluation),
-        config_json=json.dumps(config, indent=2, ensure_ascii=False, sort_keys=True, default=str),
-        citation=component.card_citation(),
+        config_json=fenced(json.dumps(config, indent=2, ensure_ascii=False, sort_keys=True, default=str), "json"),
+        citation=component.card_citation(), citation_block=fenced(component.card_citation() or "", "bibtex"),
     )
 
 
@@ -165,8 +168,10 @@ def split_provenance(dataset: Any, label_column: str, label_names: list[str] | N
         before = Counter(originals["cf_original_label"])
     labels = sorted(set(before) | set(after))
     reasons = sorted((k, v) for k, v in stats.events.items() if not k.startswith("produced:"))
-    return {"stats": stats.to_dict(), "labels": [(lab, before.get(lab, 0), after.get(lab, 0)) for lab in labels],
-            "kinds": sorted(Counter(dataset["cf_kind"]).items()), "reasons": reasons}
+    return {"stats": stats.to_dict(), "name": None,
+            "labels": [(cell(lab), before.get(lab, 0), after.get(lab, 0)) for lab in labels],
+            "kinds": sorted((cell(k), n) for k, n in Counter(dataset["cf_kind"]).items()),
+            "reasons": [(cell(k), n) for k, n in reasons]}
 
 
 def _size_category(n: int) -> str:
@@ -195,16 +200,17 @@ def dataset_card(dataset: Any, repo_id: str, *, augmenter: Any = None, source: A
     schema = augmenter.schema if augmenter is not None else None
     label_column = schema.label_column if schema else "label"
     names = list(schema.label_names) if schema else None
-    split_rows = [{"name": name, **split_provenance(ds, label_column, names, sources.get(name))}
+    split_rows = [{**split_provenance(ds, label_column, names, sources.get(name)), "name": cell(name)}
                   for name, ds in splits.items()]
     methods = sorted({m for ds in splits.values() for m in set(ds["cf_method"]) if m})
     method = augmenter.method if augmenter is not None else (methods[0] if methods else "unknown")
     total = sum(len(ds) for ds in splits.values())
     if src.get("id"):
-        rev = f" at revision `{src['revision']}`" if src.get("revision") else ""
-        source_text = f"[{src['id']}](https://huggingface.co/datasets/{src['id']}){rev}."
+        rev = f" at revision {code(src['revision'])}" if src.get("revision") else ""
+        source_text = (f"[{inline(src['id'])}](https://huggingface.co/datasets/{src['id']}){rev}."
+                       if is_hub_id(src["id"]) else f"{cell(src['id'])}{rev} (not a Hub dataset id).")
     elif src.get("builder"):
-        source_text = f"A local dataset (built with the `{src['builder']}` builder); it is not on the Hub."
+        source_text = f"A local dataset (built with the {code(src['builder'])} builder); it is not on the Hub."
     else:
         source_text = "A local dataset; it is not on the Hub."
     task = {"fact-verification": "text-classification", "natural-language-inference": "text-classification",
@@ -222,13 +228,14 @@ def dataset_card(dataset: Any, repo_id: str, *, augmenter: Any = None, source: A
         getattr(c, "hub_origin", None) for c in augmenter.components().values() if c is not None)
     return DatasetCard.from_template(
         card_data, template_path=str(TEMPLATES / "dataset_card.md"),
-        title=pretty_name or repo_id.split("/")[-1], method=method,
+        title=inline(pretty_name or repo_id.split("/")[-1]), method=cell(method),
         method_name=type(augmenter).__name__.replace("Augmenter", "") if augmenter is not None else method,
         augmenter_class=type(augmenter).__name__ if augmenter is not None else "Augmenter",
         cfaug_version=__version__, source_text=source_text, repo_id=repo_id, reproducible=reproducible,
-        config_json=json.dumps(config, indent=2, ensure_ascii=False, sort_keys=True, default=str),
+        config_json=fenced(json.dumps(config, indent=2, ensure_ascii=False, sort_keys=True, default=str), "json"),
         component_lines=component_lines or ["none recorded"], splits=split_rows,
         citation=getattr(augmenter, "citation", "") if augmenter is not None else "",
+        citation_block=fenced(getattr(augmenter, "citation", "") or "", "bibtex"),
         report=report.to_markdown().replace("## Augmentation report", "## Augmentation report (train split)", 1)
         if report is not None else "",
     )

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..hub import HubError, download_folder, hub_errors, write_folder
 
+from ..markdown import cell, code, fenced
 from .cards import component_card, dataset_card, merge_card
 
 __all__ = ["HubError", "hub_errors", "push_component", "push_augmenter", "push_augmented", "pull", "component_lines",
@@ -69,15 +70,15 @@ def component_lines(augmenter: Any) -> list[str]:
             continue
         origin = getattr(comp, "hub_origin", None)
         if origin:
-            lines.append(f"{role}: [{origin['repo_id']}](https://huggingface.co/{origin['repo_id']}) at revision "
-                         f"`{origin['revision']}`")
+            lines.append(f"{cell(role)}: [{cell(origin['repo_id'])}](https://huggingface.co/{origin['repo_id']}) at "
+                         f"revision {code(origin['revision'])}")
         elif hasattr(comp, "save_pretrained"):
             base = getattr(comp, "base_model", None)
-            lines.append(f"{role}: a local `{type(comp).__name__}`" + (f" on `{base}`" if base else "")
+            lines.append(f"{cell(role)}: a local {code(type(comp).__name__)}" + (f" on {code(base)}" if base else "")
                          + ", not shared on the Hub")
         else:
-            lines.append(f"{role}: a Python callable (`{getattr(comp, '__qualname__', type(comp).__name__)}`), "
-                         f"not shareable")
+            lines.append(f"{cell(role)}: a Python callable ({code(getattr(comp, '__qualname__', type(comp).__name__))}"
+                         f"), not shareable")
     return lines
 
 
@@ -97,7 +98,8 @@ def push_augmenter(augmenter: Any, repo_id: str, *, private: bool | None = None,
                                                          "augmenter", augmenter.method]),
             template_path=str(TEMPLATES / "augmenter_card.md"), repo_id=repo_id,
             class_name=type(augmenter).__name__, method=augmenter.method, components=component_lines(augmenter),
-            config_json=(folder / "cfaug_augmenter.json").read_text(), citation=augmenter.citation)
+            config_json=fenced((folder / "cfaug_augmenter.json").read_text().rstrip(), "json"),
+            citation=augmenter.citation, citation_block=fenced(augmenter.citation or "", "bibtex"))
         return _upload(folder, repo_id, repo_type="model", card=card, card_cls=ModelCard, private=private,
                        token=token, commit_message=commit_message or f"Upload cfaug-hf {augmenter.method} augmenter",
                        revision=revision, what="the augmenter")
