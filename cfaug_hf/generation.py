@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["GenerationResult", "TextGenerator", "CallableGenerator", "Constraint", "satisfies", "as_text_generator",
+__all__ = ["screen_answer", "GenerationResult", "TextGenerator", "CallableGenerator", "Constraint", "satisfies", "as_text_generator",
            "RowSeeds",
            "apply_constraints"]
 
@@ -151,3 +151,38 @@ class RowSeeds(Sequence):
         if isinstance(i, slice):
             return [ex.seed for ex in self._examples[i]]
         return self._examples[i].seed
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def screen_answer(answer: str, original: str, prompt: str | None = None, *, max_ratio: float = 4.0,
+                  slack_chars: int = 200) -> str | None:
+    r"""The reason an LLM's parsed answer must not become a counterfactual, or None: one check shared by every
+    LLM-backed method (CORE's editor, the LLM-prompted augmenter), so they drop the same answers for the same reasons.
+
+    * ``llm_too_long``: longer than ``max_ratio`` times the text it revises plus ``slack_chars`` (a model that ran
+      on into a story, or a loop);
+    * ``llm_echo``: the answer repeats the prompt: the whole of it, or one of its lines of instructions or
+      demonstrations (any prompt line of 20 characters or more that is not part of the text being revised).
+
+    >>> screen_answer("A dull film.", "A fine film.", "Rewrite the review so that it is negative.\nA fine film.")
+    >>> screen_answer("Rewrite the review so that it is negative.", "A fine film.",
+    ...               "Rewrite the review so that it is negative.\nA fine film.")
+    'llm_echo'
+    >>> screen_answer("bad " * 500, "A fine film.")
+    'llm_too_long'
+    """
+    if len(answer) > max_ratio * len(original) + slack_chars:
+        return "llm_too_long"
+    if prompt:
+        said, asked, source = _norm(answer), _norm(prompt), _norm(original)
+        if said and (said == asked or (len(said) > 40 and said in asked and said not in source)):
+            return "llm_echo"
+        for line in prompt.splitlines():
+            line = _norm(line)
+            if len(line) >= 20 and line not in source and line in said:
+                return "llm_echo"
+    return None
+

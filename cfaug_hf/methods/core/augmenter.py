@@ -7,7 +7,7 @@ from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import LabelChecker
 from ...filters import LabelFlipFilter
 from ...fingerprint import stable_hash
-from ...generation import as_text_generator
+from ...generation import as_text_generator, screen_answer
 from ...schema import SchemaError, TaskSchema
 from .config import COREConfig
 from .prompts import build_prompt, keywords, parse_answer
@@ -258,6 +258,9 @@ class COREAugmenter(Augmenter):
                 reason = "llm_unparseable"
                 for answer, cut in zip(gen.texts[j], gen.output_truncated[j]):
                     new, reason = parse_answer(answer, text, self.task)
+                    if new is not None:
+                        reason = screen_answer(new, text, prompts[j])
+                        new = None if reason else new
                     if new is not None:
                         info = {"keywords": words, "excerpts": best, "answer_truncated": True if cut else None}
                         edits.setdefault((t, target), []).append((pos, new, info))

@@ -11,7 +11,7 @@ from ...entities import MarkupError, iob2_spans, mark_entities, relation_entitie
 from ...filters import (LabelFlipFilter, NERConstraintFilter, NLIConstraintFilter, REConstraintFilter,
                         TagConsistencyFilter)
 from ...fingerprint import stable_hash
-from ...generation import as_text_generator
+from ...generation import as_text_generator, screen_answer
 from ...schema import SchemaError, TaskSchema
 from .config import LLMConfig
 from .prompts import build_prompt, cot_consistent, parse_list, parse_replacements, parse_text
@@ -304,6 +304,7 @@ class LLMCounterfactualAugmenter(Augmenter):
                 res.events += ["skipped:llm_error"] * max(1, len(targets))
                 continue
             answers = list(zip(gen.texts[j], gen.output_truncated[j]))
+            row = {**row, "prompt": prompts[j]}  # for the shared echo check
             if self.task == "ner":
                 self._ner(ex, res, answers, *extra)
             elif self.task == "nli":
@@ -333,6 +334,10 @@ class LLMCounterfactualAugmenter(Augmenter):
             text, reason = parse_text(answer, original, _CUE[self.task])
             cut_any = cut_any or cut
             if text is None:
+                reason = screen_answer(answer, original, row.get("prompt")) or reason  # an echo is not "empty"
+                continue
+            reason = screen_answer(text, original, row.get("prompt"))
+            if reason:
                 continue
             edit: dict[str, Any] = {"target": target, "answer_truncated": True if cut else None}
             if self.task == "re":
@@ -383,6 +388,11 @@ class LLMCounterfactualAugmenter(Augmenter):
                     reasons.setdefault(target, "llm_missing_target")
                     continue
                 text, reason = parse_text(items[k], hypothesis, "Hypothesis")
+                if text is not None:
+                    reason = screen_answer(text, hypothesis, row.get("prompt"))
+                    text = None if reason else text
+                elif not items[k].strip():
+                    reason = screen_answer(answer, hypothesis, row.get("prompt")) or reason
                 if text is None:
                     reasons.setdefault(target, reason or "llm_unparseable")
                     continue
