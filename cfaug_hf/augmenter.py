@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from . import registry
-from .fingerprint import code_digest, digest_json, digest_object, register_cheap_hash, row_seed
+from .fingerprint import (code_digest, digest_json, digest_object, global_state_digest, register_cheap_hash,
+                          row_seed)
 from .provenance import (PROVENANCE_COLUMNS, TRACE_KIND, AugmentationStats, provenance_features, refuse_augmented,
                          source_id)
 from .saving import AUGMENTER_CONFIG  # noqa: F401 (re-exported: the file that marks a saved augmenter)
@@ -434,7 +435,8 @@ class Augmenter(abc.ABC):
         from ._version import __version__
 
         parts = {"version": __version__, "cls": f"{type(self).__module__}.{type(self).__qualname__}",
-                 "code": code_digest(type(self)), "trace": self._trace, "config": self.get_config_dict(),
+                 "code": code_digest(type(self)), "globals": global_state_digest(), "trace": self._trace,
+                 "config": self.get_config_dict(),
                  "components": {k: digest_object(v) for k, v in sorted(self.components().items())},
                  "filters": [f.fingerprint() for f in self.filters]}
         return digest_json(parts)

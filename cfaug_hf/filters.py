@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .fingerprint import digest_json, digest_object
+from .fingerprint import code_digest, digest_json, digest_object
 
 __all__ = ["Pair", "Filter", "LabelFlipFilter", "MinimalityFilter", "SemanticFidelityFilter", "FluencyFilter",
            "EntityFidelityFilter", "TopK", "ShortcutBalanceFilter", "ConstraintFilter", "NERConstraintFilter",
@@ -100,7 +100,7 @@ class Filter(abc.ABC):
         return {"filter": self.name, "low": self.low, "high": self.high}
 
     def fingerprint(self) -> str:
-        return digest_json({"config": self.get_config_dict(),
+        return digest_json({"code": code_digest(type(self)), "config": self.get_config_dict(),
                             "components": {k: digest_object(v) for k, v in sorted(self.components().items())}})
 
     def __repr__(self) -> str:

@@ -8,8 +8,10 @@ digests the config and the raw weight bytes with xxhash (tens of milliseconds fo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -105,11 +107,14 @@ _CODE_DIGESTS: dict[type, str] = {}
 
 
 def code_digest(cls: type) -> str:
-    """A digest of the source of ``cls`` and its bases, so editing a method invalidates ``datasets``' cache.
+    """A digest of the code that decides an augmenter's output, so editing it invalidates ``datasets``' cache.
 
-    ``datasets`` fingerprints plain functions by their code; an augmenter is fingerprinted by its config and
-    weights, and without this a user who edits ``augment_examples`` would get the old rows back from the cache.
-    Classes whose source cannot be read (defined in a REPL) fall back to their methods' bytecode and constants.
+    Covers the source of ``cls`` and its bases, and of every module of this package that their modules import,
+    directly or through others (``text.py``, ``filters.py``, the method's prompts, ...), whether the import sits at
+    the top or inside a function. ``datasets`` fingerprints plain functions by their code; an augmenter is
+    fingerprinted by its config and weights, and without this a user who edits ``augment_examples`` or a helper it
+    calls would get the old rows back from the cache. Classes whose source cannot be read (defined in a REPL) fall
+    back to their methods' bytecode and constants.
     """
     cached = _CODE_DIGESTS.get(cls)
     if cached is not None:
@@ -117,6 +122,7 @@ def code_digest(cls: type) -> str:
     import inspect
 
     parts = []
+    modules: set[str] = set()
     for klass in cls.__mro__:
         if klass.__module__ in ("builtins", "abc", "typing"):
             continue
@@ -128,9 +134,101 @@ def code_digest(cls: type) -> str:
                 code = getattr(func, "__code__", None)
                 if code is not None:
                     parts.append(f"{name}:{_code_repr(code)}")
+        modules |= package_closure(klass.__module__)
+    parts += [f"{name}:{_module_source_digest(name)}" for name in sorted(modules)]
     digest = digest_json(parts)
     _CODE_DIGESTS[cls] = digest
     return digest
+
+
+_PACKAGE_ROOT = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE = __name__.rpartition(".")[0]
+
+
+def _module_file(name: str) -> str | None:
+    if name != _PACKAGE and not name.startswith(_PACKAGE + "."):
+        return None
+    rel = name[len(_PACKAGE):].lstrip(".").replace(".", os.sep)
+    for candidate in (os.path.join(_PACKAGE_ROOT, rel + ".py"), os.path.join(_PACKAGE_ROOT, rel, "__init__.py")):
+        if rel and os.path.isfile(candidate):
+            return candidate
+    return os.path.join(_PACKAGE_ROOT, "__init__.py") if not rel else None
+
+
+@functools.lru_cache(maxsize=None)
+def _module_source_digest(name: str) -> str:
+    path = _module_file(name)
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=None)
+def _direct_imports(name: str) -> frozenset[str]:
+    import ast
+    import importlib.util
+
+    path = _module_file(name)
+    if path is None:
+        return frozenset()
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
+    skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for stmt in node.body for n in ast.walk(stmt)}
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            try:
+                base = importlib.util.resolve_name("." * node.level + (node.module or ""), package) if node.level \
+                    else node.module or ""
+            except ImportError:
+                continue
+            subs = [f"{base}.{a.name}" for a in node.names]
+            # ``from . import registry`` needs the submodule, not the package's __init__
+            targets = subs if all(_module_file(t) for t in subs) else [base, *subs]
+        for target in targets:
+            while target and _module_file(target) is None:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return frozenset(found)
+
+
+def package_closure(module: str) -> set[str]:
+    """The modules of this package that ``module`` imports, directly or through others (itself included)."""
+    seen: set[str] = set()
+    todo = [module] if _module_file(module) else []
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo += [m for m in _direct_imports(name) if m not in seen]
+    return seen
+
+
+#: Process-wide settings that change what augmenters output (``text.set_lemmatizer``, ...), by name.
+_GLOBAL_STATE: dict[str, Any] = {}
+
+
+def register_global_state(name: str, getter: Any) -> None:
+    """Declare a process-wide hook whose current value (``getter()``) is part of every augmenter's fingerprint, so
+    changing it never serves rows made under the old one from the cache."""
+    _GLOBAL_STATE[name] = getter
+
+
+def global_state_digest() -> str:
+    """A digest of the current value of every registered global hook (functions by their code, via ``datasets``)."""
+    values = {}
+    for name, getter in sorted(_GLOBAL_STATE.items()):
+        value = getter()
+        values[name] = None if value is None else digest_object(value)
+    return digest_json(values)
 
 
 def _code_repr(code: Any) -> str:

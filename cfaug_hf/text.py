@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from .fingerprint import register_global_state
+
 __all__ = ["Token", "tokenize", "SpanDiff", "diff_tokens", "find_span", "substitute_span", "Substitution",
            "NEGATION_WORDS", "is_negation", "is_word", "ClaimEdit", "classify_edit", "same_meaning",
            "set_lemmatizer", "set_synonym_test"]
@@ -294,6 +296,9 @@ def _stem(word: str) -> str:
 
 _LEMMATIZER: Any = None
 _SYNONYMS: Any = None
+# Both change which edits count as real, so they are part of every augmenter's fingerprint.
+register_global_state("text.lemmatizer", lambda: _LEMMATIZER)
+register_global_state("text.synonym_test", lambda: _SYNONYMS)
 
 
 def set_lemmatizer(lemmatize: Callable[[str], str] | None) -> None:
