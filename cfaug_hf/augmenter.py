@@ -210,6 +210,9 @@ class Augmenter(abc.ABC):
         self.schema = schema
         self.config = config
         self.filters = list(filters or [])
+        # The filters the user gave; a method may add its own (a checker's label-flip filter) after this, which
+        # its constructor rebuilds on load, so only these are saved.
+        self.user_filters = tuple(self.filters)
         for f in self.filters:
             if not (hasattr(f, "keep") and hasattr(f, "name")):
                 raise TypeError(f"filters must be cfaug_hf.filters.Filter objects, got {type(f).__name__}.")

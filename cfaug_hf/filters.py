@@ -39,11 +39,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from . import registry
 from .fingerprint import code_digest, digest_json, digest_object
 
 __all__ = ["Pair", "Filter", "LabelFlipFilter", "MinimalityFilter", "SemanticFidelityFilter", "FluencyFilter",
            "EntityFidelityFilter", "TopK", "ShortcutBalanceFilter", "ConstraintFilter", "NERConstraintFilter",
            "REConstraintFilter", "NLIConstraintFilter", "TagConsistencyFilter"]
+
+
+def _saveable(obj: Any) -> bool:
+    """A cfaug component (it can be saved beside the augmenter or referenced on the Hub)."""
+    return getattr(obj, "component_type", None) in registry.COMPONENTS
 
 
 @dataclass
@@ -92,9 +98,20 @@ class Filter(abc.ABC):
         values = self.scores(pairs) if pairs else []
         return [self.low <= v <= self.high for v in values], values
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        registry.register_filter(cls)
+
     def components(self) -> dict[str, Any]:
         """Models the filter uses, for the augmenter's fingerprint and card."""
         return {}
+
+    def init_args(self) -> dict[str, Any] | None:
+        """The constructor arguments that rebuild this filter when an augmenter is saved: JSON values, cfaug
+        components (saved beside the augmenter, or referenced on the Hub) and other filters. None when the filter
+        holds something that cannot be saved (a Python callable, a dataset): loading the augmenter then asks for
+        ``filters=``."""
+        return None
 
     def get_config_dict(self) -> dict[str, Any]:
         return {"filter": self.name, "low": self.low, "high": self.high}
@@ -142,6 +159,9 @@ class LabelFlipFilter(Filter):
     def components(self) -> dict[str, Any]:
         return {"checker": self.checker}
 
+    def init_args(self) -> dict[str, Any] | None:
+        return {"checker": self.checker, "threshold": self.threshold} if _saveable(self.checker) else None
+
     def get_config_dict(self) -> dict[str, Any]:
         return {"filter": self.name, "threshold": self.threshold}
 
@@ -163,6 +183,9 @@ class MinimalityFilter(Filter):
 
         d = edit_distance([p.after() for p in pairs], [p.before() for p in pairs])["distances"]
         return [1.0 - x for x in d]
+
+    def init_args(self) -> dict[str, Any] | None:
+        return {"min_distance": self.min_distance, "max_distance": self.max_distance}
 
     def get_config_dict(self) -> dict[str, Any]:
         return {"filter": self.name, "min_distance": self.min_distance, "max_distance": self.max_distance}
@@ -196,6 +219,11 @@ class SemanticFidelityFilter(Filter):
         model = getattr(self._embedder, "model", None)
         return {"embedder": model if model is not None else str(self._embedder)}
 
+    def init_args(self) -> dict[str, Any] | None:
+        if not isinstance(self._embedder, str):
+            return None
+        return {"embedder": self._embedder, "min_similarity": self.low, "max_similarity": self.high}
+
     def get_config_dict(self) -> dict[str, Any]:
         return {"filter": self.name, "min_similarity": self.low, "max_similarity": self.high}
 
@@ -224,6 +252,9 @@ class FluencyFilter(Filter):
 
     def components(self) -> dict[str, Any]:
         return {"model": self._model[0] if isinstance(self._model, tuple) else str(self._model)}
+
+    def init_args(self) -> dict[str, Any] | None:
+        return {"model": self._model, "max_ratio": self.max_ratio} if isinstance(self._model, str) else None
 
     def get_config_dict(self) -> dict[str, Any]:
         return {"filter": self.name, "max_ratio": self.max_ratio}
@@ -257,6 +288,9 @@ class EntityFidelityFilter(Filter):
 
     def components(self) -> dict[str, Any]:
         return {"entities": getattr(self.entities, "__qualname__", type(self.entities).__name__)}
+
+    def init_args(self) -> dict[str, Any] | None:
+        return {"entities": self.entities, "min_share": self.min_share} if _saveable(self.entities) else None
 
     def get_config_dict(self) -> dict[str, Any]:
         return {"filter": self.name, "min_share": self.min_share}
@@ -297,6 +331,9 @@ class NERConstraintFilter(ConstraintFilter):
     def __init__(self, lexicon: Any = None) -> None:
         super().__init__()
         self.lexicon = lexicon
+
+    def init_args(self) -> dict[str, Any] | None:
+        return {} if self.lexicon is None else None
 
     def problem(self, pair: Pair) -> str | None:
         from .entities import iob2_problem, iob2_spans
@@ -367,6 +404,9 @@ class REConstraintFilter(ConstraintFilter):
             return "order"
         return None
 
+    def init_args(self) -> dict[str, Any] | None:
+        return {"head": list(self.head), "tail": list(self.tail), "keep_order": self.keep_order}
+
     def get_config_dict(self) -> dict[str, Any]:
         return {"filter": self.name, "head": list(self.head), "tail": list(self.tail), "keep_order": self.keep_order}
 
@@ -377,6 +417,9 @@ class NLIConstraintFilter(ConstraintFilter):
     ``copied_premise``."""
 
     name = "nli_constraints"
+
+    def init_args(self) -> dict[str, Any] | None:
+        return {}
 
     def problem(self, pair: Pair) -> str | None:
         premise, hypothesis = pair.text_columns[:2]
@@ -463,6 +506,11 @@ class TopK(Filter):
 
     def components(self) -> dict[str, Any]:
         return {f"{i}.{k}": v for i, f in enumerate(self.filters) for k, v in f.components().items()}
+
+    def init_args(self) -> dict[str, Any] | None:
+        if any(f.init_args() is None for f in self.filters):
+            return None
+        return {"filters": list(self.filters), "k": self.k, "weights": self.weights}
 
     def get_config_dict(self) -> dict[str, Any]:
         return {"filter": self.name, "k": self.k, "weights": self.weights,

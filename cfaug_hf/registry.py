@@ -15,13 +15,15 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["AUGMENTERS", "COMPONENTS", "register_augmenter", "register_component", "augmenter_class",
-           "component_class", "available"]
+__all__ = ["AUGMENTERS", "COMPONENTS", "FILTERS", "register_augmenter", "register_component", "register_filter",
+           "augmenter_class", "component_class", "filter_class", "available"]
 
 #: ``method`` -> augmenter class.
 AUGMENTERS: dict[str, type] = {}
 #: ``component_type`` -> component class.
 COMPONENTS: dict[str, type] = {}
+#: filter ``name`` -> filter class.
+FILTERS: dict[str, type] = {}
 
 # Built-in classes, imported on first lookup.
 _BUILTIN_AUGMENTERS = {"crossaug": "cfaug_hf.methods.crossaug", "icda": "cfaug_hf.methods.icda",
@@ -43,6 +45,14 @@ def register_augmenter(cls: type) -> type:
     method = vars(cls).get("method", "")
     if method:
         AUGMENTERS[method] = cls
+    return cls
+
+
+def register_filter(cls: type) -> type:
+    """Add a filter class under its own ``name`` (also usable as a class decorator)."""
+    name = vars(cls).get("name", "")
+    if name:
+        FILTERS[name] = cls
     return cls
 
 
@@ -74,7 +84,16 @@ def component_class(component_type: str) -> Any:
     return _lookup(COMPONENTS, _BUILTIN_COMPONENTS, component_type, "component type")
 
 
+def filter_class(name: str) -> Any:
+    """The filter class registered under ``name`` (the built-in filters are imported on demand)."""
+    if name not in FILTERS:
+        importlib.import_module("cfaug_hf.filters")
+    return _lookup(FILTERS, {}, name, "filter")
+
+
 def available() -> dict[str, list[str]]:
-    """Every registered or built-in augmenter method and component type."""
+    """Every registered or built-in augmenter method, component type and filter."""
+    if not FILTERS:
+        importlib.import_module("cfaug_hf.filters")
     return {"augmenters": sorted(set(AUGMENTERS) | set(_BUILTIN_AUGMENTERS)),
-            "components": sorted(set(COMPONENTS) | set(_BUILTIN_COMPONENTS))}
+            "components": sorted(set(COMPONENTS) | set(_BUILTIN_COMPONENTS)), "filters": sorted(FILTERS)}

@@ -48,6 +48,8 @@ def save_augmenter(augmenter: Any, save_directory: str | os.PathLike, *, copy_co
                 refs[role] = {"type": comp.component_type, "path": role}
         data = {"component_type": "augmenter", "format_version": FORMAT_VERSION, "cfaug_hf_version": __version__,
                 **augmenter.get_config_dict(), "components": refs, "citation": augmenter.citation}
+        data["filters"] = [_save_filter(f, tmp, f"filters/{i}-{f.name}", copy_components, references_only)
+                           for i, f in enumerate(getattr(augmenter, "user_filters", augmenter.filters))]
         (tmp / AUGMENTER_CONFIG).write_text(json.dumps(data, indent=2, ensure_ascii=False, default=list) + "\n")
     return Path(save_directory)
 
@@ -94,7 +96,7 @@ def load_augmenter(cls: Any, name_or_path: str | os.PathLike, *, revision: str |
         else:
             components[role] = registry.component_class(ref["type"]).from_pretrained(
                 ref["repo_id"], revision=ref.get("revision"), token=token)
-    filters = overrides.pop("filters", None)
+    filters = overrides.pop("filters") if "filters" in overrides else _load_filters(folder, data.get("filters"), token)
     try:
         config = target.config_class.from_dict(data["config"], f"{where} (config)")
     except ConfigError as err:
@@ -107,3 +109,80 @@ def load_augmenter(cls: Any, name_or_path: str | os.PathLike, *, revision: str |
         config = target.config_class.from_dict({**config.to_dict(), **overrides}, "from_pretrained() arguments")
     return target(schema=schema, config=config, filters=filters, **components)
 
+
+
+# ------------------------------------------------------------------------------------------------------- filters
+def _save_filter(f: Any, tmp: Path, key: str, copy_components: bool, references_only: bool) -> dict[str, Any]:
+    """A filter as ``{"filter": name, "args": {...}}``; one that holds something unsaveable keeps only its config."""
+    args = f.init_args()
+    if args is None:
+        return {"filter": f.name, "saved": False, "config": f.get_config_dict(),
+                "why": f"{type(f).__name__} holds a Python callable or a dataset, which is not saved"}
+    return {"filter": f.name, "args": {k: _save_value(v, tmp, f"{key}/{k}", copy_components, references_only)
+                                       for k, v in args.items()}}
+
+
+def _save_value(value: Any, tmp: Path, key: str, copy_components: bool, references_only: bool) -> Any:
+    if hasattr(value, "init_args") and hasattr(value, "keep"):
+        return {"$filter": _save_filter(value, tmp, key, copy_components, references_only)}
+    if isinstance(value, (list, tuple)):
+        return [_save_value(v, tmp, f"{key}-{i}", copy_components, references_only) for i, v in enumerate(value)]
+    kind = getattr(value, "component_type", None)
+    if kind in registry.COMPONENTS:
+        if value.hub_origin and not copy_components:
+            return {"$component": {"type": kind, **value.hub_origin}}
+        if references_only:
+            return {"$component": {"type": kind, "local": True, "base_model": getattr(value, "base_model", None)}}
+        value.save_pretrained(tmp / key)
+        return {"$component": {"type": kind, "path": key}}
+    return value
+
+
+def _load_filters(folder: Path, saved: Any, token: str | None) -> list[Any]:
+    where = folder / AUGMENTER_CONFIG
+    if saved is None:
+        return []
+    if not isinstance(saved, list):
+        raise ComponentLoadError(f"{where}: 'filters' is {saved!r}; expected a list.")
+    return [_load_filter(folder, spec, token, f"filters[{i}]") for i, spec in enumerate(saved)]
+
+
+def _load_filter(folder: Path, spec: Any, token: str | None, field: str) -> Any:
+    where = folder / AUGMENTER_CONFIG
+    if not isinstance(spec, dict) or not isinstance(spec.get("filter"), str):
+        raise ComponentLoadError(f"{where}: {field} is {spec!r}; expected {{'filter': name, 'args': {{...}}}}.")
+    if "args" not in spec:  # saved without its arguments (a callable or a dataset), or by an older release
+        raise ComponentLoadError(
+            f"{where}: the augmenter was saved with the filter {spec['filter']!r}, which could not be saved "
+            f"({spec.get('why', 'saved by an older release')}); pass filters=[...] to from_pretrained to give the "
+            f"filters yourself (filters=[] to run without).")
+    try:
+        cls = registry.filter_class(spec["filter"])
+    except KeyError as err:
+        raise ComponentLoadError(f"{where}: {field}: {err.args[0]}") from None
+    if not isinstance(spec["args"], dict):
+        raise ComponentLoadError(f"{where}: {field}.args is {spec['args']!r}; expected an object.")
+    args = {k: _load_value(folder, v, token, f"{field}.args.{k}") for k, v in spec["args"].items()}
+    try:
+        return cls(**args)
+    except (TypeError, ValueError) as err:
+        raise ComponentLoadError(f"{where}: {field} ({spec['filter']}) cannot be rebuilt: {err}") from None
+
+
+def _load_value(folder: Path, value: Any, token: str | None, field: str) -> Any:
+    if isinstance(value, list):
+        return [_load_value(folder, v, token, f"{field}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict) and "$filter" in value:
+        return _load_filter(folder, value["$filter"], token, field)
+    if isinstance(value, dict) and "$component" in value:
+        ref = value["$component"]
+        if not isinstance(ref, dict) or ref.get("type") not in registry.available()["components"]:
+            raise ComponentLoadError(f"{folder / AUGMENTER_CONFIG}: {field} names an unknown component {ref!r}.")
+        cls = registry.component_class(ref["type"])
+        if ref.get("local"):
+            raise ComponentLoadError(f"{folder / AUGMENTER_CONFIG}: {field} was a local {ref['type']} that was not "
+                                     f"saved; pass filters=[...] to from_pretrained.")
+        if "path" in ref:
+            return cls.from_pretrained(path_inside(folder, ref["path"], f"{field}'s path in {AUGMENTER_CONFIG}"))
+        return cls.from_pretrained(ref["repo_id"], revision=ref.get("revision"), token=token)
+    return value

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+
+from cfaug_hf.hub import ComponentLoadError
 import torch
 from datasets import Dataset
 
@@ -87,14 +89,44 @@ def test_top_k_keeps_the_best_per_source_row():
         TopK([MinimalityFilter()], k=0)
 
 
-def test_filters_change_the_fingerprint_and_are_passed_again_on_load(tmp_path):
-    plain, filtered = NegateAugmenter(SENT), NegateAugmenter(SENT, filters=[MinimalityFilter(max_distance=0.1)])
+def test_filters_change_the_fingerprint_and_are_restored_on_load(tmp_path):
+    from cfaug_hf import LabelChecker
+    from cfaug_hf.filters import TopK
+    from cfaug_hf.testing import tiny_classifier
+
+    checker = LabelChecker(*tiny_classifier(("negative", "positive")))
+    stack = [MinimalityFilter(max_distance=0.1),
+             TopK([MinimalityFilter(), LabelFlipFilter(checker, threshold=0.3)], k=1, weights=[1.0, 2.0])]
+    plain, filtered = NegateAugmenter(SENT), NegateAugmenter(SENT, filters=stack)
     assert plain.fingerprint() != filtered.fingerprint()
     filtered.save_pretrained(tmp_path / "aug")
     data = json.loads((tmp_path / "aug" / "cfaug_augmenter.json").read_text())
-    assert data["filters"] == [{"filter": "minimality", "min_distance": 0.0, "max_distance": 0.1}]
-    back = Augmenter.from_pretrained(tmp_path / "aug", filters=[MinimalityFilter(max_distance=0.1)])
+    assert data["filters"][0] == {"filter": "minimality", "args": {"min_distance": 0.0, "max_distance": 0.1}}
+    back = Augmenter.from_pretrained(tmp_path / "aug")  # the whole pipeline, checker weights included
+    assert [type(f) for f in back.filters] == [MinimalityFilter, TopK]
+    assert back.filters[1].filters[1].checker.fingerprint() == checker.fingerprint()
     assert back.fingerprint() == filtered.fingerprint()
+    assert Augmenter.from_pretrained(tmp_path / "aug", filters=[]).filters == []
+
+
+def test_a_filter_that_cannot_be_saved_is_asked_for_on_load(tmp_path):
+    NegateAugmenter(SENT, filters=[EntityFidelityFilter(lambda texts: [[] for _ in texts])]).save_pretrained(
+        tmp_path / "aug")
+    with pytest.raises(ComponentLoadError, match="filter 'entity_fidelity', which could not be saved.*filters="):
+        Augmenter.from_pretrained(tmp_path / "aug")
+    assert Augmenter.from_pretrained(tmp_path / "aug", filters=[]).filters == []
+
+
+def test_a_method_s_own_filters_are_not_saved_twice(tmp_path):
+    from cfaug_hf import CrossAugAugmenter, LabelChecker
+    from cfaug_hf.testing import tiny_classifier
+
+    checker = LabelChecker(*tiny_classifier(("SUPPORTS", "REFUTES")))
+    aug = CrossAugAugmenter(lambda claims: claims, checker=checker, filters=[MinimalityFilter()])
+    assert len(aug.filters) == 2
+    aug.save_pretrained(tmp_path / "aug", references_only=True)
+    assert [f["filter"] for f in json.loads((tmp_path / "aug" / "cfaug_augmenter.json").read_text())["filters"]] \
+        == ["minimality"]
 
 
 def test_bad_filters():
