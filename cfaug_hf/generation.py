@@ -174,8 +174,6 @@ def screen_answer(answer: str, original: str, prompt: str | None = None, *, max_
     >>> screen_answer("bad " * 500, "A fine film.")
     'llm_too_long'
     """
-    if len(answer) > max_ratio * len(original) + slack_chars:
-        return "llm_too_long"
     if prompt:
         said, asked, source = _norm(answer), _norm(prompt), _norm(original)
         if said and (said == asked or (len(said) > 40 and said in asked and said not in source)):
@@ -184,5 +182,7 @@ def screen_answer(answer: str, original: str, prompt: str | None = None, *, max_
             line = _norm(line)
             if len(line) >= 20 and line not in source and line in said:
                 return "llm_echo"
+    if len(answer) > max_ratio * len(original) + slack_chars:
+        return "llm_too_long"
     return None
 
