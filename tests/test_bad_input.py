@@ -125,6 +125,20 @@ def edit_config(name, **changes):
     return damage
 
 
+def _saved_negate(tmp, change, unsaveable=False):
+    from cfaug_hf.filters import EntityFidelityFilter, LabelFlipFilter
+
+    filters = ([EntityFidelityFilter(lambda texts: [[] for _ in texts])] if unsaveable
+               else [LabelFlipFilter(LabelChecker(*tiny_classifier(("negative", "positive"))))])
+    folder = NegateAugmenter(SENT, filters=filters).save_pretrained(tmp / "aug")
+    if change is not None:
+        path = folder / "cfaug_augmenter.json"
+        data = json.loads(path.read_text())
+        change(data)
+        path.write_text(json.dumps(data))
+    return {"folder": folder}
+
+
 def run_cli(argv):
     return lambda ctx: cli.main([a.format(**{k: str(v) for k, v in ctx.items()}) for a in argv])
 
@@ -542,6 +556,50 @@ CASES = [
     ("shortcut-balance-missing-column", NO_SETUP, lambda c: __import__("cfaug_hf.filters", fromlist=["x"])
      .ShortcutBalanceFilter(Dataset.from_dict({"txt": ["a"], "label": ["positive"]}), SENT), ValueError,
      "Column 'text' is not in the dataset; it has \\['txt', 'label'\\]"),
+    # --- second hardening round: data loss, secrets, counts, traversal, damaged files, callbacks
+    ("save-dataset-over-foreign-dataset", lambda t: {"d": (Dataset.from_dict({"x": [1]}).save_to_disk(t / "ds"),
+                                                           t / "ds")[1]},
+     lambda c: __import__("cfaug_hf.hub", fromlist=["x"]).save_dataset(Dataset.from_dict({"x": [2]}), c["d"]),
+     FolderNotEmptyError, "files the library did not write"),
+    ("cli-out-foreign-dataset", lambda t: {"d": jsonl(t, GOOD_ROWS),
+                                           "o": (Dataset.from_dict({"x": [1]}).save_to_disk(t / "theirs"),
+                                                 t / "theirs")[1]},
+     run_cli(["crossaug", "{d}", "--generator", "g", "--out", "{o}"]), 2, "theirs is not empty"),
+    ("augmenter-component-path-traversal", lambda t: _saved_negate(t, lambda d: d["filters"][0]["args"].__setitem__(
+        "checker", {"$component": {"type": "checker", "path": "../outside"}})),
+     lambda c: Augmenter.from_pretrained(c["folder"]), ComponentLoadError, "points outside the folder"),
+    ("augmenter-config-field-type", lambda t: _saved_negate(t, lambda d: d["config"].__setitem__("seed", "1")),
+     lambda c: Augmenter.from_pretrained(c["folder"]), ComponentLoadError,
+     r"cfaug_augmenter.json \(config\): field 'seed' is '1' \(str\); expected int"),
+    ("augmenter-filter-callable-not-saved", lambda t: _saved_negate(t, None, unsaveable=True),
+     lambda c: Augmenter.from_pretrained(c["folder"]), ComponentLoadError, "pass filters="),
+    ("generator-config-json-invalid", lambda t: generator_with(t, lambda f: (f / "config.json").write_text("{,")),
+     lambda c: Generator.from_pretrained(c["folder"]), ComponentLoadError, r"config.json is not valid JSON \(line 1"),
+    ("generator-field-wrong-type", lambda t: generator_with(t, edit_config("cfaug_generator.json",
+                                                                           generator={"num_beams": "4"})),
+     lambda c: Generator.from_pretrained(c["folder"]), ComponentLoadError, "field 'num_beams' is '4'"),
+    ("id-column-missing", NO_SETUP, lambda c: NegateAugmenter(TaskSchema.sentiment(id_column="uid")).augment(
+        Dataset.from_dict({"text": ["it was good"], "label": ["positive"]})), SchemaError,
+     r"Column 'uid' \(id_column\) is missing"),
+    ("llm-key-in-api-key-env", NO_SETUP, lambda c: __import__("cfaug_hf").OpenAICompatibleLLM(
+        base_url="http://127.0.0.1:9/v1", model="m", api_key_env="sk-proj-abcdefghijklmnop1234"), ValueError,
+     "looks like a key itself"),
+    ("llm-timeout-nan", NO_SETUP, lambda c: __import__("cfaug_hf").OpenAICompatibleLLM(
+        base_url="http://127.0.0.1:9/v1", model="m", timeout_s=float("nan")), ValueError,
+     "timeout_s must be a finite number"),
+    ("llm-cache-dir-is-a-file", lambda t: {"f": (t / "f").write_text("x") and t / "f"},
+     lambda c: __import__("cfaug_hf").OpenAICompatibleLLM(base_url="http://127.0.0.1:9/v1", model="m",
+                                                         cache_dir=str(c["f"])), ValueError, "is a file"),
+    ("callback-negative-budget", NO_SETUP, lambda c: __import__("trainer_callbacks").AugmentationCallback(
+        NegateAugmenter(SENT), __import__("trainer_callbacks").AugmentedEpochDataset(
+            Dataset.from_dict({"text": ["it was good"], "label": ["positive"]}), SENT), budget=-1), ValueError,
+     "budget must be a whole number >= 0"),
+    ("epoch-dataset-negative-size", NO_SETUP, lambda c: __import__("trainer_callbacks").AugmentedEpochDataset(
+        Dataset.from_dict({"text": ["it was good"], "label": ["positive"]}), SENT, size=-2), ValueError,
+     "size must be a whole number >= 0, got -2"),
+    ("component-raises-for-a-batch", NO_SETUP, lambda c: CrossAugAugmenter(
+        lambda claims: (_ for _ in ()).throw(ConnectionError("down"))).augment(fever(), load_from_cache_file=False),
+     __import__("cfaug_hf.augmenter", fromlist=["x"]).AugmentationError, r"batch of 3 row\(s\) \(row 0, row 1, row 2\)"),
     # --- the Hub
     ("hub-invalid-repo-id", NO_SETUP, lambda c: __import__("hub_cards").pull("bad id!", "x"), HubError,
      "'bad id!' is not a valid Hub repository id"),
