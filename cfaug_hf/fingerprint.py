@@ -162,35 +162,43 @@ def _module_source_digest(name: str) -> str:
         return hashlib.sha256(f.read()).hexdigest()[:16]
 
 
-@functools.lru_cache(maxsize=None)
-def _direct_imports(name: str) -> frozenset[str]:
+def imported_names(source: str, package: str) -> list[tuple[str, list[str]]]:
+    """What a module's source imports, anywhere in it (inside functions too; ``if TYPE_CHECKING:`` blocks left out):
+    one ``(base, [base.name, ...])`` per import statement, relative imports resolved against ``package``."""
     import ast
     import importlib.util
 
-    path = _module_file(name)
-    if path is None:
-        return frozenset()
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read())
-    package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
+    tree = ast.parse(source)
     skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
             for stmt in node.body for n in ast.walk(stmt)}
-    found = set()
+    found = []
     for node in ast.walk(tree):
         if id(node) in skip:
             continue
-        targets: list[str] = []
         if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
+            found += [(a.name, []) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             try:
                 base = importlib.util.resolve_name("." * node.level + (node.module or ""), package) if node.level \
                     else node.module or ""
             except ImportError:
                 continue
-            subs = [f"{base}.{a.name}" for a in node.names]
-            # ``from . import registry`` needs the submodule, not the package's __init__
-            targets = subs if all(_module_file(t) for t in subs) else [base, *subs]
+            found.append((base, [f"{base}.{a.name}" for a in node.names]))
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _direct_imports(name: str) -> frozenset[str]:
+    path = _module_file(name)
+    if path is None:
+        return frozenset()
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
+    found = set()
+    for base, subs in imported_names(source, package):
+        # ``from . import registry`` needs the submodule, not the package's __init__
+        targets = subs if subs and all(_module_file(t) for t in subs) else [base, *subs]
         for target in targets:
             while target and _module_file(target) is None:
                 target = target.rpartition(".")[0]

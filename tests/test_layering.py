@@ -7,7 +7,6 @@ TYPE_CHECKING:`` blocks do not count.
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,36 +23,16 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def _type_checking_blocks(tree: ast.AST) -> set[int]:
-    skip = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skip |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
-    return skip
-
-
 def import_graph() -> dict[str, set[str]]:
+    from cfaug_hf.fingerprint import imported_names
+
     mods = modules()
     graph: dict[str, set[str]] = {}
     for name, path in mods.items():
-        tree = ast.parse(path.read_text())
-        skip = _type_checking_blocks(tree)
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         deps: set[str] = set()
-        for node in ast.walk(tree):
-            if id(node) in skip:
-                continue
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    anchor = package.split(".")
-                    anchor = anchor[:len(anchor) - (node.level - 1)]
-                    base = ".".join(anchor + ([node.module] if node.module else []))
-                targets = [base] + [f"{base}.{a.name}" for a in node.names]
-            for target in targets:
+        for base, subs in imported_names(path.read_text(), package):
+            for target in [base, *subs]:
                 while target and target not in mods:
                     target = target.rpartition(".")[0]
                 if target and target != name:
