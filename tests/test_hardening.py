@@ -303,6 +303,13 @@ def test_every_fault_is_a_per_prompt_error_with_no_secret_anywhere(faults, monke
     assert KEY not in "".join(p.read_text() for p in (tmp_path / "llm").iterdir())
 
 
+def test_timeout_bounds_the_whole_attempt_not_each_read(faults):
+    client = _client(faults, timeout_s=0.5, max_retries=0)
+    t0 = time.monotonic()
+    result = client.generate_with_info(["fault=drip\nx"])  # the server drips a byte every 50 ms for 3 s
+    assert time.monotonic() - t0 < 1.5 and result.errors[0].startswith("timeout after 0.5s")
+
+
 @pytest.mark.parametrize("exc", sorted((c for c in vars(requests.exceptions).values()
                                         if isinstance(c, type) and issubclass(c, requests.RequestException)),
                                        key=lambda c: c.__name__), ids=lambda c: c.__name__)
