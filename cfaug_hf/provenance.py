@@ -102,7 +102,8 @@ class AugmentationStats:
         Each input row leaves one non-counterfactual row (its original, or the trace row of
         :meth:`Augmenter.augment`) that carries its outcome, so counting those is exact after a shuffle, a
         ``select`` or with duplicate ids. Counterfactuals whose source left no such row (``keep_original=False`` in
-        a plain ``map``) are grouped by source id and outcome; rows that left nothing at all are counted as
+        a plain ``map``) are grouped by source id and outcome (identical sources told apart by their number of rows);
+        rows that left nothing at all are counted as
         ``skipped:untraced`` when the number of input rows ``rows_in`` is given. Use :meth:`Augmenter.augment` to
         get every reason.
         """
@@ -112,7 +113,7 @@ class AugmentationStats:
             raise SchemaError(f"Columns {missing} are missing: this is not the output of a cfaug_hf augmenter.")
         stats = cls()
         traced: set[str] = set()
-        orphans: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+        orphans: dict[tuple[str, tuple[str, ...]], list[Any]] = {}
         for batch in dataset.select_columns(list(needed)).iter(batch_size=1000):
             for is_cf, kind, sid, outcome in zip(batch["cf_is_counterfactual"], batch["cf_kind"],
                                                  batch["cf_source_id"], batch["cf_outcome"]):
@@ -122,11 +123,16 @@ class AugmentationStats:
                     stats.events.update(outcome)
                     traced.add(sid)
                 else:
-                    orphans.setdefault((sid, tuple(outcome)), list(outcome))
-        for (sid, _), outcome in orphans.items():
+                    orphans.setdefault((sid, tuple(outcome)), [list(outcome), 0])[1] += 1
+        for (sid, _), (outcome, n_rows) in orphans.items():
             if sid not in traced:
-                stats.rows_in += 1
-                stats.events.update(outcome)
+                # Identical sources (same id, same outcome) are told apart by count: each emitted as many rows as
+                # its outcome has ``produced:`` events.
+                per_source = max(1, sum(e.startswith("produced:") for e in outcome))
+                sources = -(-n_rows // per_source)
+                stats.rows_in += sources
+                for _ in range(sources):
+                    stats.events.update(outcome)
         if rows_in is not None and rows_in > stats.rows_in:
             stats.events["skipped:untraced"] += rows_in - stats.rows_in
             stats.rows_in = rows_in

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 
 import pytest
@@ -28,7 +29,7 @@ from fault_server import FAULTS, FaultServer
 
 SENT = TaskSchema.sentiment()
 KEY = "sk-live-SECRET0123456789abcdef"
-PROPERTY = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+PROPERTY = settings(max_examples=int(os.environ.get("CFAUG_PROPERTY_EXAMPLES", 25)), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 # ------------------------------------------------------------------------------------------- 4. row accounting
