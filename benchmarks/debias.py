@@ -39,9 +39,14 @@ Rows (training sets):
   human (same rows)
              original + the human counterfactuals of the same rows CORE edits (the fair ceiling with
              --augment-limit)
-Models: ``bow`` is TF-IDF word 1-2 grams per text column + logistic regression (minutes for everything); any other
-value is a Hugging Face model id or folder fine-tuned with Trainer (default MiniLM, resolved offline).
-Writes benchmarks/results/debias_<config>_<model>.{md,json}.
+Models: ``bow`` is TF-IDF word 1-2 grams per text column + logistic regression (minutes for everything);
+``frozen`` is the frozen-encoder yardstick (benchmarks/frozen_yardstick.py: MiniLM vectors computed once and cached,
+then a ``--head lr`` or ``mlp`` trained per seed on a bootstrap sample of the rows); any other value is a Hugging
+Face model id or folder fine-tuned with Trainer (default MiniLM, resolved offline).
+Each table is checked for validity (``VALIDITY``): a yardstick counts for a task only if the human counterfactuals
+(IMDb, SNLI) or the claim-only re-weighting (FEVER) beat ``none`` on the contrast set by more than 2 sd of the
+difference (and, for FEVER, the held-out accuracy is at least 80%). A table whose checks fail says so in its heading.
+Writes benchmarks/results/debias_<config>_<model>.{md,json}, with the git commit, date and settings.
 """
 
 from __future__ import annotations
@@ -494,15 +499,61 @@ def fmt(values: list[float]) -> str:
     return f"{mean:.1f} ± {spread:.1f}"
 
 
+#: The checks a table must pass to count as a yardstick for its task: (row that must beat ``none``, test set,
+#: minimum held-out accuracy of ``none`` on the in-domain set or None).
+VALIDITY = {"sentiment": ("human", "contrast dev", None), "nli": ("human", "revised_hypothesis/test", None),
+            "fever": ("reweight", "fever-symmetric", ("fever held-out", 0.80)),
+            "fv": ("reweight", "fever-symmetric", None)}
+
+
+def validity(name: str, results: dict[str, Any]) -> dict[str, Any] | None:
+    """Whether the table can see shortcuts: the reference row beats ``none`` on the contrast set by more than 2 sd
+    of the difference (sd of each row over seeds, combined as for independent runs)."""
+    check = VALIDITY.get(name)
+    rows = results["rows"]
+    if check is None or "none" not in rows or check[0] not in rows:
+        return None
+    row, test, floor = check
+    a, b = rows[row]["accuracy"][test], rows["none"]["accuracy"][test]
+    sd = (statistics.stdev(a) ** 2 + statistics.stdev(b) ** 2) ** 0.5 if len(a) > 1 and len(b) > 1 else 0.0
+    gain = statistics.mean(a) - statistics.mean(b)
+    out = {"row": row, "test": test, "gain": round(gain * 100, 2), "two_sd": round(2 * sd * 100, 2),
+           "passed": bool(len(a) > 1 and gain > 2 * sd)}
+    if floor:
+        held = statistics.mean(rows["none"]["accuracy"][floor[0]])
+        out["in_domain"] = {"test": floor[0], "none": round(held * 100, 2), "minimum": floor[1] * 100}
+        out["passed"] = out["passed"] and held >= floor[1]
+    return out
+
+
+def provenance() -> dict[str, Any]:
+    """When and from which code a result was made."""
+    import subprocess
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                                check=True).stdout.strip()
+        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "cfaug_hf", "benchmarks"], cwd=ROOT,
+                                    capture_output=True, text=True).stdout.strip())
+    except (OSError, subprocess.CalledProcessError):
+        commit, dirty = None, None
+    return {"git_commit": commit, "uncommitted_changes": dirty, "date": time.strftime("%Y-%m-%d")}
+
+
 def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
     config = CONFIGS[name]()
     if args.max_train and len(config["train"]) > args.max_train:
         config["train"] = config["train"].shuffle(seed=0).select(range(args.max_train))
     schema, tests = config["schema"], config["tests"]
-    model_label = "bow" if args.model == "bow" else Path(args.model).name
+    model_label = {"bow": "bow", "frozen": f"frozen-{args.head}"}.get(args.model, Path(args.model).name)
     results: dict[str, Any] = {"config": name, "model": args.model, "seeds": args.seeds,
                                "train_rows": len(config["train"]), "tests": {t: len(d) for t, d in tests.items()},
-                               "rows": {}}
+                               "rows": {}, **provenance(),
+                               "settings": {k: v for k, v in vars(args).items() if k not in ("config", "rows")}}
+    if args.model == "frozen":
+        from cfaug_hf.models import MINILM
+
+        results["components"] = {"encoder": MINILM, "head": args.head}
     if args.device_note:
         results["device"] = args.device_note
     if AUGMENT_LIMIT:
@@ -521,6 +572,10 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
             start = time.perf_counter()
             if args.model == "bow":
                 acc = run_bow(train, scored, schema, seed)
+            elif args.model == "frozen":
+                from frozen_yardstick import run_frozen
+
+                acc = run_frozen(train, scored, schema, seed, head=args.head)
             else:
                 acc = run_hf(train, scored, schema, seed, model=args.model, max_length=args.max_length,
                              epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate)
@@ -537,13 +592,19 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
             if row == "none" and probes:
                 results["probes"] = {p: {"rows": len(d), "none_model": [a[p] for a in per_seed]}
                                      for p, d in probes.items()}
+    results["validity"] = validity(name, results)
     write(results, model_label)
     return results
 
 
 def write(results: dict[str, Any], model_label: str) -> None:
     tests = list(results["tests"])
-    lines = [f"# Debiasing benchmark: {results['config']}, {results['model']}", "",
+    check = results.get("validity")
+    verdict = "" if check is None else (" (validity checks passed)" if check["passed"] else
+                                        " (VALIDITY CHECKS FAILED: this table cannot show a debiasing effect)")
+    lines = [f"# Debiasing benchmark: {results['config']}, {results['model']}{verdict}", "",
+             f"Made {results.get('date')} at commit {str(results.get('git_commit'))[:10]}"
+             + (" with uncommitted changes" if results.get("uncommitted_changes") else "") + ".", "",
              f"Accuracy (%) mean ± standard deviation over seeds {results['seeds']}; training set "
              f"{results['train_rows']} original rows; test sizes " +
              ", ".join(f"{t} {n}" for t, n in results["tests"].items()) + ".", "",
@@ -557,6 +618,12 @@ def write(results: dict[str, Any], model_label: str) -> None:
     for row, r in results["rows"].items():
         if r.get("augmentation"):
             lines.append(f"\n{row}: {json.dumps(r['augmentation'])}")
+    if check is not None:
+        lines.append(f"\nValidity: `{check['row']}` minus `none` on {check['test']} = {check['gain']:+.1f} points "
+                     f"(needs > 2 sd = {check['two_sd']:.1f})"
+                     + (f"; `none` in-domain on {check['in_domain']['test']} {check['in_domain']['none']:.1f}% "
+                        f"(needs >= {check['in_domain']['minimum']:.0f}%)" if check.get("in_domain") else "")
+                     + (": passed." if check["passed"] else ": FAILED."))
     table = "\n".join(lines) + "\n"
     print(table)
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -570,7 +637,8 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", choices=[*CONFIGS, "all"], default="all")
-    ap.add_argument("--model", default="bow", help=f"'bow' or a model id/folder (e.g. {MINILM})")
+    ap.add_argument("--model", default="bow", help=f"'bow', 'frozen' or a model id/folder (e.g. {MINILM})")
+    ap.add_argument("--head", choices=["lr", "mlp"], default="lr", help="the frozen yardstick's head (default lr)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--rows", nargs="+", default=["none", "human", "eda", "reweight", "crossaug"])
     ap.add_argument("--max-train", type=int, default=None, help="cap the training rows (a CPU-sized run)")

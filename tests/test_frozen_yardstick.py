@@ -1,0 +1,82 @@
+"""benchmarks/frozen_yardstick.py and the validity checks of benchmarks/debias.py, on fixture data with a tiny
+in-process encoder: features are cached by text (a second call encodes only new texts), seeds differ, the pair
+features have five parts, and a table whose reference row does not beat ``none`` is marked as failing."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from datasets import Dataset
+
+from cfaug_hf import TaskSchema
+from cfaug_hf.testing import tiny_encoder
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load(name):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+
+@pytest.fixture()
+def store(tmp_path, monkeypatch):
+    yardstick = load("frozen_yardstick")
+    model, tok = tiny_encoder()
+    model.save_pretrained(tmp_path / "enc")
+    tok.save_pretrained(tmp_path / "enc")
+    monkeypatch.setattr(yardstick, "CACHE", tmp_path / "cache")
+    return yardstick, yardstick.EncodingStore(str(tmp_path / "enc"), max_length=32, batch_size=4)
+
+
+def test_vectors_are_cached_by_text_and_reloaded_from_disk(store):
+    yardstick, s = store
+    first = s.vectors(["good film", "bad film", ("a claim", "its evidence")])
+    assert first.shape[0] == 3 and s.encoded_now == 3
+    again = s.vectors(["bad film", "a new one"])
+    assert s.encoded_now == 4  # only the new text was encoded
+    np.testing.assert_allclose(again[0], first[1])
+    reopened = yardstick.EncodingStore(s.model_name, max_length=32)
+    np.testing.assert_allclose(reopened.vectors(["good film"])[0], first[0])
+    assert reopened.encoded_now == 0
+
+
+def test_heads_train_per_seed_on_bootstrap_samples(store):
+    yardstick, s = store
+    schema = TaskSchema.nli()
+    rows = {"premise": [f"a man plays {i}" for i in range(24)], "hypothesis": [f"someone is {i % 3}" for i in range(24)],
+            "label": ["entailment", "neutral", "contradiction"] * 8}
+    data = Dataset.from_dict(rows)
+    x = yardstick.features(s, data, schema)
+    assert x.shape[1] == 5 * s.vectors(["x"]).shape[1]  # [u, v, |u-v|, u*v, joint]
+    runs = [yardstick.run_frozen(data, {"train": data}, schema, seed, head=head, store=s)
+            for head in ("lr", "mlp") for seed in (0, 1)]
+    assert all(0.0 <= r["train"] <= 1.0 for r in runs)
+    with pytest.raises(ValueError, match="head must be 'lr' or 'mlp'"):
+        yardstick.train_head(x, np.zeros(len(x), dtype=int), 0, "svm")
+
+
+def test_validity_check_marks_a_blind_table():
+    debias = load("debias")
+
+    def table(human, none):
+        return {"rows": {"none": {"accuracy": {"contrast dev": none}}, "human": {"accuracy": {"contrast dev": human}}}}
+
+    sees = debias.validity("sentiment", table([0.60, 0.62, 0.61], [0.50, 0.52, 0.51]))
+    assert sees["passed"] and sees["gain"] == pytest.approx(10.0)
+    blind = debias.validity("sentiment", table([0.52, 0.49, 0.55], [0.50, 0.52, 0.51]))
+    assert not blind["passed"]
+    fever = {"rows": {"none": {"accuracy": {"fever-symmetric": [0.55, 0.56], "fever held-out": [0.73, 0.72]}},
+                      "reweight": {"accuracy": {"fever-symmetric": [0.60, 0.61], "fever held-out": [0.7, 0.7]}}}}
+    check = debias.validity("fever", fever)
+    assert not check["passed"] and check["in_domain"]["none"] == pytest.approx(72.5)
