@@ -573,9 +573,13 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
             if args.model == "bow":
                 acc = run_bow(train, scored, schema, seed)
             elif args.model == "frozen":
-                from frozen_yardstick import run_frozen
+                from frozen_yardstick import run_frozen, run_top_layers
 
-                acc = run_frozen(train, scored, schema, seed, head=args.head)
+                if args.head.startswith("top"):
+                    acc = run_top_layers(train, scored, schema, seed, top=int(args.head[3:]), epochs=args.epochs,
+                                         learning_rate=args.learning_rate)
+                else:
+                    acc = run_frozen(train, scored, schema, seed, head=args.head)
             else:
                 acc = run_hf(train, scored, schema, seed, model=args.model, max_length=args.max_length,
                              epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate)
@@ -638,7 +642,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", choices=[*CONFIGS, "all"], default="all")
     ap.add_argument("--model", default="bow", help=f"'bow', 'frozen' or a model id/folder (e.g. {MINILM})")
-    ap.add_argument("--head", choices=["lr", "mlp"], default="lr", help="the frozen yardstick's head (default lr)")
+    ap.add_argument("--head", choices=["lr", "mlp", "top1", "top2"], default="lr",
+                    help="the frozen yardstick's head: lr or mlp over pooled features, or topN: the encoder's top N "
+                         "layers fine-tuned over cached lower-layer states (models claim-evidence interaction; "
+                         "uses --epochs and --learning-rate)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--rows", nargs="+", default=["none", "human", "eda", "reweight", "crossaug"])
     ap.add_argument("--max-train", type=int, default=None, help="cap the training rows (a CPU-sized run)")

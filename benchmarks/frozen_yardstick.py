@@ -178,3 +178,146 @@ def default_store() -> EncodingStore:
     if _STORE is None:
         _STORE = EncodingStore(max_length=int(os.environ.get("CFAUG_FROZEN_MAX_LENGTH", 256)))
     return _STORE
+
+
+# ------------------------------------------------------------------- interaction head: top layers over cached states
+class StateStore(EncodingStore):
+    """Token states of the joint input after the first ``layers - top`` encoder layers, cached by text (fp16,
+    ``datasets`` folders), so training the top ``top`` layers never runs the frozen ones again.
+
+    Pooled vectors cannot model claim-evidence interaction; the pretrained top layer(s) of the encoder, fine-tuned
+    over these states, can (cross-attention between the two texts happens inside them)."""
+
+    def __init__(self, model: str | None = None, *, top: int = 1, max_length: int = 128, batch_size: int = 32) -> None:
+        self.top = top
+        super().__init__(model, max_length=max_length, batch_size=batch_size)
+        self.folder = CACHE / f"{Path(self.model_name).name}-states-top{top}-{max_length}"
+        self._index = {}
+        self._load_states()
+
+    def _load_states(self) -> None:
+        from datasets import load_from_disk
+
+        if not self.folder.is_dir():
+            return
+        for part in sorted(self.folder.glob("part-*")):
+            if (part / "dataset_info.json").is_file():
+                data = load_from_disk(str(part)).with_format("numpy")
+                for key, states in zip(data["key"], data["states"]):
+                    self._index[str(key)] = states
+
+    def _encode_batch(self, batch: dict[str, list]) -> dict[str, list]:
+        import torch
+
+        model, tok = self._encoder()
+        seconds = batch["b"]
+        enc = tok(batch["a"], [s or "" for s in seconds] if any(s is not None for s in seconds) else None,
+                  truncation=True, max_length=self.max_length, padding=True, return_tensors="pt")
+        with torch.no_grad():
+            hidden = model(**enc, output_hidden_states=True).hidden_states[-1 - self.top]
+        lengths = enc["attention_mask"].sum(1).tolist()
+        return {"states": [h[:n].numpy().astype(np.float16) for h, n in zip(hidden, lengths)]}
+
+    def states(self, items: list[Any]) -> list[np.ndarray]:
+        from datasets import Array2D, Dataset, Features, Value
+
+        keys = [_key(i) for i in items]
+        missing = {k: i for k, i in zip(keys, items) if k not in self._index}
+        if missing:
+            start = time.perf_counter()
+            new_keys = sorted(missing)
+            data = Dataset.from_dict({
+                "key": new_keys,
+                "a": [missing[k] if isinstance(missing[k], str) else missing[k][0] for k in new_keys],
+                "b": [None if isinstance(missing[k], str) else missing[k][1] for k in new_keys]})
+            hidden = self._encoder()[0].config.hidden_size
+            encoded = data.map(self._encode_batch, batched=True, batch_size=self.batch_size, keep_in_memory=True,
+                               remove_columns=["a", "b"], new_fingerprint=f"states-{_key(new_keys)}",
+                               features=Features({"key": Value("string"),
+                                                  "states": Array2D(shape=(None, hidden), dtype="float16")}),
+                               desc=f"encoding {len(new_keys)} inputs to layer -{self.top}")
+            part = self.folder / f"part-{_key(new_keys)}"
+            part.parent.mkdir(parents=True, exist_ok=True)
+            encoded.save_to_disk(str(part))
+            for key, states in zip(new_keys, encoded.with_format("numpy")["states"]):
+                self._index[key] = states
+            self.encoded_now += len(new_keys)
+            print(f"encoded {len(new_keys)} inputs in {time.perf_counter() - start:.0f}s", flush=True)
+        return [self._index[k] for k in keys]
+
+
+def _joint_items(data: Any, schema: Any) -> list[Any]:
+    cols = [[_text(v) for v in data[c]] for c in schema.text_columns]
+    return cols[0] if len(cols) == 1 else list(zip(cols[0], cols[1]))
+
+
+def run_top_layers(train: Any, tests: dict[str, Any], schema: Any, seed: int, *, top: int = 1, epochs: int = 2,
+                   learning_rate: float = 1e-4, batch_size: int = 32, store: StateStore | None = None,
+                   **_: Any) -> dict[str, float]:
+    """Fine-tune copies of the encoder's top ``top`` layers (their pretrained weights) plus a linear classifier
+    over the cached lower-layer states of the joint input; a bootstrap sample of the rows per seed."""
+    import copy
+
+    import torch
+
+    store = store or state_store(top)
+    torch.manual_seed(seed)
+    encoder = store._encoder()[0]
+    layers = torch.nn.ModuleList(copy.deepcopy(encoder.encoder.layer[-top:])).train()
+    head = torch.nn.Linear(encoder.config.hidden_size, schema.num_labels)
+    params = list(layers.parameters()) + list(head.parameters())
+    optimizer = torch.optim.AdamW(params, lr=learning_rate, weight_decay=0.01)
+
+    def forward(states: list[np.ndarray]) -> torch.Tensor:
+        n = max(len(s) for s in states)
+        x = torch.zeros(len(states), n, states[0].shape[1])
+        mask = torch.zeros(len(states), n)
+        for i, s in enumerate(states):
+            x[i, :len(s)] = torch.from_numpy(s.astype(np.float32))
+            mask[i, :len(s)] = 1
+        extended = (1.0 - mask[:, None, None, :]) * torch.finfo(torch.float32).min
+        for layer in layers:
+            out = layer(x, attention_mask=extended)
+            x = out[0] if isinstance(out, tuple) else out
+        pooled = (x * mask.unsqueeze(-1)).sum(1) / mask.sum(1, keepdim=True)
+        return head(pooled)
+
+    states = store.states(_joint_items(train, schema))
+    y = torch.tensor([schema.label_id(v) for v in train[schema.label_column]])
+    weights = torch.tensor(train["sample_weight"], dtype=torch.float32) if "sample_weight" in train.column_names \
+        else None
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, len(y), len(y))
+    for _ in range(epochs):
+        order = rng.permutation(rows)
+        # batches of similar length: less padding on the CPU
+        order = sorted(order, key=lambda i: len(states[i]))
+        batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+        rng.shuffle(batches)
+        for batch in batches:
+            logits = forward([states[i] for i in batch])
+            loss = torch.nn.functional.cross_entropy(logits, y[batch], reduction="none")
+            if weights is not None:
+                loss = loss * weights[batch]
+            optimizer.zero_grad()
+            loss.mean().backward()
+            optimizer.step()
+    layers.eval()
+    out = {}
+    with torch.no_grad():
+        for name, data in tests.items():
+            test_states = store.states(_joint_items(data, schema))
+            gold = np.array([schema.label_id(v) for v in data[schema.label_column]])
+            preds = np.concatenate([forward(test_states[i:i + 64]).argmax(-1).numpy()
+                                    for i in range(0, len(test_states), 64)])
+            out[name] = float((preds == gold).mean())
+    return out
+
+
+_STATE_STORES: dict[int, StateStore] = {}
+
+
+def state_store(top: int) -> StateStore:
+    if top not in _STATE_STORES:
+        _STATE_STORES[top] = StateStore(top=top, max_length=int(os.environ.get("CFAUG_FROZEN_STATE_LENGTH", 128)))
+    return _STATE_STORES[top]

@@ -80,3 +80,21 @@ def test_validity_check_marks_a_blind_table():
                       "reweight": {"accuracy": {"fever-symmetric": [0.60, 0.61], "fever held-out": [0.7, 0.7]}}}}
     check = debias.validity("fever", fever)
     assert not check["passed"] and check["in_domain"]["none"] == pytest.approx(72.5)
+
+
+def test_top_layer_head_trains_over_cached_states(tmp_path, monkeypatch):
+    yardstick = load("frozen_yardstick")
+    model, tok = tiny_encoder()
+    model.save_pretrained(tmp_path / "enc")
+    tok.save_pretrained(tmp_path / "enc")
+    monkeypatch.setattr(yardstick, "CACHE", tmp_path / "cache")
+    store = yardstick.StateStore(str(tmp_path / "enc"), top=1, max_length=16, batch_size=4)
+    schema = TaskSchema.fact_verification()
+    data = Dataset.from_dict({"claim": [f"claim {i}" for i in range(12)], "evidence": [f"proof {i % 4}" for i in
+                                                                                      range(12)],
+                              "label": ["SUPPORTS", "REFUTES"] * 6})
+    first = yardstick.run_top_layers(data, {"train": data}, schema, 0, top=1, epochs=1, store=store)
+    assert 0.0 <= first["train"] <= 1.0 and store.encoded_now == 12
+    again = yardstick.StateStore(str(tmp_path / "enc"), top=1, max_length=16)
+    states = again.states([("claim 3", "proof 3")])
+    assert again.encoded_now == 0 and states[0].ndim == 2  # reloaded from disk, one row per token
