@@ -28,6 +28,10 @@ ROW_NAMES = {"none": "none (original data)", "human": "+ human CAD", "eda": "+ E
              "llm-edit": "+ SmolLM2 editor without retrieval", "human (same rows)": "+ human CAD, same rows as CORE"}
 #: Rows whose gain is also compared with human counterfactuals of the same source rows (``human (same rows)``).
 SAME_ROWS = ("core", "cf-dpr", "llm-edit")
+#: Rows kept in the raw JSON but left out of the tables, with why: made with components the release no longer ships.
+SUPERSEDED = {("fv", "crossaug"): "made with a negative-claim generator and filters the release no longer ships",
+              ("fv", "crossaug+balance"): "made with a negative-claim generator and filters the release no longer "
+                                          "ships"}
 
 
 def _mean(values: list[float]) -> float:
@@ -57,11 +61,21 @@ def table(result: dict[str, Any]) -> list[str]:
     human = rows.get("human", {}).get("accuracy")
     same = rows.get("human (same rows)", {}).get("accuracy")
     contrast = tests[1:]  # the first test is in-domain
-    model = "bag of words" if result["model"] == "bow" else result["model"]
+    model = {"bow": "bag of words"}.get(result["model"], result["model"])
+    if result["model"] == "frozen":
+        model = f"frozen MiniLM, {(result.get('settings') or {}).get('head', 'lr')} head"
     title = TASK_NAMES.get(result["config"], result["config"])
-    where = result.get("device") or ("CPU" if result["model"] == "bow" else "")
+    where = result.get("device") or ("CPU" if result["model"] in ("bow", "frozen") else "")
     seeds = len(result["seeds"])
-    lines = [f"### {title}: {model}", "",
+    check = result.get("validity")
+    verdict = "" if check is None else (" (validity checks passed)" if check["passed"] else
+                                        " (validity checks FAILED: cannot show a debiasing effect)")
+    made = (f"Made {result['date']} at commit `{str(result.get('git_commit'))[:10]}`."
+            if result.get("git_commit") else "Made before results recorded their commit and components.")
+    dropped = {name: why for (config, name), why in SUPERSEDED.items() if config == result["config"]
+               and name in result["rows"]}
+    rows = {name: row for name, row in rows.items() if name not in dropped}
+    lines = [f"### {title}: {model}{verdict}", "", made, "",
              f"Accuracy %, mean ± sd over {seeds} seeds{f' ({where})' if where else ''}; in brackets the gain over "
              f"`none` in points."
              + (f" {result['note']}" if result.get("note") else "")
@@ -84,8 +98,18 @@ def table(result: dict[str, Any]) -> list[str]:
         if same:
             line += f" {_recovered(acc, base, same, contrast)} |" if name in SAME_ROWS and base else " |"
         lines.append(line)
-    for probe, p in result.get("probes", {}).items():
-        lines += ["", f"{probe}: {_cell(p['none_model'], None)} % of {p['rows']} generated rows, by the `none` model."]
+    for name, why in dropped.items():
+        lines += ["", f"Row `{name}` left out: {why} (raw figures in the JSON)."]
+    if check is not None:
+        lines += ["", f"Validity: `{check['row']}` minus `none` on {check['test']}: {check['gain']:+.1f} points "
+                      f"(needs more than 2 sd of the difference, {check['two_sd']:.1f})"
+                      + (f"; `none` in-domain {check['in_domain']['none']:.1f}% (needs at least "
+                         f"{check['in_domain']['minimum']:.0f}%)" if check.get("in_domain") else "")
+                      + (": passed." if check["passed"] else ": failed.")]
+    if not dropped:
+        for probe, p in result.get("probes", {}).items():
+            lines += ["", f"{probe}: {_cell(p['none_model'], None)} % of {p['rows']} generated rows, by the `none` "
+                          f"model."]
     for name, row in rows.items():
         notes = row.get("augmentation") or {}
         if "rows_edited" in notes:
@@ -134,8 +158,9 @@ def build(results_dir: Path) -> str:
         raise SystemExit(f"No debias_*.json in {results_dir}; run benchmarks/debias.py first.")
     results = [json.loads(f.read_text()) for f in files]
     order = list(TASK_NAMES)
-    results.sort(key=lambda r: (order.index(r["config"]) if r["config"] in order else len(order), r["model"] != "bow",
-                                r["model"]))
+    results.sort(key=lambda r: (order.index(r["config"]) if r["config"] in order else len(order),
+                                r["model"] != "frozen", r["model"] != "bow", r["model"],
+                                str((r.get("settings") or {}).get("head"))))
     lines = ["# Debiasing leaderboard", "",
              "Gathered by `benchmarks/leaderboard.py` from " + ", ".join(f"`{f.name}`" for f in files) + ". Each "
              "table trains one classifier per row and seed and tests it in-domain and on contrast or "

@@ -75,3 +75,17 @@ def test_few_shot_runs_get_a_table_per_task_and_k(tmp_path):
     assert "## NER (CoNLL-2003), 5-shot, SmolLM2" in text
     assert "| + CFGen entity replacement | 2 | 45.5 ± 0.7 (+5.0) |" in text
     assert "| none (k-shot rows) | 2 | 40.5 ± 0.7 |" in text
+
+
+def test_frozen_tables_say_when_and_whether_they_can_see_shortcuts_and_drop_superseded_rows(tmp_path):
+    frozen = result("sentiment", "frozen", {"none": (100, ([0.8, 0.8], [0.5, 0.52])),
+                                            "human": (200, ([0.8, 0.8], [0.51, 0.5]))})
+    frozen.update(git_commit="abcdef1234567", date="2026-11-25", settings={"head": "mlp"},
+                  validity={"row": "human", "test": "contrast", "gain": -0.5, "two_sd": 2.0, "passed": False})
+    (tmp_path / "debias_sentiment_frozen-mlp.json").write_text(json.dumps(frozen))
+    old = result("fv", "bow", {"none": (100, ([0.7, 0.7], [0.5, 0.5])), "crossaug": (150, ([0.7, 0.7], [0.6, 0.6]))})
+    (tmp_path / "debias_fv_bow.json").write_text(json.dumps(old))
+    text = load_leaderboard().build(tmp_path)
+    assert "frozen MiniLM, mlp head (validity checks FAILED" in text and "commit `abcdef1234`" in text
+    assert "Row `crossaug` left out" in text and "+ CrossAug |" not in text
+    assert "Made before results recorded their commit" in text
