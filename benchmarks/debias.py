@@ -182,8 +182,18 @@ def crossaug(train: Any, seed: int = 0) -> Any:
         augmented.save_to_disk(str(out_dir))
     kinds = Counter(k for k, cf in zip(augmented["cf_kind"], augmented["cf_is_counterfactual"]) if cf)
     NOTES["crossaug"] = {"generator": "default (SmolLM2 + LoRA on the shipped VitaminC pairs)",
-                         "counterfactuals": dict(kinds)}
+                         "components": component_digests(augmenter), "counterfactuals": dict(kinds)}
     return augmented
+
+
+def component_digests(augmenter: Any) -> dict[str, str]:
+    """The fingerprint of each component an augmenter used (generator, checker, editor, ...) and of its filters:
+    a result names exactly what made it, so a table made with a superseded component can be found."""
+    from cfaug_hf.fingerprint import digest_object
+
+    out = {role: digest_object(c)[:16] for role, c in sorted(augmenter.components().items()) if c is not None}
+    out.update({f"filter:{f.name}": f.fingerprint()[:16] for f in augmenter.filters})
+    return out
 
 
 def _rows_of(augmented: Any, train: Any) -> Any:
@@ -342,6 +352,7 @@ def core_augment(train: Any, seed: int, *, task: str, mode: str) -> Any:
 
     stats = AugmentationStats.from_dataset(cfs).to_dict()
     NOTES[ROW_OF_MODE[mode]] = {"rows_edited": len(subset), "counterfactuals": len(cfs),
+                                "components": component_digests(augmenter),
                                 "skipped": stats.get("skipped", {}),
                                 "editor": "SmolLM2-135M-Instruct (local_llm)" if mode != "retrieval_only" else None}
     return concatenate_datasets([train, cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)])
