@@ -39,6 +39,9 @@ FORMAT_VERSION = 1
 #: Written into every folder the library saves: its kind and the files the library wrote.
 MANIFEST = "cfaug_manifest.json"
 
+#: Files up to this size are checked against their manifest digest at load time.
+_DIGEST_CHECK_BYTES = 32 * 1024 * 1024
+
 #: Config files that mark a folder saved before manifests existed, by kind.
 _LEGACY_MARKERS = {"cfaug_generator.json": "generator", "cfaug_checker.json": "checker",
                    "cfaug_rationale.json": "rationale_selector", "cfaug_augmenter.json": "augmenter"}
@@ -257,6 +260,16 @@ def check_manifest(folder: Path, what: str) -> None:
         raise ComponentLoadError(f"{folder} is an incomplete saved {what}: {missing[0]!r} is missing"
                                  + (f" (and {len(missing) - 1} more file(s))" if len(missing) > 1 else "")
                                  + ". Save it again, or pull it again from the Hub.")
+    digests = manifest.get("digests")
+    if isinstance(digests, dict):
+        # Small files only (configs, tokenizers, adapters): weights are checked by their header and keys, and
+        # hashing hundreds of MB at every load would double its time. A change is worth a warning, not a refusal:
+        # editing a saved config by hand is legitimate.
+        for rel, digest in digests.items():
+            path = path_inside(folder, rel, f"{MANIFEST} entry")
+            if path.is_file() and path.stat().st_size <= _DIGEST_CHECK_BYTES and file_digest(path) != digest:
+                logger.warning("%s was changed since it was saved (its digest differs from %s); if the %s fails "
+                               "to load or behaves oddly, save or download it again.", path, MANIFEST, what)
 
 
 def check_weight_files(folder: Path, what: str) -> None:
@@ -289,7 +302,10 @@ def check_json_files(folder: Path, what: str) -> None:
     before a loader fails on it with an error that names neither."""
     for path in sorted(folder.rglob("*.json")):
         try:
-            json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):  # every config, tokenizer and manifest file holds one object
+                raise ComponentLoadError(f"{path} holds a JSON {type(data).__name__}, not an object; the {what} in "
+                                         f"{folder} is damaged. Save or download it again.")
         except UnicodeDecodeError:
             raise ComponentLoadError(f"{path} is not UTF-8 text; the {what} in {folder} is damaged. Save or "
                                      f"download it again.") from None

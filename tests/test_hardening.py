@@ -475,3 +475,50 @@ def test_global_hooks_and_helper_modules_are_part_of_the_fingerprint():
         text.set_lemmatizer(None)
     assert aug.fingerprint() == before
     assert {"cfaug_hf.text", "cfaug_hf.filters"} <= package_closure("cfaug_hf.methods.crossaug.augmenter")
+
+
+# ------------------------------------------------------------------------------------------- 8. load fuzz
+@pytest.fixture(scope="module")
+def saved_generator(tmp_path_factory):
+    from cfaug_hf import Generator
+    from cfaug_hf.testing import tiny_seq2seq
+
+    folder = tmp_path_factory.mktemp("gen") / "gen"
+    Generator(*tiny_seq2seq(), num_beams=1, max_new_tokens=3).save_pretrained(folder)
+    return folder
+
+
+@settings(max_examples=int(os.environ.get("CFAUG_PROPERTY_EXAMPLES", 25)), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(which=st.integers(0, 100), how=st.sampled_from(["truncate", "flip", "append", "empty", "json-type"]),
+       where=st.floats(0, 1))
+def test_a_randomly_damaged_component_fails_with_a_load_error_or_loads_with_a_warning(
+        saved_generator, tmp_path_factory, caplog, which, how, where):
+    import shutil
+
+    from cfaug_hf import Generator
+
+    folder = tmp_path_factory.mktemp("damaged") / "gen"
+    shutil.copytree(saved_generator, folder)
+    files = sorted(p for p in folder.iterdir() if p.name != "cfaug_manifest.json")
+    target = files[which % len(files)]
+    data = target.read_bytes()
+    at = int(where * len(data))
+    if how == "truncate":
+        target.write_bytes(data[:at])
+    elif how == "flip":
+        target.write_bytes(data[:at] + bytes([(data[at] if at < len(data) else 0) ^ 0x5A]) + data[at + 1:])
+    elif how == "append":
+        target.write_bytes(data + b"\x00garbage")
+    elif how == "empty":
+        target.write_bytes(b"")
+    else:
+        target.write_text(json.dumps([1, 2, 3]))
+    changed = target.read_bytes() != data
+    caplog.clear()
+    try:
+        Generator.from_pretrained(folder)
+    except ComponentLoadError as err:
+        assert changed and (target.name in str(err) or str(folder) in str(err))
+    else:  # a damage the loaders cannot see must at least be reported
+        assert not changed or (target.name in caplog.text and "changed since it was saved" in caplog.text)

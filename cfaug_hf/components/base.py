@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from ..fingerprint import digest_json, digest_module, register_cheap_hash, weights_state
 from .. import registry
 from ..configs import ConfigError, config_from_dict
-from ..hub import (FORMAT_VERSION, ComponentLoadError, check_json_files, check_weight_files,
+from ..hub import (FORMAT_VERSION, ComponentLoadError, HubError, check_json_files, check_weight_files,
                    read_versioned_json,
                    resolve_folder, write_folder)
 
@@ -196,6 +196,12 @@ class Component(abc.ABC):
             component = cls._load(folder, config, **kwargs)
         except ConfigError as err:
             raise ComponentLoadError(f"Cannot load the {cls.__name__}: {err}") from None
+        except (ComponentLoadError, HubError, MemoryError):
+            raise
+        except Exception as err:  # a loader's own error on a damaged file (tokenizers, transformers, faiss, ...)
+            raise ComponentLoadError(
+                f"Cannot load the {cls.__name__} from {folder}: {type(err).__name__}: {str(err)[:300]}. A file of the "
+                f"folder is damaged or belongs to another model; save or download it again.") from err
         component.hub_origin = origin
         return component
 
