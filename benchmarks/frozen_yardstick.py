@@ -251,7 +251,7 @@ def _joint_items(data: Any, schema: Any) -> list[Any]:
     return cols[0] if len(cols) == 1 else list(zip(cols[0], cols[1]))
 
 
-def run_top_layers(train: Any, tests: dict[str, Any], schema: Any, seed: int, *, top: int = 1, epochs: int = 2,
+def run_top_layers(train: Any, tests: dict[str, Any], schema: Any, seed: int, *, top: int = 1, epochs: float = 2,
                    learning_rate: float = 1e-4, batch_size: int = 32, store: StateStore | None = None,
                    **_: Any) -> dict[str, float]:
     """Fine-tune copies of the encoder's top ``top`` layers (their pretrained weights) plus a linear classifier
@@ -288,7 +288,7 @@ def run_top_layers(train: Any, tests: dict[str, Any], schema: Any, seed: int, *,
         else None
     rng = np.random.default_rng(seed)
     rows = rng.integers(0, len(y), len(y))
-    for _ in range(epochs):
+    for _ in range(max(1, round(epochs))):
         order = rng.permutation(rows)
         # batches of similar length: less padding on the CPU
         order = sorted(order, key=lambda i: len(states[i]))
