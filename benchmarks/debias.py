@@ -61,6 +61,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from leaderboard import validity
 from shared_data import ROOT, cad_nli, cad_sentiment, fever_paper, fever_symmetric, feverous, imdb_contrast
 
 from cfaug_hf import TaskSchema
@@ -508,33 +509,6 @@ def fmt(values: list[float]) -> str:
     mean = statistics.mean(values) * 100
     spread = statistics.stdev(values) * 100 if len(values) > 1 else 0.0
     return f"{mean:.1f} ± {spread:.1f}"
-
-
-#: The checks a table must pass to count as a yardstick for its task: (row that must beat ``none``, test set,
-#: minimum held-out accuracy of ``none`` on the in-domain set or None).
-VALIDITY = {"sentiment": ("human", "contrast dev", None), "nli": ("human", "revised_hypothesis/test", None),
-            "fever": ("reweight", "fever-symmetric", ("fever held-out", 0.80)),
-            "fv": ("reweight", "fever-symmetric", None)}
-
-
-def validity(name: str, results: dict[str, Any]) -> dict[str, Any] | None:
-    """Whether the table can see shortcuts: the reference row beats ``none`` on the contrast set by more than 2 sd
-    of the difference (sd of each row over seeds, combined as for independent runs)."""
-    check = VALIDITY.get(name)
-    rows = results["rows"]
-    if check is None or "none" not in rows or check[0] not in rows:
-        return None
-    row, test, floor = check
-    a, b = rows[row]["accuracy"][test], rows["none"]["accuracy"][test]
-    sd = (statistics.stdev(a) ** 2 + statistics.stdev(b) ** 2) ** 0.5 if len(a) > 1 and len(b) > 1 else 0.0
-    gain = statistics.mean(a) - statistics.mean(b)
-    out = {"row": row, "test": test, "gain": round(gain * 100, 2), "two_sd": round(2 * sd * 100, 2),
-           "passed": bool(len(a) > 1 and gain > 2 * sd)}
-    if floor:
-        held = statistics.mean(rows["none"]["accuracy"][floor[0]])
-        out["in_domain"] = {"test": floor[0], "none": round(held * 100, 2), "minimum": floor[1] * 100}
-        out["passed"] = out["passed"] and held >= floor[1]
-    return out
 
 
 def provenance() -> dict[str, Any]:

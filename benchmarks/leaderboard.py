@@ -34,6 +34,37 @@ SUPERSEDED = {("fv", "crossaug"): "made with a negative-claim generator and filt
                                           "ships"}
 
 
+#: The checks a table must pass to count as a yardstick for its task: (row that must beat ``none``, test set,
+#: minimum held-out accuracy of ``none`` on the in-domain set or None).
+VALIDITY = {"sentiment": ("human", "contrast dev", None), "nli": ("human", "revised_hypothesis/test", None),
+            "fever": ("reweight", "fever-symmetric", ("fever held-out", 0.80)),
+            "fv": ("reweight", "fever-symmetric", None)}
+
+
+def validity(name: str, results: dict[str, Any]) -> dict[str, Any] | None:
+    """Whether the table can see shortcuts: the reference row beats ``none`` on the contrast set by more than 2 sd
+    of the difference (sd of each row over seeds, combined as for independent runs)."""
+    check = VALIDITY.get(name)
+    rows = results["rows"]
+    if check is None or "none" not in rows or check[0] not in rows:
+        return None
+    row, test, floor = check
+    if test not in rows[row]["accuracy"] or test not in rows["none"]["accuracy"]:
+        return None
+    a, b = rows[row]["accuracy"][test], rows["none"]["accuracy"][test]
+    sd = (statistics.stdev(a) ** 2 + statistics.stdev(b) ** 2) ** 0.5 if len(a) > 1 and len(b) > 1 else 0.0
+    gain = statistics.mean(a) - statistics.mean(b)
+    out = {"row": row, "test": test, "gain": round(gain * 100, 2), "two_sd": round(2 * sd * 100, 2),
+           "passed": bool(len(a) > 1 and sd > 0 and gain > 2 * sd)}
+    if sd == 0:  # one deterministic run repeated (a bag of words), or one seed: no spread to compare with
+        out["why"] = "the seeds do not vary the result, so there is no spread to compare the gain with"
+    if floor and floor[0] in rows["none"]["accuracy"]:
+        held = statistics.mean(rows["none"]["accuracy"][floor[0]])
+        out["in_domain"] = {"test": floor[0], "none": round(held * 100, 2), "minimum": floor[1] * 100}
+        out["passed"] = out["passed"] and held >= floor[1]
+    return out
+
+
 def _mean(values: list[float]) -> float:
     return statistics.mean(values) * 100
 
@@ -67,7 +98,7 @@ def table(result: dict[str, Any]) -> list[str]:
     title = TASK_NAMES.get(result["config"], result["config"])
     where = result.get("device") or ("CPU" if result["model"] in ("bow", "frozen") else "")
     seeds = len(result["seeds"])
-    check = result.get("validity")
+    check = result.get("validity") or validity(result["config"], result)
     verdict = "" if check is None else (" (validity checks passed)" if check["passed"] else
                                         " (validity checks FAILED: cannot show a debiasing effect)")
     made = (f"Made {result['date']} at commit `{str(result.get('git_commit'))[:10]}`."
@@ -105,7 +136,8 @@ def table(result: dict[str, Any]) -> list[str]:
                       f"(needs more than 2 sd of the difference, {check['two_sd']:.1f})"
                       + (f"; `none` in-domain {check['in_domain']['none']:.1f}% (needs at least "
                          f"{check['in_domain']['minimum']:.0f}%)" if check.get("in_domain") else "")
-                      + (": passed." if check["passed"] else ": failed.")]
+                      + (": passed." if check["passed"] else ": failed")
+                      + (f" ({check['why']})." if check.get("why") else ("" if check["passed"] else "."))]
     if not dropped:
         for probe, p in result.get("probes", {}).items():
             lines += ["", f"{probe}: {_cell(p['none_model'], None)} % of {p['rows']} generated rows, by the `none` "

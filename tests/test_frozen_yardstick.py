@@ -67,7 +67,7 @@ def test_heads_train_per_seed_on_bootstrap_samples(store):
 
 
 def test_validity_check_marks_a_blind_table():
-    debias = load("debias")
+    debias = load("leaderboard")
 
     def table(human, none):
         return {"rows": {"none": {"accuracy": {"contrast dev": none}}, "human": {"accuracy": {"contrast dev": human}}}}
