@@ -90,8 +90,9 @@ class EncodingStore:
         pooled = (states * mask).sum(1) / mask.sum(1).clamp(min=1)
         return {"vector": pooled.numpy().astype(np.float16)}
 
-    def vectors(self, items: list[Any]) -> np.ndarray:
-        """One float32 vector per item (a text, or a ``(text, text)`` pair encoded jointly)."""
+    def _fill(self, items: list[Any], column: str, features: Any = None) -> list[str]:
+        """Encode the items not cached yet (``datasets.map`` of :meth:`_encode_batch`), save them as a new part
+        folder and index them; returns every item's key."""
         from datasets import Dataset
 
         keys = [_key(i) for i in items]
@@ -103,17 +104,21 @@ class EncodingStore:
                 "key": new_keys,
                 "a": [missing[k] if isinstance(missing[k], str) else missing[k][0] for k in new_keys],
                 "b": [None if isinstance(missing[k], str) else missing[k][1] for k in new_keys]})
-            part = self.folder / f"part-{_key(new_keys)}"
             encoded = data.map(self._encode_batch, batched=True, batch_size=self.batch_size, keep_in_memory=True,
-                               remove_columns=["a", "b"], new_fingerprint=f"frozen-{_key(new_keys)}",
-                               desc=f"encoding {len(new_keys)} texts")
+                               remove_columns=["a", "b"], new_fingerprint=f"{column}-{_key(new_keys)}",
+                               features=features, desc=f"encoding {len(new_keys)} inputs")
+            part = self.folder / f"part-{_key(new_keys)}"
             part.parent.mkdir(parents=True, exist_ok=True)
             encoded.save_to_disk(str(part))
-            for key, vec in zip(new_keys, encoded.with_format("numpy")["vector"]):
-                self._index[key] = vec.astype(np.float32)
+            for key, value in zip(new_keys, encoded.with_format("numpy")[column]):
+                self._index[key] = value.astype(np.float32) if column == "vector" else value
             self.encoded_now += len(new_keys)
-            print(f"encoded {len(new_keys)} new texts in {time.perf_counter() - start:.0f}s", flush=True)
-        return np.stack([self._index[k] for k in keys])
+            print(f"encoded {len(new_keys)} new inputs in {time.perf_counter() - start:.0f}s", flush=True)
+        return keys
+
+    def vectors(self, items: list[Any]) -> np.ndarray:
+        """One float32 vector per item (a text, or a ``(text, text)`` pair encoded jointly)."""
+        return np.stack([self._index[k] for k in self._fill(items, "vector")])
 
 
 def _text(value: Any) -> str:
@@ -219,31 +224,13 @@ class StateStore(EncodingStore):
         return {"states": [h[:n].numpy().astype(np.float16) for h, n in zip(hidden, lengths)]}
 
     def states(self, items: list[Any]) -> list[np.ndarray]:
-        from datasets import Array2D, Dataset, Features, Value
+        """Each item's lower-layer token states, ``(tokens, hidden)`` in fp16."""
+        from datasets import Array2D, Features, Value
 
-        keys = [_key(i) for i in items]
-        missing = {k: i for k, i in zip(keys, items) if k not in self._index}
-        if missing:
-            start = time.perf_counter()
-            new_keys = sorted(missing)
-            data = Dataset.from_dict({
-                "key": new_keys,
-                "a": [missing[k] if isinstance(missing[k], str) else missing[k][0] for k in new_keys],
-                "b": [None if isinstance(missing[k], str) else missing[k][1] for k in new_keys]})
-            hidden = self._encoder()[0].config.hidden_size
-            encoded = data.map(self._encode_batch, batched=True, batch_size=self.batch_size, keep_in_memory=True,
-                               remove_columns=["a", "b"], new_fingerprint=f"states-{_key(new_keys)}",
-                               features=Features({"key": Value("string"),
-                                                  "states": Array2D(shape=(None, hidden), dtype="float16")}),
-                               desc=f"encoding {len(new_keys)} inputs to layer -{self.top}")
-            part = self.folder / f"part-{_key(new_keys)}"
-            part.parent.mkdir(parents=True, exist_ok=True)
-            encoded.save_to_disk(str(part))
-            for key, states in zip(new_keys, encoded.with_format("numpy")["states"]):
-                self._index[key] = states
-            self.encoded_now += len(new_keys)
-            print(f"encoded {len(new_keys)} inputs in {time.perf_counter() - start:.0f}s", flush=True)
-        return [self._index[k] for k in keys]
+        hidden = self._encoder()[0].config.hidden_size if any(_key(i) not in self._index for i in items) else 0
+        features = Features({"key": Value("string"), "states": Array2D(shape=(None, hidden), dtype="float16")}) \
+            if hidden else None
+        return [self._index[k] for k in self._fill(items, "states", features)]
 
 
 def _joint_items(data: Any, schema: Any) -> list[Any]:

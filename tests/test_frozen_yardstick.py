@@ -29,14 +29,19 @@ def load(name):
         sys.path.remove(str(ROOT / "benchmarks"))
 
 
-@pytest.fixture()
-def store(tmp_path, monkeypatch):
+def yardstick_with_tiny_encoder(tmp_path, monkeypatch):
     yardstick = load("frozen_yardstick")
     model, tok = tiny_encoder()
     model.save_pretrained(tmp_path / "enc")
     tok.save_pretrained(tmp_path / "enc")
     monkeypatch.setattr(yardstick, "CACHE", tmp_path / "cache")
-    return yardstick, yardstick.EncodingStore(str(tmp_path / "enc"), max_length=32, batch_size=4)
+    return yardstick, str(tmp_path / "enc")
+
+
+@pytest.fixture()
+def store(tmp_path, monkeypatch):
+    yardstick, encoder = yardstick_with_tiny_encoder(tmp_path, monkeypatch)
+    return yardstick, yardstick.EncodingStore(encoder, max_length=32, batch_size=4)
 
 
 def test_vectors_are_cached_by_text_and_reloaded_from_disk(store):
@@ -83,18 +88,14 @@ def test_validity_check_marks_a_blind_table():
 
 
 def test_top_layer_head_trains_over_cached_states(tmp_path, monkeypatch):
-    yardstick = load("frozen_yardstick")
-    model, tok = tiny_encoder()
-    model.save_pretrained(tmp_path / "enc")
-    tok.save_pretrained(tmp_path / "enc")
-    monkeypatch.setattr(yardstick, "CACHE", tmp_path / "cache")
-    store = yardstick.StateStore(str(tmp_path / "enc"), top=1, max_length=16, batch_size=4)
+    yardstick, encoder = yardstick_with_tiny_encoder(tmp_path, monkeypatch)
+    store = yardstick.StateStore(encoder, top=1, max_length=16, batch_size=4)
     schema = TaskSchema.fact_verification()
     data = Dataset.from_dict({"claim": [f"claim {i}" for i in range(12)], "evidence": [f"proof {i % 4}" for i in
                                                                                       range(12)],
                               "label": ["SUPPORTS", "REFUTES"] * 6})
     first = yardstick.run_top_layers(data, {"train": data}, schema, 0, top=1, epochs=1, store=store)
     assert 0.0 <= first["train"] <= 1.0 and store.encoded_now == 12
-    again = yardstick.StateStore(str(tmp_path / "enc"), top=1, max_length=16)
+    again = yardstick.StateStore(encoder, top=1, max_length=16)
     states = again.states([("claim 3", "proof 3")])
     assert again.encoded_now == 0 and states[0].ndim == 2  # reloaded from disk, one row per token
