@@ -17,7 +17,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from build_embedded_data import detokenize_fever, detokenize_vitaminc, strip_wiki  # noqa: E402
+from build_embedded_data import (VITAMINC_HELDOUT_CASES, detokenize_fever, detokenize_vitaminc,  # noqa: E402
+                                 strip_wiki)
 
 
 def shared_dir() -> Path:
@@ -91,6 +92,36 @@ def fever_paper(dev_share: float = 0.1, seed: int = 0) -> tuple[Any, Any]:
     random.Random(seed).shuffle(keep)
     n_dev = int(len(keep) * dev_share)
     return _dataset(keep[n_dev:]), _dataset(keep[:n_dev])
+
+
+def vitaminc_heldout_cases(seed: int = 0) -> set[str]:
+    """The VitaminC cases held out from the shipped claim generator's training (the same seeded draw as
+    ``scripts/build_embedded_data.py``), so the checker and the generator are both measured on unseen cases."""
+    from build_embedded_data import vitaminc_pairs
+
+    _, held = vitaminc_pairs(shared_dir(), seed)
+    return {p["split"] for p in held}
+
+
+def vitaminc_rows(split: str, seed: int = 0) -> Any:
+    """VitaminC real-revision rows (claim, evidence as one sentence in a list, 3-way label), detokenised.
+
+    ``split="heldout"`` gives the rows of the held-out cases (:func:`vitaminc_heldout_cases`), ``"train"`` the
+    rest. Each row carries its ``case_id``: rows of one case are minimal edits of each other.
+    """
+    if split not in ("train", "heldout"):
+        raise ValueError(f"split must be 'train' or 'heldout', got {split!r}")
+    held = vitaminc_heldout_cases(seed)
+    assert len(held) == VITAMINC_HELDOUT_CASES
+    rows = []
+    for line in (shared_dir() / "vitaminc_real" / "test.jsonl").read_text().splitlines():
+        if line.strip():
+            r = json.loads(line)
+            if (r["case_id"] in held) == (split == "heldout"):
+                rows.append({"id": f"vitaminc-{r['unique_id']}", "case_id": r["case_id"],
+                             "claim": detokenize_vitaminc(r["claim"]),
+                             "evidence": [detokenize_vitaminc(r["evidence"])], "label": r["label"]})
+    return _dataset(rows)
 
 
 def fever_symmetric() -> Any:

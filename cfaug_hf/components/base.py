@@ -248,6 +248,44 @@ class PretrainedComponent(Component):
     def _modules(self) -> list[Any]:
         return [self.model]
 
+    def _is_peft(self) -> bool:
+        from ..deps import is_peft_available
+
+        if not is_peft_available():
+            return False
+        from peft import PeftModel
+
+        return isinstance(self.model, PeftModel)
+
+    def _saves_adapter(self) -> bool:
+        """Whether :meth:`save_pretrained` writes only a LoRA adapter: it has one and its base has a name to be
+        loaded from again (an in-memory base is saved whole, adapter merged in)."""
+        return self._is_peft() and bool(self.base_model)
+
     def _save(self, folder: Path) -> None:
-        self.model.save_pretrained(folder)
+        # A LoRA model saves only its adapter (a few MB); the base is named in the config and reloaded from it.
+        # LoRA here targets linear layers, never the embeddings, so peft need not look the base model up (which
+        # fails offline with a warning) to decide whether to save them.
+        if self._saves_adapter():
+            self.model.save_pretrained(folder, save_embedding_layers=False)
+        elif self._is_peft():
+            import copy
+
+            copy.deepcopy(self.model).merge_and_unload().save_pretrained(folder)
+        else:
+            self.model.save_pretrained(folder)
         self.tokenizer.save_pretrained(folder)
+
+    @classmethod
+    def _load_adapter(cls, auto: Any, folder: Path, config: dict[str, Any], **model_kwargs: Any) -> Any:
+        """The base model named in ``config`` (Hub id, folder or embedded copy) with the LoRA adapter in
+        ``folder`` on top."""
+        from ..deps import require
+        from ..models import load_model, quiet_dependency_warnings
+
+        PeftModel = require("peft", f"Loading the LoRA {cls.__name__} in {folder}").PeftModel
+        base = config.get("base_model")
+        if not base:
+            raise ComponentLoadError(f"{folder} holds an adapter but its config names no base_model.")
+        with quiet_dependency_warnings():
+            return PeftModel.from_pretrained(load_model(auto, base, **model_kwargs), folder)

@@ -10,9 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .base import PretrainedComponent, load_weights
+from .base import ComponentLoadError, PretrainedComponent, load_weights
 
-__all__ = ["LabelChecker", "LabelCheckerConfig"]
+__all__ = ["LabelChecker", "LabelCheckerConfig", "DEFAULT_CHECKER", "resolve_checker"]
+
+#: The value of an augmenter's ``checker=`` that means "the checker shipped for the schema's task".
+DEFAULT_CHECKER = "default"
 
 logger = logging.getLogger(__name__)
 
@@ -132,14 +135,22 @@ class LabelChecker(PretrainedComponent):
     # --------------------------------------------------------------------------------------------- save and load
     def get_config_dict(self) -> dict[str, Any]:
         return {"checker": dataclasses.asdict(self.config), "label_names": list(self.label_names),
-                "base_model": self.base_model, "training": self.training_info}
+                "base_model": self.base_model, "adapter": self._saves_adapter(), "training": self.training_info}
 
     @classmethod
     def _load(cls, folder: Path, config: dict[str, Any], *, device: str | None = None,
               **overrides: Any) -> LabelChecker:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        model = load_weights(AutoModelForSequenceClassification, folder, "LabelChecker")
+        if config.get("adapter"):
+            names = config.get("label_names")
+            if not isinstance(names, list) or not names:
+                raise ComponentLoadError(f"{folder / cls.config_name} holds an adapter but no label_names list.")
+            # The adapter holds the classification head (peft's modules_to_save); the base gets a blank one first.
+            model = cls._load_adapter(AutoModelForSequenceClassification, folder, config, num_labels=len(names),
+                                      id2label=dict(enumerate(names)), label2id={n: i for i, n in enumerate(names)})
+        else:
+            model = load_weights(AutoModelForSequenceClassification, folder, "LabelChecker")
         tokenizer = AutoTokenizer.from_pretrained(folder)
         checker = cls(model, tokenizer, cls._config_section(folder, config, "checker", LabelCheckerConfig),
                       device=device,
@@ -149,3 +160,36 @@ class LabelChecker(PretrainedComponent):
 
     def __repr__(self) -> str:
         return f"LabelChecker(labels={list(self.label_names)}, base_model={self.base_model!r})"
+
+
+def resolve_checker(checker: Any, schema: Any, labels: Sequence[str], what: str) -> LabelChecker | None:
+    """What an augmenter's ``checker=`` argument means: None (no check), ``"default"`` (the checker shipped for the
+    schema's task, or None where none ships), a folder or Hub id (loaded), or a checker object. The checker must
+    know every name in ``labels`` (the labels the augmenter writes).
+
+    >>> from cfaug_hf import TaskSchema
+    >>> resolve_checker(None, TaskSchema.sentiment(), ["positive"], "CORE") is None
+    True
+    """
+    from .. import embedded
+
+    if checker is None:
+        return None
+    shipped = isinstance(checker, str) and checker == DEFAULT_CHECKER
+    if shipped:
+        checker = embedded.default_checker(schema.task)
+        if checker is None:
+            return None
+    elif isinstance(checker, (str, os.PathLike)):
+        checker = LabelChecker.from_pretrained(checker)
+    if not hasattr(checker, "predict_proba") or not hasattr(checker, "label_id"):
+        raise TypeError(f"{what}: checker must be a LabelChecker, a folder or Hub id of one, 'default' or None; got "
+                        f"{type(checker).__name__}.")
+    missing = [name for name in labels if name.casefold() not in {n.casefold() for n in checker.label_names}]
+    if missing:
+        source = f"The checker shipped for {schema.task!r}" if shipped else "The checker"
+        raise ValueError(f"{what}: {source} knows the labels {list(checker.label_names)}, not {missing} (the labels "
+                         f"this augmenter writes, from the schema's label column {schema.label_column!r}). Rename "
+                         f"your labels, pass a checker trained on them (train_checker), or checker=None to run "
+                         f"without the label-flip check.")
+    return checker

@@ -342,17 +342,8 @@ class Generator(PretrainedComponent):
     # --------------------------------------------------------------------------------------------- save and load
     def get_config_dict(self) -> dict[str, Any]:
         return {"generator": dataclasses.asdict(self.config), "base_model": self.base_model,
-                "is_encoder_decoder": self.is_encoder_decoder, "adapter": self._is_peft(),
+                "is_encoder_decoder": self.is_encoder_decoder, "adapter": self._saves_adapter(),
                 "training": self.training_info}
-
-    def _is_peft(self) -> bool:
-        from ..deps import is_peft_available
-
-        if not is_peft_available():
-            return False
-        from peft import PeftModel
-
-        return isinstance(self.model, PeftModel)
 
     def _lora_layers(self) -> list[Any]:
         if not self._is_peft():
@@ -385,34 +376,15 @@ class Generator(PretrainedComponent):
         self.model.base_model.unmerge_adapter()
         self._keep_fingerprint(fingerprint)
 
-    def _save(self, folder: Path) -> None:
-        # A LoRA model saves only its adapter (a few MB); the base is named in the config and reloaded from it.
-        # LoRA here targets linear layers, never the embeddings, so peft need not look the base model up (which
-        # fails offline with a warning) to decide whether to save them.
-        if not self._is_peft():
-            return super()._save(folder)
-        self.model.save_pretrained(folder, save_embedding_layers=False)
-        self.tokenizer.save_pretrained(folder)
-
     @classmethod
     def _load(cls, folder: Path, config: dict[str, Any], *, device: str | None = None, **overrides: Any) -> Generator:
         from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer, EncoderDecoderModel
 
-        from ..models import load_model, quiet_dependency_warnings
-
         gen_config = cls._config_section(folder, config, "generator", GeneratorConfig)
         tokenizer = AutoTokenizer.from_pretrained(folder)
         if config.get("adapter"):
-            from ..deps import require
-
-            PeftModel = require("peft", f"Loading the LoRA generator in {folder}").PeftModel
-
-            base = config.get("base_model")
-            if not base:
-                raise ComponentLoadError(f"{folder} holds an adapter but its config names no base_model.")
             auto = AutoModelForSeq2SeqLM if config.get("is_encoder_decoder") else AutoModelForCausalLM
-            with quiet_dependency_warnings():
-                model = PeftModel.from_pretrained(load_model(auto, base), folder)
+            model = cls._load_adapter(auto, folder, config)
         else:
             import json
 

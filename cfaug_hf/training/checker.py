@@ -6,9 +6,14 @@ from typing import Any
 
 from ..components.checker import LabelChecker
 from ..schema import TaskSchema
-from .common import dataset_info, make_training_args
+from ..models import quiet_dependency_warnings
+from .common import dataset_info, lora_summary, make_training_args, with_lora
 
 __all__ = ["train_checker"]
+
+
+def _has_module(model: Any, name: str) -> bool:
+    return any(part == name for n, _ in model.named_modules() for part in n.split(".")[-1:])
 
 
 def _accuracy(eval_pred: Any) -> dict[str, float]:
@@ -17,7 +22,8 @@ def _accuracy(eval_pred: Any) -> dict[str, float]:
 
 
 def train_checker(checker: LabelChecker | str, train_dataset: Any, schema: TaskSchema, *, eval_dataset: Any = None,
-                  num_train_epochs: float = 3.0, max_steps: int = -1, learning_rate: float = 5e-5,
+                  lora: Any = None, num_train_epochs: float = 3.0, max_steps: int = -1,
+                  learning_rate: float | None = None,
                   batch_size: int = 16, seed: int = 42, output_dir: str | None = None,
                   callbacks: list[Any] | None = None, dataset_id: str | None = None,
                   training_args: dict[str, Any] | None = None, **checker_overrides: Any) -> LabelChecker:
@@ -27,6 +33,9 @@ def train_checker(checker: LabelChecker | str, train_dataset: Any, schema: TaskS
         checker: a :class:`LabelChecker`, or a model id/folder: a new classification head is put on it with the
             schema's label names.
         train_dataset, eval_dataset: ``datasets.Dataset`` objects matching ``schema`` (labels as names or ids).
+        lora: ``True`` or a ``peft.LoraConfig``: train a LoRA adapter on the linear layers plus the pooler and the
+            classification head (saved whole) instead of every weight; the saved checker is the adapter (a few
+            MB) and names its base. Learning rate default 5e-5, or 5e-4 with ``lora``.
         dataset_id: the Hub id of the training data, recorded for the model card.
 
     Example:
@@ -66,22 +75,31 @@ def train_checker(checker: LabelChecker | str, train_dataset: Any, schema: TaskS
     def prepare(ds: Any, what: str) -> Any:
         return ds.map(encode, batched=True, with_indices=True, remove_columns=ds.column_names, desc=what)
 
+    if lora:
+        if checker._is_peft():
+            raise ValueError("The checker already has a LoRA adapter; pass lora=None to go on training it.")
+        # peft trains the classification head whole for SEQ_CLS; a BERT-style pooler in front of it is trained so too.
+        pooler = ["pooler"] if _has_module(checker.model, "pooler") else None
+        checker.model = with_lora(checker.model, lora, "SEQ_CLS", modules_to_save=pooler)
+    lr = learning_rate if learning_rate is not None else (5e-4 if lora else 5e-5)
     train_tok = prepare(train_dataset, "Tokenizing checker data")
     eval_tok = None
     if eval_dataset is not None:
         schema.validate_features(eval_dataset.features)
         eval_tok = prepare(eval_dataset, "Tokenizing checker eval data")
     args = make_training_args(output_dir, seed=seed, num_train_epochs=num_train_epochs, max_steps=max_steps,
-                              learning_rate=learning_rate, batch_size=batch_size, has_eval=eval_tok is not None,
+                              learning_rate=lr, batch_size=batch_size, has_eval=eval_tok is not None,
                               overrides=training_args)
     trainer = Trainer(model=checker.model, args=args, train_dataset=train_tok, eval_dataset=eval_tok,
                       data_collator=DataCollatorWithPadding(tok), compute_metrics=_accuracy, callbacks=callbacks)
-    result = trainer.train()
+    with quiet_dependency_warnings():
+        result = trainer.train()
     checker.model = trainer.model
     checker.model.eval()
     info: dict[str, Any] = {
         "task": schema.task, "schema": schema.to_dict(), "train_dataset": dataset_info(train_dataset, dataset_id),
-        "train_rows": len(train_dataset), "learning_rate": learning_rate, "num_train_epochs": num_train_epochs,
+        "train_rows": len(train_dataset), "learning_rate": lr, "num_train_epochs": num_train_epochs,
+        "lora": lora_summary(checker.model) if lora else None,
         "max_steps": max_steps, "batch_size": batch_size, "seed": seed, "global_step": result.global_step,
         "train_loss": round(float(result.training_loss), 4),
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from typing import Any
 
-__all__ = ["make_training_args", "dataset_info", "check_columns", "time_budget_callback"]
+__all__ = ["make_training_args", "dataset_info", "check_columns", "time_budget_callback", "with_lora", "lora_summary"]
 
 
 def make_training_args(output_dir: str | None, *, seed: int, num_train_epochs: float, max_steps: int,
@@ -59,3 +59,32 @@ def time_budget_callback(seconds: float) -> Any:
             return control
 
     return TimeBudget()
+
+
+def with_lora(model: Any, lora: Any, task_type: str, modules_to_save: list[str] | None = None) -> Any:
+    """``model`` wrapped in a trainable LoRA adapter: ``lora`` is a ``peft.LoraConfig`` (used as given) or ``True``
+    (rank 16, alpha 32, dropout 0.05 on every linear layer; ``modules_to_save`` are trained and saved whole).
+    ``task_type`` is a ``peft.TaskType`` name (``CAUSAL_LM``, ``SEQ_2_SEQ_LM``, ``SEQ_CLS``)."""
+    from ..deps import require
+    from ..models import quiet_dependency_warnings
+
+    peft = require("peft", "LoRA training (lora=...)")
+    if isinstance(lora, peft.LoraConfig):
+        config = lora
+    else:
+        # A module trained whole gets no adapter inside it as well.
+        skip = [rf".*\.{name}\..*" for name in modules_to_save or ()]
+        config = peft.LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05, target_modules="all-linear",
+                                 task_type=getattr(peft.TaskType, task_type), modules_to_save=modules_to_save,
+                                 exclude_modules="|".join(skip) or None)
+    with quiet_dependency_warnings():
+        return peft.get_peft_model(model, config)
+
+
+def lora_summary(model: Any) -> dict[str, Any]:
+    """The adapter's settings, for ``training_info`` and the model card."""
+    cfg = model.peft_config["default"]
+    return {"r": cfg.r, "lora_alpha": cfg.lora_alpha, "lora_dropout": cfg.lora_dropout,
+            "target_modules": sorted(cfg.target_modules) if isinstance(cfg.target_modules, set)
+            else cfg.target_modules,
+            "modules_to_save": sorted(cfg.modules_to_save) if cfg.modules_to_save else None}

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..components.generator import Generator
 from ..models import quiet_dependency_warnings
-from .common import check_columns, dataset_info, make_training_args
+from .common import check_columns, dataset_info, lora_summary, make_training_args, with_lora
 
 __all__ = ["train_generator", "bidirectional_pairs"]
 
@@ -22,18 +22,6 @@ def bidirectional_pairs(dataset: Any, source_column: str = "source", target_colu
     flipped = dataset.rename_columns({source_column: "__t", target_column: source_column}).rename_column(
         "__t", target_column)
     return concatenate_datasets([dataset, flipped.cast(dataset.features)])
-
-
-def _lora_config(lora: Any, generator: Generator) -> Any:
-    from ..deps import require
-
-    peft = require("peft", "LoRA training (lora=...)")
-    LoraConfig, TaskType = peft.LoraConfig, peft.TaskType
-
-    if isinstance(lora, LoraConfig):
-        return lora
-    task = TaskType.SEQ_2_SEQ_LM if generator.is_encoder_decoder else TaskType.CAUSAL_LM
-    return LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05, target_modules="all-linear", task_type=task)
 
 
 def _tokenize_fn(generator: Generator, source_column: str, target_column: str, max_target_length: int):
@@ -110,12 +98,8 @@ def train_generator(generator: Generator | str, train_dataset: Any, *, source_co
 
     generator.unmerge_adapter()  # generation merges a LoRA adapter into its base; training needs it apart
     if lora:
-        from ..deps import require
-
-        get_peft_model = require("peft", "LoRA training (lora=...)").get_peft_model
-
-        with quiet_dependency_warnings():
-            generator.model = get_peft_model(generator.model, _lora_config(lora, generator))
+        task = "SEQ_2_SEQ_LM" if generator.is_encoder_decoder else "CAUSAL_LM"
+        generator.model = with_lora(generator.model, lora, task)
     tokenize = _tokenize_fn(generator, source_column, target_column,
                             max_target_length or generator.config.max_new_tokens)
     cols = train_dataset.column_names
@@ -145,16 +129,10 @@ def train_generator(generator: Generator | str, train_dataset: Any, *, source_co
         "learning_rate": lr, "num_train_epochs": num_train_epochs, "max_steps": max_steps,
         "batch_size": batch_size, "seed": seed, "global_step": result.global_step,
         "train_loss": round(float(result.training_loss), 4),
-        "lora": _lora_summary(generator.model) if lora else None,
+        "lora": lora_summary(generator.model) if lora else None,
     }
     if eval_tok is not None:
         info["eval_loss"] = round(float(trainer.evaluate()["eval_loss"]), 4)
     generator.training_info = info
     return generator
 
-
-def _lora_summary(model: Any) -> dict[str, Any]:
-    cfg = model.peft_config["default"]
-    return {"r": cfg.r, "lora_alpha": cfg.lora_alpha, "lora_dropout": cfg.lora_dropout,
-            "target_modules": sorted(cfg.target_modules) if isinstance(cfg.target_modules, set)
-            else cfg.target_modules}

@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
-from ...components.checker import LabelChecker
+from ...components.checker import DEFAULT_CHECKER, LabelChecker, resolve_checker
 from ...filters import LabelFlipFilter
 from ...fingerprint import stable_hash
 from ...generation import as_text_generator, screen_answer
@@ -48,8 +48,9 @@ class COREAugmenter(Augmenter):
         retriever, index: a :class:`~cfaug_hf.components.retriever.BiEncoder` and the
             :class:`~cfaug_hf.components.retriever.CorpusIndex` it built. Not needed with ``mode="editor_only"``.
         reranker: optional cross-encoder re-ranker.
-        checker: optional label checker; keeps counterfactuals it labels with their target (the spine's label-flip
-            filter).
+        checker: the label-flip check: keeps counterfactuals this :class:`~cfaug_hf.LabelChecker` labels with
+            their target. ``"default"``: the checker shipped for the schema's task (sentiment: CAD IMDb; NLI:
+            CAD-SNLI), none for other tasks; a folder or Hub id; None: off.
         sentence_scorer: with ``edit_sentences``: ``(sentences, label) -> scores`` (higher: the sentence carries
             ``label`` more); defaults to the checker's probability of the label.
         config: a :class:`COREConfig`; keyword arguments override its fields.
@@ -76,7 +77,8 @@ class COREAugmenter(Augmenter):
     citation = CORE_CITATION
 
     def __init__(self, editor: Any = None, schema: TaskSchema | None = None, *, retriever: Any = None,
-                 index: Any = None, reranker: LabelChecker | None = None, checker: LabelChecker | None = None,
+                 index: Any = None, reranker: LabelChecker | None = None,
+                 checker: LabelChecker | str | None = DEFAULT_CHECKER,
                  sentence_scorer: Any = None, config: COREConfig | None = None, filters: Sequence[Any] | None = None,
                  **overrides: Any) -> None:
         super().__init__(schema or TaskSchema.sentiment(), config, filters=filters, **overrides)
@@ -104,10 +106,8 @@ class COREAugmenter(Augmenter):
                                 f"CorpusIndex it built); mode='editor_only' runs without them.")
             index.check_encoder(retriever)
         self.editor, self.retriever, self.index, self.reranker = editor, retriever, index, reranker
-        self.checker = checker
+        self.checker = checker = resolve_checker(checker, schema, schema.label_names, "CORE")
         if checker is not None:
-            for name in schema.label_names:
-                checker.label_id(name)
             self.filters.insert(0, LabelFlipFilter(checker))
         if cfg.edit_sentences:
             if self.task == "nli":

@@ -4,7 +4,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
-from ...components.checker import LabelChecker
+from ...components.checker import DEFAULT_CHECKER, LabelChecker, resolve_checker
 from ...components.generator import Generator
 from ...filters import LabelFlipFilter
 from ...generation import RowSeeds, as_text_generator
@@ -49,7 +49,9 @@ class CrossAugAugmenter(Augmenter):
             of claims and returning one rewrite (or a list of candidates) per claim. With several candidates, the
             first that differs from the claim is used.
         schema: the task schema; defaults to fact verification with columns claim/evidence/label.
-        checker: optional label checker used as a post-filter.
+        checker: the label-flip check, first in the filter stack: a counterfactual is kept only when this
+            :class:`~cfaug_hf.LabelChecker` predicts its label over (claim, evidence). ``"default"``: the checker
+            shipped for fact verification (MiniLM + a VitaminC-trained adapter); a folder or Hub id; None: off.
         config: a :class:`CrossAugConfig`; keyword arguments override its fields.
 
     Example:
@@ -81,7 +83,7 @@ class CrossAugAugmenter(Augmenter):
 }"""
 
     def __init__(self, generator: Generator | TextRewriter, schema: TaskSchema | None = None, *,
-                 checker: LabelChecker | None = None, config: CrossAugConfig | None = None,
+                 checker: LabelChecker | str | None = DEFAULT_CHECKER, config: CrossAugConfig | None = None,
                  filters: Sequence[Any] | None = None, **overrides: Any) -> None:
         super().__init__(schema or TaskSchema.fact_verification(), config, filters=filters, **overrides)
         schema = self.schema
@@ -106,10 +108,8 @@ class CrossAugAugmenter(Augmenter):
         self.refutes = schema.label_name(cfg.refutes_label)
         self.nei = next((n for n in schema.label_names if n.casefold() == cfg.nei_label.casefold()), None)
         self.generator = generator
-        self.checker = checker
+        self.checker = checker = resolve_checker(checker, schema, (self.supports, self.refutes), "CrossAug")
         if checker is not None:
-            for name in (self.supports, self.refutes):
-                checker.label_id(name)  # fails early if the checker cannot tell SUPPORTS from REFUTES
             # The checker is the shared label-flip filter, first in the stack.
             self.filters.insert(0, LabelFlipFilter(checker, cfg.checker_threshold))
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
+from ...components.checker import DEFAULT_CHECKER, resolve_checker
 from ...entities import MarkupError, iob2_spans, mark_entities, relation_entities, replace_entities
 from ...filters import (LabelFlipFilter, NERConstraintFilter, NLIConstraintFilter, REConstraintFilter,
                         TagConsistencyFilter)
@@ -75,8 +76,8 @@ class LLMCounterfactualAugmenter(Augmenter):
 
     The task's constraint filter runs first (:class:`~cfaug_hf.filters.NERConstraintFilter`,
     :class:`~cfaug_hf.filters.REConstraintFilter`, :class:`~cfaug_hf.filters.NLIConstraintFilter`), then the
-    consistency filter when a small task model is given (``checker=``, a :class:`~cfaug_hf.LabelChecker` trained on
-    the original data, keeps counterfactuals it labels with their target; NER: ``tagger=``), then ``filters``.
+    consistency filter (``checker=``, a :class:`~cfaug_hf.LabelChecker`, by default the one shipped for sentiment
+    and NLI, keeps counterfactuals it labels with their target; NER: ``tagger=``), then ``filters``.
     Every drop is counted per reason. Generation problems never raise: ``skipped:llm_error``, ``llm_empty``,
     ``llm_unparseable``, ``llm_meta``, ``llm_unchanged``, ``llm_truncated``, ``llm_missing_target`` (an NLI list
     shorter than its targets), ``llm_no_replacement`` (NER). The targets chosen are counted as ``target:<label>``
@@ -87,7 +88,9 @@ class LLMCounterfactualAugmenter(Augmenter):
             :class:`~cfaug_hf.components.llm.OpenAICompatibleLLM` (vLLM, TGI, llama.cpp, any OpenAI-style
             endpoint) or a callable ``prompts -> answers``.
         schema: the task schema (default :meth:`TaskSchema.sentiment`); the template follows its task.
-        checker: optional consistency checker for sentiment, NLI and RE.
+        checker: the consistency check for sentiment, NLI and RE (a :class:`~cfaug_hf.LabelChecker`).
+            ``"default"``: the checker shipped for the schema's task (sentiment, NLI; none for RE); a folder or Hub
+            id; None: off.
         tagger: optional consistency tagger for NER (``token lists -> tag lists``).
         demo_encoder: with ``demo_pool``: a :class:`~cfaug_hf.components.retriever.BiEncoder` (or anything with
             ``encode(texts)`` returning normalised vectors) to pick the most similar demonstrations per input.
@@ -110,7 +113,8 @@ class LLMCounterfactualAugmenter(Augmenter):
     config_class = LLMConfig
     citation = LLM_CF_CITATION
 
-    def __init__(self, llm: Any, schema: TaskSchema | None = None, *, checker: Any = None, tagger: Any = None,
+    def __init__(self, llm: Any, schema: TaskSchema | None = None, *, checker: Any = DEFAULT_CHECKER,
+                 tagger: Any = None,
                  demo_encoder: Any = None, config: LLMConfig | None = None, filters: Sequence[Any] | None = None,
                  **overrides: Any) -> None:
         super().__init__(schema or TaskSchema.sentiment(), config, filters=filters, **overrides)
@@ -147,13 +151,11 @@ class LLMCounterfactualAugmenter(Augmenter):
                             "the most similar demonstrations.")
         if cfg.demo_pool is not None and not cfg.demo_pool:
             raise ValueError("demo_pool is empty.")
+        if task == "ner" and checker is not None and not (isinstance(checker, str) and checker == DEFAULT_CHECKER):
+            raise TypeError("checker= checks one label per row; for NER pass tagger= (token lists -> tags).")
+        checker = None if task == "ner" else resolve_checker(checker, schema, schema.label_names, "LLM augmenter")
         self.llm, self.checker, self.tagger, self.demo_encoder = llm, checker, tagger, demo_encoder
         self._pool_vectors: Any = None
-        if checker is not None:
-            if task == "ner":
-                raise TypeError("checker= checks one label per row; for NER pass tagger= (token lists -> tags).")
-            for name in schema.label_names:
-                checker.label_id(name)
         if tagger is not None and task != "ner":
             raise TypeError("tagger= is the NER consistency check; for other tasks pass checker=.")
         given = {type(f) for f in self.filters}

@@ -1,0 +1,178 @@
+"""How well the shipped flip checkers keep true counterfactuals and reject false ones.
+
+For each checker in ``cfaug_hf/data/checkers/`` (built by ``scripts/build_checkers.py``):
+
+* **kept human flips**: held-out human counterfactuals, each with its flipped label; the share the checker accepts
+  (the label-flip filter's rule: the label is the checker's top prediction, or its probability is at least the
+  threshold). Claims: VitaminC's held-out cases (REFUTES and NOT ENOUGH INFO rows written as minimal edits of a
+  supported claim) and every edited row of FEVER-Symmetric v0.2 dev (claim or evidence rewritten by people so the
+  label flips); NLI: CAD-SNLI dev revised premises and hypotheses; sentiment: CAD IMDb dev counterfactuals.
+* **rejected same-meaning rewrites**: ``tests/fixtures/same_meaning_rewrites.jsonl`` (hand-labelled synonyms,
+  paraphrases, inflections and garbled edits, each with the flipped label an augmenter would have given it); the
+  share the checker does not accept.
+* accuracy on the held-out originals, for scale.
+
+Targets (issue 26): keep at least 90% of human flips, reject at least 70% of same-meaning rewrites.
+
+    python benchmarks/flip_checker.py [--thresholds none 0.5 0.7]   # CPU, 2 cores: about 5 minutes
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from shared_data import ROOT, cad_nli, cad_sentiment, fever_symmetric, vitaminc_rows
+
+sys.path.insert(0, str(ROOT))
+
+from cfaug_hf.embedded import CHECKER_DIR, CHECKER_TASKS  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results"
+FIXTURE = ROOT / "tests" / "fixtures" / "same_meaning_rewrites.jsonl"
+
+
+def _rows(ds: Any) -> list[dict[str, Any]]:
+    return [dict(r) for r in ds]
+
+
+def held_out(task: str) -> dict[str, tuple[list[dict[str, Any]], str]]:
+    """name -> (rows with first/second/label, what they are) for one task's held-out sets."""
+    if task == "fact-verification":
+        vit = _rows(vitaminc_rows("heldout"))
+        by_case: dict[str, set[str]] = {}
+        for r in vit:
+            by_case.setdefault(r["case_id"], set()).add(r["label"])
+        flips = [r for r in vit if r["label"] != "SUPPORTS" and "SUPPORTS" in by_case[r["case_id"]]]
+        fsym = _rows(fever_symmetric())
+        edited = [r for r in fsym if str(r["id"]).endswith(("0000002", "0000003", "0000004"))]
+        return {
+            "originals": ([r for r in vit if r["label"] == "SUPPORTS"], "VitaminC held-out cases, SUPPORTS rows"),
+            "human flips": (flips, "VitaminC held-out cases: REFUTES / NOT ENOUGH INFO edits of a supported claim"),
+            "FEVER-Symmetric edits": (edited, "FEVER-Symmetric v0.2 dev, the 3 human-edited rows of each quad"),
+        }
+    if task == "natural-language-inference":
+        return {"originals": (_rows(cad_nli("original", "dev")), "CAD-SNLI dev originals"),
+                "human flips": (_rows(cad_nli("revised_combined", "dev")),
+                                "CAD-SNLI dev revised premises and hypotheses")}
+    return {"originals": (_rows(cad_sentiment("orig", "dev")), "CAD IMDb dev originals"),
+            "human flips": (_rows(cad_sentiment("new", "dev")), "CAD IMDb dev human counterfactuals")}
+
+
+def texts(task: str, rows: list[dict[str, Any]]) -> tuple[list[str], list[Any] | None]:
+    if task == "fact-verification":
+        return [r["claim"] for r in rows], [r["evidence"] for r in rows]
+    if task == "natural-language-inference":
+        return [r["premise"] for r in rows], [r["hypothesis"] for r in rows]
+    return [r["text"] for r in rows], None
+
+
+def accepted(checker: Any, probs: Any, labels: list[str], threshold: float | None) -> list[bool]:
+    """The label-flip filter's rule (cfaug_hf.filters.LabelFlipFilter)."""
+    out = []
+    for row, label in zip(probs, labels):
+        t = checker.label_id(label)
+        out.append(bool(row.argmax() == t) if threshold is None else bool(row[t] >= threshold))
+    return out
+
+
+def share(flags: list[bool]) -> float:
+    return round(100 * sum(flags) / max(len(flags), 1), 1)
+
+
+def evaluate(task: str, thresholds: list[float | None]) -> dict[str, Any]:
+    from cfaug_hf import LabelChecker
+    from cfaug_hf.fingerprint import digest_object
+
+    folder = CHECKER_DIR / CHECKER_TASKS[task]
+    checker = LabelChecker.from_pretrained(folder)
+    out: dict[str, Any] = {"checker": str(folder.relative_to(ROOT)), "digest": digest_object(checker),
+                           "training": checker.training_info, "sets": {}}
+    start = time.time()
+    for name, (rows, what) in held_out(task).items():
+        first, second = texts(task, rows)
+        probs = checker.predict_proba(first, second)
+        labels = [r["label"] for r in rows]
+        out["sets"][name] = {"what": what, "rows": len(rows),
+                             "accepted": {str(t): share(accepted(checker, probs, labels, t)) for t in thresholds}}
+    fixture = [json.loads(ln) for ln in FIXTURE.read_text().splitlines() if ln.strip()]
+    fixture = [r for r in fixture if r["task"] == task]
+    if task == "natural-language-inference":
+        first, second = [r["context"] for r in fixture], [r["rewrite"] for r in fixture]
+    elif task == "fact-verification":
+        first, second = [r["rewrite"] for r in fixture], [r["context"] for r in fixture]
+    else:
+        first, second = [r["rewrite"] for r in fixture], None
+    probs = checker.predict_proba(first, second)
+    rejected = {}
+    for t in thresholds:
+        keep = accepted(checker, probs, [r["intended_label"] for r in fixture], t)
+        rejected[str(t)] = share([not k for k in keep])
+        by_kind: dict[str, list[bool]] = {}
+        for r, k in zip(fixture, keep):
+            by_kind.setdefault(r["kind"], []).append(not k)
+        rejected[f"{t} by kind"] = {kind: share(v) for kind, v in sorted(by_kind.items())}
+    out["same-meaning rewrites"] = {"rows": len(fixture), "rejected": rejected}
+    out["seconds"] = round(time.time() - start, 1)
+    return out
+
+
+def markdown(results: dict[str, Any]) -> str:
+    thresholds = results["thresholds"]
+    lines = [f"# Shipped flip checkers: kept human flips, rejected same-meaning rewrites",
+             "", f"{results['provenance']}. CPU. Rule: the label is the checker's top prediction (`none`) or its "
+             f"probability is at least the threshold. Targets: keep ≥ 90% of human flips, reject ≥ 70% of rewrites.",
+             ""]
+    head = "| checker | set | rows | " + " | ".join(f"threshold {t}" for t in thresholds) + " |"
+    lines += [head, "|" + "---|" * (3 + len(thresholds))]
+    for task, res in results["checkers"].items():
+        for name, s in res["sets"].items():
+            verb = "accuracy" if name == "originals" else "kept"
+            lines.append(f"| {task} | {name}: {verb} (%) | {s['rows']} | "
+                         + " | ".join(f"{s['accepted'][str(t)]}" for t in thresholds) + " |")
+        rej = res["same-meaning rewrites"]
+        lines.append(f"| {task} | same-meaning rewrites: rejected (%) | {rej['rows']} | "
+                     + " | ".join(f"{rej['rejected'][str(t)]}" for t in thresholds) + " |")
+    lines += ["", "Rejected same-meaning rewrites by kind (threshold none):", ""]
+    for task, res in results["checkers"].items():
+        kinds = res["same-meaning rewrites"]["rejected"]["None by kind"]
+        lines.append(f"- {task}: " + ", ".join(f"{k} {v}%" for k, v in kinds.items()))
+    lines += ["", "Training of each checker (from its `cfaug_checker.json`):", ""]
+    for task, res in results["checkers"].items():
+        t = res["training"]
+        lines.append(f"- {task}: {t.get('train_rows')} rows, {t.get('num_train_epochs')} epochs, lr "
+                     f"{t.get('learning_rate')}, LoRA r {(t.get('lora') or {}).get('r')}, {t.get('train_seconds')} s; "
+                     f"{t.get('data')}")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    from debias import provenance
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", choices=sorted(CHECKER_TASKS), action="append")
+    parser.add_argument("--thresholds", nargs="+", default=["none", "0.5", "0.7", "0.9"],
+                        help="'none' (top prediction) and/or probabilities")
+    args = parser.parse_args()
+    thresholds = [None if t == "none" else float(t) for t in args.thresholds]
+    prov = provenance()
+    results: dict[str, Any] = {**prov, "thresholds": thresholds, "checkers": {}}
+    for task in args.task or CHECKER_TASKS:
+        if not (CHECKER_DIR / CHECKER_TASKS[task]).is_dir():
+            print(f"{task}: no shipped checker yet (scripts/build_checkers.py), skipped")
+            continue
+        results["checkers"][task] = evaluate(task, thresholds)
+        print(json.dumps(results["checkers"][task]["sets"], indent=1), flush=True)
+    results["provenance"] = f"Made {prov['date']} at commit {str(prov['git_commit'])[:10]}"
+    (RESULTS / "flip_checker.json").write_text(json.dumps(results, indent=2) + "\n")
+    md = markdown(results)
+    (RESULTS / "flip_checker.md").write_text(md)
+    print(md)
+
+
+if __name__ == "__main__":
+    main()

