@@ -23,7 +23,11 @@ Rows (training sets):
              trained once under a 300 s budget and cached in benchmarks/.cache/ (the folder
              benchmarks/generator_base.py saves it to), as is the augmented training set
              (CFAUG_CROSSAUG_DATA=folder reuses one saved elsewhere). With ``none`` in the same run, the flip rate
-             of the generated claims is recorded: the share of c'+e rows the ``none`` model labels REFUTES
+             of the generated claims is recorded: the share of c'+e rows the ``none`` model labels REFUTES.
+             --augment-limit N augments a seeded sample of N training rows (a CPU-sized run)
+  crossaug+checker
+             the same counterfactuals passed through the shipped flip checker (CrossAugAugmenter's default:
+             kept when the VitaminC-trained checker's top label over (claim, evidence) is the counterfactual's)
   crossaug+balance
              the same CrossAug output passed through cfaug_hf.filters.ShortcutBalanceFilter (counterfactuals whose
              claim words would become significantly label-correlated are dropped; the words are recorded)
@@ -156,35 +160,80 @@ def default_generator() -> Any:
     return generator
 
 
-def crossaug(train: Any, seed: int = 0) -> Any:
-    """CrossAug on ``train`` with the default generator, cached by the data's and the generator's fingerprints
-    (the same for every seed: the classifier's seed varies, the augmented set does not)."""
+def crossaug_counterfactuals(train: Any) -> Any:
+    """CrossAug's counterfactuals (provenance columns kept) of ``train``, or of a seeded sample of --augment-limit
+    of its rows, made with the default generator and no checker (the paper's method), cached by the data's and the
+    augmenter's fingerprints (the same for every seed: the classifier's seed varies, the augmented set does not).
+    The checker and balancing rows filter these same counterfactuals."""
     from datasets import load_from_disk
 
     from cfaug_hf import CrossAugAugmenter
 
     generator = default_generator()
     generator.config.num_return_sequences = 5
-    augmenter = CrossAugAugmenter(generator, TaskSchema.fact_verification(id_column="id"), reject_deletions=True)
+    augmenter = CrossAugAugmenter(generator, TaskSchema.fact_verification(id_column="id"), reject_deletions=True,
+                                  checker=None)
+    subset, _ = augment_subset(train)
     out_dir = Path(os.environ["CFAUG_CROSSAUG_DATA"]) if os.environ.get("CFAUG_CROSSAUG_DATA") else \
-        CACHE / f"crossaug_{train._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
-    superset = _cached_superset(train, augmenter) if not (out_dir / "dataset_info.json").is_file() else None
+        CACHE / f"crossaug_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
+    superset = _cached_superset(subset, augmenter) if not (out_dir / "dataset_info.json").is_file() else None
     if (out_dir / "dataset_info.json").is_file():
         augmented = load_from_disk(str(out_dir))
         if os.environ.get("CFAUG_CROSSAUG_DATA"):
-            augmented = _rows_of(augmented, train)
+            augmented = _rows_of(augmented, subset)
     elif superset is not None:
-        augmented = _rows_of(superset, train)
+        augmented = _rows_of(superset, subset)
     else:
         start = time.perf_counter()
-        augmented = augmenter.augment(train)
+        augmented = augmenter.augment(subset)
         print("\n".join(augmenter.stats.summary_lines()))
         print(f"CrossAug took {time.perf_counter() - start:.0f}s")
         augmented.save_to_disk(str(out_dir))
-    kinds = Counter(k for k, cf in zip(augmented["cf_kind"], augmented["cf_is_counterfactual"]) if cf)
+    cfs = augmented.filter(lambda cf: cf, input_columns="cf_is_counterfactual")
     NOTES["crossaug"] = {"generator": "default (SmolLM2 + LoRA on the shipped VitaminC pairs)",
-                         "components": component_digests(augmenter), "counterfactuals": dict(kinds)}
-    return augmented
+                         "rows_augmented": len(subset), "components": component_digests(augmenter),
+                         "counterfactuals": dict(Counter(cfs["cf_kind"]))}
+    return cfs
+
+
+def _with(train: Any, cfs: Any) -> Any:
+    """The training rows plus counterfactual rows, provenance columns dropped."""
+    from datasets import concatenate_datasets
+
+    from cfaug_hf.augmenter import PROVENANCE_COLUMNS
+
+    return concatenate_datasets([train, cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)])
+
+
+def crossaug(train: Any, seed: int = 0) -> Any:
+    """Original rows + CrossAug counterfactuals, no checker."""
+    return _with(train, crossaug_counterfactuals(train))
+
+
+def _flip_pairs(cfs: Any, schema: TaskSchema) -> list[Any]:
+    from cfaug_hf.filters import Pair
+
+    return [Pair(source={}, counterfactual=row, label=schema.label_name(row[schema.label_column]),
+                 original_label=row["cf_original_label"], columns=schema.bias_columns,
+                 text_columns=schema.text_columns, group=i) for i, row in enumerate(cfs)]
+
+
+def checked_crossaug(train: Any, seed: int = 0) -> Any:
+    """The same counterfactuals passed through the shipped flip checker, the default of ``CrossAugAugmenter`` (its
+    LabelFlipFilter keeps a counterfactual whose label is the checker's top prediction over (claim, evidence)):
+    the decisions the filter takes inside ``augment()``, without generating the claims again."""
+    from cfaug_hf.embedded import default_checker
+    from cfaug_hf.filters import LabelFlipFilter
+    from cfaug_hf.fingerprint import digest_object
+
+    schema = TaskSchema.fact_verification(id_column="id")
+    cfs = crossaug_counterfactuals(train)
+    checker = default_checker("fact-verification")
+    keep, _ = LabelFlipFilter(checker).keep(_flip_pairs(cfs, schema)) if len(cfs) else ([], [])
+    kept = cfs.select([i for i, k in enumerate(keep) if k])
+    NOTES["crossaug+checker"] = {"kept": len(kept), "of": len(cfs), "kept_by_kind": dict(Counter(kept["cf_kind"])),
+                                 "checker": digest_object(checker)[:16]}
+    return _with(train, kept)
 
 
 def component_digests(augmenter: Any) -> dict[str, str]:
@@ -218,36 +267,28 @@ def _cached_superset(train: Any, augmenter: Any) -> Any | None:
 
 
 def balanced_crossaug(train: Any, seed: int = 0) -> Any:
-    """The cached CrossAug output with :class:`~cfaug_hf.filters.ShortcutBalanceFilter` applied to its
-    counterfactuals in row order: the decisions the filter takes inside ``augment()`` (it is stateful and sees the
-    counterfactuals in the same order), without generating the claims again. The words that caused drops are
-    recorded in the results."""
-    from cfaug_hf.filters import Pair, ShortcutBalanceFilter
+    """The same counterfactuals with :class:`~cfaug_hf.filters.ShortcutBalanceFilter` applied in row order: the
+    decisions the filter takes inside ``augment()`` (it is stateful and sees the counterfactuals in the same order),
+    without generating the claims again. The words that caused drops are recorded in the results."""
+    from cfaug_hf.filters import ShortcutBalanceFilter
 
     schema = TaskSchema.fact_verification(id_column="id")
-    augmented = crossaug(train)
+    cfs = crossaug_counterfactuals(train)
     balance = ShortcutBalanceFilter(train, schema)
-    cf_rows = [i for i, cf in enumerate(augmented["cf_is_counterfactual"]) if cf]
-    pairs = [Pair(source={}, counterfactual=row, label=schema.label_name(row[schema.label_column]),
-                  original_label=row["cf_original_label"], columns=schema.bias_columns,
-                  text_columns=schema.text_columns, group=i)
-             for i, row in enumerate(augmented.select(cf_rows))]
-    keep, _ = balance.keep(pairs)
-    dropped = {cf_rows[i] for i, k in enumerate(keep) if not k}
-    NOTES["crossaug+balance"] = {"counterfactuals_dropped": len(dropped), "of": len(cf_rows),
+    keep, _ = balance.keep(_flip_pairs(cfs, schema)) if len(cfs) else ([], [])
+    NOTES["crossaug+balance"] = {"counterfactuals_dropped": sum(not k for k in keep), "of": len(cfs),
                                  "blocked_words": dict(balance.blocked.most_common(10))}
-    return augmented.select([i for i in range(len(augmented)) if i not in dropped])
+    return _with(train, cfs.select([i for i, k in enumerate(keep) if k]))
 
 
 def generated_negations(train: Any) -> Any:
     """CrossAug's c'+e rows (a generated claim with the original evidence, labelled REFUTES): a model trained on
     the original data that labels them REFUTES measures the generator's flip rate."""
-    augmented = crossaug(train)
-    return augmented.filter(lambda kind: kind == "c'+e", input_columns="cf_kind")
+    return crossaug_counterfactuals(train).filter(lambda kind: kind == "c'+e", input_columns="cf_kind")
 
 
 #: Probes: test sets scored by the ``none`` model only, built when the row they measure is part of the run.
-CROSSAUG_ROWS = {"crossaug": crossaug, "crossaug+balance": balanced_crossaug,
+CROSSAUG_ROWS = {"crossaug": crossaug, "crossaug+checker": checked_crossaug, "crossaug+balance": balanced_crossaug,
                  "probes": {"flip rate (c'+e labelled REFUTES)": ("crossaug", generated_negations)}}
 
 #: What a row's augmentation did (counts, words the balancing filter blocked), recorded in the results.
@@ -299,7 +340,7 @@ def icda_occlusion(train: Any, seed: int) -> Any:
 
 
 # ------------------------------------------------------------------------------------------------------- CORE
-#: Set by --augment-limit: CORE edits only this many training rows (a seeded sample), a CPU-sized run.
+#: Set by --augment-limit: CORE and CrossAug edit only this many training rows (a seeded sample), a CPU-sized run.
 AUGMENT_LIMIT: int | None = None
 
 
@@ -314,7 +355,7 @@ class BowSentenceScorer(BowTextModel):
 
 
 def augment_subset(train: Any) -> tuple[Any, list[int]]:
-    """The rows CORE edits: all, or a seeded sample of AUGMENT_LIMIT of them."""
+    """The rows CORE and CrossAug edit: all, or a seeded sample of AUGMENT_LIMIT of them."""
     if not AUGMENT_LIMIT or AUGMENT_LIMIT >= len(train):
         return train, list(range(len(train)))
     rows = sorted(random.Random(0).sample(range(len(train)), AUGMENT_LIMIT))
@@ -636,7 +677,7 @@ def main() -> None:
     ap.add_argument("--max-train", type=int, default=None, help="cap the training rows (a CPU-sized run)")
     ap.add_argument("--device-note", default=None, help="where it ran, recorded in the results and leaderboard")
     ap.add_argument("--augment-limit", type=int, default=None,
-                    help="CORE rows edit only a seeded sample of this many training rows (a CPU-sized run)")
+                    help="CORE and CrossAug rows edit only a seeded sample of this many training rows (CPU-sized)")
     ap.add_argument("--max-length", type=int, default=256)
     ap.add_argument("--epochs", type=float, default=3)
     ap.add_argument("--batch-size", type=int, default=16)

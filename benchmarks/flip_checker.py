@@ -23,7 +23,6 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from shared_data import ROOT, cad_nli, cad_sentiment, fever_symmetric, vitaminc_rows
@@ -123,7 +122,7 @@ def evaluate(task: str, thresholds: list[float | None]) -> dict[str, Any]:
 
 def markdown(results: dict[str, Any]) -> str:
     thresholds = results["thresholds"]
-    lines = [f"# Shipped flip checkers: kept human flips, rejected same-meaning rewrites",
+    lines = ["# Shipped flip checkers: kept human flips, rejected same-meaning rewrites",
              "", f"{results['provenance']}. CPU. Rule: the label is the checker's top prediction (`none`) or its "
              f"probability is at least the threshold. Targets: keep ≥ 90% of human flips, reject ≥ 70% of rewrites.",
              ""]

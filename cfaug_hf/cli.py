@@ -92,7 +92,7 @@ def _cmd_crossaug(args: argparse.Namespace) -> None:
     if args.candidates:
         generator.config.num_return_sequences = args.candidates
         generator.config.num_beams = max(generator.config.num_beams, args.candidates)
-    checker = LabelChecker.from_pretrained(args.checker) if args.checker else None
+    checker = None if args.no_checker else LabelChecker.from_pretrained(args.checker) if args.checker else "default"
     augmenter = CrossAugAugmenter(generator, schema, checker=checker, max_span_tokens=args.max_span_tokens,
                                   reject_deletions=not args.allow_deletions,
                                   reject_same_meaning=not args.allow_same_meaning,
@@ -213,7 +213,12 @@ def build_parser() -> argparse.ArgumentParser:
                  "saved with Dataset.save_to_disk.")
     ca.add_argument("data", help="saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file")
     ca.add_argument("--generator", required=True, help="folder or Hub id of a saved cfaug Generator")
-    ca.add_argument("--checker", help="folder or Hub id of a saved LabelChecker used as a post-filter")
+    checker = ca.add_mutually_exclusive_group()
+    checker.add_argument("--checker", help="folder or Hub id of a saved LabelChecker that must confirm each "
+                                           "counterfactual's label (default: the checker shipped for fact "
+                                           "verification)")
+    checker.add_argument("--no-checker", action="store_true", help="keep counterfactuals without a label check "
+                                                                    "(the paper's method)")
     ca.add_argument("--out", required=True, help="new or empty folder for the augmented dataset (or one this "
                                                  "command wrote before, which is replaced)")
     ca.add_argument("--overwrite", action="store_true",

@@ -86,11 +86,13 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrai
     timings["generator_s"] = round(time.perf_counter() - t0, 1)
 
     print(f"[3/3] Augmenting with CrossAug (beam search, width {generator.config.num_beams}; the first of "
-          f"{generator.config.num_return_sequences} candidates that is a real negation).", flush=True)
+          f"{generator.config.num_return_sequences} candidates that is a real negation; kept when the shipped flip "
+          f"checker labels it as intended).", flush=True)
     t1 = time.perf_counter()
     # The library's defaults go beyond the paper in two ways, both saved with the generator or the augmenter: all
     # five beams are returned, and CrossAug uses the first that is a real negation, not a deletion or a change of a
-    # word's form (a claim with a clause dropped, or "listings" -> "lists", is still supported).
+    # word's form (a claim with a clause dropped, or "listings" -> "lists", is still supported). The shipped flip
+    # checker (CrossAug's default) then drops counterfactuals whose label it does not confirm.
     augmenter = CrossAugAugmenter(generator, TaskSchema.fact_verification(id_column="id"), seed=seed)
     augmented = augmenter.augment(dataset, batch_size=batch_size, load_from_cache_file=False)
     timings["augment_s"] = round(time.perf_counter() - t1, 1)
@@ -109,6 +111,8 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrai
               f"({'LoRA adapter' if generator.get_config_dict()['adapter'] else 'full weights'}"
               f"), trained {generator.training_info.get('global_step', '?')} steps, "
               f"final train loss {generator.training_info.get('train_loss', '?')}.", "",
+              f"Checker: {augmenter.checker!r} (kept a counterfactual only when it predicts its label)."
+              if augmenter.checker is not None else "Checker: none.", "",
               "## Counts", "", *[f"- {line.strip()}" for line in stats.summary_lines()], "",
               "## Examples", "", *[f"```\n{b}\n```" for b in examples], "",
               "Data: FEVEROUS (Aly et al., 2021), CC BY-SA 3.0; method: CrossAug (Lee et al., 2021).", ""]

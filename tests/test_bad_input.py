@@ -336,7 +336,11 @@ CASES = [
     ("checker-unknown-label", NO_SETUP, lambda c: LabelChecker(*tiny_classifier(("a", "b"))).label_id("c"),
      ValueError, r"Label 'c' is not one of the checker's labels \['a', 'b'\]"),
     ("crossaug-checker-labels", NO_SETUP, lambda c: crossaug(checker=LabelChecker(*tiny_classifier(("pos", "neg")))),
-     ValueError, "Label 'SUPPORTS' is not one of the checker's labels"),
+     ValueError, r"CrossAug: The checker knows the labels \['pos', 'neg'\], not \['SUPPORTS', 'REFUTES'\]"),
+    ("crossaug-checker-not-a-checker", NO_SETUP, lambda c: crossaug(checker=3), TypeError,
+     "CrossAug: checker must be a LabelChecker, a folder or Hub id of one, 'default' or None; got int"),
+    ("crossaug-checker-missing-folder", NO_SETUP, lambda c: crossaug(checker="runs/not-there/checker"),
+     ComponentLoadError, "no local folder 'runs/not-there/checker'"),
     # --- loading components
     ("load-missing-relative", NO_SETUP, lambda c: Generator.from_pretrained("runs/not-there/generator"),
      ComponentLoadError, "no local folder 'runs/not-there/generator'.*not a Hub repository id"),

@@ -112,7 +112,7 @@ def test_checker_post_filter(rule_rewriter, fever_rows):
 
 
 def test_checker_with_wrong_labels_fails_early(rule_rewriter):
-    with pytest.raises(ValueError, match="not one of the checker's labels"):
+    with pytest.raises(ValueError, match=r"knows the labels \['positive', 'negative'\], not \['SUPPORTS', 'REFUTES'\]"):
         CrossAugAugmenter(rule_rewriter, checker=LabelChecker(*tiny_classifier(("positive", "negative"))))
 
 
