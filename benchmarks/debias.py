@@ -39,7 +39,9 @@ Rows (training sets):
              that benchmarks/core_retrieval.py trains and caches, then edit with the offline SmolLM2-135M editor
              (core); the best retrieved excerpt itself (cf-dpr); the editor without retrieval (llm-edit).
              Sentiment edits the one sentence of each review that a bag-of-words model finds most polar; NLI the
-             hypothesis of entailment/contradiction rows. --augment-limit N edits a seeded sample of N rows
+             hypothesis of entailment/contradiction rows. --augment-limit N edits a seeded sample of N rows.
+             A ``+checker`` suffix (core+checker, llm-edit+checker) passes the same counterfactuals through the
+             flip checker shipped for the task, COREAugmenter's default
   human (same rows)
              original + the human counterfactuals of the same rows CORE edits (the fair ceiling with
              --augment-limit)
@@ -362,8 +364,12 @@ def augment_subset(train: Any) -> tuple[Any, list[int]]:
     return train.select(rows), rows
 
 
-def core_augment(train: Any, seed: int, *, task: str, mode: str) -> Any:
-    """Original rows + CORE counterfactuals of (a sample of) them, cached by data and augmenter fingerprints."""
+def core_augment(train: Any, seed: int, *, task: str, mode: str, checker: bool = False) -> Any:
+    """Original rows + CORE counterfactuals of (a sample of) them, cached by data and augmenter fingerprints.
+
+    The counterfactuals are made without a checker and cached; ``checker=True`` then passes them through the flip
+    checker shipped for the task (COREAugmenter's default), the decisions its LabelFlipFilter takes inside
+    ``augment()``, without running the editor again."""
     from datasets import concatenate_datasets, load_from_disk
 
     from cfaug_hf import BiEncoder, COREAugmenter, CorpusIndex, local_llm
@@ -379,7 +385,7 @@ def core_augment(train: Any, seed: int, *, task: str, mode: str) -> Any:
     if mode != "retrieval_only":
         parts["editor"] = local_llm(max_new_tokens=64 if task == "sentiment" else 40, batch_size=16)
     options = {"edit_sentences": 1, "sentence_scorer": BowSentenceScorer(train, schema)} if task == "sentiment" else {}
-    augmenter = COREAugmenter(schema=schema, mode=mode, keep_original=False, **parts, **options)
+    augmenter = COREAugmenter(schema=schema, mode=mode, keep_original=False, checker=None, **parts, **options)
     subset, _ = augment_subset(train)
     out_dir = CACHE / f"core_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
     if (out_dir / "dataset_info.json").is_file():
@@ -393,10 +399,21 @@ def core_augment(train: Any, seed: int, *, task: str, mode: str) -> Any:
     from cfaug_hf import AugmentationStats
 
     stats = AugmentationStats.from_dataset(cfs).to_dict()
-    NOTES[ROW_OF_MODE[mode]] = {"rows_edited": len(subset), "counterfactuals": len(cfs),
-                                "components": component_digests(augmenter),
-                                "skipped": stats.get("skipped", {}),
-                                "editor": "SmolLM2-135M-Instruct (local_llm)" if mode != "retrieval_only" else None}
+    row = ROW_OF_MODE[mode]
+    NOTES[row] = {"rows_edited": len(subset), "counterfactuals": len(cfs),
+                  "components": component_digests(augmenter),
+                  "skipped": stats.get("skipped", {}),
+                  "editor": "SmolLM2-135M-Instruct (local_llm)" if mode != "retrieval_only" else None}
+    if checker:
+        from cfaug_hf.embedded import default_checker
+        from cfaug_hf.filters import LabelFlipFilter
+        from cfaug_hf.fingerprint import digest_object
+
+        shipped = default_checker(schema.task)
+        keep, _ = LabelFlipFilter(shipped).keep(_flip_pairs(cfs, schema)) if len(cfs) else ([], [])
+        cfs = cfs.select([i for i, k in enumerate(keep) if k])
+        NOTES[f"{row}+checker"] = {**NOTES.pop(row), "kept by the checker": len(cfs),
+                                   "checker": digest_object(shipped)[:16]}
     return concatenate_datasets([train, cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)])
 
 
@@ -433,6 +450,8 @@ def core_rows(task: str) -> dict[str, Any]:
     from functools import partial
 
     rows: dict[str, Any] = {ROW_OF_MODE[m]: partial(core_augment, task=task, mode=m) for m in ROW_OF_MODE}
+    rows.update({f"{ROW_OF_MODE[m]}+checker": partial(core_augment, task=task, mode=m, checker=True)
+                 for m in ROW_OF_MODE})
     rows["human (same rows)"] = partial(human_same_rows, task=task)
     return rows
 

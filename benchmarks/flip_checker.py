@@ -70,8 +70,11 @@ def texts(task: str, rows: list[dict[str, Any]]) -> tuple[list[str], list[Any] |
     return [r["text"] for r in rows], None
 
 
-def accepted(checker: Any, probs: Any, labels: list[str], threshold: float | None) -> list[bool]:
-    """The label-flip filter's rule (cfaug_hf.filters.LabelFlipFilter)."""
+def accepted(checker: Any, probs: Any, labels: list[str], threshold: float | str | None) -> list[bool]:
+    """The label-flip filter's rule (cfaug_hf.filters.LabelFlipFilter); ``"shipped"`` is the checker's own
+    calibrated ``accept_threshold``."""
+    if threshold == "shipped":
+        threshold = checker.config.accept_threshold
     out = []
     for row, label in zip(probs, labels):
         t = checker.label_id(label)
@@ -123,8 +126,10 @@ def evaluate(task: str, thresholds: list[float | None]) -> dict[str, Any]:
 def markdown(results: dict[str, Any]) -> str:
     thresholds = results["thresholds"]
     lines = ["# Shipped flip checkers: kept human flips, rejected same-meaning rewrites",
-             "", f"{results['provenance']}. CPU. Rule: the label is the checker's top prediction (`none`) or its "
-             f"probability is at least the threshold. Targets: keep ≥ 90% of human flips, reject ≥ 70% of rewrites.",
+             "", f"{results['provenance']}. CPU. Rule: the label's probability is at least the threshold, or with "
+             f"`none` the label is the checker's top prediction; `shipped` is each checker's own calibrated "
+             f"threshold (the highest that keeps ≥ 70% of its held-out human flips; what the augmenters use). "
+             f"Targets: keep ≥ 90% of human flips, reject ≥ 70% of same-meaning rewrites.",
              ""]
     head = "| checker | set | rows | " + " | ".join(f"threshold {t}" for t in thresholds) + " |"
     lines += [head, "|" + "---|" * (3 + len(thresholds))]
@@ -136,16 +141,16 @@ def markdown(results: dict[str, Any]) -> str:
         rej = res["same-meaning rewrites"]
         lines.append(f"| {task} | same-meaning rewrites: rejected (%) | {rej['rows']} | "
                      + " | ".join(f"{rej['rejected'][str(t)]}" for t in thresholds) + " |")
-    lines += ["", "Rejected same-meaning rewrites by kind (threshold none):", ""]
+    lines += ["", f"Rejected same-meaning rewrites by kind (threshold {thresholds[0]}):", ""]
     for task, res in results["checkers"].items():
-        kinds = res["same-meaning rewrites"]["rejected"]["None by kind"]
+        kinds = res["same-meaning rewrites"]["rejected"][f"{thresholds[0]} by kind"]
         lines.append(f"- {task}: " + ", ".join(f"{k} {v}%" for k, v in kinds.items()))
     lines += ["", "Training of each checker (from its `cfaug_checker.json`):", ""]
     for task, res in results["checkers"].items():
         t = res["training"]
         lines.append(f"- {task}: {t.get('train_rows')} rows, {t.get('num_train_epochs')} epochs, lr "
                      f"{t.get('learning_rate')}, LoRA r {(t.get('lora') or {}).get('r')}, {t.get('train_seconds')} s; "
-                     f"{t.get('data')}")
+                     f"accept threshold {(t.get('calibration') or {}).get('accept_threshold')}; {t.get('data')}")
     return "\n".join(lines) + "\n"
 
 
@@ -154,10 +159,11 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", choices=sorted(CHECKER_TASKS), action="append")
-    parser.add_argument("--thresholds", nargs="+", default=["none", "0.5", "0.7", "0.9"],
-                        help="'none' (top prediction) and/or probabilities")
+    parser.add_argument("--thresholds", nargs="+", default=["shipped", "none", "0.25", "0.5"],
+                        help="'shipped' (the checker's calibrated accept_threshold, what the augmenters use), "
+                             "'none' (top prediction) and/or probabilities")
     args = parser.parse_args()
-    thresholds = [None if t == "none" else float(t) for t in args.thresholds]
+    thresholds = [None if t == "none" else t if t == "shipped" else float(t) for t in args.thresholds]
     prov = provenance()
     results: dict[str, Any] = {**prov, "thresholds": thresholds, "checkers": {}}
     for task in args.task or CHECKER_TASKS:

@@ -125,8 +125,9 @@ class Filter(abc.ABC):
 
 
 class LabelFlipFilter(Filter):
-    """Keeps a counterfactual that ``checker`` (a :class:`~cfaug_hf.LabelChecker`) labels as intended: its top
-    prediction, or a probability of at least ``threshold`` for the new label. The score is that probability."""
+    """Keeps a counterfactual that ``checker`` (a :class:`~cfaug_hf.LabelChecker`) labels as intended: a probability
+    of at least ``threshold`` for the new label (default: the checker's own ``config.accept_threshold``), or, with
+    neither set, its top prediction. The score is that probability."""
 
     name = "label_flip"
 
@@ -152,9 +153,12 @@ class LabelFlipFilter(Filter):
         if not pairs:
             return [], []
         values, top = self._probs(pairs)
-        if self.threshold is None:
+        threshold = self.threshold
+        if threshold is None:
+            threshold = getattr(getattr(self.checker, "config", None), "accept_threshold", None)
+        if threshold is None:
             return top, values
-        return [v >= self.threshold for v in values], values
+        return [v >= threshold for v in values], values
 
     def components(self) -> dict[str, Any]:
         return {"checker": self.checker}

@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from flip_checker import accepted, held_out, texts  # noqa: E402
 from shared_data import cad_nli, cad_sentiment, shared_dir, vitaminc_rows  # noqa: E402
 
 from cfaug_hf import TaskSchema  # noqa: E402
@@ -78,11 +79,48 @@ def schema_for(task: str) -> TaskSchema:
     return TaskSchema.sentiment()
 
 
+#: The shipped checkers accept a label at the highest probability threshold that still keeps this share of held-out
+#: human counterfactuals (a weak checker's top prediction rejects most true flips; see benchmarks/flip_checker.py).
+KEEP_TARGET = 0.70
+
+
+def calibrate(task: str, checker) -> None:
+    """Set ``checker.config.accept_threshold``: the highest threshold on a 0.05 grid that keeps at least
+    KEEP_TARGET of the task's held-out human flips (never the same-meaning fixture, which measures the result)."""
+    rows, _ = held_out(task)["human flips"]
+    first, second = texts(task, rows)
+    probs = checker.predict_proba(first, second)
+    labels = [r["label"] for r in rows]
+    grid = [round(0.05 * i, 2) for i in range(1, 20)]
+    kept = {t: sum(accepted(checker, probs, labels, t)) / len(rows) for t in grid}
+    best = max((t for t in grid if kept[t] >= KEEP_TARGET), default=grid[0])
+    checker.config.accept_threshold = best
+    checker.training_info["calibration"] = {
+        "accept_threshold": best, "rule": f"highest threshold keeping >= {KEEP_TARGET:.0%} of held-out human flips",
+        "held_out_rows": len(rows), "kept_at_threshold": round(kept[best], 4)}
+    print(f"{task}: accept_threshold {best} keeps {kept[best]:.1%} of {len(rows)} held-out human flips", flush=True)
+
+
+def save_half(checker, target: Path) -> None:
+    """Save with the adapter, pooler and head in float16 (peft casts them back to the base's float32 on load)."""
+    for name, param in checker.model.named_parameters():
+        if "lora_" in name or "modules_to_save" in name:
+            param.data = param.data.half()
+    checker.save_pretrained(target, overwrite=True)
+
+
 def build(task: str, *, epochs: int | None, force: bool, seed: int, limit: int | None = None,
-          out: Path = CHECKER_DIR) -> None:
+          out: Path = CHECKER_DIR, recalibrate: bool = False) -> None:
     from cfaug_hf.training import train_checker
 
     target = out / CHECKER_TASKS[task]
+    if recalibrate:
+        from cfaug_hf import LabelChecker
+
+        checker = LabelChecker.from_pretrained(target)
+        calibrate(task, checker)
+        save_half(checker, target)
+        return
     if target.exists() and not force:
         print(f"{task}: {target} exists, skipped (--force rebuilds it)")
         return
@@ -99,10 +137,8 @@ def build(task: str, *, epochs: int | None, force: bool, seed: int, limit: int |
     checker.training_info.update({"data": DATA[task][0], "built_by": "scripts/build_checkers.py",
                                   "train_seconds": round(time.time() - start, 1)})
     checker.config.batch_size = 64
-    for param in checker.model.parameters():
-        if param.requires_grad:  # the adapter, pooler and head: stored in half precision, read back as float32
-            param.data = param.data.half()
-    checker.save_pretrained(target, overwrite=True)
+    calibrate(task, checker)
+    save_half(checker, target)
     print(f"{task}: saved to {target} in {time.time() - start:.0f} s", flush=True)
 
 
@@ -113,6 +149,8 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, help="Override the epochs of every task built.")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--force", action="store_true", help="Rebuild checkers that already exist.")
+    parser.add_argument("--recalibrate", action="store_true",
+                        help="Only set the accept threshold of checkers already built, on their held-out flips.")
     parser.add_argument("--limit", type=int, help="Train on this many rows only (a smoke test of the script).")
     parser.add_argument("--out", type=Path, default=CHECKER_DIR, help="Where the checker folders go.")
     args = parser.parse_args()
@@ -120,7 +158,8 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     random.seed(args.seed)
     for task in args.task or list(SETTINGS):
-        build(task, epochs=args.epochs, force=args.force, seed=args.seed, limit=args.limit, out=args.out)
+        build(task, epochs=args.epochs, force=args.force, seed=args.seed, limit=args.limit, out=args.out,
+              recalibrate=args.recalibrate)
     print(json.dumps({t: str(args.out / CHECKER_TASKS[t]) for t in args.task or SETTINGS}, indent=1))
 
 

@@ -19,6 +19,14 @@ FIXTURE = Path(__file__).parent / "fixtures" / "same_meaning_rewrites.jsonl"
 QUIET = {"disable_tqdm": True, "logging_strategy": "no"}
 
 
+def _saved_tiny_base(folder: Path) -> str:
+    """A tiny classifier saved to a folder, so a checker built on it has a base it can name and reload."""
+    model, tok = tiny_classifier()
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return str(folder)
+
+
 def _claim_rows() -> Dataset:
     return Dataset.from_dict({"claim": ["the cat sat", "the cat did not sit"] * 4,
                               "evidence": ["the cat sat on the mat"] * 8, "label": ["SUPPORTS", "REFUTES"] * 4})
@@ -26,11 +34,8 @@ def _claim_rows() -> Dataset:
 
 # ------------------------------------------------------------------------------------------ LoRA checkers
 def test_a_lora_checker_on_a_named_base_saves_only_its_adapter_and_reloads_the_same(tmp_path):
-    model, tok = tiny_classifier()
-    model.save_pretrained(tmp_path / "base")
-    tok.save_pretrained(tmp_path / "base")
-    checker = train_checker(str(tmp_path / "base"), _claim_rows(), TaskSchema.fact_verification(), lora=True,
-                            max_steps=3, training_args=QUIET)
+    checker = train_checker(_saved_tiny_base(tmp_path / "base"), _claim_rows(), TaskSchema.fact_verification(),
+                            lora=True, max_steps=3, training_args=QUIET)
     assert checker.training_info["lora"]["r"] == 16
     assert checker.training_info["learning_rate"] == 5e-4
     before = checker.predict_proba(["the cat sat"], [["the cat sat on the mat"]])
@@ -57,11 +62,8 @@ def test_a_lora_checker_on_an_unnamed_base_is_saved_whole_with_the_adapter_merge
 
 
 def test_an_adapter_folder_whose_config_lost_its_base_or_labels_fails_by_name(tmp_path):
-    model, tok = tiny_classifier()
-    model.save_pretrained(tmp_path / "base")
-    tok.save_pretrained(tmp_path / "base")
-    checker = train_checker(str(tmp_path / "base"), _claim_rows(), TaskSchema.fact_verification(), lora=True,
-                            max_steps=1, training_args=QUIET)
+    checker = train_checker(_saved_tiny_base(tmp_path / "base"), _claim_rows(), TaskSchema.fact_verification(),
+                            lora=True, max_steps=1, training_args=QUIET)
     checker.save_pretrained(tmp_path / "c")
     path = tmp_path / "c" / "cfaug_checker.json"
     good = json.loads(path.read_text())
@@ -183,3 +185,19 @@ def test_the_same_meaning_fixture_is_well_formed():
         assert r["rewrite"] != r["original"], r["id"]
         assert r["original_label"] != r["intended_label"], r["id"]
         assert {r["original_label"], r["intended_label"]} <= labels[r["task"]], r["id"]
+
+
+def test_the_filter_uses_the_checkers_calibrated_threshold_unless_given_its_own(tmp_path):
+    checker = LabelChecker(*tiny_classifier())
+    pair = _pair({"rewrite": "the cat sat", "original": "the cat sat", "context": ["a mat"],
+                  "intended_label": "REFUTES", "original_label": "SUPPORTS"})
+    p = float(checker.predict_proba(["the cat sat"], [["a mat"]])[0, checker.label_id("REFUTES")])
+    checker.config.accept_threshold = p - 0.01
+    assert LabelFlipFilter(checker).keep([pair])[0] == [True]
+    checker.config.accept_threshold = p + 0.01
+    assert LabelFlipFilter(checker).keep([pair])[0] == [False]
+    assert LabelFlipFilter(checker, threshold=p - 0.01).keep([pair])[0] == [True]  # the filter's own wins
+    checker.save_pretrained(tmp_path / "c")
+    assert LabelChecker.from_pretrained(tmp_path / "c").config.accept_threshold == pytest.approx(p + 0.01)
+    with pytest.raises(ValueError, match="accept_threshold must be in"):
+        LabelChecker(*tiny_classifier(), accept_threshold=1.5)

@@ -51,6 +51,11 @@ def load_weights(model_class: Any, folder: Path, what: str, **kwargs: Any) -> An
     return model
 
 
+class _BelowError(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR
+
+
 class Component(abc.ABC):
     """Base of every part an augmenter uses: generators, checkers, and parts without weights (an NER pipeline, an
     HTTP LLM client, a search index).
@@ -287,5 +292,15 @@ class PretrainedComponent(Component):
         base = config.get("base_model")
         if not base:
             raise ComponentLoadError(f"{folder} holds an adapter but its config names no base_model.")
+        # The base's task head is missing from its checkpoint by design (the adapter holds the trained one), so
+        # transformers' load report, which would tell the user to train it, is hidden for this load only.
+        # (A filter, not a level: transformers runs extra checks when this logger's level is WARNING or above.)
+        report = logging.getLogger("transformers.modeling_utils")
+        hide = _BelowError()
+        report.addFilter(hide)
+        try:
+            model = load_model(auto, base, **model_kwargs)
+        finally:
+            report.removeFilter(hide)
         with quiet_dependency_warnings():
-            return PeftModel.from_pretrained(load_model(auto, base, **model_kwargs), folder)
+            return PeftModel.from_pretrained(model, folder)

@@ -29,6 +29,14 @@ class LabelCheckerConfig:
     batch_size: int = field(default=32, metadata={"help": "Pairs per forward pass."})
     piece_separator: str = field(default=" ", metadata={
         "help": "How a list-valued text (several evidence pieces) is joined into one string."})
+    accept_threshold: float | None = field(default=None, metadata={
+        "help": "The label-flip filter accepts a counterfactual when the checker's probability of its label is at "
+                "least this (calibrated on held-out human counterfactuals for the shipped checkers); None: when "
+                "the label is the top prediction. A filter's own threshold takes precedence."})
+
+    def __post_init__(self) -> None:
+        if self.accept_threshold is not None and not 0.0 <= self.accept_threshold <= 1.0:
+            raise ValueError(f"accept_threshold must be in [0, 1] or None, got {self.accept_threshold}.")
 
 
 class LabelChecker(PretrainedComponent):

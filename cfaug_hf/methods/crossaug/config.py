@@ -42,7 +42,8 @@ class CrossAugConfig(AugmenterConfig):
                 "False is the paper's behaviour."})
     checker_threshold: float | None = field(default=None, metadata={
         "help": "With a checker: keep a counterfactual only if the checker's probability of its label is at least "
-                "this; None keeps it when the label is the checker's top prediction."})
+                "this; None uses the checker's own accept_threshold (calibrated for the shipped checker), or its "
+                "top prediction when it has none."})
 
     def __post_init__(self) -> None:
         self.kinds = tuple(self.kinds)
