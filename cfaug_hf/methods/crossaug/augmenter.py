@@ -60,7 +60,7 @@ class CrossAugAugmenter(Augmenter):
         >>> ds = Dataset.from_dict({"claim": ["It was filmed over 30 days."],
         ...                         "evidence": ["Filming took place over 30 days in Arizona."],
         ...                         "label": ["SUPPORTS"]})
-        >>> out = ds.map(CrossAugAugmenter(rewrite), batched=True)
+        >>> out = ds.map(CrossAugAugmenter(rewrite, checker=None), batched=True)  # every kind, unchecked
         >>> list(out["cf_kind"])
         ['original', "c'+e", "c+e'", "c'+e'"]
         >>> out[2]["evidence"], out[2]["label"]
