@@ -224,7 +224,7 @@ def checked_crossaug(train: Any, seed: int = 0) -> Any:
     """The same counterfactuals passed through the shipped flip checker, the default of ``CrossAugAugmenter`` (its
     LabelFlipFilter keeps a counterfactual whose label is the checker's top prediction over (claim, evidence)):
     the decisions the filter takes inside ``augment()``, without generating the claims again."""
-    from cfaug_hf.embedded import default_checker
+    from cfaug_hf.components.checker import default_checker
     from cfaug_hf.filters import LabelFlipFilter
     from cfaug_hf.fingerprint import digest_object
 
@@ -405,7 +405,7 @@ def core_augment(train: Any, seed: int, *, task: str, mode: str, checker: bool =
                   "skipped": stats.get("skipped", {}),
                   "editor": "SmolLM2-135M-Instruct (local_llm)" if mode != "retrieval_only" else None}
     if checker:
-        from cfaug_hf.embedded import default_checker
+        from cfaug_hf.components.checker import default_checker
         from cfaug_hf.filters import LabelFlipFilter
         from cfaug_hf.fingerprint import digest_object
 

@@ -5,12 +5,10 @@ See ``cfaug_hf/data/ATTRIBUTION.md`` for their sources and licences (CC BY-SA).
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DATA_DIR", "CHECKER_DIR", "CHECKER_TASKS", "load_feverous_sample", "load_claim_pairs", "synthetic_reviews",
-           "default_checker"]
+__all__ = ["DATA_DIR", "CHECKER_DIR", "CHECKER_TASKS", "load_feverous_sample", "load_claim_pairs", "synthetic_reviews"]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 CHECKER_DIR = DATA_DIR / "checkers"
@@ -109,30 +107,3 @@ def synthetic_reviews(n: int = 400, *, seed: int = 0, shortcut: float = 0.8) -> 
     rng.shuffle(rows)
     return Dataset.from_list(rows)
 
-
-@functools.lru_cache(maxsize=None)
-def _shipped_checker(folder: str) -> Any:
-    from .components.checker import LabelChecker
-
-    return LabelChecker.from_pretrained(folder)
-
-
-def default_checker(task: str) -> Any:
-    """The flip checker shipped for ``task`` (a :class:`~cfaug_hf.LabelChecker`), or None when no checker ships
-    for it. Loaded once per process (about a second from the installed MiniLM) and shared.
-
-    Shipped: ``fact-verification`` (VitaminC, SUPPORTS / REFUTES / NOT ENOUGH INFO), ``natural-language-inference``
-    (CAD-SNLI) and ``sentiment-analysis`` (CAD IMDb); each is all-MiniLM-L6-v2 with a 1.6 MB LoRA adapter, built by
-    ``scripts/build_checkers.py`` and measured by ``benchmarks/flip_checker.py`` (see each folder's README.md).
-
-    >>> default_checker("token-classification") is None
-    True
-    """
-    name = CHECKER_TASKS.get(task)
-    if name is None:
-        return None
-    folder = CHECKER_DIR / name
-    if not folder.is_dir():
-        raise FileNotFoundError(f"The flip checker for {task!r} is missing from the installed package ({folder}); "
-                                f"reinstall cfaug-hf, or pass checker=None to run without one.")
-    return _shipped_checker(str(folder))

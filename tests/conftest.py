@@ -1,6 +1,6 @@
 import pytest
 
-import cfaug_hf.embedded
+import cfaug_hf.components.checker
 
 
 @pytest.fixture(autouse=True)
@@ -8,7 +8,7 @@ def _shipped_checker_only_where_marked(request, monkeypatch):
     """Unit tests drive augmenters with tiny random models and rule rewriters whose outputs a real checker would
     judge; the default checker is on only in tests marked ``shipped_checker``, which test it."""
     if request.node.get_closest_marker("shipped_checker") is None:
-        monkeypatch.setattr(cfaug_hf.embedded, "default_checker", lambda task: None)
+        monkeypatch.setattr(cfaug_hf.components.checker, "default_checker", lambda task: None)
 
 # The root conftest.py points HF_ENDPOINT at a loopback Hub server before anything Hugging Face is imported.
 

@@ -9,8 +9,8 @@ import pytest
 from datasets import Dataset
 
 from cfaug_hf import COREAugmenter, CrossAugAugmenter, LabelChecker, LLMCounterfactualAugmenter, TaskSchema
-from cfaug_hf.components.checker import resolve_checker
-from cfaug_hf.embedded import CHECKER_DIR, CHECKER_TASKS, default_checker
+from cfaug_hf.components.checker import default_checker, resolve_checker
+from cfaug_hf.embedded import CHECKER_DIR, CHECKER_TASKS
 from cfaug_hf.filters import LabelFlipFilter
 from cfaug_hf.testing import tiny_classifier
 from cfaug_hf.training import train_checker

@@ -169,6 +169,7 @@ class Component(abc.ABC):
         from .._version import __version__
 
         with write_folder(save_directory, self.component_type, overwrite=overwrite) as tmp:
+            self._saving_as = Path(save_directory).name  # the folder's own name, for a card written by _save
             self._save(tmp)
             config = {"component_type": self.component_type, "format_version": FORMAT_VERSION,
                       "cfaug_hf_version": __version__, **self.get_config_dict()}
@@ -273,6 +274,11 @@ class PretrainedComponent(Component):
         # fails offline with a warning) to decide whether to save them.
         if self._saves_adapter():
             self.model.save_pretrained(folder, save_embedding_layers=False)
+            # peft writes a blank card template naming the base by its local path; the folder gets ours instead.
+            from ..sharing.cards import component_card
+
+            card = component_card(self, getattr(self, "_saving_as", None) or folder.name)
+            (folder / "README.md").write_text(str(card), encoding="utf-8")
         elif self._is_peft():
             import copy
 

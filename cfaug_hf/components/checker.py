@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import os
 from collections.abc import Sequence
@@ -12,7 +13,7 @@ from typing import Any
 
 from .base import ComponentLoadError, PretrainedComponent, load_weights
 
-__all__ = ["LabelChecker", "LabelCheckerConfig", "DEFAULT_CHECKER", "resolve_checker"]
+__all__ = ["LabelChecker", "LabelCheckerConfig", "DEFAULT_CHECKER", "default_checker", "resolve_checker"]
 
 #: The value of an augmenter's ``checker=`` that means "the checker shipped for the schema's task".
 DEFAULT_CHECKER = "default"
@@ -170,6 +171,34 @@ class LabelChecker(PretrainedComponent):
         return f"LabelChecker(labels={list(self.label_names)}, base_model={self.base_model!r})"
 
 
+@functools.lru_cache(maxsize=None)
+def _shipped_checker(folder: str) -> LabelChecker:
+    return LabelChecker.from_pretrained(folder)
+
+
+def default_checker(task: str) -> LabelChecker | None:
+    """The flip checker shipped for ``task`` (a :class:`LabelChecker`), or None when no checker ships for it.
+    Loaded once per process (about a second from the installed MiniLM) and shared.
+
+    Shipped: ``fact-verification`` (SUPPORTS / REFUTES; VitaminC and FEVER claims), ``natural-language-inference``
+    (CAD-SNLI) and ``sentiment-analysis`` (CAD IMDb); each is all-MiniLM-L6-v2 with a 1.6 MB LoRA adapter, built by
+    ``scripts/build_checkers.py`` and measured by ``benchmarks/flip_checker.py`` (see each folder's README.md).
+
+    >>> default_checker("token-classification") is None
+    True
+    """
+    from ..embedded import CHECKER_DIR, CHECKER_TASKS
+
+    name = CHECKER_TASKS.get(task)
+    if name is None:
+        return None
+    folder = CHECKER_DIR / name
+    if not folder.is_dir():
+        raise FileNotFoundError(f"The flip checker for {task!r} is missing from the installed package ({folder}); "
+                                f"reinstall cfaug-hf, or pass checker=None to run without one.")
+    return _shipped_checker(str(folder))
+
+
 def resolve_checker(checker: Any, schema: Any, labels: Sequence[str], what: str) -> LabelChecker | None:
     """What an augmenter's ``checker=`` argument means: None (no check), ``"default"`` (the checker shipped for the
     schema's task, or None where none ships), a folder or Hub id (loaded), or a checker object. The checker must
@@ -179,13 +208,11 @@ def resolve_checker(checker: Any, schema: Any, labels: Sequence[str], what: str)
     >>> resolve_checker(None, TaskSchema.sentiment(), ["positive"], "CORE") is None
     True
     """
-    from .. import embedded
-
     if checker is None:
         return None
     shipped = isinstance(checker, str) and checker == DEFAULT_CHECKER
     if shipped:
-        checker = embedded.default_checker(schema.task)
+        checker = default_checker(schema.task)
         if checker is None:
             return None
     elif isinstance(checker, (str, os.PathLike)):
