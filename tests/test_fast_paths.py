@@ -93,6 +93,14 @@ def test_lora_merge_keeps_outputs_fingerprint_and_adapter_save(tmp_path):
         torch.testing.assert_close(gen.model(**enc).logits, unmerged_logits, atol=1e-5, rtol=1e-5)
     assert gen.fingerprint() == fp
     path = gen.save_pretrained(tmp_path / "lora")
+    # The in-memory base has no name to be reloaded from, so the adapter is saved merged into it, whole.
+    assert (path / "model.safetensors").is_file() and not (path / "adapter_model.safetensors").exists()
+    assert Generator.from_pretrained(path).generate(TEXTS) == outs
+    gen.base_model = str(tmp_path / "base")  # a named base: only the adapter is saved
+    fp = gen.fingerprint()  # the config names the base, so the fingerprint changes with it
+    gen.model.get_base_model().save_pretrained(tmp_path / "base")
+    gen.tokenizer.save_pretrained(tmp_path / "base")
+    path = gen.save_pretrained(tmp_path / "lora-adapter")
     assert (path / "adapter_model.safetensors").is_file() and not (path / "model.safetensors").exists()
     gen.unmerge_adapter()
     assert not any(m.merged for m in gen._lora_layers()) and gen.fingerprint() == fp
