@@ -23,11 +23,14 @@ TASK_NAMES = {"sentiment": "Sentiment (CAD IMDb)", "nli": "NLI (CAD SNLI)", "fv"
               "fever": "Fact verification (FEVER, paper setup)"}
 ROW_NAMES = {"none": "none (original data)", "human": "+ human CAD", "eda": "+ EDA (same size)",
              "reweight": "claim-only re-weighting (Schuster et al.)", "crossaug": "+ CrossAug",
-             "crossaug+balance": "+ CrossAug, shortcut-balanced", "icda": "+ ICDA rationale swaps (occlusion)",
+             "crossaug+balance": "+ CrossAug, shortcut-balanced", "crossaug+checker": "+ CrossAug, flip-checked",
+             "icda": "+ ICDA rationale swaps (occlusion)",
              "core": "+ CORE (CF-DPR + SmolLM2 editor)", "cf-dpr": "+ CF-DPR retrieved text only",
-             "llm-edit": "+ SmolLM2 editor without retrieval", "human (same rows)": "+ human CAD, same rows as CORE"}
+             "llm-edit": "+ SmolLM2 editor without retrieval", "human (same rows)": "+ human CAD, same rows as CORE",
+             "core+checker": "+ CORE, flip-checked", "cf-dpr+checker": "+ CF-DPR retrieved text, flip-checked",
+             "llm-edit+checker": "+ SmolLM2 editor without retrieval, flip-checked"}
 #: Rows whose gain is also compared with human counterfactuals of the same source rows (``human (same rows)``).
-SAME_ROWS = ("core", "cf-dpr", "llm-edit")
+SAME_ROWS = ("core", "cf-dpr", "llm-edit", "core+checker", "cf-dpr+checker", "llm-edit+checker")
 #: Rows kept in the raw JSON but left out of the tables, with why: made with components the release no longer ships.
 SUPERSEDED = {("fv", "crossaug"): "made with a negative-claim generator and filters the release no longer ships",
               ("fv", "crossaug+balance"): "made with a negative-claim generator and filters the release no longer "
@@ -39,6 +42,14 @@ SUPERSEDED = {("fv", "crossaug"): "made with a negative-claim generator and filt
 VALIDITY = {"sentiment": ("human", "contrast dev", None), "nli": ("human", "revised_hypothesis/test", None),
             "fever": ("reweight", "fever-symmetric", ("fever held-out", 0.80)),
             "fv": ("reweight", "fever-symmetric", None)}
+
+
+def _minutes(rows: dict[str, Any]) -> float | None:
+    seconds = [row.get("seconds") for row in rows.values()]
+    if not seconds or any(x is None for x in seconds):
+        return None
+    seeds = [len(next(iter(row["accuracy"].values()))) for row in rows.values()]
+    return round(sum(sec * n for sec, n in zip(seconds, seeds)) / 60, 1)
 
 
 def validity(name: str, results: dict[str, Any]) -> dict[str, Any] | None:
@@ -110,8 +121,11 @@ def table(result: dict[str, Any]) -> list[str]:
              f"Accuracy %, mean ± sd over {seeds} seeds{f' ({where})' if where else ''}; in brackets the gain over "
              f"`none` in points."
              + (f" {result['note']}" if result.get("note") else "")
-             + (f" CORE rows edit a seeded sample of {result['augment_limit']} training rows."
-                if result.get("augment_limit") else ""), "",
+             + (f" CORE and CrossAug rows edit a seeded sample of {result['augment_limit']} training rows."
+                if result.get("augment_limit") else "")
+             + (f" Training and scoring the heads took {_minutes(rows)} minutes in all, on 2 CPU cores with the "
+                f"encodings cached (the first encoding and any generation are not counted)."
+                if result["model"] == "frozen" and _minutes(rows) is not None else ""), "",
              "| training data | rows | " + " | ".join(tests) + (" | human-CAD gain recovered |" if human else " |")
              + (" same rows |" if same else ""),
              "|---|---|" + "---|" * len(tests) + ("---|" if human else "") + ("---|" if same else "")]
