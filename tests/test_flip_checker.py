@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from datasets import Dataset
 
-from cfaug_hf import COREAugmenter, CrossAugAugmenter, LabelChecker, LLMCounterfactualAugmenter, TaskSchema
+from cfaug_hf import COREAugmenter, CrossAugAugmenter, Generator, LabelChecker, LLMCounterfactualAugmenter, TaskSchema
 from cfaug_hf.components.checker import default_checker, resolve_checker
 from cfaug_hf.embedded import CHECKER_DIR, CHECKER_TASKS
 from cfaug_hf.filters import LabelFlipFilter
-from cfaug_hf.testing import tiny_classifier
+from cfaug_hf.testing import tiny_classifier, tiny_seq2seq
 from cfaug_hf.training import train_checker
 
 FIXTURE = Path(__file__).parent / "fixtures" / "same_meaning_rewrites.jsonl"
@@ -133,8 +133,11 @@ def test_augmenters_use_the_shipped_checker_by_default_and_none_turns_it_off(rul
     assert set(aug.checker.label_names) >= {"SUPPORTS", "REFUTES"}
     off = CrossAugAugmenter(rule_rewriter, checker=None)
     assert off.checker is None and not any(isinstance(f, LabelFlipFilter) for f in off.filters)
-    off.save_pretrained(tmp_path / "off")
-    assert CrossAugAugmenter.from_pretrained(tmp_path / "off", generator=rule_rewriter).checker is None
+    generator = Generator(*tiny_seq2seq())
+    CrossAugAugmenter(generator, checker=None).save_pretrained(tmp_path / "off")
+    assert CrossAugAugmenter.from_pretrained(tmp_path / "off").checker is None  # saved off stays off
+    CrossAugAugmenter(generator).save_pretrained(tmp_path / "on")
+    assert CrossAugAugmenter.from_pretrained(tmp_path / "on").checker.label_names == ("SUPPORTS", "REFUTES")
 
     llm = LLMCounterfactualAugmenter(lambda prompts: ["x"] * len(prompts))
     assert llm.checker is default_checker("sentiment-analysis")
