@@ -4,8 +4,8 @@ For each checker in ``cfaug_hf/data/checkers/`` (built by ``scripts/build_checke
 
 * **kept human flips**: held-out human counterfactuals, each with its flipped label; the share the checker accepts
   (the label-flip filter's rule: the label is the checker's top prediction, or its probability is at least the
-  threshold). Claims: VitaminC's held-out cases (REFUTES rows written as minimal edits of a supported claim) and every edited row of FEVER-Symmetric v0.2 dev (claim or evidence rewritten by people so the
-  label flips); NLI: CAD-SNLI dev revised premises and hypotheses; sentiment: CAD IMDb dev counterfactuals.
+  threshold). Claims: VitaminC's held-out cases (REFUTES rows written as minimal edits of a supported claim)
+  and every edited row of FEVER-Symmetric v0.2 dev (claim or evidence rewritten by people so the label flips); NLI: CAD-SNLI dev revised premises and hypotheses; sentiment: CAD IMDb dev counterfactuals.
 * **rejected same-meaning rewrites**: ``tests/fixtures/same_meaning_rewrites.jsonl`` (hand-labelled synonyms,
   paraphrases, inflections and garbled edits, each with the flipped label an augmenter would have given it); the
   share the checker does not accept.
