@@ -578,7 +578,9 @@ def provenance() -> dict[str, Any]:
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                                 check=True).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "cfaug_hf", "benchmarks"], cwd=ROOT,
+        # Results written by earlier runs are not code: they do not make this one "uncommitted".
+        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "cfaug_hf", "benchmarks",
+                                     ":!benchmarks/results", ":!benchmarks/logs"], cwd=ROOT,
                                     capture_output=True, text=True).stdout.strip())
     except (OSError, subprocess.CalledProcessError):
         commit, dirty = None, None
