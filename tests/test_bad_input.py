@@ -337,6 +337,8 @@ CASES = [
      ValueError, r"Label 'c' is not one of the checker's labels \['a', 'b'\]"),
     ("crossaug-checker-labels", NO_SETUP, lambda c: crossaug(checker=LabelChecker(*tiny_classifier(("pos", "neg")))),
      ValueError, r"CrossAug: The checker knows the labels \['pos', 'neg'\], not \['SUPPORTS', 'REFUTES'\]"),
+    ("checker-accept-threshold-range", NO_SETUP, lambda c: LabelChecker(*tiny_classifier(), accept_threshold=1.5),
+     ValueError, r"accept_threshold must be in \[0, 1\] or None, got 1.5"),
     ("crossaug-checker-not-a-checker", NO_SETUP, lambda c: crossaug(checker=3), TypeError,
      "CrossAug: checker must be a LabelChecker, a folder or Hub id of one, 'default' or None; got int"),
     ("crossaug-checker-missing-folder", NO_SETUP, lambda c: crossaug(checker="runs/not-there/checker"),

@@ -13,7 +13,7 @@ __all__ = ["train_checker"]
 
 
 def _has_module(model: Any, name: str) -> bool:
-    return any(part == name for n, _ in model.named_modules() for part in n.split(".")[-1:])
+    return any(n.rsplit(".", 1)[-1] == name for n, _ in model.named_modules())
 
 
 def _accuracy(eval_pred: Any) -> dict[str, float]:
