@@ -245,3 +245,32 @@ def cad_sentiment_sentence_pairs(split: str) -> list[dict[str, str]]:
             if a != b and len(a.split()) >= 3 and len(b.split()) >= 3:
                 out.append({"query": a, "label": pair["label"], "positive": b})
     return out
+
+
+# ------------------------------------------------------------------------------ editors: human edits, quarters
+def annotated_quarter(n: int, seed: int = 0) -> set[int]:
+    """The seeded quarter of ``n`` rows that the amplification protocol treats as annotated (their human
+    counterfactuals train the editor; the editor writes counterfactuals for the other rows)."""
+    return set(random.Random(seed).sample(range(n), n // 4))
+
+
+def cad_sentiment_edit_rows(split: str) -> Any:
+    """CAD IMDb reviews with their human counterfactual: text, counterfactual, label, target (the flipped label)."""
+    flip = {"negative": "positive", "positive": "negative"}
+    return _dataset([{"text": p["query"], "counterfactual": p["positive"], "label": p["label"],
+                      "target": flip[p["label"]]} for p in cad_sentiment_pairs(split)])
+
+
+def cad_nli_edit_rows(split: str) -> Any:
+    """CAD SNLI originals with each revised hypothesis (``original[i]`` revises into ``revised_hypothesis[2i]`` and
+    ``[2i+1]``, one per other label): premise, text (the hypothesis), counterfactual, label, target, original."""
+    base = shared_dir() / "cad_kaushik" / "NLI"
+    original = read_tsv(base / "original" / f"{split}.tsv")
+    revised = read_tsv(base / "revised_hypothesis" / f"{split}.tsv")
+    rows = []
+    for i, row in enumerate(original):
+        for r in revised[2 * i:2 * i + 2]:
+            if r["sentence1"] == row["sentence1"] and r["gold_label"] != row["gold_label"]:
+                rows.append({"premise": row["sentence1"], "text": row["sentence2"], "counterfactual": r["sentence2"],
+                             "label": row["gold_label"], "target": r["gold_label"], "original": i})
+    return _dataset(rows)

@@ -25,7 +25,8 @@ _LAZY = {
                      "PROVENANCE_COLUMNS"), "augmenter"),
     **dict.fromkeys(("Generator", "GeneratorConfig", "LabelChecker", "LabelCheckerConfig", "RationaleSelector"),
                     "components"),
-    **dict.fromkeys(("BiEncoder", "CorpusIndex", "OpenAICompatibleLLM", "local_llm"), "components"),
+    **dict.fromkeys(("BiEncoder", "CorpusIndex", "Editor", "EditorConfig", "OpenAICompatibleLLM", "local_llm"),
+                    "components"),
     **dict.fromkeys(("CFGenAugmenter", "CFGenConfig", "COREAugmenter", "COREConfig", "CrossAugAugmenter",
                      "CrossAugConfig", "ICDAConfig", "LLMConfig", "LLMCounterfactualAugmenter",
                      "RACEAugmenter", "RACEConfig", "RationaleSwapAugmenter"), "methods"),
@@ -54,7 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .augmenter import (PROVENANCE_COLUMNS, AugmentationStats, Augmenter, AugmenterConfig, Counterfactual,
                             Example, RowResult)
     from .components import Generator, GeneratorConfig, LabelChecker, LabelCheckerConfig, RationaleSelector
-    from .components import BiEncoder, CorpusIndex, OpenAICompatibleLLM, local_llm
+    from .components import BiEncoder, CorpusIndex, Editor, EditorConfig, OpenAICompatibleLLM, local_llm
     from .entities import EntityLexicon
     from .methods import (CFGenAugmenter, CFGenConfig, COREAugmenter, COREConfig, CrossAugAugmenter, CrossAugConfig,
                           ICDAConfig, LLMConfig, LLMCounterfactualAugmenter, RACEAugmenter, RACEConfig,

@@ -32,7 +32,8 @@ _BUILTIN_AUGMENTERS = {"crossaug": "cfaug_hf.methods.crossaug", "icda": "cfaug_h
 _BUILTIN_COMPONENTS = {"generator": "cfaug_hf.components.generator", "checker": "cfaug_hf.components.checker",
                        "rationale_selector": "cfaug_hf.components.rationale",
                        "bi_encoder": "cfaug_hf.components.retriever", "corpus_index": "cfaug_hf.components.retriever",
-                       "http_llm": "cfaug_hf.components.llm", "ner": "cfaug_hf.components.ner"}
+                       "http_llm": "cfaug_hf.components.llm", "ner": "cfaug_hf.components.ner",
+                       "editor": "cfaug_hf.components.editor"}
 
 
 def register_augmenter(cls: type) -> type:

@@ -129,10 +129,7 @@ def calibrate(task: str, checker) -> None:
 
 
 def save_half(checker, target: Path) -> None:
-    """Save with the adapter, pooler and head in float16 (peft casts them back to the base's float32 on load)."""
-    for name, param in checker.model.named_parameters():
-        if "lora_" in name or "modules_to_save" in name:
-            param.data = param.data.half()
+    checker.halve_adapter()
     checker.save_pretrained(target, overwrite=True)
 
 

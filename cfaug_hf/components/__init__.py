@@ -3,6 +3,7 @@
 from .. import registry
 from .base import Component, ComponentLoadError, atomic_directory
 from .checker import LabelChecker, LabelCheckerConfig
+from .editor import Editor, EditorConfig
 from ..generation import GenerationResult
 from .generator import Generator, GeneratorConfig
 from .llm import HTTPLLMConfig, OpenAICompatibleLLM, local_llm
@@ -14,7 +15,7 @@ COMPONENT_TYPES = registry.COMPONENTS
 
 __all__ = [
     "COMPONENT_TYPES", "Component", "ComponentLoadError", "atomic_directory",
-    "Generator", "GeneratorConfig", "GenerationResult", "LabelChecker", "LabelCheckerConfig",
+    "Editor", "EditorConfig", "Generator", "GeneratorConfig", "GenerationResult", "LabelChecker", "LabelCheckerConfig",
     "RationaleSelector", "SentenceRationaleModel", "SentenceRationaleConfig", "BiEncoder", "BiEncoderConfig",
     "CorpusIndex", "IndexConfig", "OpenAICompatibleLLM", "HTTPLLMConfig", "local_llm",
 ]

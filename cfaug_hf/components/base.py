@@ -263,6 +263,16 @@ class PretrainedComponent(Component):
 
         return isinstance(self.model, PeftModel)
 
+    def halve_adapter(self) -> None:
+        """Keep the LoRA adapter and the modules trained whole in float16, halving the saved adapter (peft casts
+        them back to the base's dtype when it loads them); the shipped checkers and editors are saved this way."""
+        if not self._is_peft():
+            raise ValueError(f"{type(self).__name__}.halve_adapter: the model has no LoRA adapter.")
+        for name, param in self.model.named_parameters():
+            if "lora_" in name or "modules_to_save" in name:
+                param.data = param.data.half()
+        self.forget_fingerprint()
+
     def _saves_adapter(self) -> bool:
         """Whether :meth:`save_pretrained` writes only a LoRA adapter: it has one and its base has a name to be
         loaded from again (an in-memory base is saved whole, adapter merged in)."""

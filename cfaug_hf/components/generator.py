@@ -380,7 +380,7 @@ class Generator(PretrainedComponent):
     def _load(cls, folder: Path, config: dict[str, Any], *, device: str | None = None, **overrides: Any) -> Generator:
         from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer, EncoderDecoderModel
 
-        gen_config = cls._config_section(folder, config, "generator", GeneratorConfig)
+        gen_config = cls._config_section(folder, config, "generator", cls.config_class)
         tokenizer = AutoTokenizer.from_pretrained(folder)
         if config.get("adapter"):
             auto = AutoModelForSeq2SeqLM if config.get("is_encoder_decoder") else AutoModelForCausalLM

