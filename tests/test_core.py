@@ -227,8 +227,10 @@ def test_core_counts_unusable_answers_and_ablations():
 
 def test_core_bad_set_up():
     enc, index = core_parts()
-    with pytest.raises(TypeError, match="needs an editor"):
-        COREAugmenter(retriever=enc, index=index)
+    with pytest.raises(TypeError, match="needs an editor"):  # no editor ships for a generic text task
+        COREAugmenter(schema=TaskSchema(text_columns=("text",), edit_columns=("text",), label_column="label",
+                                        label_names=("a", "b"), task="text-classification"),
+                      retriever=enc, index=index)
     with pytest.raises(TypeError, match="needs retriever="):
         COREAugmenter(lambda p: p)
     with pytest.raises(SchemaError, match="edits one text column"):

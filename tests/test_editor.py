@@ -218,3 +218,64 @@ def test_core_with_a_trained_tiny_editor_runs_end_to_end(tmp_path):
 
     again = Augmenter.from_pretrained(tmp_path / "aug")
     assert isinstance(again.editor, Editor) and again.editor.fingerprint() == editor.fingerprint()
+
+
+def test_llm_augmenter_with_an_editor_rewrites_sentiment_and_nli():
+    from cfaug_hf import LLMCounterfactualAugmenter
+
+    editor = ScriptedEditor({"the food was bad .": ["the food was bad .", "the food was good ."],
+                             "a man sleeps .": ["a man runs .", "a man is awake ."]})
+    aug = LLMCounterfactualAugmenter(editor, checker=None, keep_original=False)
+    out = aug.augment(Dataset.from_dict({"text": ["the food was bad .", "no change here ."],
+                                         "label": ["negative", "negative"]}))
+    assert out["text"] == ["the food was good ."] and out["label"] == ["positive"]
+    assert aug.stats.to_dict()["skipped"] == {"llm_unchanged": 1}
+    nli = LLMCounterfactualAugmenter(editor, TaskSchema.nli(), checker=None, keep_original=False,
+                                     constraints=False)
+    out = nli.augment(Dataset.from_dict({"premise": ["a man runs in the park ."], "hypothesis": ["a man sleeps ."],
+                                         "label": ["contradiction"]}))
+    # One edit per target label, each given the premise as its context.
+    assert sorted(out["label"]) == ["entailment", "neutral"] and len(editor.calls[-1]["texts"]) == 2
+    assert editor.calls[-1]["contexts"] == ["a man runs in the park ."] * 2
+    with pytest.raises(TypeError, match="NER"):
+        LLMCounterfactualAugmenter(editor, TaskSchema.token_classification(tag_names=("O", "B-PER", "I-PER")))
+
+
+def test_amplify_trains_on_the_annotated_rows_and_writes_for_the_others():
+    from cfaug_hf.amplify import amplify
+
+    data = Dataset.from_dict({"text": ["It was dull. The end.", "It was fine.", "A bad plot.", "Great cast."],
+                              "label": ["negative", "positive", "negative", "positive"],
+                              "counterfactual": ["It was gripping. The end.", None, "", None]})
+    editor = ScriptedEditor({"It was fine.": ["It was awful."], "A bad plot.": ["A fine plot."]})
+    out, report = amplify(data, editor=editor, checker=None, edit_sentences=0, train_options={"max_steps": 0})
+    assert report.annotated_rows == 1 and report.training_pairs == 1 and report.rows_edited == 3
+    kinds = list(zip(out["cf_kind"], out["text"], out["label"]))
+    assert kinds[:4] == [("original", t, lab) for t, lab in zip(data["text"], data["label"])]
+    assert ("human", "It was gripping. The end.", "positive") in kinds
+    assert ("llm-edit", "It was awful.", "negative") in kinds and ("llm-edit", "A fine plot.", "positive") in kinds
+    assert report.editor_counterfactuals == 2 and "counterfactual" not in out.column_names
+    human = out.filter(lambda k: k == "human", input_columns="cf_kind")[0]
+    assert human["cf_method"] == "human" and human["cf_original_label"] == "negative"
+    assert human["cf_source_id"] == out[0]["cf_source_id"]
+    lines = report.summary_lines()
+    assert lines[0].startswith("annotated rows: 1")
+
+
+def test_amplify_refuses_bad_input_with_the_row_and_column():
+    from cfaug_hf.amplify import amplify
+
+    editor = ScriptedEditor({})
+    base = {"text": ["a", "b"], "label": ["negative", "positive"]}
+    with pytest.raises(Exception, match="column 'counterfactual' is missing"):
+        amplify(Dataset.from_dict(base), editor=editor, checker=None)
+    with pytest.raises(Exception, match="no row has a human counterfactual"):
+        amplify(Dataset.from_dict({**base, "counterfactual": [None, ""]}), editor=editor, checker=None)
+    with pytest.raises(Exception, match="row 1, column 'counterfactual': expected a string"):
+        amplify(Dataset.from_dict({**base, "counterfactual": [None, 3]}), editor=editor, checker=None)
+    nli = Dataset.from_dict({"premise": ["p"], "hypothesis": ["h"], "label": ["neutral"], "counterfactual": ["x"]})
+    with pytest.raises(Exception, match="target_column"):
+        amplify(nli, TaskSchema.nli(), editor=editor, checker=None)
+    nli = nli.add_column("target", ["neutral"])
+    with pytest.raises(Exception, match="row 0: the counterfactual's label 'neutral' equals"):
+        amplify(nli, TaskSchema.nli(), target_column="target", editor=editor, checker=None)

@@ -14,8 +14,8 @@ from typing import Any
 from ..fingerprint import stable_hash
 from .generator import Generator, GeneratorConfig
 
-__all__ = ["Editor", "EditorConfig", "edit_input", "EDITOR_TASKS", "DEFAULT_EDITOR", "default_editor",
-           "resolve_editor"]
+__all__ = ["Editor", "EditorConfig", "edit_input", "EDITOR_TASKS", "DEFAULT_EDITOR",
+           "resolve_editor", "candidates", "rank_by_checker"]
 
 #: Tasks an editor ships for inside the package (``cfaug_hf/data/editors/<task>``).
 EDITOR_TASKS = ("sentiment", "nli")
@@ -153,6 +153,24 @@ def candidates(text: str, outputs: Sequence[str]) -> list[str]:
             seen.add(key)
             out.append(o)
     return out
+
+
+def rank_by_checker(options: Sequence[Sequence[str]], targets: Sequence[str], checker: Any,
+                    premises: Sequence[str | None] | None = None) -> list[list[tuple[str, float | None]]]:
+    """Each row's candidates with the checker's probability of the row's target, best first (one batched call for
+    all rows; ``premises`` for pair checkers such as NLI's). Without a checker the order is kept, scores None."""
+    if checker is None:
+        return [[(c, None) for c in cands] for cands in options]
+    flat = [(j, c) for j, cands in enumerate(options) for c in cands]
+    out: list[list[tuple[str, float | None]]] = [[] for _ in options]
+    if not flat:
+        return out
+    texts = [c for _, c in flat]
+    probs = (checker.predict_proba([premises[j] for j, _ in flat], texts) if premises is not None
+             else checker.predict_proba(texts))
+    for (j, c), row in zip(flat, probs):
+        out[j].append((c, float(row[checker.label_id(targets[j])])))
+    return [sorted(row, key=lambda cp: -cp[1]) for row in out]
 
 
 @functools.lru_cache(maxsize=None)

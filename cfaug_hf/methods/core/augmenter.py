@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import DEFAULT_CHECKER, LabelChecker, resolve_checker
-from ...components.editor import Editor, candidates
+from ...components.editor import DEFAULT_EDITOR, EDITOR_TASKS, Editor, candidates, rank_by_checker, resolve_editor
 from ...filters import LabelFlipFilter
 from ...fingerprint import stable_hash
 from ...generation import as_text_generator, screen_answer
@@ -42,9 +43,12 @@ class COREAugmenter(Augmenter):
     Input columns: the schema's text columns (sentiment / text: one text; NLI: premise, hypothesis) and label.
 
     Args:
-        editor: a text generator taking whole prompts: :func:`~cfaug_hf.components.llm.local_llm` (offline
-            SmolLM2), :class:`~cfaug_hf.components.llm.OpenAICompatibleLLM`, or a callable ``prompts -> answers``.
-            Not needed with ``mode="retrieval_only"``.
+        editor: ``"default"``: the :class:`~cfaug_hf.Editor` shipped for the task (sentiment, NLI: SmolLM2-135M
+            with an adapter learned from CAD), which reads the retrieved keywords and the context and writes
+            candidates the checker chooses among; a trained Editor or its folder / Hub id; or a text generator taking
+            whole few-shot prompts: :func:`~cfaug_hf.components.llm.local_llm`,
+            :class:`~cfaug_hf.components.llm.OpenAICompatibleLLM` (an endpoint LLM), or a callable
+            ``prompts -> answers``. Not needed with ``mode="retrieval_only"``.
         schema: the task schema (default :meth:`TaskSchema.sentiment`).
         retriever, index: a :class:`~cfaug_hf.components.retriever.BiEncoder` and the
             :class:`~cfaug_hf.components.retriever.CorpusIndex` it built. Not needed with ``mode="editor_only"``.
@@ -77,7 +81,7 @@ class COREAugmenter(Augmenter):
     config_class = COREConfig
     citation = CORE_CITATION
 
-    def __init__(self, editor: Any = None, schema: TaskSchema | None = None, *, retriever: Any = None,
+    def __init__(self, editor: Any = DEFAULT_EDITOR, schema: TaskSchema | None = None, *, retriever: Any = None,
                  index: Any = None, reranker: LabelChecker | None = None,
                  checker: LabelChecker | str | None = DEFAULT_CHECKER,
                  sentence_scorer: Any = None, config: COREConfig | None = None, filters: Sequence[Any] | None = None,
@@ -98,9 +102,15 @@ class COREAugmenter(Augmenter):
                 raise SchemaError(f"CORE's {self.task!r} template edits one text column, got {list(schema.text_columns)};"
                                   f" use task='nli' for sentence pairs.")
             self.edit_column = schema.text_columns[0]
+        if isinstance(editor, str) and editor == DEFAULT_EDITOR:
+            editor = None if cfg.mode == "retrieval_only" or self.task not in EDITOR_TASKS else \
+                resolve_editor(editor, self.task, "CORE")
+        elif isinstance(editor, (str, os.PathLike)):
+            editor = resolve_editor(str(editor), self.task, "CORE")
         if cfg.mode != "retrieval_only" and editor is None:
-            raise TypeError(f"COREAugmenter(mode={cfg.mode!r}) needs an editor: local_llm(), OpenAICompatibleLLM(...) "
-                            f"or a callable prompts -> answers.")
+            raise TypeError(f"COREAugmenter(mode={cfg.mode!r}) needs an editor: a trained Editor (shipped for "
+                            f"{list(EDITOR_TASKS)}; this is task {self.task!r}), local_llm(), "
+                            f"OpenAICompatibleLLM(...) or a callable prompts -> answers.")
         if cfg.mode != "editor_only":
             if retriever is None or index is None:
                 raise TypeError(f"COREAugmenter(mode={cfg.mode!r}) needs retriever= (a BiEncoder) and index= (the "
@@ -319,10 +329,9 @@ class COREAugmenter(Augmenter):
             seeds.append(stable_hash("core", ex.seed, target, -1 if pos is None else pos) % (2 ** 31))
         gen = self.editor.edit_with_info(texts, targets, contexts=contexts, keywords=words_of, seeds=seeds)
         options = [candidates(text, outs) for text, outs in zip(texts, gen.texts)]
-        scores = self._target_scores(options, targets, contexts if self.task == "nli" else None)
+        ranked_all = rank_by_checker(options, targets, self.checker, contexts if self.task == "nli" else None)
         for j, ((t, pos, text), target, best, words) in enumerate(jobs):
-            ranked = sorted(zip(options[j], scores[j]), key=lambda c: -c[1]) if scores[j] else \
-                [(c, None) for c in options[j]]
+            ranked = ranked_all[j]
             reasons = [screen_answer(c, text) for c, _ in ranked]
             chosen = next((c for c, why in zip(ranked, reasons) if why is None), None)
             if chosen is None:
@@ -331,22 +340,6 @@ class COREAugmenter(Augmenter):
             info = {"keywords": words, "excerpts": best or None, "candidates": len(options[j]),
                     "checker_prob": None if chosen[1] is None else round(chosen[1], 4)}
             edits.setdefault((t, target), []).append((pos, chosen[0], info))
-
-    def _target_scores(self, options: list[list[str]], targets: list[str],
-                       premises: list[str | None] | None) -> list[list[float]]:
-        """The checker's probability of each candidate's target label (empty lists without a checker)."""
-        if self.checker is None:
-            return [[] for _ in options]
-        flat = [(j, c) for j, cands in enumerate(options) for c in cands]
-        if not flat:
-            return [[] for _ in options]
-        cands = [c for _, c in flat]
-        probs = (self.checker.predict_proba([premises[j] for j, _ in flat], cands) if premises is not None
-                 else self.checker.predict_proba(cands))
-        out: list[list[float]] = [[] for _ in options]
-        for (j, _), row in zip(flat, probs):
-            out[j].append(float(row[self.checker.label_id(targets[j])]))
-        return out
 
     def _emit_cf(self, ex: Example, res: RowResult, target: str, text: str, edit: dict[str, Any],
                  kind: str) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import DEFAULT_CHECKER, resolve_checker
+from ...components.editor import Editor, rank_by_checker
 from ...entities import MarkupError, iob2_spans, mark_entities, relation_entities, replace_entities
 from ...filters import (LabelFlipFilter, NERConstraintFilter, NLIConstraintFilter, REConstraintFilter,
                         TagConsistencyFilter)
@@ -153,6 +154,9 @@ class LLMCounterfactualAugmenter(Augmenter):
             raise ValueError("demo_pool is empty.")
         if task == "ner" and checker is not None and not (isinstance(checker, str) and checker == DEFAULT_CHECKER):
             raise TypeError("checker= checks one label per row; for NER pass tagger= (token lists -> tags).")
+        if isinstance(llm, Editor) and task == "ner":
+            raise TypeError("An Editor rewrites a text toward a label; NER counterfactuals need a prompted LLM "
+                            "(local_llm() or OpenAICompatibleLLM) that proposes entity replacements.")
         checker = None if task == "ner" else resolve_checker(checker, schema, schema.label_names, "LLM augmenter")
         self.llm, self.checker, self.tagger, self.demo_encoder = llm, checker, tagger, demo_encoder
         self._pool_vectors: Any = None
@@ -283,7 +287,7 @@ class LLMCounterfactualAugmenter(Augmenter):
                 res.events.append("skipped:no_target")
                 continue
             res.events += [f"target:{t}" for t in targets]
-            if self.task == "nli":
+            if self.task == "nli" and not isinstance(self.llm, Editor):
                 premise, hypothesis = (ex[c] for c in self.schema.text_columns)
                 jobs.append((i, targets, {"premise": premise, "hypothesis": hypothesis, "label": ex.label,
                                           "targets": targets}, ""))
@@ -294,6 +298,9 @@ class LLMCounterfactualAugmenter(Augmenter):
             for t in targets:
                 jobs.append((i, [t], {"text": text, "label": ex.label, "target": t}, rest))
         if not jobs:
+            return results
+        if isinstance(self.llm, Editor):
+            self._edit(examples, results, jobs)
             return results
         demos = self.demonstrations_for([row for _, _, row, _ in jobs])
         prompts = [build_prompt(self.task, row, demonstrations=d, guidelines=cfg.guidelines, cot=cfg.cot,
@@ -314,6 +321,21 @@ class LLMCounterfactualAugmenter(Augmenter):
             else:
                 self._rewrite(ex, res, answers, row, extra)
         return results
+
+    def _edit(self, examples: list[Example], results: list[RowResult], jobs: list[Any]) -> None:
+        """Rewrite with a trained :class:`~cfaug_hf.Editor` (NLI: the hypothesis, the premise as its context); its
+        candidates go to the usual checks best first, as the checker rates them for the target."""
+        premises = ([examples[i][self.schema.text_columns[0]] for i, _, _, _ in jobs] if self.task == "nli"
+                    else None)
+        texts, targets = [row["text"] for _, _, row, _ in jobs], [row["target"] for _, _, row, _ in jobs]
+        seeds = [stable_hash("llm", examples[i].seed, *t) % (2 ** 31) for i, t, _, _ in jobs]
+        outs = self.llm.edit(texts, targets, contexts=premises, seeds=seeds)
+        ranked = rank_by_checker(outs, targets, self.checker, premises)
+        for (i, _, row, rest), options in zip(jobs, ranked):
+            if not options:  # every candidate was empty or the text itself
+                results[i].events.append("skipped:llm_unchanged")
+                continue
+            self._rewrite(examples[i], results[i], [(c, False) for c, _ in options], row, rest)
 
     def _fail(self, res: RowResult, reason: str | None, truncated: bool) -> None:
         reason = reason or "llm_unparseable"
