@@ -66,7 +66,7 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
         target_column: the label of each human counterfactual; optional when the task has two labels (it is the
             other one).
         editor: a causal LM id/folder to train the editor from (default SmolLM2-135M-Instruct, shipped on PyPI),
-            or an :class:`~cfaug_hf.Editor` (trained further on the pairs unless ``train_options`` is
+            or an :class:`~cfaug_hf.Editor` or its saved folder (trained further on the pairs unless ``train_options`` is
             ``{"max_steps": 0}``).
         checker: the flip checker (CORE's argument: ``"default"`` is the one shipped for the task, None is off);
             it picks among the editor's candidates and filters the counterfactuals.
@@ -147,7 +147,10 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
         raise SchemaError("amplify: the human counterfactuals change no sentence of their rows; nothing to learn.")
     options = dict(train_options or {})
     if not isinstance(editor, Editor):
-        editor = Editor.from_base(editor)
+        from pathlib import Path
+
+        saved = Path(editor) / Editor.config_name
+        editor = Editor.from_pretrained(editor) if saved.is_file() else Editor.from_base(editor)
     task = "nli" if nli else "sentiment" if schema.task == "sentiment-analysis" else "text"
     if options.get("max_steps") != 0:
         editor = train_editor(editor, pairs, task=task, seed=seed, **options)

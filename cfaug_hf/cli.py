@@ -103,6 +103,33 @@ def _cmd_crossaug(args: argparse.Namespace) -> None:
     print(f"Saved {len(augmented)} rows to {args.out}")
 
 
+def _cmd_amplify(args: argparse.Namespace) -> None:
+    import json
+
+    from .amplify import amplify
+    from .hub import save_dataset
+
+    if args.task == "fact-verification":
+        raise UsageError("amplify edits sentiment-style texts or NLI hypotheses; use --task sentiment or nli.")
+    schema = _schema_from_args(args)
+    _check_out(args.out, args.data, kind=None, overwrite=args.overwrite)
+    dataset = _load_local(args.data)
+    checker = None if args.no_checker else args.checker or "default"
+    options: dict[str, Any] = {"num_train_epochs": args.epochs, "batch_size": args.train_batch_size}
+    if args.max_steps is not None:
+        options["max_steps"] = args.max_steps
+    augmented, report = amplify(dataset, schema, counterfactual_column=args.counterfactual_column,
+                                target_column=args.target_column, editor=args.editor, checker=checker,
+                                edit_sentences=args.edit_sentences, limit=args.limit, seed=args.seed,
+                                train_options=options)
+    out = Path(args.out)
+    save_dataset(augmented, out / "data", overwrite=args.overwrite)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps(report.to_dict(), indent=1, default=str) + "\n")
+    print("\n".join(report.summary_lines()))
+    print(f"Saved {len(augmented)} rows to {out / 'data'} and the report to {out / 'report.json'}")
+
+
 def _cmd_push(args: argparse.Namespace) -> None:
     import json
 
@@ -246,6 +273,41 @@ def build_parser() -> argparse.ArgumentParser:
     ca.add_argument("--num-proc", type=_positive_int, default=None, help="worker processes for the map")
     ca.add_argument("--seed", type=int, default=0, help="augmenter seed (default 0)")
     ca.set_defaults(func=_cmd_crossaug)
+
+    am = command("amplify", "Annotate a few rows, let an editor learned from them write the rest.",
+                 "Train a counterfactual editor (SmolLM2-135M with LoRA by default) on the rows of DATA that have a "
+                 "human counterfactual in --counterfactual-column (empty or null elsewhere), then write "
+                 "counterfactuals for the other rows, checked by the flip checker shipped for the task. Writes "
+                 "OUT/data (originals, human and editor counterfactuals, with provenance) and OUT/report.json.")
+    am.add_argument("data", help="saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file")
+    am.add_argument("--out", required=True, help="new or empty folder for data/ and report.json")
+    am.add_argument("--overwrite", action="store_true", help="write into a non-empty folder")
+    am.add_argument("--task", choices=["sentiment", "nli"], default="sentiment", help="task preset (default "
+                                                                                       "sentiment)")
+    am.add_argument("--columns", help="the text columns in preset order, comma-separated (default text / "
+                                      "premise,hypothesis)")
+    am.add_argument("--label-column", default="label", help="column holding the label (default label)")
+    am.add_argument("--id-column", default=None, help="column with a stable row id used as cf_source_id")
+    am.add_argument("--counterfactual-column", default="counterfactual",
+                    help="column with each annotated row's human counterfactual (default counterfactual)")
+    am.add_argument("--target-column", help="column with each human counterfactual's label (needed with more "
+                                            "than two labels)")
+    am.add_argument("--editor", default="HuggingFaceTB/SmolLM2-135M-Instruct",
+                    help="causal LM to train the editor from, or a saved Editor folder (default SmolLM2-135M)")
+    am.add_argument("--epochs", type=float, default=1.0, help="editor training epochs (default 1)")
+    am.add_argument("--max-steps", type=int, default=None, help="stop editor training after this many steps "
+                                                                "(0: use --editor as it is)")
+    am.add_argument("--train-batch-size", type=_positive_int, default=8, help="editor training batch (default 8)")
+    am.add_argument("--edit-sentences", type=int, default=None,
+                    help="sentences rewritten per text (default 3; 0 rewrites whole texts; NLI edits hypotheses)")
+    am.add_argument("--limit", type=_positive_int, default=None, help="edit a seeded sample of this many rows")
+    chk = am.add_mutually_exclusive_group()
+    chk.add_argument("--checker", help="folder or Hub id of the flip checker (default: the one shipped for the "
+                                       "task)")
+    chk.add_argument("--no-checker", action="store_true", help="keep the editor's first candidate unchecked")
+    am.add_argument("--nei", action="store_true", help=argparse.SUPPRESS)
+    am.add_argument("--seed", type=int, default=0, help="seed for training and editing (default 0)")
+    am.set_defaults(func=_cmd_amplify)
 
     push = command("push", "Push a saved component, augmenter or augmented dataset to the Hub.",
                    "Push a folder written by save_pretrained (generator, checker, rationale selector, augmenter) "

@@ -279,3 +279,25 @@ def test_amplify_refuses_bad_input_with_the_row_and_column():
     nli = nli.add_column("target", ["neutral"])
     with pytest.raises(Exception, match="row 0: the counterfactual's label 'neutral' equals"):
         amplify(nli, TaskSchema.nli(), target_column="target", editor=editor, checker=None)
+
+
+def test_cfaug_amplify_command(tmp_path, capsys):
+    from cfaug_hf.cli import main
+
+    Editor(*tiny_causal_lm(), max_new_tokens=4, num_return_sequences=1).save_pretrained(tmp_path / "editor")
+    rows = [{"text": "the food was bad .", "label": "negative", "counterfactual": "the food was good ."},
+            {"text": "the staff was great .", "label": "positive", "counterfactual": None},
+            {"text": "the room was dirty .", "label": "negative", "counterfactual": None}]
+    (tmp_path / "data.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    code = main(["amplify", str(tmp_path / "data.jsonl"), "--out", str(tmp_path / "out"), "--editor",
+                 str(tmp_path / "editor"), "--max-steps", "0", "--no-checker", "--edit-sentences", "0"])
+    assert code == 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["annotated_rows"] == 1 and report["rows_edited"] == 2
+    from datasets import load_from_disk
+
+    out = load_from_disk(str(tmp_path / "out" / "data"))
+    assert out["cf_kind"][:3] == ["original"] * 3 and "human" in out["cf_kind"]
+    assert "annotated rows: 1" in capsys.readouterr().out
+    assert main(["amplify", str(tmp_path / "data.jsonl"), "--out", str(tmp_path / "x"), "--task", "nli",
+                 "--no-checker"]) != 0  # no premise/hypothesis columns: a clear error, not a traceback
