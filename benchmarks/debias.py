@@ -45,6 +45,14 @@ Rows (training sets):
   human (same rows)
              original + the human counterfactuals of the same rows CORE edits (the fair ceiling with
              --augment-limit)
+  editor+checker, amplify, human (quarter), human (editor rows)
+             the editors learned from human counterfactuals (sentiment, nli): the shipped editor was trained on
+             the CAD pairs of a seeded annotated quarter of the training rows (scripts/build_editors.py);
+             editor+checker is original + its counterfactuals of rows outside that quarter (a seeded sample of
+             --augment-limit of them), through COREAugmenter(mode="editor_only") with its defaults (the shipped
+             flip checker picks among 4 candidates and filters); amplify adds the quarter's human counterfactuals
+             too (the amplification protocol); human (quarter) is original + the quarter's human counterfactuals
+             only; human (editor rows) is original + the human counterfactuals of the rows the editor rewrote
 Models: ``bow`` is TF-IDF word 1-2 grams per text column + logistic regression (minutes for everything);
 ``frozen`` is the frozen-encoder yardstick (benchmarks/frozen_yardstick.py: MiniLM vectors computed once and cached,
 then a ``--head lr`` or ``mlp`` trained per seed on a bootstrap sample of the rows); any other value is a Hugging
@@ -83,7 +91,7 @@ def sentiment_config() -> dict[str, Any]:
     train = cad_sentiment("orig", "train")
     return {"schema": TaskSchema.sentiment(id_column="id"), "train": train,
             "human": lambda train, seed: concatenate_datasets([train, cad_sentiment("new", "train")]),
-            "icda": icda_occlusion, **core_rows("sentiment"),
+            "icda": icda_occlusion, **core_rows("sentiment"), **editor_table_rows("sentiment"),
             "tests": {"orig/test": cad_sentiment("orig", "test"), "new/test (CAD)": cad_sentiment("new", "test"),
                       "contrast dev": imdb_contrast("contrast")}}
 
@@ -94,7 +102,7 @@ def nli_config() -> dict[str, Any]:
     train = cad_nli("original", "train")
     return {"schema": TaskSchema.nli(id_column="id"), "train": train,
             "human": lambda train, seed: concatenate_datasets([train, cad_nli("revised_combined", "train")]),
-            **core_rows("nli"),
+            **core_rows("nli"), **editor_table_rows("nli"),
             "tests": {"original/test": cad_nli("original", "test"),
                       "revised_hypothesis/test": cad_nli("revised_hypothesis", "test"),
                       "revised_premise/test": cad_nli("revised_premise", "test")}}
@@ -441,6 +449,132 @@ def human_same_rows(train: Any, seed: int, *, task: str) -> Any:
                          "id": r["id"] + "-human"})
     NOTES["human (same rows)"] = {"rows": len(subset), "counterfactuals": len(rows)}
     return concatenate_datasets([train, Dataset.from_list(rows).cast(train.features)])
+
+
+def _schema_of(task: str) -> TaskSchema:
+    return TaskSchema.sentiment(id_column="id") if task == "sentiment" else TaskSchema.nli(id_column="id")
+
+
+def _human_by_row(task: str) -> dict[Any, list[tuple[str, str]]]:
+    """Human counterfactuals of CAD train by original row key: [(edited text, its label)]."""
+    from shared_data import cad_nli_edit_rows, cad_sentiment_edit_rows
+
+    out: dict[Any, list[tuple[str, str]]] = {}
+    if task == "sentiment":
+        for r in cad_sentiment_edit_rows("train"):
+            out.setdefault(r["text"], []).append((r["counterfactual"], r["target"]))
+    else:
+        for r in cad_nli_edit_rows("train"):
+            out.setdefault((r["premise"], r["text"]), []).append((r["counterfactual"], r["target"]))
+    return out
+
+
+def _row_key(task: str, row: dict[str, Any]) -> Any:
+    return row["text"] if task == "sentiment" else (row["premise"], row["hypothesis"])
+
+
+def annotated_rows(train: Any, task: str) -> list[int]:
+    """The training rows of the annotated quarter the shipped editor learned from (scripts/build_editors.py)."""
+    from shared_data import annotated_quarter, cad_nli_edit_rows, cad_sentiment_edit_rows
+
+    if task == "sentiment":
+        rows = cad_sentiment_edit_rows("train")
+        keys = {rows[i]["text"] for i in annotated_quarter(len(rows))}
+    else:
+        rows = cad_nli_edit_rows("train")
+        quarter = annotated_quarter(max(rows["original"]) + 1)
+        keys = {(r["premise"], r["text"]) for r in rows if r["original"] in quarter}
+    return [i for i, r in enumerate(train) if _row_key(task, r) in keys]
+
+
+def editor_subset(train: Any, task: str) -> Any:
+    """The rows the shipped editor rewrites: a seeded sample of AUGMENT_LIMIT rows outside the annotated quarter
+    (all of them without a limit), so it never rewrites a row whose human counterfactual it learned from."""
+    seen = set(annotated_rows(train, task))
+    rest = [i for i in range(len(train)) if i not in seen]
+    if AUGMENT_LIMIT and AUGMENT_LIMIT < len(rest):
+        rest = sorted(random.Random(0).sample(rest, AUGMENT_LIMIT))
+    return train.select(rest)
+
+
+def human_rows(train: Any, task: str, subset: Any, note: str) -> Any:
+    """The human counterfactuals (CAD) of ``subset``'s rows, in ``train``'s features."""
+    from datasets import Dataset
+
+    human, column = _human_by_row(task), ("text" if task == "sentiment" else "hypothesis")
+    rows = [{**r, column: text, "label": label, "id": f"{r['id']}-human{k}"}
+            for r in subset for k, (text, label) in enumerate(human.get(_row_key(task, r), []))]
+    NOTES[note] = {"rows": len(subset), "counterfactuals": len(rows)}
+    return Dataset.from_list(rows).cast(train.features)
+
+
+def human_quarter(train: Any, seed: int, *, task: str) -> Any:
+    """Original rows + the human counterfactuals of the annotated quarter (what the amplification protocol buys)."""
+    from datasets import concatenate_datasets
+
+    quarter = train.select(annotated_rows(train, task))
+    return concatenate_datasets([train, human_rows(train, task, quarter, "human (quarter)")])
+
+
+def human_editor_rows(train: Any, seed: int, *, task: str) -> Any:
+    """Original rows + the human counterfactuals of the rows the editor rewrites (its ceiling)."""
+    from datasets import concatenate_datasets
+
+    return concatenate_datasets([train, human_rows(train, task, editor_subset(train, task), "human (editor rows)")])
+
+
+def editor_counterfactuals(train: Any, task: str) -> Any:
+    """The shipped editor's counterfactuals of :func:`editor_subset`, through COREAugmenter(mode="editor_only")
+    with its defaults (the shipped flip checker picks among 4 candidates and filters); sentiment rewrites the 3
+    sentences of each review the checker finds most polar. Cached by data and augmenter fingerprints."""
+    from datasets import load_from_disk
+
+    from cfaug_hf import AugmentationStats, COREAugmenter, Editor
+
+    schema = _schema_of(task)
+    augmenter = COREAugmenter(Editor.default(task), schema, mode="editor_only", keep_original=False,
+                              edit_sentences=3 if task == "sentiment" else 0)
+    subset = editor_subset(train, task)
+    out_dir = CACHE / f"editor_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
+    if (out_dir / "dataset_info.json").is_file():
+        cfs = load_from_disk(str(out_dir))
+    else:
+        start = time.perf_counter()
+        cfs = augmenter.augment(subset)
+        print("\n".join(augmenter.stats.summary_lines()))
+        print(f"editor ({task}) took {time.perf_counter() - start:.0f}s")
+        cfs.save_to_disk(str(out_dir))
+    stats = AugmentationStats.from_dataset(cfs).to_dict()
+    NOTES["editor+checker"] = {"rows_edited": len(subset), "counterfactuals": len(cfs),
+                               "components": component_digests(augmenter), "skipped": stats.get("skipped", {}),
+                               "filtered": stats.get("filtered", {}),
+                               "editor": f"shipped {task} editor (SmolLM2-135M + LoRA, scripts/build_editors.py)"}
+    from cfaug_hf.augmenter import PROVENANCE_COLUMNS
+
+    return cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)
+
+
+def editor_rows(train: Any, seed: int, *, task: str, amplify: bool = False) -> Any:
+    """Original rows + the shipped editor's counterfactuals; ``amplify``: + the annotated quarter's human ones too
+    (the amplification protocol: annotate a quarter, let the editor write for the rest)."""
+    from datasets import concatenate_datasets
+
+    parts = [train]
+    if amplify:
+        parts.append(human_rows(train, task, train.select(annotated_rows(train, task)), "human (quarter)"))
+    parts.append(editor_counterfactuals(train, task))
+    if amplify:
+        NOTES["amplify"] = {**NOTES.pop("human (quarter)"), **NOTES["editor+checker"]}
+    return concatenate_datasets(parts)
+
+
+def editor_table_rows(task: str) -> dict[str, Any]:
+    from functools import partial
+
+    return {"human (quarter)": partial(human_quarter, task=task),
+            "editor+checker": partial(editor_rows, task=task),
+            "amplify": partial(editor_rows, task=task, amplify=True),
+            "human (editor rows)": partial(human_editor_rows, task=task)}
 
 
 ROW_OF_MODE = {"core": "core", "retrieval_only": "cf-dpr", "editor_only": "llm-edit"}
