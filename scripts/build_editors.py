@@ -10,6 +10,10 @@ saved in half precision (about 5 MB) naming its base:
   whose human counterfactuals it never saw.
 - ``nli``: CAD-SNLI train, revised hypotheses (every target label) with the premise as context, from the annotated
   quarter of the originals.
+- ``claims``: CrossAug's negative-claim generator (a ``Generator``: a claim in, its negation out), trained by
+  ``cfaug_hf.methods.crossaug.recipes.negative_claim_generator`` on the 8000 VitaminC pairs shipped in the package
+  (both directions), 49 steps of 16 pairs at a constant rate after 5 warm-up steps: the recipe and the step count
+  of the generator every CrossAug row of the leaderboard was made with. CrossAugAugmenter and the demo load it.
 
 After training, each editor rewrites held-out CAD dev rows (4 sampled candidates each) and the flip checker shipped
 for the task scores them: the share of rows with a candidate the checker labels with the target is recorded in the
@@ -39,7 +43,8 @@ from cfaug_hf.models import SMOLLM2  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "editors.json"
 #: task -> (epochs, learning rate); chosen for a 2-core CPU budget of about 25 minutes each.
-SETTINGS = {"sentiment": (1, 3e-4), "nli": (2, 3e-4)}
+SETTINGS = {"sentiment": (1, 3e-4), "nli": (2, 3e-4), "claims": (None, None)}
+CLAIM_STEPS = 49
 DATA = {
     "sentiment": "CAD IMDb train (Kaushik et al., ICLR 2020; acmi-lab/counterfactually-augmented-data, Apache-2.0; "
                  "IMDb reviews, Maas et al. 2011): the changed sentences of a seeded quarter of the 1707 reviews",
@@ -97,6 +102,19 @@ def measure(task: str, editor, dev, n: int = 100) -> dict:
             "examples": examples}
 
 
+def build_claims(target: Path, *, seed: int, limit: int | None) -> None:
+    from cfaug_hf.methods.crossaug.recipes import negative_claim_generator
+
+    start = time.time()
+    generator = negative_claim_generator(max_steps=limit or CLAIM_STEPS, seed=seed, training_args={
+        "lr_scheduler_type": "constant_with_warmup", "warmup_steps": 5, "disable_tqdm": True})
+    generator.training_info.update({"built_by": "scripts/build_editors.py",
+                                    "train_seconds": round(time.time() - start, 1)})
+    generator.halve_adapter()
+    generator.save_pretrained(target, overwrite=True)
+    print(f"claims: saved to {target} in {time.time() - start:.0f} s", flush=True)
+
+
 def build(task: str, *, force: bool, seed: int, limit: int | None, out: Path) -> None:
     from peft import LoraConfig, TaskType
 
@@ -106,6 +124,9 @@ def build(task: str, *, force: bool, seed: int, limit: int | None, out: Path) ->
     target = out / task
     if target.exists() and not force:
         print(f"{task}: {target} exists, skipped (--force rebuilds it)")
+        return
+    if task == "claims":
+        build_claims(target, seed=seed, limit=limit)
         return
     pairs, dev = training_pairs(task, seed)
     if limit:
