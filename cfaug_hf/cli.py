@@ -88,7 +88,12 @@ def _cmd_crossaug(args: argparse.Namespace) -> None:
     dataset = _load_local(args.data)
     schema = TaskSchema.fact_verification(claim=args.claim_column, evidence=args.evidence_column,
                                           label=args.label_column, nei=args.nei, id_column=args.id_column)
-    generator = Generator.from_pretrained(args.generator)
+    if args.generator == "default":
+        from .methods.crossaug.recipes import default_claim_generator
+
+        generator = default_claim_generator()
+    else:
+        generator = Generator.from_pretrained(args.generator)
     if args.candidates:
         generator.config.num_return_sequences = args.candidates
         generator.config.num_beams = max(generator.config.num_beams, args.candidates)
@@ -224,13 +229,15 @@ def build_parser() -> argparse.ArgumentParser:
         return sub.add_parser(name, help=summary, description=description)
 
     demo = command("demo", "CrossAug on the embedded FEVEROUS sample, offline (the main job).",
-                   "Train the default negative-claim generator (or reuse OUT/generator), augment the 300-row "
+                   "Load the negative-claim generator shipped in the package (or one trained earlier in "
+                   "OUT/generator; --retrain trains one), augment the 300-row "
                    "FEVEROUS sample shipped in the package with CrossAug, and write the augmented dataset, JSONL, "
                    "stats and a report into OUT. No Hub access is needed.")
     demo.add_argument("--out", default="runs/demo", help="output folder (default runs/demo)")
     demo.add_argument("--generator-steps", type=_positive_int, default=60,
                       help="training steps for the generator (default 60)")
-    demo.add_argument("--retrain", action="store_true", help="train the generator even if OUT/generator exists")
+    demo.add_argument("--retrain", action="store_true",
+                      help="train a generator (--generator-steps) into OUT/generator instead of using the shipped one")
     demo.add_argument("--seed", type=int, default=0, help="seed for training and augmentation (default 0)")
     demo.set_defaults(func=_cmd_demo)
 
@@ -239,7 +246,9 @@ def build_parser() -> argparse.ArgumentParser:
                  "(Lee et al., 2021) using a saved negative-claim generator; the result, with provenance columns, is "
                  "saved with Dataset.save_to_disk.")
     ca.add_argument("data", help="saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file")
-    ca.add_argument("--generator", required=True, help="folder or Hub id of a saved cfaug Generator")
+    ca.add_argument("--generator", default="default",
+                    help="folder or Hub id of a saved cfaug Generator (default: the negative-claim generator shipped "
+                         "in the package)")
     checker = ca.add_mutually_exclusive_group()
     checker.add_argument("--checker", help="folder or Hub id of a saved LabelChecker that must confirm each "
                                            "counterfactual's label (default: the checker shipped for fact "

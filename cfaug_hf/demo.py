@@ -61,7 +61,7 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrai
     from .embedded import load_feverous_sample
     from .hub import check_writable, save_dataset
     from .methods.crossaug import CrossAugAugmenter
-    from .methods.crossaug.recipes import negative_claim_generator
+    from .methods.crossaug.recipes import default_claim_generator, negative_claim_generator
     from .schema import TaskSchema
 
     out = Path(out)
@@ -75,14 +75,19 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrai
           f"({sum(lab == 'SUPPORTS' for lab in dataset['label'])} SUPPORTS).", flush=True)
 
     gen_dir = out / "generator"
-    if gen_dir.is_dir() and not retrain:
-        print(f"[2/3] Reusing the generator saved in {gen_dir} (pass --retrain to train it again).", flush=True)
-        generator = Generator.from_pretrained(gen_dir)
-    else:
-        print(f"[2/3] Training the negative-claim generator: SmolLM2-135M-Instruct + LoRA, {generator_steps} steps "
+    if retrain:
+        print(f"[2/3] Training a negative-claim generator: SmolLM2-135M-Instruct + LoRA, {generator_steps} steps "
               "of 16 VitaminC claim pairs (both directions).", flush=True)
         generator = negative_claim_generator(max_steps=generator_steps, seed=seed)
         generator.save_pretrained(gen_dir)
+    elif gen_dir.is_dir():
+        print(f"[2/3] Reusing the generator trained earlier in {gen_dir} (pass --retrain to train it again).",
+              flush=True)
+        generator = Generator.from_pretrained(gen_dir)
+    else:
+        print("[2/3] Loading the negative-claim generator shipped in the package: SmolLM2-135M-Instruct + a LoRA "
+              "adapter learned from VitaminC claim pairs (--retrain trains your own).", flush=True)
+        generator = default_claim_generator()
     timings["generator_s"] = round(time.perf_counter() - t0, 1)
 
     print(f"[3/3] Augmenting with CrossAug (beam search, width {generator.config.num_beams}; the first of "

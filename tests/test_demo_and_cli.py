@@ -28,6 +28,8 @@ def tiny_recipe(monkeypatch):
 
     monkeypatch.setattr(recipes, "negative_claim_generator",
                         lambda **kw: RuleGenerator(*tiny_seq2seq(), training_info={"global_step": 1}))
+    monkeypatch.setattr(recipes, "default_claim_generator",
+                        lambda: RuleGenerator(*tiny_seq2seq(), training_info={"global_step": 49}))
 
 
 def test_demo_writes_outputs_and_summary(tmp_path, tiny_recipe, capsys):
@@ -36,7 +38,8 @@ def test_demo_writes_outputs_and_summary(tmp_path, tiny_recipe, capsys):
     summary = run_demo(tmp_path / "demo")
     out = capsys.readouterr().out
     assert "rows in: 300" in out and "Example counterfactuals" in out and "[c+e']" in out
-    for name in ("original", "augmented", "augmented.jsonl", "stats.json", "report.md", "generator"):
+    assert "shipped in the package" in out and not (tmp_path / "demo" / "generator").exists()  # no training step
+    for name in ("original", "augmented", "augmented.jsonl", "stats.json", "report.md"):
         assert (tmp_path / "demo" / name).exists()
     stats = json.loads((tmp_path / "demo" / "stats.json").read_text())["stats"]
     assert stats == summary["stats"] and stats["rows_in"] == 300 and stats["counterfactuals"] > 0
@@ -61,3 +64,13 @@ def test_cli_rejects_unknown_file_type(tmp_path, capsys):
     assert cli.main(["crossaug", str(bad), "--generator", "g", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "expected a saved dataset folder" in err and "Traceback" not in err
+
+
+def test_demo_retrain_trains_and_then_reuses_its_own_generator(tmp_path, tiny_recipe, capsys):
+    from cfaug_hf.demo import run_demo
+
+    run_demo(tmp_path / "demo", retrain=True, generator_steps=1)
+    assert "Training a negative-claim generator" in capsys.readouterr().out
+    assert (tmp_path / "demo" / "generator" / "cfaug_generator.json").is_file()
+    run_demo(tmp_path / "demo")
+    assert "Reusing the generator trained earlier" in capsys.readouterr().out

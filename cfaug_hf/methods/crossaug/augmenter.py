@@ -45,9 +45,11 @@ class CrossAugAugmenter(Augmenter):
     ==========  ================================  ===========================================
 
     Args:
-        generator: a :class:`~cfaug_hf.Generator` trained to write negative claims, or any callable taking a list
-            of claims and returning one rewrite (or a list of candidates) per claim. With several candidates, the
-            first that differs from the claim is used.
+        generator: ``"default"``: the negative-claim generator shipped in the package (SmolLM2-135M + a LoRA
+            adapter learned from VitaminC claim pairs; see :func:`~cfaug_hf.methods.crossaug.recipes.
+            default_claim_generator`); a folder or Hub id of a saved :class:`~cfaug_hf.Generator`; a Generator; or
+            any callable taking a list of claims and returning one rewrite (or a list of candidates) per claim. With
+            several candidates, the first that differs from the claim is used.
         schema: the task schema; defaults to fact verification with columns claim/evidence/label.
         checker: the label-flip check, first in the filter stack: a counterfactual is kept only when this
             :class:`~cfaug_hf.LabelChecker` predicts its label over (claim, evidence). ``"default"``: the checker
@@ -82,7 +84,7 @@ class CrossAugAugmenter(Augmenter):
   doi       = {10.1145/3459637.3482078}
 }"""
 
-    def __init__(self, generator: Generator | TextRewriter, schema: TaskSchema | None = None, *,
+    def __init__(self, generator: Generator | TextRewriter | str = "default", schema: TaskSchema | None = None, *,
                  checker: LabelChecker | str | None = DEFAULT_CHECKER, config: CrossAugConfig | None = None,
                  filters: Sequence[Any] | None = None, **overrides: Any) -> None:
         super().__init__(schema or TaskSchema.fact_verification(), config, filters=filters, **overrides)
@@ -90,6 +92,10 @@ class CrossAugAugmenter(Augmenter):
         if len(schema.text_columns) != 2:
             raise SchemaError(f"CrossAug needs a (claim, evidence) schema, got text_columns "
                               f"{list(schema.text_columns)}.")
+        if isinstance(generator, str):
+            from .recipes import default_claim_generator
+
+            generator = default_claim_generator() if generator == "default" else Generator.from_pretrained(generator)
         if not (isinstance(generator, Generator) or callable(generator)
                 or hasattr(generator, "generate_with_info")):
             raise TypeError(f"generator must be a Generator or a callable, got {type(generator).__name__}.")

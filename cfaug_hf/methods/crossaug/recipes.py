@@ -8,6 +8,8 @@ paper), the closest offline match to WikiFactCheck's minimal Wikipedia claim edi
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
 from typing import Any
 
 from ...components.generator import Generator
@@ -16,7 +18,11 @@ from ...models import MINILM, SMOLLM2
 from ...training.common import time_budget_callback
 from ...training.generator import train_generator
 
-__all__ = ["DEFAULT_PAIRS", "NEGATION_TEMPLATE", "BASES", "negative_claim_generator"]
+__all__ = ["DEFAULT_PAIRS", "NEGATION_TEMPLATE", "BASES", "negative_claim_generator", "default_claim_generator",
+           "CLAIM_GENERATOR_DIR"]
+
+#: The negative-claim generator shipped in the package (scripts/build_editors.py --task claims).
+CLAIM_GENERATOR_DIR = Path(__file__).resolve().parents[2] / "data" / "editors" / "claims"
 
 #: Shipped pairs the default generator trains on. benchmarks/generator_base.py: VitaminC alone gave the most
 #: evidence edits and the fewest pure deletions; adding CAD-SNLI did not help.
@@ -74,3 +80,15 @@ def negative_claim_generator(base: str = "smollm2-lora", *, pairs: Any = None, m
     generator.training_info["for_method"] = "crossaug"
     generator.config.num_return_sequences = min(num_return_sequences, generator.config.num_beams)
     return generator
+
+
+@functools.lru_cache(maxsize=None)
+def default_claim_generator() -> Generator:
+    """The negative-claim generator shipped in the package, loaded once per process: SmolLM2-135M-Instruct with a
+    half-precision LoRA adapter trained by :func:`negative_claim_generator` on the shipped VitaminC pairs (49 steps of
+    16 pairs, constant rate; rebuilt by ``scripts/build_editors.py --task claims``). It is the generator every
+    CrossAug row of the leaderboard was made with, and CrossAug's default."""
+    if not (CLAIM_GENERATOR_DIR / Generator.config_name).is_file():
+        raise FileNotFoundError(f"The shipped claim generator is missing from {CLAIM_GENERATOR_DIR}; reinstall "
+                                f"cfaug-hf or rebuild it with scripts/build_editors.py --task claims.")
+    return Generator.from_pretrained(CLAIM_GENERATOR_DIR)
