@@ -1,10 +1,10 @@
 """Fresh CrossAug counterfactuals every epoch inside a plain Trainer, with AugmentationCallback.
 
-    python examples/augment_callback.py [--generator runs/demo/generator] [--mode sampling|hard] [--epochs 3]
+    python examples/augment_callback.py [--generator FOLDER] [--mode sampling|hard] [--epochs 3]
 
 The generator samples (a new seed every epoch), so each epoch trains on different negative claims; with
 --mode hard, only the counterfactuals the model being trained still gets wrong fill the slots. Without --generator
-it trains the default generator first (about 5 minutes on a CPU).
+it uses the negative-claim generator shipped in the package.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, Trai
 
 from cfaug_hf import CrossAugAugmenter, Generator, TaskSchema
 from cfaug_hf.embedded import load_feverous_sample
-from cfaug_hf.methods.crossaug.recipes import negative_claim_generator
+from cfaug_hf.methods.crossaug.recipes import default_claim_generator
 from cfaug_hf.models import MINILM, resolve_model
 from trainer_callbacks import AugmentationCallback, AugmentedEpochDataset, SchemaCollator
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--generator", help="saved Generator folder or Hub id (default: train the default one now)")
+    ap.add_argument("--generator", help="saved Generator folder or Hub id (default: the one shipped in the package)")
     ap.add_argument("--model", default=MINILM, help="classifier to fine-tune, Hub id or folder (default MiniLM)")
     ap.add_argument("--mode", choices=["sampling", "hard"], default="sampling", help="how slots are refilled")
     ap.add_argument("--rows", type=int, default=200, help="FEVEROUS rows to train on (default 200)")
@@ -36,7 +36,7 @@ def main() -> None:
     data = load_feverous_sample().select(range(args.rows)).select_columns(["id", "claim", "evidence", "label"])
 
     # A sampling generator: one seeded sample per claim and epoch, so every epoch gets new counterfactuals.
-    generator = Generator.from_pretrained(args.generator) if args.generator else negative_claim_generator()
+    generator = Generator.from_pretrained(args.generator) if args.generator else default_claim_generator()
     generator.config = dataclasses.replace(generator.config, do_sample=True, num_beams=1, num_return_sequences=3,
                                            top_p=0.9)
     train = AugmentedEpochDataset(data, schema)   # the originals plus as many counterfactual slots

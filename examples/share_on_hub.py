@@ -1,6 +1,6 @@
 """The three sharing steps: push a trained generator, pull it into an augmenter, push the augmented dataset.
 
-    python examples/share_on_hub.py --generator runs/demo/generator --user YOUR_HF_NAME [--private]
+    python examples/share_on_hub.py --user YOUR_HF_NAME [--generator FOLDER] [--private]
 
 Needs a write token (`huggingface-cli login` or HF_TOKEN). The dataset card written in step 3 lists the source
 data, the augmenter's configuration, the generator's repo id and revision, counts before and after by label and
@@ -13,12 +13,14 @@ import argparse
 
 from cfaug_hf import CrossAugAugmenter, Generator, TaskSchema
 from cfaug_hf.embedded import load_feverous_sample
+from cfaug_hf.methods.crossaug.recipes import default_claim_generator
 from hub_cards import push_augmented
 
 
 def main(argv: list[str] | None = None) -> dict[str, str]:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--generator", required=True, help="a saved Generator folder (e.g. runs/demo/generator)")
+    ap.add_argument("--generator", default=None,
+                    help="a saved Generator folder (default: the negative-claim generator shipped in the package)")
     ap.add_argument("--user", required=True, help="your Hub user or organisation name")
     ap.add_argument("--rows", type=int, default=40, help="how many embedded FEVEROUS rows to augment")
     ap.add_argument("--private", action="store_true")
@@ -27,7 +29,8 @@ def main(argv: list[str] | None = None) -> dict[str, str]:
     gen_repo, data_repo = f"{args.user}/crossaug-negclaim-generator", f"{args.user}/feverous-crossaug"
 
     # 1. Push the generator: weights (safetensors), config (JSON) and a model card with its training data.
-    Generator.from_pretrained(args.generator).push_to_hub(gen_repo, private=args.private, token=args.token)
+    generator = Generator.from_pretrained(args.generator) if args.generator else default_claim_generator()
+    generator.push_to_hub(gen_repo, private=args.private, token=args.token)
 
     # 2. Pull it back by repo id into an augmenter; the augmenter remembers the repo id and revision.
     schema = TaskSchema.fact_verification(claim="claim", evidence="evidence", label="label", id_column="id")

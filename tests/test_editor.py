@@ -301,3 +301,12 @@ def test_cfaug_amplify_command(tmp_path, capsys):
     assert "annotated rows: 1" in capsys.readouterr().out
     assert main(["amplify", str(tmp_path / "data.jsonl"), "--out", str(tmp_path / "x"), "--task", "nli",
                  "--no-checker"]) != 0  # no premise/hypothesis columns: a clear error, not a traceback
+
+
+def test_sharing_weights_copies_settings_not_the_model():
+    editor = Editor(*tiny_causal_lm(), num_return_sequences=2)
+    editor.stats["input_truncated"] = 3
+    twin = editor.sharing_weights()
+    twin.config.num_return_sequences = 1
+    assert editor.config.num_return_sequences == 2 and twin.model is editor.model and not twin.stats
+    assert twin.fingerprint() != editor.fingerprint()  # the settings are part of the fingerprint

@@ -263,6 +263,21 @@ class PretrainedComponent(Component):
 
         return isinstance(self.model, PeftModel)
 
+    def sharing_weights(self) -> Any:
+        """A copy with its own settings, counters and training record that shares the model and tokenizer: what
+        the shipped defaults hand out, so changing one user's decoding settings never changes another's."""
+        import copy
+        import dataclasses
+        from collections import Counter
+
+        twin = copy.copy(self)
+        if getattr(self, "config", None) is not None and dataclasses.is_dataclass(self.config):
+            twin.config = dataclasses.replace(self.config)
+        twin.training_info = copy.deepcopy(self.training_info)
+        twin.stats = Counter()
+        twin.__dict__.pop("_fingerprint_memo", None)
+        return twin
+
     def halve_adapter(self) -> None:
         """Keep the LoRA adapter and the modules trained whole in float16, halving the saved adapter (peft casts
         them back to the base's dtype when it loads them); the shipped checkers and editors are saved this way."""

@@ -107,11 +107,12 @@ class Editor(Generator):
 
     @classmethod
     def default(cls, task: str) -> Editor:
-        """The editor shipped for ``task`` (one of :data:`EDITOR_TASKS`), loaded once per process."""
+        """The editor shipped for ``task`` (one of :data:`EDITOR_TASKS`): weights loaded once per process, settings
+        (``config``) its own on each call."""
         if task not in EDITOR_TASKS:
             raise ValueError(f"No editor ships for task {task!r}; shipped: {list(EDITOR_TASKS)}. Train one with "
                              f"cfaug_hf.training.train_editor.")
-        return _load_default(task)
+        return _load_default(task).sharing_weights()
 
     def edit_with_info(self, texts: Sequence[str], targets: Sequence[str], *,
                        contexts: Sequence[str | None] | None = None,

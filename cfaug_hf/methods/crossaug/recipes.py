@@ -82,12 +82,17 @@ def negative_claim_generator(base: str = "smollm2-lora", *, pairs: Any = None, m
     return generator
 
 
-@functools.lru_cache(maxsize=None)
 def default_claim_generator() -> Generator:
     """The negative-claim generator shipped in the package, loaded once per process: SmolLM2-135M-Instruct with a
     half-precision LoRA adapter trained by :func:`negative_claim_generator` on the shipped VitaminC pairs (49 steps of
     16 pairs, constant rate; rebuilt by ``scripts/build_editors.py --task claims``). It is the generator every
-    CrossAug row of the leaderboard was made with, and CrossAug's default."""
+    CrossAug row of the leaderboard was made with, and CrossAug's default. Each call returns its own settings
+    (``config``) over weights loaded once per process."""
+    return _load_claim_generator().sharing_weights()
+
+
+@functools.lru_cache(maxsize=None)
+def _load_claim_generator() -> Generator:
     if not (CLAIM_GENERATOR_DIR / Generator.config_name).is_file():
         raise FileNotFoundError(f"The shipped claim generator is missing from {CLAIM_GENERATOR_DIR}; reinstall "
                                 f"cfaug-hf or rebuild it with scripts/build_editors.py --task claims.")
