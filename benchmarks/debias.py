@@ -52,7 +52,11 @@ Rows (training sets):
              --augment-limit of them), through COREAugmenter(mode="editor_only") with its defaults (the shipped
              flip checker picks among 4 candidates and filters); amplify adds the quarter's human counterfactuals
              too (the amplification protocol); human (quarter) is original + the quarter's human counterfactuals
-             only; human (editor rows) is original + the human counterfactuals of the rows the editor rewrote
+             only; human (editor rows) is original + the human counterfactuals of the rows the editor rewrote;
+             crossfit gives every row a machine counterfactual from an editor that never saw its human pair (the
+             shipped editor for rows outside the quarter, an editor trained on a second quarter, built by
+             scripts/build_editors.py --quarter 1, for the quarter's rows; with --augment-limit N, N and N/3 of
+             them)
 Models: ``bow`` is TF-IDF word 1-2 grams per text column + logistic regression (minutes for everything);
 ``frozen`` is the frozen-encoder yardstick (benchmarks/frozen_yardstick.py: MiniLM vectors computed once and cached,
 then a ``--head lr`` or ``mlp`` trained per seed on a bootstrap sample of the rows); any other value is a Hugging
@@ -523,18 +527,36 @@ def human_editor_rows(train: Any, seed: int, *, task: str) -> Any:
     return concatenate_datasets([train, human_rows(train, task, editor_subset(train, task), "human (editor rows)")])
 
 
-def editor_counterfactuals(train: Any, task: str) -> Any:
-    """The shipped editor's counterfactuals of :func:`editor_subset`, through COREAugmenter(mode="editor_only")
-    with its defaults (the shipped flip checker picks among 4 candidates and filters); sentiment rewrites the 3
-    sentences of each review the checker finds most polar. Cached by data and augmenter fingerprints."""
+def quarter_subset(train: Any, task: str) -> Any:
+    """The annotated quarter's rows, which the cross-fitting editor (trained on quarter 1) rewrites: all of them, or
+    a seeded third of AUGMENT_LIMIT (the same share of the quarter as editor_subset takes of the rest)."""
+    rows = annotated_rows(train, task)
+    if AUGMENT_LIMIT:
+        rows = sorted(random.Random(0).sample(rows, min(len(rows), AUGMENT_LIMIT // 3)))
+    return train.select(rows)
+
+
+def editor_counterfactuals(train: Any, task: str, quarter: int = 0) -> Any:
+    """Counterfactuals written by the editor trained on annotation quarter ``quarter`` (0: the shipped editor, for
+    :func:`editor_subset`; 1: the cross-fitting editor of scripts/build_editors.py --quarter 1, for the quarter-0
+    rows), through COREAugmenter(mode="editor_only") with its defaults (the shipped flip checker picks among 4
+    candidates and filters); sentiment rewrites the 3 sentences of each review the checker finds most polar. Cached
+    by data and augmenter fingerprints."""
     from datasets import load_from_disk
 
     from cfaug_hf import AugmentationStats, COREAugmenter, Editor
 
     schema = _schema_of(task)
-    augmenter = COREAugmenter(Editor.default(task), schema, mode="editor_only", keep_original=False,
+    if quarter:
+        folder = CACHE / "editors" / f"{task}-q{quarter}"
+        if not (folder / "cfaug_editor.json").is_file():
+            raise SystemExit(f"No editor in {folder}: run scripts/build_editors.py --task {task} --quarter {quarter}.")
+        editor = Editor.from_pretrained(folder)
+    else:
+        editor = Editor.default(task)
+    augmenter = COREAugmenter(editor, schema, mode="editor_only", keep_original=False,
                               edit_sentences=3 if task == "sentiment" else 0)
-    subset = editor_subset(train, task)
+    subset = editor_subset(train, task) if not quarter else quarter_subset(train, task)
     out_dir = CACHE / f"editor_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
     if (out_dir / "dataset_info.json").is_file():
         cfs = load_from_disk(str(out_dir))
@@ -545,7 +567,8 @@ def editor_counterfactuals(train: Any, task: str) -> Any:
         print(f"editor ({task}) took {time.perf_counter() - start:.0f}s")
         cfs.save_to_disk(str(out_dir))
     stats = AugmentationStats.from_dataset(cfs).to_dict()
-    NOTES["editor+checker"] = {"rows_edited": len(subset), "counterfactuals": len(cfs),
+    NOTES["editor+checker" if not quarter else f"editor q{quarter}"] = {
+                               "rows_edited": len(subset), "counterfactuals": len(cfs),
                                "components": component_digests(augmenter), "skipped": stats.get("skipped", {}),
                                "filtered": stats.get("filtered", {}),
                                "editor": f"shipped {task} editor (SmolLM2-135M + LoRA, scripts/build_editors.py)"}
@@ -568,12 +591,23 @@ def editor_rows(train: Any, seed: int, *, task: str, amplify: bool = False) -> A
     return concatenate_datasets(parts)
 
 
+def crossfit_rows(train: Any, seed: int, *, task: str) -> Any:
+    """Original rows + a machine counterfactual for every row from an editor that never saw that row's human pair:
+    the shipped editor (quarter 0) writes for the other quarters, the quarter-1 editor for quarter 0."""
+    from datasets import concatenate_datasets
+
+    rest, first = editor_counterfactuals(train, task), editor_counterfactuals(train, task, quarter=1)
+    NOTES["crossfit"] = {"quarter 0 editor": NOTES.pop("editor+checker"), "quarter 1 editor": NOTES.pop("editor q1")}
+    return concatenate_datasets([train, rest, first])
+
+
 def editor_table_rows(task: str) -> dict[str, Any]:
     from functools import partial
 
     return {"human (quarter)": partial(human_quarter, task=task),
             "editor+checker": partial(editor_rows, task=task),
             "amplify": partial(editor_rows, task=task, amplify=True),
+            "crossfit": partial(crossfit_rows, task=task),
             "human (editor rows)": partial(human_editor_rows, task=task)}
 
 

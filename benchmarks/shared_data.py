@@ -254,6 +254,16 @@ def annotated_quarter(n: int, seed: int = 0) -> set[int]:
     return set(random.Random(seed).sample(range(n), n // 4))
 
 
+def annotation_quarters(n: int, seed: int = 0) -> list[set[int]]:
+    """Four disjoint seeded quarters of ``n`` rows, the first being :func:`annotated_quarter` (for cross-fitting:
+    an editor trained on quarter k writes for rows outside it)."""
+    first = annotated_quarter(n, seed)
+    rest = sorted(set(range(n)) - first)
+    random.Random(seed + 1).shuffle(rest)
+    size = len(rest) // 3
+    return [first, set(rest[:size]), set(rest[size:2 * size]), set(rest[2 * size:])]
+
+
 def cad_sentiment_edit_rows(split: str) -> Any:
     """CAD IMDb reviews with their human counterfactual: text, counterfactual, label, target (the flipped label)."""
     flip = {"negative": "positive", "positive": "negative"}

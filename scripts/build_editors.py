@@ -19,7 +19,7 @@ After training, each editor rewrites held-out CAD dev rows (4 sampled candidates
 for the task scores them: the share of rows with a candidate the checker labels with the target is recorded in the
 editor's card and in benchmarks/results/editors.json.
 
-    python scripts/build_editors.py [--task sentiment] [--force] [--limit 64]
+    python scripts/build_editors.py [--task sentiment] [--force] [--limit 64] [--quarter 1]
 
 A task whose folder exists is skipped unless ``--force``; each editor is written as soon as it is trained.
 """
@@ -36,12 +36,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from shared_data import annotated_quarter, cad_nli_edit_rows, cad_sentiment_edit_rows, shared_dir  # noqa: E402
+from shared_data import annotation_quarters, cad_nli_edit_rows, cad_sentiment_edit_rows, shared_dir  # noqa: E402
 
 from cfaug_hf.components.editor import EDITOR_DIR  # noqa: E402
 from cfaug_hf.models import SMOLLM2  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "editors.json"
+#: Editors trained on the other annotation quarters (--quarter 1..3), for cross-fitting in benchmarks/debias.py.
+CROSSFIT_DIR = ROOT / "benchmarks" / ".cache" / "editors"
 #: task -> (epochs, learning rate); chosen for a 2-core CPU budget of about 25 minutes each.
 SETTINGS = {"sentiment": (1, 3e-4), "nli": (2, 3e-4), "claims": (None, None)}
 CLAIM_STEPS = 49
@@ -54,17 +56,18 @@ DATA = {
 CHECKER_TASK = {"sentiment": "sentiment-analysis", "nli": "natural-language-inference"}
 
 
-def training_pairs(task: str, seed: int = 0):
-    """The editor's training pairs and the held-out dev rows it is measured on."""
+def training_pairs(task: str, seed: int = 0, quarter_index: int = 0):
+    """The editor's training pairs (from annotation quarter ``quarter_index``; 0 is the shipped editor's) and the
+    held-out dev rows it is measured on."""
     from cfaug_hf.training import edit_pairs
 
     if task == "sentiment":
         rows = cad_sentiment_edit_rows("train")
-        quarter = annotated_quarter(len(rows), seed)
+        quarter = annotation_quarters(len(rows), seed)[quarter_index]
         pairs = edit_pairs(rows.select(sorted(quarter)), level="sentence", neighbours=1)
         return pairs, cad_sentiment_edit_rows("dev")
     rows = cad_nli_edit_rows("train")
-    quarter = annotated_quarter(max(rows["original"]) + 1, seed)
+    quarter = annotation_quarters(max(rows["original"]) + 1, seed)[quarter_index]
     annotated = rows.filter(lambda r: r["original"] in quarter)
     pairs = edit_pairs(annotated, context_column="premise")
     return pairs, cad_nli_edit_rows("dev")
@@ -115,20 +118,20 @@ def build_claims(target: Path, *, seed: int, limit: int | None) -> None:
     print(f"claims: saved to {target} in {time.time() - start:.0f} s", flush=True)
 
 
-def build(task: str, *, force: bool, seed: int, limit: int | None, out: Path) -> None:
+def build(task: str, *, force: bool, seed: int, limit: int | None, out: Path, quarter: int = 0) -> None:
     from peft import LoraConfig, TaskType
 
     from cfaug_hf import Editor
     from cfaug_hf.training import train_editor
 
-    target = out / task
+    target = out / task if not quarter else CROSSFIT_DIR / f"{task}-q{quarter}"
     if target.exists() and not force:
         print(f"{task}: {target} exists, skipped (--force rebuilds it)")
         return
     if task == "claims":
         build_claims(target, seed=seed, limit=limit)
         return
-    pairs, dev = training_pairs(task, seed)
+    pairs, dev = training_pairs(task, seed, quarter)
     if limit:
         pairs = pairs.select(range(min(limit, len(pairs))))
     epochs, lr = SETTINGS[task]
@@ -147,7 +150,7 @@ def build(task: str, *, force: bool, seed: int, limit: int | None, out: Path) ->
     editor.halve_adapter()
     editor.save_pretrained(target, overwrite=True)
     results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    results[task] = {"training": {k: v for k, v in editor.training_info.items() if k != "train_dataset"},
+    results[task if not quarter else f"{task}-q{quarter}"] = {"training": {k: v for k, v in editor.training_info.items() if k != "train_dataset"},
                      "quality": quality, "where": "CPU, 2 cores"}
     if not limit:
         RESULTS.write_text(json.dumps(results, indent=1) + "\n")
@@ -162,10 +165,13 @@ def main() -> None:
     parser.add_argument("--force", action="store_true", help="Rebuild editors that already exist.")
     parser.add_argument("--limit", type=int, help="Train on this many pairs only (a smoke test; results not saved).")
     parser.add_argument("--out", type=Path, default=EDITOR_DIR, help="Where the editor folders go.")
+    parser.add_argument("--quarter", type=int, default=0, choices=[0, 1, 2, 3],
+                        help="Train on this annotation quarter (0: the shipped editors; 1-3 go to "
+                             "benchmarks/.cache/editors/ for cross-fitting).")
     args = parser.parse_args()
     shared_dir()  # fail early, with the reason, when the benchmark data is absent
     for task in args.task or list(SETTINGS):
-        build(task, force=args.force, seed=args.seed, limit=args.limit, out=args.out)
+        build(task, force=args.force, seed=args.seed, limit=args.limit, out=args.out, quarter=args.quarter)
 
 
 if __name__ == "__main__":
