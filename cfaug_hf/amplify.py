@@ -71,8 +71,8 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
         checker: the flip checker (CORE's argument: ``"default"`` is the one shipped for the task, None is off);
             it picks among the editor's candidates and filters the counterfactuals.
         edit_sentences: one-text tasks: how many sentences of a row the editor rewrites (the ones that carry the
-            label most, by the checker); default 3, 0 rewrites the whole text as one. NLI always edits the
-            hypothesis.
+            label most, by the checker); default 3 with a checker, else 0 (the whole text as one). NLI always
+            edits the hypothesis.
         limit: edit a seeded sample of this many unannotated rows (all by default).
         train_options: keyword arguments of :func:`~cfaug_hf.training.train_editor` (e.g. ``num_train_epochs``,
             ``lora``, ``training_args``).
@@ -137,8 +137,8 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
         raise SchemaError(f"amplify: no row has a human counterfactual in column {counterfactual_column!r}; annotate "
                           f"some rows (None or '' marks a row that is not annotated).")
     rows = dataset.select(annotated)
-    if edit_sentences is None:
-        edit_sentences = 0 if nli else 3
+    if edit_sentences is None:  # choosing sentences needs the checker's scores
+        edit_sentences = 0 if nli or checker is None else 3
     level = "sentence" if edit_sentences and not nli else "text"
     human = Dataset.from_dict({"text": rows[edit_column], "counterfactual": rows[counterfactual_column],
                                "target": targets, **({"context": rows[schema.text_columns[0]]} if nli else {})})

@@ -248,7 +248,7 @@ def test_amplify_trains_on_the_annotated_rows_and_writes_for_the_others():
                               "label": ["negative", "positive", "negative", "positive"],
                               "counterfactual": ["It was gripping. The end.", None, "", None]})
     editor = ScriptedEditor({"It was fine.": ["It was awful."], "A bad plot.": ["A fine plot."]})
-    out, report = amplify(data, editor=editor, checker=None, edit_sentences=0, train_options={"max_steps": 0})
+    out, report = amplify(data, editor=editor, checker=None, train_options={"max_steps": 0})  # no checker: whole texts
     assert report.annotated_rows == 1 and report.training_pairs == 1 and report.rows_edited == 3
     kinds = list(zip(out["cf_kind"], out["text"], out["label"]))
     assert kinds[:4] == [("original", t, lab) for t, lab in zip(data["text"], data["label"])]
