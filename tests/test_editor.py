@@ -187,7 +187,7 @@ def test_core_with_an_editor_passes_context_and_keywords_and_lets_the_checker_ch
     assert call["contexts"] == ["The film was in Paris. [edit] The band played a song."]
     assert call["keywords"][0] and all(w not in ("food", "was") for w in call["keywords"][0])
     edit = json.loads(out[0]["cf_edit"])["sentences"][0]
-    assert edit["candidates"] == 2 and edit["checker_prob"] == 0.9
+    assert edit["candidates"] == 2 and edit["checker_prob"] == 0.9 and edit["editor"] == editor.fingerprint()[:16]
 
 
 def test_core_nli_with_an_editor_reads_the_premise_and_counts_unchanged():

@@ -330,6 +330,7 @@ class COREAugmenter(Augmenter):
         gen = self.editor.edit_with_info(texts, targets, contexts=contexts, keywords=words_of, seeds=seeds)
         options = [candidates(text, outs) for text, outs in zip(texts, gen.texts)]
         ranked_all = rank_by_checker(options, targets, self.checker, contexts if self.task == "nli" else None)
+        who = self.editor.fingerprint()[:16]  # which editor wrote the row, in its provenance
         for j, ((t, pos, text), target, best, words) in enumerate(jobs):
             ranked = ranked_all[j]
             reasons = [screen_answer(c, text) for c, _ in ranked]
@@ -337,7 +338,7 @@ class COREAugmenter(Augmenter):
             if chosen is None:
                 failures.setdefault((t, target), []).append(reasons[0] if reasons else "llm_unchanged")
                 continue
-            info = {"keywords": words, "excerpts": best or None, "candidates": len(options[j]),
+            info = {"editor": who, "keywords": words, "excerpts": best or None, "candidates": len(options[j]),
                     "checker_prob": None if chosen[1] is None else round(chosen[1], 4)}
             edits.setdefault((t, target), []).append((pos, chosen[0], info))
 
