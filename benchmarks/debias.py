@@ -356,6 +356,7 @@ def icda_occlusion(train: Any, seed: int) -> Any:
 # ------------------------------------------------------------------------------------------------------- CORE
 #: Set by --augment-limit: CORE and CrossAug edit only this many training rows (a seeded sample), a CPU-sized run.
 AUGMENT_LIMIT: int | None = None
+EDITOR_LIMIT: int | None = None  # --editor-limit: rows the learned editors rewrite (default AUGMENT_LIMIT)
 
 
 class BowSentenceScorer(BowTextModel):
@@ -493,11 +494,12 @@ def annotated_rows(train: Any, task: str) -> list[int]:
 
 def editor_subset(train: Any, task: str) -> Any:
     """The rows the shipped editor rewrites: a seeded sample of AUGMENT_LIMIT rows outside the annotated quarter
-    (all of them without a limit), so it never rewrites a row whose human counterfactual it learned from."""
-    seen = set(annotated_rows(train, task))
+    (EDITOR_LIMIT when set; all of them without a limit), so it never rewrites a row whose human counterfactual it
+    learned from."""
+    seen, limit = set(annotated_rows(train, task)), EDITOR_LIMIT or AUGMENT_LIMIT
     rest = [i for i in range(len(train)) if i not in seen]
-    if AUGMENT_LIMIT and AUGMENT_LIMIT < len(rest):
-        rest = sorted(random.Random(0).sample(rest, AUGMENT_LIMIT))
+    if limit and limit < len(rest):
+        rest = sorted(random.Random(0).sample(rest, limit))
     return train.select(rest)
 
 
@@ -530,9 +532,9 @@ def human_editor_rows(train: Any, seed: int, *, task: str) -> Any:
 def quarter_subset(train: Any, task: str) -> Any:
     """The annotated quarter's rows, which the cross-fitting editor (trained on quarter 1) rewrites: all of them, or
     a seeded third of AUGMENT_LIMIT (the same share of the quarter as editor_subset takes of the rest)."""
-    rows = annotated_rows(train, task)
-    if AUGMENT_LIMIT:
-        rows = sorted(random.Random(0).sample(rows, min(len(rows), AUGMENT_LIMIT // 3)))
+    rows, limit = annotated_rows(train, task), EDITOR_LIMIT or AUGMENT_LIMIT
+    if limit:
+        rows = sorted(random.Random(0).sample(rows, min(len(rows), limit // 3)))
     return train.select(rows)
 
 
@@ -867,13 +869,16 @@ def main() -> None:
     ap.add_argument("--device-note", default=None, help="where it ran, recorded in the results and leaderboard")
     ap.add_argument("--augment-limit", type=int, default=None,
                     help="CORE and CrossAug rows edit only a seeded sample of this many training rows (CPU-sized)")
+    ap.add_argument("--editor-limit", type=int, default=None,
+                    help="the editor rows (editor+checker, amplify, crossfit) rewrite a seeded sample of this many "
+                         "rows (default: --augment-limit)")
     ap.add_argument("--max-length", type=int, default=256)
     ap.add_argument("--epochs", type=float, default=3)
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--learning-rate", type=float, default=5e-5)
     args = ap.parse_args()
-    global AUGMENT_LIMIT
-    AUGMENT_LIMIT = args.augment_limit
+    global AUGMENT_LIMIT, EDITOR_LIMIT
+    AUGMENT_LIMIT, EDITOR_LIMIT = args.augment_limit, args.editor_limit
     for name in CONFIGS if args.config == "all" else [args.config]:
         run_config(name, args)
 
