@@ -166,8 +166,10 @@ def table(result: dict[str, Any]) -> list[str]:
         notes = row.get("augmentation") or {}
         if "rows_edited" in notes:
             skipped = ", ".join(f"{k} {v}" for k, v in notes.get("skipped", {}).items()) or "none"
+            filtered = ", ".join(f"{k} {v}" for k, v in notes.get("filtered", {}).items())
             lines += ["", f"{ROW_NAMES.get(name, name)}: {notes['counterfactuals']} counterfactuals from "
-                          f"{notes['rows_edited']} rows; skipped: {skipped}."]
+                          f"{notes['rows_edited']} rows; skipped: {skipped}"
+                          + (f"; rejected by filters: {filtered}." if filtered else ".")]
         if "blocked_words" in notes:
             words = ", ".join(f"`{w}` {n}" for w, n in notes["blocked_words"].items()) or "none"
             lines += ["", f"{ROW_NAMES.get(name, name)}: {notes['counterfactuals_dropped']} of {notes['of']} "
