@@ -162,8 +162,16 @@ def _cmd_push(args: argparse.Namespace) -> None:
         if augmenter is None and (folder / "cfaug_augmenter.json").is_file():
             augmenter = Augmenter.from_pretrained(folder)
         dataset = load_from_disk(str(folder))
+        report = None
+        if args.report:
+            from .report import AugmentationReport
+
+            try:
+                report = AugmentationReport.load(args.report)
+            except (FileNotFoundError, ValueError) as err:
+                raise UsageError(f"--report: {err}") from None
         sha = push_augmented(dataset, args.repo_id, augmenter=augmenter, source=args.source, private=args.private,
-                             token=args.token, license=args.license)
+                             token=args.token, license=args.license, report=report)
         print(f"Pushed augmented dataset to https://huggingface.co/datasets/{args.repo_id} (card commit {sha}).")
         return
     found = sorted(p.name for p in folder.iterdir())[:10]
@@ -329,6 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
     push.add_argument("--augmenter", help="datasets: folder or repo of the augmenter that made the data")
     push.add_argument("--source", help="datasets: Hub id of the source dataset, as id or id@revision")
     push.add_argument("--license", help="datasets: licence identifier for the card (e.g. cc-by-sa-3.0)")
+    push.add_argument("--report", help="datasets: a folder written by `cfaug report --out` whose counts, quality "
+                                       "and shortcut diagnostics go into the dataset card")
     push.set_defaults(func=_cmd_push)
 
     rp = command("report", "Counts, counterfactual quality and shortcut diagnostics of an augmentation.",

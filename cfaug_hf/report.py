@@ -140,6 +140,18 @@ class AugmentationReport:
         return {"counts": self.counts, "metrics": _strip_lists(self.metrics), "diagnostics": self.diagnostics,
                 "examples": self.examples, "files": self.files}
 
+    @classmethod
+    def load(cls, folder: str | Path) -> AugmentationReport:
+        """A report written by :meth:`save` or ``cfaug report --out FOLDER`` (its ``report.json``)."""
+        path = Path(folder) / "report.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no report here; write one with `cfaug report ... --out {folder}`.")
+        data = json.loads(path.read_text())
+        missing = [k for k in ("counts", "metrics", "diagnostics", "examples") if k not in data]
+        if missing:
+            raise ValueError(f"{path} is not an augmentation report: key(s) {missing} are missing.")
+        return cls(data["counts"], data["metrics"], data["diagnostics"], data["examples"], data.get("files", {}))
+
     def to_markdown(self) -> str:
         lines = ["## Augmentation report", "",
                  f"Rows: {self.counts['rows_in']} in, {self.counts['rows_out']} out "

@@ -346,7 +346,15 @@ def test_cli_push_and_pull(hub, tmp_path, capsys):
               "--source", "alice/somewhere@abc123", "--license", "mit"])
     card = DatasetCard.load(ds_repo, repo_type="dataset").text
     assert "alice/somewhere" in card and "revision `abc123`" in card and "CrossAugAugmenter" in card
+    assert "Augmentation report" not in card
+    fever_ds(4).save_to_disk(str(tmp_path / "original"))
+    cli.main(["report", str(tmp_path / "original"), str(data_dir), "--out", str(tmp_path / "report"), "--no-models"])
+    cli.main(["push", str(data_dir), ds_repo, "--token", ALICE, "--augmenter", str(tmp_path / "aug"),
+              "--report", str(tmp_path / "report")])
+    assert "## Augmentation report (train split)" in DatasetCard.load(ds_repo, repo_type="dataset").text
     capsys.readouterr()
+    assert cli.main(["push", str(data_dir), ds_repo, "--token", ALICE, "--report", str(tmp_path)]) == 2
+    assert "--report" in capsys.readouterr().err
     assert cli.main(["push", str(tmp_path), "alice/x", "--token", ALICE]) == 2
     assert "is not a saved cfaug component" in capsys.readouterr().err
     assert cli.main(["pull", "alice/nothing-here", str(tmp_path / "none")]) == 2
