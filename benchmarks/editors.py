@@ -13,7 +13,8 @@ neighbours as context; NLI: CAD-SNLI dev hypotheses with a target label, premise
 Reported per editor: the share of edits with an output, the flip rate (the shipped checker's top label is the
 target, over all edits), the word-level edit size against the original, and the perplexity of the outputs under
 SmolLM2-135M; the human counterfactuals of the same rows give the reference figures. 50 outputs of the trained
-editor go to ``benchmarks/results/editors_sample.jsonl`` for reading by hand.
+editor go to ``benchmarks/results/editors_sample_<task>.jsonl`` for reading by hand. Load time: ``Editor.default``
+against the bare base (``Generator.from_base``), each in a fresh process after the imports, median of 3.
 Writes benchmarks/results/editors_quality.{json,md}.
 """
 
@@ -95,6 +96,18 @@ def score(task: str, rows: Any, outputs: list[str | None], checker: Any) -> dict
             "perplexity": round(float(ppl["median"]), 1) if ppl else None}
 
 
+def load_seconds(what: str, task: str = "sentiment") -> float:
+    """Seconds to load ``what`` ("editor": the shipped editor; "base": SmolLM2 alone) in a fresh process."""
+    import subprocess
+
+    code = ("import json, time\nfrom cfaug_hf import Editor, Generator\nt = time.perf_counter()\n"
+            + (f"Editor.default({task!r})" if what == "editor" else
+               "Generator.from_base('HuggingFaceTB/SmolLM2-135M-Instruct')")
+            + "\nprint(json.dumps(time.perf_counter() - t))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(proc.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     from cfaug_hf.components.checker import default_checker
 
@@ -120,6 +133,8 @@ def main() -> None:
                 f.write(json.dumps({"text": rows[i]["text"], "target": rows[i]["target"],
                                     "context": rows[i]["context"], "editor": trained[i],
                                     "human": rows[i]["counterfactual"]}, ensure_ascii=False) + "\n")
+        runs = {w: sorted(load_seconds(w, task) for _ in range(3)) for w in ("editor", "base")}
+        results[task]["load_seconds"] = {w: round(v[1], 2) for w, v in runs.items()}
         print(json.dumps({task: results[task]}, indent=1), flush=True)
         path.write_text(json.dumps(results, indent=1) + "\n")
     lines = ["# Editors learned from human counterfactuals vs few-shot prompting", "",
@@ -133,6 +148,9 @@ def main() -> None:
             e = r[name]
             lines.append(f"| {task} | {name} | {e['edits']} | {e['with_output']} | {e['flip_rate']} | "
                          f"{e['edit_distance']} | {e['perplexity']} | {e.get('seconds', '')} |")
+    lines += ["", "Load time in a fresh process (median of 3, seconds): " + "; ".join(
+        f"{task} editor {r['load_seconds']['editor']} (base alone {r['load_seconds']['base']})"
+        for task, r in results.items() if "load_seconds" in r) + "."]
     (RESULTS / "editors_quality.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
