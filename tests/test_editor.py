@@ -229,6 +229,7 @@ def test_llm_augmenter_with_an_editor_rewrites_sentiment_and_nli():
     out = aug.augment(Dataset.from_dict({"text": ["the food was bad .", "no change here ."],
                                          "label": ["negative", "negative"]}))
     assert out["text"] == ["the food was good ."] and out["label"] == ["positive"]
+    assert json.loads(out[0]["cf_edit"])["editor"] == editor.fingerprint()[:16]
     assert aug.stats.to_dict()["skipped"] == {"llm_unchanged": 1}
     nli = LLMCounterfactualAugmenter(editor, TaskSchema.nli(), checker=None, keep_original=False,
                                      constraints=False)

@@ -331,11 +331,12 @@ class LLMCounterfactualAugmenter(Augmenter):
         seeds = [stable_hash("llm", examples[i].seed, *t) % (2 ** 31) for i, t, _, _ in jobs]
         outs = self.llm.edit(texts, targets, contexts=premises, seeds=seeds)
         ranked = rank_by_checker(outs, targets, self.checker, premises)
+        who = self.llm.fingerprint()[:16]  # which editor wrote the row, in its provenance
         for (i, _, row, rest), options in zip(jobs, ranked):
             if not options:  # every candidate was empty or the text itself
                 results[i].events.append("skipped:llm_unchanged")
                 continue
-            self._rewrite(examples[i], results[i], [(c, False) for c, _ in options], row, rest)
+            self._rewrite(examples[i], results[i], [(c, False) for c, _ in options], {**row, "editor": who}, rest)
 
     def _fail(self, res: RowResult, reason: str | None, truncated: bool) -> None:
         reason = reason or "llm_unparseable"
@@ -363,7 +364,8 @@ class LLMCounterfactualAugmenter(Augmenter):
             reason = screen_answer(text, original, row.get("prompt"))
             if reason:
                 continue
-            edit: dict[str, Any] = {"target": target, "answer_truncated": True if cut else None}
+            edit: dict[str, Any] = {"target": target, "answer_truncated": True if cut else None,
+                                    "editor": row.get("editor")}
             if self.task == "re":
                 text, fixed = self._markup(text, original)
                 if text is None:
