@@ -1,8 +1,8 @@
 """Every Python snippet in the README runs as written, in order, like notebook cells.
 
 The real models the snippets name (SmolLM2, MiniLM) are swapped for tiny in-process ones of the same kinds by
-resolving their Hub ids to tiny folders, ``runs/demo/generator`` is a tiny saved generator, and the Hub is the
-loopback server; nothing else about the code is changed.
+resolving their Hub ids to tiny folders, ``runs/demo/generator`` and the shipped editors and claim generator are tiny
+ones, and the Hub is the loopback server; nothing else about the code is changed.
 """
 
 from __future__ import annotations
@@ -44,6 +44,21 @@ def tiny_world(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     Generator(*tiny_seq2seq(), num_beams=2, num_return_sequences=2, max_new_tokens=6).save_pretrained(
         "runs/demo/generator")
+    # The shipped adapters fit the real SmolLM2, not its tiny stand-in: the shipped parts are tiny ones too.
+    import cfaug_hf.components.editor as editor_module
+    import cfaug_hf.methods.crossaug.recipes as recipes
+
+    tiny_editor = editor_module.Editor(*tiny_causal_lm(), max_new_tokens=6, num_return_sequences=2)
+    monkeypatch.setattr(editor_module, "_load_default", lambda task: tiny_editor)
+    tiny_generator = Generator(*tiny_seq2seq(), num_beams=2, num_return_sequences=2, max_new_tokens=6)
+    monkeypatch.setattr(recipes, "_load_claim_generator", lambda: tiny_generator)
+    import cfaug_hf.components.checker as checker_module
+    from cfaug_hf.testing import tiny_classifier
+
+    labels = {"sentiment-analysis": ("negative", "positive"), "fact-verification": ("SUPPORTS", "REFUTES"),
+              "natural-language-inference": ("entailment", "neutral", "contradiction")}
+    monkeypatch.setattr(checker_module, "default_checker", lambda task: checker_module.LabelChecker(
+        *tiny_classifier(labels[task])) if task in labels else None)
     monkeypatch.setitem(hub_server.TOKENS, "hf_you_write", "you")
     monkeypatch.setenv("HF_TOKEN", "hf_you_write")
     return tmp_path
