@@ -139,7 +139,8 @@ def main() -> None:
         path.write_text(json.dumps(results, indent=1) + "\n")
     lines = ["# Editors learned from human counterfactuals vs few-shot prompting", "",
              "Held-out CAD dev edits (seeded sample); flip rate: the shipped flip checker's top label is the target, "
-             "over all edits; edit distance: word-level Levenshtein distance to the original over the longer length (0 = same); perplexity: median "
+             "over all edits; edit distance: word-level Levenshtein distance to the original over the longer length "
+             "(0 = same); perplexity: median "
              "under SmolLM2-135M. CPU, 2 cores.", "",
              "| task | editor | edits | with output | flip rate % | edit distance | perplexity | seconds |",
              "|---|---|---|---|---|---|---|---|"]

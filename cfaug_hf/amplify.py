@@ -66,8 +66,8 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
         target_column: the label of each human counterfactual; optional when the task has two labels (it is the
             other one).
         editor: a causal LM id/folder to train the editor from (default SmolLM2-135M-Instruct, shipped on PyPI),
-            or an :class:`~cfaug_hf.Editor` or its saved folder (trained further on the pairs unless ``train_options`` is
-            ``{"max_steps": 0}``).
+            or an :class:`~cfaug_hf.Editor` or its saved folder (trained further on the pairs unless
+            ``train_options`` is ``{"max_steps": 0}``).
         checker: the flip checker (CORE's argument: ``"default"`` is the one shipped for the task, None is off);
             it picks among the editor's candidates and filters the counterfactuals.
         edit_sentences: one-text tasks: how many sentences of a row the editor rewrites (the ones that carry the

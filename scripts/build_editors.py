@@ -150,7 +150,8 @@ def build(task: str, *, force: bool, seed: int, limit: int | None, out: Path, qu
     editor.halve_adapter()
     editor.save_pretrained(target, overwrite=True)
     results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    results[task if not quarter else f"{task}-q{quarter}"] = {"training": {k: v for k, v in editor.training_info.items() if k != "train_dataset"},
+    results[task if not quarter else f"{task}-q{quarter}"] = {
+        "training": {k: v for k, v in editor.training_info.items() if k != "train_dataset"},
                      "quality": quality, "where": "CPU, 2 cores"}
     if not limit:
         RESULTS.write_text(json.dumps(results, indent=1) + "\n")

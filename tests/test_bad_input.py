@@ -18,13 +18,14 @@ import pytest
 from datasets import ClassLabel, Dataset, DatasetDict, Features, Value
 
 import tests.hub_server as hub_server
-from cfaug_hf import (AugmentationStats, Augmenter, CrossAugAugmenter, CrossAugConfig, Generator, GeneratorConfig,
-                      LabelChecker, SchemaError, TaskSchema, cli)
+from cfaug_hf import (AugmentationStats, Augmenter, COREAugmenter, CrossAugAugmenter, CrossAugConfig, Editor, Generator,
+                      GeneratorConfig, LabelChecker, SchemaError, TaskSchema, cli)
 from cfaug_hf.hub import ComponentLoadError, FolderNotEmptyError, HubError
 from cfaug_hf.methods.icda.epoch import CounterfactualEpochDataset
 from cfaug_hf.metrics import intrinsic
 from cfaug_hf.report import augmentation_report
 from cfaug_hf.testing import NegateAugmenter, tiny_classifier, tiny_seq2seq
+from cfaug_hf.training import edit_pairs
 from trainer_callbacks import ICDACallback
 
 FV = TaskSchema.fact_verification()
@@ -343,6 +344,18 @@ CASES = [
      "CrossAug: checker must be a LabelChecker, a folder or Hub id of one, 'default' or None; got int"),
     ("crossaug-checker-missing-folder", NO_SETUP, lambda c: crossaug(checker="runs/not-there/checker"),
      ComponentLoadError, "no local folder 'runs/not-there/checker'"),
+    # --- editors and the shipped defaults
+    ("editor-from-generator-folder", lambda t: {"p": saved_generator(t)}, lambda c: Editor.from_pretrained(c["p"]),
+     ComponentLoadError, "not a saved Editor.*It holds a saved generator"),
+    ("editor-default-unknown-task", NO_SETUP, lambda c: Editor.default("ner"), ValueError,
+     r"No editor ships for task 'ner'; shipped: \['sentiment', 'nli'\]"),
+    ("crossaug-generator-missing-folder", NO_SETUP, lambda c: CrossAugAugmenter("runs/not-there/gen"),
+     ComponentLoadError, "no local folder 'runs/not-there/gen'"),
+    ("core-editor-missing-folder", NO_SETUP, lambda c: COREAugmenter("runs/not-there/editor", mode="editor_only"),
+     ComponentLoadError, "no local folder 'runs/not-there/editor'"),
+    ("edit-pairs-empty-target", NO_SETUP, lambda c: edit_pairs(Dataset.from_dict(
+        {"text": ["a b c"], "counterfactual": ["a b d"], "target": [" "]})), ValueError,
+     "edit_pairs: row 0, column 'target': expected a non-empty string"),
     # --- loading components
     ("load-missing-relative", NO_SETUP, lambda c: Generator.from_pretrained("runs/not-there/generator"),
      ComponentLoadError, "no local folder 'runs/not-there/generator'.*not a Hub repository id"),

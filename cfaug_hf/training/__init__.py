@@ -7,5 +7,6 @@ from .generator import bidirectional_pairs, train_generator
 from .retriever import mine_hard_negatives, retrieval_accuracy, train_cf_dpr
 from .tagger import TokenTagger, train_tagger
 
-__all__ = ["train_generator", "train_checker", "train_editor", "edit_pairs", "bidirectional_pairs", "time_budget_callback", "train_cf_dpr",
+__all__ = ["train_generator", "train_checker", "train_editor", "edit_pairs", "bidirectional_pairs",
+           "time_budget_callback", "train_cf_dpr",
            "mine_hard_negatives", "retrieval_accuracy", "TokenTagger", "train_tagger"]
