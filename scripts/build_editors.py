@@ -13,7 +13,9 @@ saved in half precision (about 5 MB) naming its base:
 - ``claims``: CrossAug's negative-claim generator (a ``Generator``: a claim in, its negation out), trained by
   ``cfaug_hf.methods.crossaug.recipes.negative_claim_generator`` on the 8000 VitaminC pairs shipped in the package
   (both directions), 49 steps of 16 pairs at a constant rate after 5 warm-up steps: the recipe and the step count
-  of the generator every CrossAug row of the leaderboard was made with. CrossAugAugmenter and the demo load it.
+  of the generator every CrossAug row of the leaderboard was made with (the shipped copy is that very run; a
+  rebuild on another machine or thread count differs in the last digits: training loss 0.5395 against 0.5388 with
+  one thread instead of two). CrossAugAugmenter and the demo load it.
 
 After training, each editor rewrites held-out CAD dev rows (4 sampled candidates each) and the flip checker shipped
 for the task scores them: the share of rows with a candidate the checker labels with the target is recorded in the
