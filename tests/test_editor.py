@@ -311,3 +311,17 @@ def test_sharing_weights_copies_settings_not_the_model():
     twin.config.num_return_sequences = 1
     assert editor.config.num_return_sequences == 2 and twin.model is editor.model and not twin.stats
     assert twin.fingerprint() != editor.fingerprint()  # the settings are part of the fingerprint
+
+
+def test_a_twin_of_a_merged_lora_editor_keeps_the_fingerprint():
+    from cfaug_hf.training.common import with_lora
+
+    editor = Editor(*tiny_causal_lm(), num_return_sequences=1, max_new_tokens=3)
+    editor.model = with_lora(editor.model, True, "CAUSAL_LM")
+    before = editor.fingerprint()
+    editor.edit(["a b c"], ["positive"])  # generation merges the adapter into the base
+    assert editor._lora_layers()[0].merged and editor.fingerprint() == before
+    twin = editor.sharing_weights()
+    assert twin.fingerprint() == before  # the weights were hashed before the merge; the twin knows
+    twin.config.num_return_sequences = 2
+    assert twin.fingerprint() != before and editor.fingerprint() == before

@@ -137,27 +137,30 @@ class Component(abc.ABC):
         counters are unchanged (torch bumps them on every in-place write, e.g. an optimiser step; writes through
         ``tensor.data`` bypass them, so call :meth:`forget_fingerprint` after such surgery).
         """
-        config = digest_json(self.get_config_dict())
-        key = (config, self._weights_key())
-        memo = self.__dict__.get("_fingerprint_memo")
-        if memo is not None and memo[0] == key:
-            return memo[1]
-        fp = digest_json({"type": type(self).__qualname__, "config": config,
-                          "weights": [digest_module(m) for m in self._modules()]})
-        self._fingerprint_memo = (key, fp)
-        return fp
+        return digest_json({"type": type(self).__qualname__, "config": digest_json(self.get_config_dict()),
+                            "weights": self._weights_digests()})
+
+    def _weights_digests(self) -> list[str]:
+        # Kept apart from the config, so a change of settings (or a twin from sharing_weights) rehashes nothing.
+        key = self._weights_key()
+        memo = self.__dict__.get("_weights_memo")
+        if memo is None or memo[0] != key:
+            memo = (key, [digest_module(m) for m in self._modules()])
+            self._weights_memo = memo
+        return memo[1]
 
     def forget_fingerprint(self) -> None:
         """Drop the remembered fingerprint (after changing weights in a way torch does not track)."""
-        self.__dict__.pop("_fingerprint_memo", None)
+        self.__dict__.pop("_weights_memo", None)
 
     def _weights_key(self) -> tuple[Any, ...]:
         return tuple(weights_state(m) for m in self._modules())
 
-    def _keep_fingerprint(self, fingerprint: str) -> None:
-        """Remember ``fingerprint`` for the current weights: for changes of representation that keep the function
-        (merging a LoRA adapter into its base), so caches keyed on the fingerprint stay valid."""
-        self._fingerprint_memo = ((digest_json(self.get_config_dict()), self._weights_key()), fingerprint)
+    def _keep_fingerprint(self, digests: list[str]) -> None:
+        """Keep the weights' ``digests`` (from :meth:`_weights_digests`) for the current weights: for changes of
+        representation that keep the function (merging a LoRA adapter into its base), so caches keyed on the
+        fingerprint stay valid."""
+        self._weights_memo = (self._weights_key(), digests)
 
     def save_pretrained(self, save_directory: str | os.PathLike, *, overwrite: bool = False) -> Path:
         """Save weights (safetensors) and config (JSON) to ``save_directory`` in one atomic rename.
@@ -275,7 +278,6 @@ class PretrainedComponent(Component):
             twin.config = dataclasses.replace(self.config)
         twin.training_info = copy.deepcopy(self.training_info)
         twin.stats = Counter()
-        twin.__dict__.pop("_fingerprint_memo", None)
         return twin
 
     def halve_adapter(self) -> None:

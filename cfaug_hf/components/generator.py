@@ -360,21 +360,21 @@ class Generator(PretrainedComponent):
         layers = self._lora_layers()
         if not layers or all(m.merged for m in layers):
             return
-        fingerprint = self.fingerprint()
+        digests = self._weights_digests()
         from ..models import quiet_dependency_warnings
 
         with quiet_dependency_warnings():
             self.model.base_model.merge_adapter()
-        self._keep_fingerprint(fingerprint)
+        self._keep_fingerprint(digests)
 
     def unmerge_adapter(self) -> None:
         """Undo :meth:`merge_adapter`, so the adapter's own weights take gradients again."""
         layers = self._lora_layers()
         if not any(m.merged for m in layers):
             return
-        fingerprint = self.fingerprint()
+        digests = self._weights_digests()
         self.model.base_model.unmerge_adapter()
-        self._keep_fingerprint(fingerprint)
+        self._keep_fingerprint(digests)
 
     @classmethod
     def _load(cls, folder: Path, config: dict[str, Any], *, device: str | None = None, **overrides: Any) -> Generator:
