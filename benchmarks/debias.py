@@ -56,7 +56,7 @@ Rows (training sets):
              crossfit gives every row a machine counterfactual from an editor that never saw its human pair (the
              shipped editor for rows outside the quarter, an editor trained on a second quarter, built by
              scripts/build_editors.py --quarter 1, for the quarter's rows; with --augment-limit N, N and N/3 of
-             them)
+             them). CFAUG_EDITOR_DATA_SENTIMENT / _NLI=folder reuses counterfactuals the editor wrote before
 Models: ``bow`` is TF-IDF word 1-2 grams per text column + logistic regression (minutes for everything);
 ``frozen`` is the frozen-encoder yardstick (benchmarks/frozen_yardstick.py: MiniLM vectors computed once and cached,
 then a ``--head lr`` or ``mlp`` trained per seed on a bootstrap sample of the rows); any other value is a Hugging
@@ -560,7 +560,14 @@ def editor_counterfactuals(train: Any, task: str, quarter: int = 0) -> Any:
                               edit_sentences=3 if task == "sentiment" else 0)
     subset = editor_subset(train, task) if not quarter else quarter_subset(train, task)
     out_dir = CACHE / f"editor_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
-    if (out_dir / "dataset_info.json").is_file():
+    given = os.environ.get(f"CFAUG_EDITOR_DATA_{task.upper()}") if not quarter else None
+    if given:  # counterfactuals this editor wrote earlier (a code change since then moves the cache key)
+        cfs = load_from_disk(given)
+        wanted = {str(i) for i in subset["id"]}
+        if not set(cfs["cf_source_id"]) <= wanted or len(set(cfs["cf_source_id"])) < 0.3 * len(wanted):
+            raise SystemExit(f"{given} does not hold counterfactuals of this run's {len(wanted)} rows.")
+        print(f"Reusing the {task} editor's counterfactuals in {given}")
+    elif (out_dir / "dataset_info.json").is_file():
         cfs = load_from_disk(str(out_dir))
     else:
         start = time.perf_counter()
