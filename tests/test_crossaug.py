@@ -123,7 +123,7 @@ def test_schema_must_be_a_pair(rule_rewriter):
         CrossAugAugmenter(rule_rewriter, TaskSchema.nli())
     CrossAugAugmenter(rule_rewriter, TaskSchema.nli(), supports_label="entailment", refutes_label="contradiction")
     with pytest.raises(TypeError):
-        CrossAugAugmenter("not a generator")
+        CrossAugAugmenter(3.5)
 
 
 def test_bad_generator_output_length():
