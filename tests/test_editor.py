@@ -95,19 +95,17 @@ def test_train_editor_learns_a_rewrite_and_round_trips(tmp_path):
     assert isinstance(loaded.config, EditorConfig) and loaded.fingerprint() == editor.fingerprint()
     assert loaded.edit(["the food was bad ."], ["positive"]) == [["the food was good ."]]
     assert resolve_editor(str(tmp_path / "ed"), "sentiment", "test").fingerprint() == editor.fingerprint()
-    with pytest.raises(Exception, match="editor|Editor"):
+    from cfaug_hf.hub import ComponentLoadError
+
+    with pytest.raises(ComponentLoadError, match="not a saved Generator.*It holds a saved editor"):
         Generator.from_pretrained(tmp_path / "ed")
 
 
-def test_train_editor_keyword_hints_and_bad_arguments():
+def test_train_editor_keyword_hints_and_bad_arguments(monkeypatch):
     pairs = Dataset.from_dict({"text": ["the food was bad ."] * 4, "target": ["positive"] * 4,
                                "counterfactual": ["the food was good and clean ."] * 4})
     seen = []
-
-    class Spy(Editor):
-        pass
-
-    editor = Spy(*tiny_causal_lm())
+    editor = Editor(*tiny_causal_lm())
     import cfaug_hf.training.editor as module
 
     real = module.train_generator
@@ -116,11 +114,8 @@ def test_train_editor_keyword_hints_and_bad_arguments():
         seen.extend(data["source"])
         return real(gen, data, **kwargs)
 
-    module.train_generator = spy
-    try:
-        train_editor(editor, pairs, lora=False, max_steps=1, keyword_rate=1.0, distractors=0, training_args=QUIET)
-    finally:
-        module.train_generator = real
+    monkeypatch.setattr(module, "train_generator", spy)
+    train_editor(editor, pairs, lora=False, max_steps=1, keyword_rate=1.0, distractors=0, training_args=QUIET)
     # Every row shows the words the human edit added, never words of the original text.
     assert all("Keywords:" in s and "good" in s and "clean" in s for s in seen)
     with pytest.raises(ValueError, match="keyword_rate"):
