@@ -377,13 +377,29 @@ def augment_subset(train: Any) -> tuple[Any, list[int]]:
     return train.select(rows), rows
 
 
+def cached_augment(augmenter: Any, subset: Any, prefix: str, what: str) -> Any:
+    """``augmenter.augment(subset)``, saved in CACHE under the data's and the augmenter's fingerprints and loaded
+    from there on later runs (generation is the slow part of every augmented row)."""
+    from datasets import load_from_disk
+
+    out_dir = CACHE / f"{prefix}_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
+    if (out_dir / "dataset_info.json").is_file():
+        return load_from_disk(str(out_dir))
+    start = time.perf_counter()
+    cfs = augmenter.augment(subset)
+    print("\n".join(augmenter.stats.summary_lines()))
+    print(f"{what} took {time.perf_counter() - start:.0f}s")
+    cfs.save_to_disk(str(out_dir))
+    return cfs
+
+
 def core_augment(train: Any, seed: int, *, task: str, mode: str, checker: bool = False) -> Any:
     """Original rows + CORE counterfactuals of (a sample of) them, cached by data and augmenter fingerprints.
 
     The counterfactuals are made without a checker and cached; ``checker=True`` then passes them through the flip
     checker shipped for the task (COREAugmenter's default), the decisions its LabelFlipFilter takes inside
     ``augment()``, without running the editor again."""
-    from datasets import concatenate_datasets, load_from_disk
+    from datasets import concatenate_datasets
 
     from cfaug_hf import BiEncoder, COREAugmenter, CorpusIndex, local_llm
     from cfaug_hf.augmenter import PROVENANCE_COLUMNS
@@ -400,15 +416,7 @@ def core_augment(train: Any, seed: int, *, task: str, mode: str, checker: bool =
     options = {"edit_sentences": 1, "sentence_scorer": BowSentenceScorer(train, schema)} if task == "sentiment" else {}
     augmenter = COREAugmenter(schema=schema, mode=mode, keep_original=False, checker=None, **parts, **options)
     subset, _ = augment_subset(train)
-    out_dir = CACHE / f"core_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
-    if (out_dir / "dataset_info.json").is_file():
-        cfs = load_from_disk(str(out_dir))
-    else:
-        start = time.perf_counter()
-        cfs = augmenter.augment(subset)
-        print("\n".join(augmenter.stats.summary_lines()))
-        print(f"CORE ({mode}) took {time.perf_counter() - start:.0f}s")
-        cfs.save_to_disk(str(out_dir))
+    cfs = cached_augment(augmenter, subset, "core", f"CORE ({mode})")
     from cfaug_hf import AugmentationStats
 
     stats = AugmentationStats.from_dataset(cfs).to_dict()
@@ -559,7 +567,6 @@ def editor_counterfactuals(train: Any, task: str, quarter: int = 0) -> Any:
     augmenter = COREAugmenter(editor, schema, mode="editor_only", keep_original=False,
                               edit_sentences=3 if task == "sentiment" else 0)
     subset = editor_subset(train, task) if not quarter else quarter_subset(train, task)
-    out_dir = CACHE / f"editor_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
     given = os.environ.get(f"CFAUG_EDITOR_DATA_{task.upper()}") if not quarter else None
     if given:  # counterfactuals this editor wrote earlier (a code change since then moves the cache key)
         cfs = load_from_disk(given)
@@ -567,14 +574,8 @@ def editor_counterfactuals(train: Any, task: str, quarter: int = 0) -> Any:
         if not set(cfs["cf_source_id"]) <= wanted or len(set(cfs["cf_source_id"])) < 0.3 * len(wanted):
             raise SystemExit(f"{given} does not hold counterfactuals of this run's {len(wanted)} rows.")
         print(f"Reusing the {task} editor's counterfactuals in {given}")
-    elif (out_dir / "dataset_info.json").is_file():
-        cfs = load_from_disk(str(out_dir))
     else:
-        start = time.perf_counter()
-        cfs = augmenter.augment(subset)
-        print("\n".join(augmenter.stats.summary_lines()))
-        print(f"editor ({task}) took {time.perf_counter() - start:.0f}s")
-        cfs.save_to_disk(str(out_dir))
+        cfs = cached_augment(augmenter, subset, "editor", f"editor ({task})")
     stats = AugmentationStats.from_dataset(cfs).to_dict()
     NOTES["editor+checker" if not quarter else f"editor q{quarter}"] = {
                                "rows_edited": len(subset), "counterfactuals": len(cfs),
