@@ -821,9 +821,31 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
             if row == "none" and probes:
                 results["probes"] = {p: {"rows": len(d), "none_model": [a[p] for a in per_seed]}
                                      for p, d in probes.items()}
+    if args.merge:
+        merge_earlier(results, model_label)
     results["validity"] = validity(name, results)
     write(results, model_label)
     return results
+
+
+def merge_earlier(results: dict[str, Any], model_label: str) -> None:
+    """Keep the rows of the table's earlier run that this run did not redo (--merge), each marked with the commit
+    it was made at; refused when the two runs differ in settings or seeds, which would make the rows incomparable."""
+    path = RESULTS / f"debias_{results['config']}_{model_label}.json"
+    if not path.is_file():
+        return
+    earlier = json.loads(path.read_text())
+    keys = ("seeds", "train_rows", "tests")
+    ignore = {"merge", "device_note"}
+    mine = {k: v for k, v in results["settings"].items() if k not in ignore}
+    theirs = {k: v for k, v in earlier.get("settings", {}).items() if k not in ignore and k in mine}
+    if any(earlier.get(k) != results[k] for k in keys) or theirs != {k: mine[k] for k in theirs}:
+        raise SystemExit(f"--merge: {path} was made with other settings; run every row again instead.")
+    rows = {}
+    for row, r in earlier["rows"].items():
+        rows[row] = results["rows"].get(row) or {**r, "made_at": r.get("made_at", earlier.get("git_commit"))}
+    rows.update({row: r for row, r in results["rows"].items() if row not in rows})
+    results["rows"] = rows
 
 
 def write(results: dict[str, Any], model_label: str) -> None:
@@ -844,6 +866,10 @@ def write(results: dict[str, Any], model_label: str) -> None:
                      f" | {r['seconds']:.0f} |")
     for probe, p in results.get("probes", {}).items():
         lines.append(f"\n{probe}, by the `none` model: {fmt(p['none_model'])} % of {p['rows']} rows.")
+    earlier = {row: str(r["made_at"])[:10] for row, r in results["rows"].items() if r.get("made_at")}
+    if earlier:
+        lines.append("\nRows kept from earlier runs with the same settings (--merge), by commit: "
+                     + ", ".join(f"{row} ({c})" for row, c in earlier.items()) + ".")
     for row, r in results["rows"].items():
         if r.get("augmentation"):
             lines.append(f"\n{row}: {json.dumps(r['augmentation'])}")
@@ -880,6 +906,8 @@ def main() -> None:
     ap.add_argument("--editor-limit", type=int, default=None,
                     help="the editor rows (editor+checker, amplify, crossfit) rewrite a seeded sample of this many "
                          "rows (default: --augment-limit)")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the rows of the table's earlier run (same settings) that this run does not redo")
     ap.add_argument("--max-length", type=int, default=256)
     ap.add_argument("--epochs", type=float, default=3)
     ap.add_argument("--batch-size", type=int, default=16)
