@@ -10,7 +10,7 @@ from typing import Any
 from .augmenter import Augmenter, Counterfactual, RowResult
 
 __all__ = ["tiny_tokenizer", "tiny_seq2seq", "tiny_causal_lm", "tiny_classifier", "tiny_encoder", "NegateAugmenter",
-           "TINY_VOCAB"]
+           "TINY_VOCAB", "tiny_word_encoder", "planted_reviews"]
 
 _WORDS = """the a an of in on at to for with and or not no never did does was were is are be been has have had it
 this that he she they his her their film movie claim evidence cat dog mat sat ran good bad great terrible
@@ -105,6 +105,59 @@ def tiny_encoder(seed: int = 0) -> tuple[Any, Any]:
     cfg = BertConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                      num_attention_heads=2, max_position_embeddings=128, pad_token_id=tok.pad_token_id)
     return BertModel(cfg), tok
+
+
+def tiny_word_encoder(seed: int = 0, hidden_size: int = 32) -> tuple[Any, Any]:
+    """A BERT with no transformer layers over :func:`tiny_tokenizer`: a sentence's mean-pooled vector is the mean of
+    its (normalised) word vectors, so different sentences get well separated vectors. A random deep encoder maps
+    every sentence to nearly the same direction (cosine 0.95-0.99 between any two here), which hides what a
+    rationale model could learn; this one behaves like a bag of words, a stand-in for a pretrained encoder."""
+    from transformers import BertConfig, BertModel
+
+    tok = tiny_tokenizer()
+    _seeded(seed)
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
+                     num_hidden_layers=0, num_attention_heads=2, max_position_embeddings=128,
+                     pad_token_id=tok.pad_token_id)
+    return BertModel(cfg), tok
+
+
+_NOUNS = "cat dog mat day city team river king queen band song book actor singer album war".split()
+_FILLER = ["the cat sat on the mat .", "the dog ran in the city .", "it was one of ten days .",
+           "he played with the team .", "they sat in the room .", "she was with her band .", "the king and the queen .",
+           "it was a river in france ."]
+_SPURIOUS = {1: "the hotel was in paris .", 0: "the hotel was in london ."}
+
+
+def planted_reviews(n: int, *, agree: float, seed: int = 0) -> tuple[list[list[str]], list[int], list[list[bool]]]:
+    """Synthetic 4-sentence reviews with a planted cause and a planted shortcut, for testing rationale methods.
+
+    The label (0/1, alternating) is caused by one sentence, "the <noun> and the <noun> was good|great|bad|terrible
+    ." (many variants: a weak signal among noise words); a spurious sentence, "the hotel was in paris|london .", says
+    the label with probability ``agree`` (e.g. 0.85 in training and 0.5 in test, where it carries no information);
+    two filler sentences say nothing. Positions are shuffled. Returns documents, labels and, per document, which
+    sentence is the true rationale.
+
+    >>> docs, labels, truth = planted_reviews(2, agree=1.0)
+    >>> labels, [sum(t) for t in truth], len(docs[0])
+    ([0, 1], [1, 1], 4)
+    """
+    import random
+
+    rng = random.Random(seed)
+    docs, labels, truth = [], [], []
+    for i in range(n):
+        y = i % 2
+        a, b = rng.sample(_NOUNS, 2)
+        cause = f"the {a} and the {b} was {rng.choice(['good', 'great'] if y else ['bad', 'terrible'])} ."
+        shortcut = _SPURIOUS[y if rng.random() < agree else 1 - y]
+        doc = rng.sample(_FILLER, 2) + [shortcut]
+        at = rng.randrange(4)
+        doc.insert(at, cause)
+        docs.append(doc)
+        labels.append(y)
+        truth.append([j == at for j in range(4)])
+    return docs, labels, truth
 
 
 def _negate(text: str) -> str | None:

@@ -92,9 +92,15 @@ def test_rationale_set_change_degeneration_and_precision():
     assert rationale_set_change(b, a) == pytest.approx(1 / 3)
     same = SelectionResult([[0]] * 4, [0, 0, 1, 1], [0.1] * 4)
     assert is_degenerate(same, [0, 0, 1, 1], [5] * 4) == (False, 0.0)  # the same sentence for everything is fine
-    split = SelectionResult([[0], [0], [1], [1]], [0, 0, 1, 1], [0.1] * 4)  # bins 0 and 2 of 10: the first-two rule
-    flag, gap = is_degenerate(split, [0, 0, 1, 1], [5] * 4)
+    labels = [0, 1] * 15
+    split = SelectionResult([[y] for y in labels], labels, [0.1] * 30)  # bins 0 and 2 of 10: the first-two rule
+    flag, gap = is_degenerate(split, labels, [5] * 30)
     assert flag and gap == 1.0
+    # The same split on 2 documents a class is what shuffled labels give 1 time in 3: chance, not degeneration,
+    # unless the noise floor is turned off (the paper's test as written).
+    small = SelectionResult([[0], [1], [0], [1]], [0, 1, 0, 1], [0.1] * 4)
+    assert is_degenerate(small, [0, 1, 0, 1], [5] * 4) == (False, 1.0)
+    assert is_degenerate(small, [0, 1, 0, 1], [5] * 4, noise_quantile=None) == (True, 1.0)
     assert rationale_precision([[0], [1]], [[True, False], [True, False]]) == 0.5
 
 

@@ -123,7 +123,7 @@ class ScriptedSelector:
 
 
 def test_checkpoint_only_when_loss_falls_and_selections_are_not_degenerate():
-    docs, labels, _ = reviews(8)
+    docs, labels, _ = reviews(40)  # 20 a class: enough for a degenerate split to stand out from chance
     dev = CounterfactualEpochDataset(docs, labels, size=0)
     #              start      e0: better  e1: better but degenerate  e2: worse  e3: worse  e4: never reached
     script = [(0.70, True), (0.60, False), (0.40, True), (0.65, False), (0.62, False), (0.1, False)]

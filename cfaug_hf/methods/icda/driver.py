@@ -7,8 +7,8 @@ by the same rule plus their counterfactuals. Each iteration trains one run per s
 warm-started from the previous iteration's selector (with that run's seed). Every run trains to convergence
 (:func:`train_selector`: constant learning rate, early stopping with degeneracy checks). The run kept is the one
 with the lowest dev loss among those that are not degenerate and, from iteration 2 on, whose rationale-set change ΔA
-is smaller than the previous iteration's. The loop stops when the kept run never earned a checkpoint past its
-starting point, or after ``max_iterations``.
+is smaller than the previous iteration's. The loop stops when the kept run is a warm start that training did not
+improve (the paper's convergence test) in ``converge_after`` iterations in a row, or after ``max_iterations``.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def run_icda(train_documents: Sequence[Sequence[str]], train_labels: Sequence[in
              encoder_learning_rate: float = 1e-6, batch_size: int = 16, samples_per_step: int = 64,
              training_set: str = "reference", cap_factor: float = 4, output_dir: str | Path = "runs/icda",
              training_args: dict[str, Any] | None = None, degeneration_threshold: float = 0.2,
-             pool_quantile: float = 0.1, table: SentenceTable | None = None,
+             pool_quantile: float = 0.1, converge_after: int = 2, table: SentenceTable | None = None,
              on_iteration: Callable[[int, Any], dict[str, Any]] | None = None) -> ICDAResult:
     """Run ICDA. ``make_selector(seed)`` returns a fresh :class:`~cfaug_hf.components.RationaleSelector` (new
     sentence layers seeded with ``seed``, pretrained token encoder). ``on_iteration(k, selector)`` may return
@@ -115,6 +115,10 @@ def run_icda(train_documents: Sequence[Sequence[str]], train_labels: Sequence[in
             documents (at most N / ``cap_factor`` per class, balanced), each with one counterfactual;
             ``"all"``: every original plus as many counterfactuals (this library's earlier behaviour).
         pool_quantile: donors come from the kept documents of the other class whose error is within this quantile.
+        converge_after: iterations in a row whose kept run is an unimproved warm start before the loop stops. The
+            paper stops at the first; but each iteration draws new donors, and on small data an unimproved warm
+            start often wins one draw by a hair over a fresh run that would have moved on (a planted case went
+            from 39% to 100% rationale precision two iterations after the paper's rule had stopped it).
         table: a :class:`~cfaug_hf.sentences.SentenceTable` to share; with frozen encoders its cached vectors are
             reused by every run given the same table (several ICDA runs over the same data embed once).
 
@@ -123,6 +127,8 @@ def run_icda(train_documents: Sequence[Sequence[str]], train_labels: Sequence[in
     """
     import torch
 
+    if converge_after < 1:
+        raise ValueError(f"converge_after must be >= 1, got {converge_after}.")
     if training_set not in ("reference", "all"):
         raise ValueError(f"training_set must be 'reference' or 'all', got {training_set!r}.")
     out = Path(output_dir)
@@ -140,6 +146,7 @@ def run_icda(train_documents: Sequence[Sequence[str]], train_labels: Sequence[in
     full_dev_sel: SelectionResult | None = None
     donors: SelectionResult | None = None
     previous_delta: float | None = None
+    unmoved = 0  # iterations in a row whose kept run is a warm start that did not improve
     options = dict(max_epochs=max_epochs, patience=patience, learning_rate=learning_rate,
                    encoder_learning_rate=encoder_learning_rate, batch_size=batch_size,
                    samples_per_step=samples_per_step, pool_quantile=pool_quantile,
@@ -185,9 +192,10 @@ def run_icda(train_documents: Sequence[Sequence[str]], train_labels: Sequence[in
         result.runs.extend(r for r, *_ in runs)
         result.selectors.append(best)
         result.metrics.append(on_iteration(k, best) if on_iteration else {})
-        if not best_run.improved:
+        unmoved = unmoved + 1 if not best_run.improved else 0
+        if unmoved >= converge_after:
             result.stopped = (f"converged at iteration {k}: the kept run earned no checkpoint past its starting "
-                              f"point")
+                              f"point in {unmoved} iteration(s) in a row")
             break
     else:
         result.stopped = f"reached max_iterations={max_iterations}"

@@ -143,47 +143,99 @@ def rationale_set_change(current: SelectionResult, previous: SelectionResult | N
     return sum(changes) / len(changes)
 
 
+def _position_counts(result: SelectionResult, labels: Sequence[int], num_sentences: Sequence[int],
+                     bins: int) -> tuple[Any, Any]:
+    """Per correctly classified document: its class and its selected positions counted in ``bins`` buckets of the
+    normalised position (index / sentences), the paper's rationale-index bins."""
+    import numpy as np
+
+    rows, classes = [], []
+    for d, y in enumerate(labels):
+        n = num_sentences[d]
+        if result.predicted[d] != int(y) or n == 0 or not result.selected[d]:
+            continue
+        row = np.zeros(bins)
+        for s in result.selected[d]:
+            row[min(int(bins * s / n), bins - 1)] += 1
+        rows.append(row)
+        classes.append(int(y))
+    return np.asarray(rows).reshape(-1, bins), np.asarray(classes, dtype=int)
+
+
+def _histograms(counts: Any, classes: Any, order: Sequence[int]) -> Any:
+    """(classes, bins) normalised histograms; ``classes`` may carry leading permutation axes."""
+    import numpy as np
+
+    onehot = (classes[..., None] == np.asarray(order)).astype(float)  # (..., docs, C)
+    totals = np.einsum("...dc,db->...cb", onehot, counts)
+    return totals / np.maximum(totals.sum(-1, keepdims=True), 1.0)
+
+
+def _gap(hist: Any) -> Any:
+    """The largest class-wise difference in any bin, or in the first-versus-second-bin preference."""
+    import numpy as np
+
+    c = hist.shape[-2]
+    gaps = [np.zeros(hist.shape[:-2])]
+    for i in range(c):
+        for j in range(i + 1, c):
+            a, b = hist[..., i, :], hist[..., j, :]
+            gaps.append(np.abs(a - b).max(-1))
+            gaps.append(np.abs(np.abs(a[..., 0] - a[..., 1]) - np.abs(b[..., 0] - b[..., 1])))
+    return np.max(np.stack(gaps), axis=0)
+
+
 def position_histograms(result: SelectionResult, labels: Sequence[int], num_sentences: Sequence[int],
                         bins: int = 10) -> dict[int, list[float]]:
-    """Per class, the normalised histogram of selected sentence positions (position i in bin i, the last bin
-    holding the rest) over correctly classified documents: the paper's degeneration guard."""
-    hist: dict[int, list[float]] = {}
-    for d, y in enumerate(labels):
-        if result.predicted[d] != int(y) or num_sentences[d] == 0:
-            continue
-        h = hist.setdefault(int(y), [0.0] * bins)
-        for s in result.selected[d]:
-            h[min(s, bins - 1)] += 1
-    for h in hist.values():
-        total = sum(h) or 1.0
-        h[:] = [v / total for v in h]
-    return hist
+    """Per class, the normalised histogram of selected positions over correctly classified documents, each position
+    binned by its normalised index (index / sentences, in tenths): the paper's rationale-index bins.
+
+    >>> position_histograms(SelectionResult([[0], [3]], [0, 1]), [0, 1], [4, 4], bins=4)
+    {0: [1.0, 0.0, 0.0, 0.0], 1: [0.0, 0.0, 0.0, 1.0]}
+    """
+    counts, classes = _position_counts(result, labels, num_sentences, bins)
+    order = sorted(set(classes.tolist()))
+    hist = _histograms(counts, classes, order)
+    return {c: [float(v) for v in hist[i]] for i, c in enumerate(order)}
 
 
 def is_degenerate(result: SelectionResult, labels: Sequence[int], num_sentences: Sequence[int], *,
-                  threshold: float = 0.2) -> tuple[bool, float]:
-    """The reference's two degeneracy tests on class-wise position histograms; True when either fails:
+                  threshold: float = 0.2, noise_quantile: float | None = 0.99, permutations: int = 200,
+                  seed: int = 0) -> tuple[bool, float]:
+    """The paper's two degeneracy tests on class-wise rationale-index histograms (:func:`position_histograms`);
+    True when either fails:
 
-    * class test: some position is picked for one class more than ``threshold`` more often than for another;
-    * first-position test: the classes differ by more than ``threshold`` in how strongly they prefer the first
-      over the second sentence (| |h_a[0] − h_a[1]| − |h_b[0] − h_b[1]| |), the usual shape of a degenerate
-      selector that signals the label through position.
+    * class test: some bin is picked for one class more than ``threshold`` (20 points) more often than for another;
+    * first-bin test: the classes differ by more than ``threshold`` in how strongly they prefer the first over the
+      second bin (| |h_a[0] − h_a[1]| − |h_b[0] − h_b[1]| |), the usual shape of a degenerate selector that signals
+      the label through position.
 
-    Returns (flag, largest gap).
+    The paper checks thousands of dev documents, where chance differences between two classes' histograms are a
+    few points. On a dev set of tens of documents chance alone exceeds 20 points, and every checkpoint of a good
+    selector would be refused. So a gap must also exceed what chance gives: the ``noise_quantile`` of the gap when
+    the class labels are shuffled among the same documents (``permutations`` seeded draws); ``None`` turns this
+    off (the paper's test as written). Returns (flag, largest gap).
 
-    >>> r = SelectionResult([[0], [0], [3], [3]], [0, 0, 1, 1], [0.1] * 4)
-    >>> is_degenerate(r, [0, 0, 1, 1], [4, 4, 4, 4])
+    >>> r = SelectionResult([[0], [0], [3], [3]] * 10, [0, 0, 1, 1] * 10, [0.1] * 40)
+    >>> is_degenerate(r, [0, 0, 1, 1] * 10, [4] * 40)
     (True, 1.0)
+    >>> r = SelectionResult([[0], [1], [2], [3]], [0, 0, 1, 1], [0.1] * 4)  # 2 documents a class: chance
+    >>> is_degenerate(r, [0, 0, 1, 1], [4] * 4)[0]
+    False
     """
-    hist = position_histograms(result, labels, num_sentences)
-    classes = sorted(hist)
-    gap = 0.0
-    for i, a in enumerate(classes):
-        for b in classes[i + 1:]:
-            ha, hb = hist[a], hist[b]
-            first = abs(abs(ha[0] - ha[1]) - abs(hb[0] - hb[1]))
-            gap = max(gap, max(abs(x - y) for x, y in zip(ha, hb)), first)
-    return gap > threshold, gap
+    import numpy as np
+
+    counts, classes = _position_counts(result, labels, num_sentences, 10)
+    order = sorted(set(classes.tolist()))
+    if len(order) < 2:
+        return False, 0.0
+    gap = float(_gap(_histograms(counts, classes, order)))
+    if gap <= threshold or noise_quantile is None:
+        return gap > threshold, gap
+    rng = np.random.default_rng(seed)
+    shuffled = np.stack([rng.permutation(classes) for _ in range(permutations)])
+    floor = float(np.quantile(_gap(_histograms(counts, shuffled, order)), noise_quantile))
+    return gap > floor, gap
 
 
 def rationale_precision(selected: Sequence[Sequence[int]], truth: Sequence[Sequence[bool]]) -> float:
