@@ -546,6 +546,17 @@ def quarter_subset(train: Any, task: str) -> Any:
     return train.select(rows)
 
 
+def _editor_of(task: str, quarter: int) -> Any:
+    from cfaug_hf import Editor
+
+    if not quarter:
+        return Editor.default(task)
+    folder = CACHE / "editors" / f"{task}-q{quarter}"
+    if not (folder / "cfaug_editor.json").is_file():
+        raise SystemExit(f"No editor in {folder}: run scripts/build_editors.py --task {task} --quarter {quarter}.")
+    return Editor.from_pretrained(folder)
+
+
 def editor_counterfactuals(train: Any, task: str, quarter: int = 0) -> Any:
     """Counterfactuals written by the editor trained on annotation quarter ``quarter`` (0: the shipped editor, for
     :func:`editor_subset`; 1: the cross-fitting editor of scripts/build_editors.py --quarter 1, for the quarter-0
@@ -554,18 +565,8 @@ def editor_counterfactuals(train: Any, task: str, quarter: int = 0) -> Any:
     by data and augmenter fingerprints."""
     from datasets import load_from_disk
 
-    from cfaug_hf import AugmentationStats, COREAugmenter, Editor
+    from cfaug_hf import AugmentationStats, COREAugmenter
 
-    schema = _schema_of(task)
-    if quarter:
-        folder = CACHE / "editors" / f"{task}-q{quarter}"
-        if not (folder / "cfaug_editor.json").is_file():
-            raise SystemExit(f"No editor in {folder}: run scripts/build_editors.py --task {task} --quarter {quarter}.")
-        editor = Editor.from_pretrained(folder)
-    else:
-        editor = Editor.default(task)
-    augmenter = COREAugmenter(editor, schema, mode="editor_only", keep_original=False,
-                              edit_sentences=3 if task == "sentiment" else 0)
     subset = editor_subset(train, task) if not quarter else quarter_subset(train, task)
     given = os.environ.get(f"CFAUG_EDITOR_DATA_{task.upper()}") if not quarter else None
     if given:  # counterfactuals this editor wrote earlier (a code change since then moves the cache key)
@@ -574,12 +575,16 @@ def editor_counterfactuals(train: Any, task: str, quarter: int = 0) -> Any:
         if not set(cfs["cf_source_id"]) <= wanted or len(set(cfs["cf_source_id"])) < 0.3 * len(wanted):
             raise SystemExit(f"{given} does not hold counterfactuals of this run's {len(wanted)} rows.")
         print(f"Reusing the {task} editor's counterfactuals in {given}")
+        components = {"reused": Path(given).name}  # no editor is loaded (a machine without its base model runs this)
     else:
+        augmenter = COREAugmenter(_editor_of(task, quarter), _schema_of(task), mode="editor_only",
+                                  keep_original=False, edit_sentences=3 if task == "sentiment" else 0)
         cfs = cached_augment(augmenter, subset, "editor", f"editor ({task})")
+        components = component_digests(augmenter)
     stats = AugmentationStats.from_dataset(cfs).to_dict()
     NOTES["editor+checker" if not quarter else f"editor q{quarter}"] = {
                                "rows_edited": len(subset), "counterfactuals": len(cfs),
-                               "components": component_digests(augmenter), "skipped": stats.get("skipped", {}),
+                               "components": components, "skipped": stats.get("skipped", {}),
                                "filtered": stats.get("filtered", {}),
                                "editor": f"shipped {task} editor (SmolLM2-135M + LoRA, scripts/build_editors.py)"}
     from cfaug_hf.augmenter import PROVENANCE_COLUMNS
@@ -689,7 +694,7 @@ def run_bow(train: Any, tests: dict[str, Any], schema: TaskSchema, seed: int, **
 
 
 def run_hf(train: Any, tests: dict[str, Any], schema: TaskSchema, seed: int, *, model: str, max_length: int,
-           epochs: float, batch_size: int, learning_rate: float) -> dict[str, float]:
+           epochs: float, batch_size: int, learning_rate: float, bf16: bool = False) -> dict[str, float]:
     import numpy as np
     from transformers import AutoModelForSequenceClassification, DataCollatorWithPadding, Trainer, TrainingArguments
 
@@ -731,7 +736,7 @@ def run_hf(train: Any, tests: dict[str, Any], schema: TaskSchema, seed: int, *, 
                              per_device_train_batch_size=batch_size, per_device_eval_batch_size=64,
                              weight_decay=0.01, seed=seed, save_strategy="no", report_to=[],
                              remove_unused_columns=False,  # prepare() keeps only model inputs and sample_weight
-                             logging_steps=50, disable_tqdm=True)
+                             logging_steps=50, disable_tqdm=True, bf16=bf16)
     trainer = WeightedTrainer(model=net, args=args, train_dataset=prepare(train).shuffle(seed=seed),
                               data_collator=DataCollatorWithPadding(tok))
     trainer.train()
@@ -760,8 +765,8 @@ def provenance() -> dict[str, Any]:
         dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "cfaug_hf", "benchmarks",
                                      ":!benchmarks/results", ":!benchmarks/logs"], cwd=ROOT,
                                     capture_output=True, text=True).stdout.strip())
-    except (OSError, subprocess.CalledProcessError):
-        commit, dirty = None, None
+    except (OSError, subprocess.CalledProcessError):  # a copy of the tree without git (e.g. on a GPU machine)
+        commit, dirty = os.environ.get("CFAUG_COMMIT"), None
     return {"git_commit": commit, "uncommitted_changes": dirty, "date": time.strftime("%Y-%m-%d")}
 
 
@@ -779,6 +784,7 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
         from cfaug_hf.models import MINILM
 
         results["components"] = {"encoder": MINILM, "head": args.head}
+    earlier = earlier_run(results, model_label) if args.merge else None
     if args.device_note:
         results["device"] = args.device_note
     if AUGMENT_LIMIT:
@@ -807,7 +813,8 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
                     acc = run_frozen(train, scored, schema, seed, head=args.head)
             else:
                 acc = run_hf(train, scored, schema, seed, model=args.model, max_length=args.max_length,
-                             epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate)
+                             epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
+                             bf16=args.bf16)
             seconds.append(time.perf_counter() - start)
             per_seed.append(acc)
             sizes.append(len(train))
@@ -821,34 +828,42 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
             if row == "none" and probes:
                 results["probes"] = {p: {"rows": len(d), "none_model": [a[p] for a in per_seed]}
                                      for p, d in probes.items()}
-    if args.merge:
-        merge_earlier(results, model_label)
+            if row != args.rows[-1]:  # a table so far, so a run cut off keeps what it finished
+                so_far = {**results, "rows": merged_rows(results, earlier), "partial": True}
+                write({**so_far, "validity": validity(name, so_far)}, model_label, quiet=True)
+    results["rows"] = merged_rows(results, earlier)
     results["validity"] = validity(name, results)
     write(results, model_label)
     return results
 
 
-def merge_earlier(results: dict[str, Any], model_label: str) -> None:
-    """Keep the rows of the table's earlier run that this run did not redo (--merge), each marked with the commit
-    it was made at; refused when the two runs differ in settings or seeds, which would make the rows incomparable."""
+def earlier_run(results: dict[str, Any], model_label: str) -> dict[str, Any] | None:
+    """The table's earlier run, whose rows this one keeps where it does not redo them (--merge); refused when the
+    two runs differ in settings or seeds, which would make the rows incomparable."""
     path = RESULTS / f"debias_{results['config']}_{model_label}.json"
     if not path.is_file():
-        return
+        return None
     earlier = json.loads(path.read_text())
-    keys = ("seeds", "train_rows", "tests")
     ignore = {"merge", "device_note"}
     mine = {k: v for k, v in results["settings"].items() if k not in ignore}
     theirs = {k: v for k, v in earlier.get("settings", {}).items() if k not in ignore and k in mine}
-    if any(earlier.get(k) != results[k] for k in keys) or theirs != {k: mine[k] for k in theirs}:
+    if any(earlier.get(k) != results[k] for k in ("seeds", "train_rows", "tests")) or \
+            theirs != {k: mine[k] for k in theirs}:
         raise SystemExit(f"--merge: {path} was made with other settings; run every row again instead.")
-    rows = {}
-    for row, r in earlier["rows"].items():
-        rows[row] = results["rows"].get(row) or {**r, "made_at": r.get("made_at", earlier.get("git_commit"))}
+    return earlier
+
+
+def merged_rows(results: dict[str, Any], earlier: dict[str, Any] | None) -> dict[str, Any]:
+    """This run's rows in the earlier run's order, each earlier row it did not redo marked with its commit."""
+    if earlier is None:
+        return results["rows"]
+    rows = {row: results["rows"].get(row) or {**r, "made_at": r.get("made_at", earlier.get("git_commit"))}
+            for row, r in earlier["rows"].items()}
     rows.update({row: r for row, r in results["rows"].items() if row not in rows})
-    results["rows"] = rows
+    return rows
 
 
-def write(results: dict[str, Any], model_label: str) -> None:
+def write(results: dict[str, Any], model_label: str, quiet: bool = False) -> None:
     tests = list(results["tests"])
     check = results.get("validity")
     verdict = "" if check is None else (" (validity checks passed)" if check["passed"] else
@@ -879,8 +894,11 @@ def write(results: dict[str, Any], model_label: str) -> None:
                      + (f"; `none` in-domain on {check['in_domain']['test']} {check['in_domain']['none']:.1f}% "
                         f"(needs >= {check['in_domain']['minimum']:.0f}%)" if check.get("in_domain") else "")
                      + (": passed." if check["passed"] else ": FAILED."))
+    if results.get("partial"):
+        lines.append("\nPartial: the run had not finished every row when this was written.")
     table = "\n".join(lines) + "\n"
-    print(table)
+    if not quiet:
+        print(table)
     RESULTS.mkdir(parents=True, exist_ok=True)
     stem = RESULTS / f"debias_{results['config']}_{model_label}"
     stem.with_suffix(".md").write_text(table)
@@ -912,6 +930,7 @@ def main() -> None:
     ap.add_argument("--epochs", type=float, default=3)
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--learning-rate", type=float, default=5e-5)
+    ap.add_argument("--bf16", action="store_true", help="fine-tuning in bf16 mixed precision (a GPU with bf16)")
     args = ap.parse_args()
     global AUGMENT_LIMIT, EDITOR_LIMIT
     AUGMENT_LIMIT, EDITOR_LIMIT = args.augment_limit, args.editor_limit
