@@ -265,6 +265,10 @@ def main() -> None:
     ap.add_argument("--max-train", type=int, default=None, help="cap the training documents (for a quick run)")
     ap.add_argument("--overhead-task", default="restaurant", help="task for the cost measurements ('' to skip)")
     args = ap.parse_args()
+    import logging
+
+    # Every run of every iteration is logged as it ends (a long run cut off still shows how far it got).
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else f"CPU ({torch.get_num_threads()} threads)"
     results = []
     for task in args.tasks:
