@@ -13,7 +13,7 @@ from cfaug_hf import RationaleSelector, RationaleSwapAugmenter, SchemaError, Tas
 from cfaug_hf.augmenter import AugmentationStats
 from cfaug_hf.methods.icda import (CounterfactualEpochDataset, JoinedTextCollator, SelectionResult, is_degenerate,
                                    plan_counterfactuals, rationale_precision, rationale_set_change, run_icda)
-from cfaug_hf.testing import tiny_classifier, tiny_encoder
+from cfaug_hf.testing import tiny_classifier, tiny_encoder, tiny_word_encoder
 from trainer_callbacks import STATE_FILE, ICDACallback
 
 FILLER = ["the room was clean .", "the staff was good .", "the hotel was in paris .", "the service was great .",
@@ -317,6 +317,34 @@ def test_run_icda_iterates_picks_and_stops(tmp_path):
     assert all(r.epochs_run <= 2 for r in result.runs)
     assert result.stopped
     assert all(0 <= m["precision"] <= 1 for m in result.metrics)
+
+
+def test_run_icda_never_iterates_on_a_degenerate_selector(tmp_path, monkeypatch):
+    import cfaug_hf.methods.icda.driver as driver
+
+    real = driver.train_selector
+
+    def degenerate_after_iteration_0(selector, train, dev, **kw):
+        fit = real(selector, train, dev, **kw)
+        if "iter0" not in str(kw["output_dir"]):
+            fit.degenerate = True
+        return fit
+
+    monkeypatch.setattr(driver, "train_selector", degenerate_after_iteration_0)
+    docs, labels, _ = reviews(24)
+    dev_docs, dev_labels, _ = reviews(12, seed=1)
+    def learner(seed):  # one that learns these reviews in a few epochs, so iteration 1 has counterfactuals
+        torch.manual_seed(seed)
+        return RationaleSelector.from_encoder(tiny_word_encoder(), label_names=["negative", "positive"],
+                                              sentence_layers=1, sentence_heads=2, max_sentence_tokens=12,
+                                              freeze_encoder=True, gate="softmax")
+
+    result = run_icda(docs, labels, dev_docs, dev_labels, learner, seeds=(0,), max_iterations=3, max_epochs=10,
+                      patience=10, output_dir=tmp_path, batch_size=8, samples_per_step=8, learning_rate=1e-2,
+                      training_args={"use_cpu": True})
+    assert "every run was degenerate" in result.stopped, result.stopped
+    assert len(result.selectors) == 1 and [r.iteration for r in result.runs] == [0, 1, 1]
+    assert not any(r.chosen for r in result.runs if r.iteration == 1)
 
 
 def test_epoch_dataset_from_a_dataset_and_schema_names_bad_cells():

@@ -8,7 +8,8 @@ warm-started from the previous iteration's selector (with that run's seed). Ever
 (:func:`train_selector`: constant learning rate, early stopping with degeneracy checks). The run kept is the one
 with the lowest dev loss among those that are not degenerate and, from iteration 2 on, whose rationale-set change ΔA
 is smaller than the previous iteration's. The loop stops when the kept run is a warm start that training did not
-improve (the paper's convergence test) in ``converge_after`` iterations in a row, or after ``max_iterations``.
+improve (the paper's convergence test) in ``converge_after`` iterations in a row, when every run of an iteration is
+degenerate (the previous selector stays the result), or after ``max_iterations``.
 """
 
 from __future__ import annotations
@@ -185,6 +186,15 @@ def run_icda(train_documents: Sequence[Sequence[str]], train_labels: Sequence[in
         def eligible(r: ICDARun) -> bool:
             return not r.degenerate and (k < 2 or previous_delta is None or (r.delta_A or 0) < previous_delta)
 
+        if k > 0 and all(r.degenerate for r, *_ in runs):
+            # A degenerate selector signals the label through position: iterating on it would spread that. The
+            # previous iteration's selector stays the result.
+            result.runs.extend(r for r, *_ in runs)
+            result.stopped = (f"stopped at iteration {k}: every run was degenerate; the selector of iteration "
+                              f"{k - 1} is the result")
+            break
+        # Iteration 0 has no earlier selector to fall back on: its lowest-loss run is kept even if degenerate, and
+        # ICDARun.degenerate says so.
         pool = [x for x in runs if eligible(x[0])] or [x for x in runs if not x[0].degenerate] or runs
         best_run, best, full_train_sel, full_dev_sel = min(pool, key=lambda x: x[0].dev_loss)
         best_run.chosen = True
