@@ -57,6 +57,7 @@ Rows (training sets):
              shipped editor for rows outside the quarter, an editor trained on a second quarter, built by
              scripts/build_editors.py --quarter 1, for the quarter's rows; with --augment-limit N, N and N/3 of
              them). CFAUG_EDITOR_DATA_SENTIMENT / _NLI=folder reuses counterfactuals the editor wrote before
+             (_SENTIMENT_Q1 / _NLI_Q1: the cross-fitting editor's)
 Models: ``bow`` is TF-IDF word 1-2 grams per text column + logistic regression (minutes for everything);
 ``frozen`` is the frozen-encoder yardstick (benchmarks/frozen_yardstick.py: MiniLM vectors computed once and cached,
 then a ``--head lr`` or ``mlp`` trained per seed on a bootstrap sample of the rows); any other value is a Hugging
@@ -568,7 +569,7 @@ def editor_counterfactuals(train: Any, task: str, quarter: int = 0) -> Any:
     from cfaug_hf import AugmentationStats, COREAugmenter
 
     subset = editor_subset(train, task) if not quarter else quarter_subset(train, task)
-    given = os.environ.get(f"CFAUG_EDITOR_DATA_{task.upper()}") if not quarter else None
+    given = os.environ.get(f"CFAUG_EDITOR_DATA_{task.upper()}" + (f"_Q{quarter}" if quarter else ""))
     if given:  # counterfactuals this editor wrote earlier (a code change since then moves the cache key)
         cfs = load_from_disk(given)
         wanted = {str(i) for i in subset["id"]}
