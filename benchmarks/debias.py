@@ -759,6 +759,8 @@ def provenance() -> dict[str, Any]:
     """When and from which code a result was made."""
     import subprocess
 
+    if os.environ.get("CFAUG_COMMIT"):  # a copy of the tree run elsewhere: its .git, if any, may be stale
+        return {"git_commit": os.environ["CFAUG_COMMIT"], "uncommitted_changes": None, "date": time.strftime("%Y-%m-%d")}
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                                 check=True).stdout.strip()

@@ -32,7 +32,7 @@ ROW_NAMES = {"none": "none (original data)", "human": "+ human CAD", "eda": "+ E
              "human (quarter)": "+ human CAD on a quarter of the rows",
              "editor+checker": "+ learned editor (trained on that quarter) on other rows, flip-checked",
              "amplify": "+ human CAD on the quarter + learned editor on other rows (amplification)",
-             "crossfit": "+ learned editors on every row (cross-fitted)",
+             "crossfit": "+ cross-fitted learned editors (no row by an editor that saw its human pair), sampled rows",
              "human (editor rows)": "+ human CAD, same rows as the learned editor"}
 #: Rows whose gain is also compared with human counterfactuals of the same source rows: row -> that reference row.
 SAME_ROWS = {**dict.fromkeys(("core", "cf-dpr", "llm-edit", "core+checker", "cf-dpr+checker", "llm-edit+checker"),
