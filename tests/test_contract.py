@@ -105,7 +105,7 @@ def race_case():
                      for i in range(12)],
         "label": ["SUPPORTS", "REFUTES"] * 6})
     return RACEAugmenter(gen, LabelChecker(*tiny_classifier()), ner, TaskSchema.fact_verification(id_column="id"),
-                         min_drop=-1.0), data
+                         min_drop=-1.0, paper_decoding=False), data
 
 
 CASES = {"crossaug": crossaug_case, "icda": icda_case, "negate": negate_case, "core": core_case, "llm": llm_case,

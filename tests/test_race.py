@@ -250,12 +250,14 @@ def test_constrained_claims_with_a_real_generator():
             return np.array([[0.9, 0.1]] * len(first))
 
     aug = RACEAugmenter(gen, Always(), ner, embedder=tiny_encoder(), lexicon={"GPE": {"london": 1}},
-                        causal_entities=3, min_drop=-1.0)
+                        causal_entities=3, min_drop=-1.0, num_beams=6, num_candidates=3, max_new_tokens=8)
+    # RACE decodes on a weight-sharing copy: the caller's generator keeps its settings.
+    assert aug.generator is not gen and aug.generator.model is gen.model and gen.config.num_beams == 6
     out = aug.augment(data)
     claims = [r for r in out if r["cf_kind"] == "race_claim"]
     assert len(claims) == 1
     edit = json.loads(claims[0]["cf_edit"])
-    assert satisfies(claims[0]["claim"], edit["constraint"]) and gen.stats["constrained_rows"] == 1
+    assert satisfies(claims[0]["claim"], edit["constraint"]) and aug.generator.stats["constrained_rows"] == 1
 
 
 @pytest.mark.parametrize("make,error,match", [
@@ -317,3 +319,20 @@ def test_race_ablations():
     assert claim["claim"] == "Ada lived far away in Oslo" and json.loads(claim["cf_edit"])["score"] is None
     with pytest.raises(ValueError, match="select must be"):
         RACEAugmenter(generator, RuleChecker(), NER_STUB, select="best")
+
+
+def test_race_decodes_with_the_papers_beam_search_unless_told_not_to():
+    from cfaug_hf import Generator, LabelChecker
+    from cfaug_hf.testing import tiny_classifier, tiny_seq2seq
+
+    gen = Generator(*tiny_seq2seq(), num_beams=2, max_new_tokens=6)
+    aug = RACEAugmenter(gen, LabelChecker(*tiny_classifier()), NER_STUB, embedder="x")
+    cfg = aug.generator.config
+    assert (cfg.num_beams, cfg.num_return_sequences, cfg.max_new_tokens) == (30, 10, 96)
+    assert (gen.config.num_beams, gen.config.num_return_sequences) == (2, 1)
+    assert aug.generator.fingerprint() != gen.fingerprint()
+    kept = RACEAugmenter(gen, LabelChecker(*tiny_classifier()), NER_STUB, embedder="x", paper_decoding=False)
+    assert kept.generator is gen
+    with pytest.raises(ValueError, match="num_candidates=12 exceeds num_beams=10"):
+        RACEAugmenter(gen, LabelChecker(*tiny_classifier()), NER_STUB, embedder="x", num_beams=10,
+                      num_candidates=12)

@@ -53,8 +53,9 @@ class RACEAugmenter(Augmenter):
     :func:`~cfaug_hf.methods.race.pieces_from_pairs` for (title, sentence) pairs.
 
     Args:
-        generator: a :class:`~cfaug_hf.Generator` writing a claim from evidence (paper: T5-base, beam 30, 10
-            candidates, max length 96 - set them on the generator).
+        generator: a :class:`~cfaug_hf.Generator` writing a claim from evidence (paper: T5-base). RACE decodes
+            with the paper's beam 30, 10 candidates and 96 tokens on a copy that shares its weights
+            (``paper_decoding=False`` keeps the generator's settings); or any callable texts -> claims.
         checker: a :class:`~cfaug_hf.LabelChecker` over (claim, evidence) with the schema's labels
             (:func:`~cfaug_hf.methods.race.with_nei` builds NOT ENOUGH INFO training rows when the data has none).
         ner: an :class:`~cfaug_hf.components.ner.EntityRecognizer` (stanza, spaCy, transformers, lexicon).
@@ -66,9 +67,9 @@ class RACEAugmenter(Augmenter):
         >>> from cfaug_hf import Generator, LabelChecker
         >>> from cfaug_hf.components.ner import LexiconNER
         >>> from cfaug_hf.testing import tiny_classifier, tiny_encoder, tiny_seq2seq
-        >>> aug = RACEAugmenter(Generator(*tiny_seq2seq(), num_beams=4, max_new_tokens=6),
-        ...                     LabelChecker(*tiny_classifier()), LexiconNER({"paris": "GPE", "london": "GPE"}),
-        ...                     embedder=tiny_encoder())
+        >>> aug = RACEAugmenter(Generator(*tiny_seq2seq()), LabelChecker(*tiny_classifier()),
+        ...                     LexiconNER({"paris": "GPE", "london": "GPE"}), embedder=tiny_encoder(),
+        ...                     num_beams=4, num_candidates=2, max_new_tokens=6)
         >>> data = Dataset.from_dict({"claim": ["the king lived in paris"], "evidence": [["the king lived in paris ."]],
         ...                           "label": ["REFUTES"]})
         >>> out = aug.augment(data)
@@ -105,8 +106,8 @@ class RACEAugmenter(Augmenter):
                 checker.label_id(name)
             except Exception as err:
                 raise SchemaError(f"The checker's labels do not match the schema: {err}") from None
-        self.generator, self.checker, self.ner, self.embedder = generator, checker, ner, embedder
         cfg: RACEConfig = self.config  # type: ignore[assignment]
+        self.generator, self.checker, self.ner, self.embedder = _decoding(generator, cfg), checker, ner, embedder
         self.lexicon = EntityLexicon(cfg.lexicon) if cfg.lexicon else None
         self._post_check = LabelFlipFilter(checker)
         self._pick = TopK([SemanticFidelityFilter(embedder), EntityFidelityFilter(ner.entity_texts, min_share=0.0)],
@@ -319,3 +320,16 @@ class RACEAugmenter(Augmenter):
                                    targets=[self.checker.label_id(ex.label)], first=[ex[self.claim_column]],
                                    render=sep.join)
         return sorted(sorted(range(len(pieces)), key=lambda i: -drops[0][i])[:n])
+
+
+def _decoding(generator: Any, cfg: RACEConfig) -> Any:
+    """The generator RACE decodes with: a weight-sharing copy set to the paper's beam search, so the post-check and
+    the fidelity pick choose among ``num_candidates`` claims (the user's generator keeps its own settings)."""
+    config = getattr(generator, "config", None)
+    if not cfg.paper_decoding or not hasattr(generator, "sharing_weights") or config is None or \
+            getattr(config, "do_sample", True):
+        return generator
+    twin = generator.sharing_weights()
+    twin.config.num_beams, twin.config.num_return_sequences = cfg.num_beams, cfg.num_candidates
+    twin.config.max_new_tokens = cfg.max_new_tokens
+    return twin

@@ -48,6 +48,15 @@ class RACEConfig(AugmenterConfig):
     select: str = field(default="fidelity", metadata={
         "help": "'fidelity': keep the post-checked candidate with the best MoverScore + entity fidelity; 'first': "
                 "the first one (the -FILTER ablation)."})
+    paper_decoding: bool = field(default=True, metadata={
+        "help": "Decode claims with the paper's beam search (num_beams, num_candidates, max_new_tokens below) on a "
+                "copy of a Generator that shares its weights; False keeps the generator's own settings. Callables "
+                "and sampling generators are used as they are."})
+    num_beams: int = field(default=30, metadata={"help": "Beam width of claim generation (the paper's 30)."})
+    num_candidates: int = field(default=10, metadata={
+        "help": "Candidate claims per instance that the post-check and the fidelity pick choose among (the "
+                "paper's 10)."})
+    max_new_tokens: int = field(default=96, metadata={"help": "Longest generated claim in tokens (the paper's 96)."})
     semantic_weight: float = field(default=1.0, metadata={"help": "Weight of MoverScore fidelity in the final pick."})
     entity_weight: float = field(default=1.0, metadata={"help": "Weight of entity fidelity in the final pick."})
 
@@ -60,6 +69,11 @@ class RACEConfig(AugmenterConfig):
             raise ValueError("evidence_counterfactuals and claim_counterfactuals are both off: nothing to produce.")
         if self.select not in ("fidelity", "first"):
             raise ValueError(f"select must be 'fidelity' or 'first', got {self.select!r}.")
+        for name in ("num_beams", "num_candidates", "max_new_tokens"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}.")
+        if self.num_candidates > self.num_beams:
+            raise ValueError(f"num_candidates={self.num_candidates} exceeds num_beams={self.num_beams}.")
         if not self.piece_separator:
             raise ValueError("piece_separator must not be empty.")
         self.replace_types, self.swap_types = list(self.replace_types), list(self.swap_types)
