@@ -89,7 +89,7 @@ def train_tagger(base: str | Any, train_dataset: Any, schema: TaskSchema | None 
         tok = load_tokenizer(base)
         model = load_model(AutoModelForTokenClassification, base, num_labels=len(names),
                            id2label=dict(enumerate(names)), label2id={n: i for i, n in enumerate(names)})
-    tokens_col, tags_col = schema.text_columns[0], schema.label_column
+    tokens_col = schema.text_columns[0]
 
     def encode(batch: dict[str, list], indices: list[int]) -> dict[str, list]:
         ids = schema.validate_batch(batch, indices)

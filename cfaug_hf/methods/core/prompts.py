@@ -193,14 +193,16 @@ def spacy_pos_tagger(model: str = "en_core_web_sm") -> Callable[[list[str]], lis
     pipeline is not installed (``pip install 'cfaug-hf[spacy]'``)."""
     if model in _SPACY:
         return _SPACY[model]
-    tagger = None
+    tagger: Any = None
     try:
         import spacy
 
         nlp = spacy.load(model, disable=["ner", "parser", "lemmatizer"])
 
-        def tagger(texts: list[str]) -> list[list[tuple[str, str]]]:
+        def pos_tags(texts: list[str]) -> list[list[tuple[str, str]]]:
             return [[(t.text, t.pos_) for t in doc] for doc in nlp.pipe(texts)]
+
+        tagger = pos_tags
     except (ImportError, OSError):
         tagger = None
     _SPACY[model] = tagger
