@@ -56,7 +56,9 @@ Rows (training sets):
              crossfit gives every row a machine counterfactual from an editor that never saw its human pair (the
              shipped editor for rows outside the quarter, an editor trained on a second quarter, built by
              scripts/build_editors.py --quarter 1, for the quarter's rows; with --augment-limit N, N and N/3 of
-             them). CFAUG_EDITOR_DATA_SENTIMENT / _NLI=folder reuses counterfactuals the editor wrote before
+             them); core+editor is CORE proper with the shipped editor on the editor+checker row's rows (CF-DPR
+             excerpts retrieved for each row, their keywords in the editor's input; benchmarks/core_retrieval.py
+             builds the encoder and index). CFAUG_EDITOR_DATA_SENTIMENT / _NLI=folder reuses counterfactuals the editor wrote before
              (_SENTIMENT_Q1 / _NLI_Q1: the cross-fitting editor's)
 Models: ``bow`` is TF-IDF word 1-2 grams per text column + logistic regression (minutes for everything);
 ``frozen`` is the frozen-encoder yardstick (benchmarks/frozen_yardstick.py: MiniLM vectors computed once and cached,
@@ -402,16 +404,13 @@ def core_augment(train: Any, seed: int, *, task: str, mode: str, checker: bool =
     ``augment()``, without running the editor again."""
     from datasets import concatenate_datasets
 
-    from cfaug_hf import BiEncoder, COREAugmenter, CorpusIndex, local_llm
+    from cfaug_hf import COREAugmenter, local_llm
     from cfaug_hf.augmenter import PROVENANCE_COLUMNS
 
     schema = TaskSchema.sentiment(id_column="id") if task == "sentiment" else TaskSchema.nli(id_column="id")
     parts: dict[str, Any] = {}
     if mode != "editor_only":
-        enc_dir, index_dir = CACHE / f"cf-dpr-{task}", CACHE / f"core-index-{task}"
-        if not (index_dir / "cfaug_corpus_index.json").is_file():
-            raise SystemExit(f"No CF-DPR encoder and index in {CACHE}: run benchmarks/core_retrieval.py first.")
-        parts = {"retriever": BiEncoder.from_pretrained(enc_dir), "index": CorpusIndex.from_pretrained(index_dir)}
+        parts = retrieval_parts(task)
     if mode != "retrieval_only":
         parts["editor"] = local_llm(max_new_tokens=64 if task == "sentiment" else 40, batch_size=16)
     options = {"edit_sentences": 1, "sentence_scorer": BowSentenceScorer(train, schema)} if task == "sentiment" else {}
@@ -558,18 +557,31 @@ def _editor_of(task: str, quarter: int) -> Any:
     return Editor.from_pretrained(folder)
 
 
-def editor_counterfactuals(train: Any, task: str, quarter: int = 0) -> Any:
+def retrieval_parts(task: str) -> dict[str, Any]:
+    """The CF-DPR encoder and corpus index benchmarks/core_retrieval.py trained and cached for ``task``."""
+    from cfaug_hf import BiEncoder, CorpusIndex
+
+    enc_dir, index_dir = CACHE / f"cf-dpr-{task}", CACHE / f"core-index-{task}"
+    if not (index_dir / "cfaug_corpus_index.json").is_file():
+        raise SystemExit(f"No CF-DPR encoder and index in {CACHE}: run benchmarks/core_retrieval.py first.")
+    return {"retriever": BiEncoder.from_pretrained(enc_dir), "index": CorpusIndex.from_pretrained(index_dir)}
+
+
+def editor_counterfactuals(train: Any, task: str, quarter: int = 0, *, retrieval: bool = False) -> Any:
     """Counterfactuals written by the editor trained on annotation quarter ``quarter`` (0: the shipped editor, for
     :func:`editor_subset`; 1: the cross-fitting editor of scripts/build_editors.py --quarter 1, for the quarter-0
     rows), through COREAugmenter(mode="editor_only") with its defaults (the shipped flip checker picks among 4
-    candidates and filters); sentiment rewrites the 3 sentences of each review the checker finds most polar. Cached
-    by data and augmenter fingerprints."""
+    candidates and filters); sentiment rewrites the 3 sentences of each review the checker finds most polar.
+    ``retrieval``: CORE proper (mode="core"), the editor reading the keywords of the CF-DPR excerpts retrieved for
+    each row. Cached by data and augmenter fingerprints."""
     from datasets import load_from_disk
 
     from cfaug_hf import AugmentationStats, COREAugmenter
 
     subset = editor_subset(train, task) if not quarter else quarter_subset(train, task)
-    given = os.environ.get(f"CFAUG_EDITOR_DATA_{task.upper()}" + (f"_Q{quarter}" if quarter else ""))
+    given = None if retrieval else os.environ.get(f"CFAUG_EDITOR_DATA_{task.upper()}" + (f"_Q{quarter}" if quarter
+                                                                                           else ""))
+    note = "core+editor" if retrieval else "editor+checker" if not quarter else f"editor q{quarter}"
     if given:  # counterfactuals this editor wrote earlier (a code change since then moves the cache key)
         cfs = load_from_disk(given)
         wanted = {str(i) for i in subset["id"]}
@@ -578,12 +590,14 @@ def editor_counterfactuals(train: Any, task: str, quarter: int = 0) -> Any:
         print(f"Reusing the {task} editor's counterfactuals in {given}")
         components = {"reused": Path(given).name}  # no editor is loaded (a machine without its base model runs this)
     else:
-        augmenter = COREAugmenter(_editor_of(task, quarter), _schema_of(task), mode="editor_only",
-                                  keep_original=False, edit_sentences=3 if task == "sentiment" else 0)
-        cfs = cached_augment(augmenter, subset, "editor", f"editor ({task})")
+        parts = retrieval_parts(task) if retrieval else {}
+        augmenter = COREAugmenter(_editor_of(task, quarter), _schema_of(task), mode="core" if retrieval else
+                                  "editor_only", keep_original=False, edit_sentences=3 if task == "sentiment" else 0,
+                                  **parts)
+        cfs = cached_augment(augmenter, subset, "editor", f"{note} ({task})")
         components = component_digests(augmenter)
     stats = AugmentationStats.from_dataset(cfs).to_dict()
-    NOTES["editor+checker" if not quarter else f"editor q{quarter}"] = {
+    NOTES[note] = {
                                "rows_edited": len(subset), "counterfactuals": len(cfs),
                                "components": components, "skipped": stats.get("skipped", {}),
                                "filtered": stats.get("filtered", {}),
@@ -607,6 +621,14 @@ def editor_rows(train: Any, seed: int, *, task: str, amplify: bool = False) -> A
     return concatenate_datasets(parts)
 
 
+def core_editor_rows(train: Any, seed: int, *, task: str) -> Any:
+    """Original rows + CORE's counterfactuals with the shipped editor (CF-DPR retrieval, keywords in the editor's
+    input, the shipped checker choosing and filtering) of the same rows the editor+checker row rewrites."""
+    from datasets import concatenate_datasets
+
+    return concatenate_datasets([train, editor_counterfactuals(train, task, retrieval=True)])
+
+
 def crossfit_rows(train: Any, seed: int, *, task: str) -> Any:
     """Original rows + a machine counterfactual for every row from an editor that never saw that row's human pair:
     the shipped editor (quarter 0) writes for the other quarters, the quarter-1 editor for quarter 0."""
@@ -624,6 +646,7 @@ def editor_table_rows(task: str) -> dict[str, Any]:
             "editor+checker": partial(editor_rows, task=task),
             "amplify": partial(editor_rows, task=task, amplify=True),
             "crossfit": partial(crossfit_rows, task=task),
+            "core+editor": partial(core_editor_rows, task=task),
             "human (editor rows)": partial(human_editor_rows, task=task)}
 
 

@@ -33,10 +33,12 @@ ROW_NAMES = {"none": "none (original data)", "human": "+ human CAD", "eda": "+ E
              "editor+checker": "+ learned editor (trained on that quarter) on other rows, flip-checked",
              "amplify": "+ human CAD on the quarter + learned editor on other rows (amplification)",
              "crossfit": "+ cross-fitted learned editors (no row by an editor that saw its human pair), sampled rows",
+             "core+editor": "+ CORE (CF-DPR + learned editor) on the editor's rows, flip-checked",
              "human (editor rows)": "+ human CAD, same rows as the learned editor"}
 #: Rows whose gain is also compared with human counterfactuals of the same source rows: row -> that reference row.
 SAME_ROWS = {**dict.fromkeys(("core", "cf-dpr", "llm-edit", "core+checker", "cf-dpr+checker", "llm-edit+checker"),
-                             "human (same rows)"), "editor+checker": "human (editor rows)"}
+                             "human (same rows)"), "editor+checker": "human (editor rows)",
+             "core+editor": "human (editor rows)"}
 #: Rows kept in the raw JSON but left out of the tables, with why: made with components the release no longer ships.
 SUPERSEDED = {("fv", "crossaug"): "made with a negative-claim generator and filters the release no longer ships",
               ("fv", "crossaug+balance"): "made with a negative-claim generator and filters the release no longer "
