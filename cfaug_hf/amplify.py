@@ -37,15 +37,20 @@ class AmplifyReport:
     human_counterfactuals: int
     stats: dict[str, Any] = field(default_factory=dict)
     editor: dict[str, Any] = field(default_factory=dict)
+    folds: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     def summary_lines(self) -> list[str]:
         filtered = sum(self.stats.get("filtered", {}).values())
-        lines = [f"annotated rows: {self.annotated_rows} ({self.training_pairs} training pairs for the editor)",
+        lines = [f"annotated rows: {self.annotated_rows} ({self.training_pairs} training pairs for the editor"
+                 + (f"s of {len(self.folds)} folds" if self.folds else "") + ")",
                  f"rows edited: {self.rows_edited}; counterfactuals kept: {self.editor_counterfactuals} "
-                 f"(rejected by filters: {filtered})"]
+                 f"(rejected by filters: {filtered}); human counterfactuals kept: {self.human_counterfactuals}"]
+        lines += [f"fold {f['fold']}: editor trained on {f['training_rows']} annotated rows "
+                  f"({f['training_pairs']} pairs) wrote {f['counterfactuals']} for {f['rows_edited']} rows"
+                  for f in self.folds]
         skipped = self.stats.get("skipped", {})
         if skipped:
             lines.append("skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())))
@@ -55,8 +60,16 @@ class AmplifyReport:
 def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_column: str = "counterfactual",
             target_column: str | None = None, editor: Any = SMOLLM2, checker: Any = DEFAULT_CHECKER,
             edit_sentences: int | None = None, limit: int | None = None, seed: int = 0,
+            folds: int | None = None, include_human: bool = True,
             train_options: dict[str, Any] | None = None) -> tuple[Any, AmplifyReport]:
     """Train an editor on the rows that have a human counterfactual and write counterfactuals for the others.
+
+    Two protocols. By default (``folds=None``) one editor learns from every annotated row and writes for the rows
+    that are not annotated: annotate a quarter, get counterfactuals for the rest. With ``folds=K``
+    (cross-fitting) the rows are split into K seeded folds, each holding its share of the annotated rows, and the
+    editor of fold k, trained on the annotated rows of the other folds, writes for every row of fold k: every row,
+    annotated or not, gets a machine counterfactual from an editor that never saw that row's human pair (with
+    ``include_human=False``, the fully automatic data set whose quality the human pairs can then measure).
 
     Args:
         dataset: a ``datasets.Dataset`` with the schema's columns and ``counterfactual_column``: the human
@@ -73,7 +86,9 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
         edit_sentences: one-text tasks: how many sentences of a row the editor rewrites (the ones that carry the
             label most, by the checker); default 3 with a checker, else 0 (the whole text as one). NLI always
             edits the hypothesis.
-        limit: edit a seeded sample of this many unannotated rows (all by default).
+        limit: edit a seeded sample of this many rows (all by default): unannotated rows, or with ``folds`` any.
+        folds: cross-fitting over this many folds (at least 2; K editors are trained); None: one editor.
+        include_human: keep the annotators' counterfactuals in the output (``cf_method="human"``).
         train_options: keyword arguments of :func:`~cfaug_hf.training.train_editor` (e.g. ``num_train_epochs``,
             ``lora``, ``training_args``).
 
@@ -97,11 +112,13 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
     """
     from datasets import Dataset, concatenate_datasets
 
-    from .components.editor import Editor
     from .methods.core import COREAugmenter
-    from .training import edit_pairs, train_editor
+    from .provenance import AugmentationStats
+    from .training import edit_pairs
 
     schema = schema or TaskSchema.sentiment()
+    if folds is not None and (isinstance(folds, bool) or not isinstance(folds, int) or folds < 2):
+        raise ValueError(f"amplify: folds must be an integer of at least 2 (cross-fitting) or None, got {folds!r}.")
     refuse_augmented(dataset.column_names)
     for col in (*schema.text_columns, schema.label_column, counterfactual_column,
                 *([target_column] if target_column else [])):
@@ -136,40 +153,100 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
     if not annotated:
         raise SchemaError(f"amplify: no row has a human counterfactual in column {counterfactual_column!r}; annotate "
                           f"some rows (None or '' marks a row that is not annotated).")
-    rows = dataset.select(annotated)
     if edit_sentences is None:  # choosing sentences needs the checker's scores
         edit_sentences = 0 if nli or checker is None else 3
     level = "sentence" if edit_sentences and not nli else "text"
-    human = Dataset.from_dict({"text": rows[edit_column], "counterfactual": rows[counterfactual_column],
-                               "target": targets, **({"context": rows[schema.text_columns[0]]} if nli else {})})
-    pairs = edit_pairs(human, context_column="context" if nli else None, level=level)
-    if not len(pairs):
-        raise SchemaError("amplify: the human counterfactuals change no sentence of their rows; nothing to learn.")
-    options = dict(train_options or {})
-    if not isinstance(editor, Editor):
-        from pathlib import Path
+    target_of = dict(zip(annotated, targets))
 
+    def pairs_of(indices: list[int]) -> Any:
+        rows = dataset.select(indices)
+        human = Dataset.from_dict({"text": rows[edit_column], "counterfactual": rows[counterfactual_column],
+                                   "target": [target_of[i] for i in indices],
+                                   **({"context": rows[schema.text_columns[0]]} if nli else {})})
+        return edit_pairs(human, context_column="context" if nli else None, level=level)
+
+    options = dict(train_options or {})
+    task = "nli" if nli else "sentiment" if schema.task == "sentiment-analysis" else "text"
+    annotated_set = set(annotated)
+    if folds is None:
+        rest = [i for i in range(len(dataset)) if i not in annotated_set]
+        jobs = [(list(annotated), _sample(rest, limit, seed))]
+    else:
+        # Annotated and other rows are dealt out separately, so every fold holds its share of the annotations.
+        fold_of: dict[int, int] = {}
+        for group in (list(annotated), [i for i in range(len(dataset)) if i not in annotated_set]):
+            random.Random(seed).shuffle(group)
+            fold_of.update((i, k % folds) for k, i in enumerate(group))
+        chosen = set(_sample(range(len(dataset)), limit, seed))
+        jobs = [([i for i in annotated if fold_of[i] != k], [i for i in sorted(chosen) if fold_of[i] == k])
+                for k in range(folds)]
+        empty = [k for k, (train_rows, _) in enumerate(jobs) if not train_rows]
+        if empty:
+            raise SchemaError(f"amplify: folds={folds} leaves fold {empty[0]}'s editor no annotated row to learn "
+                              f"from ({len(annotated)} rows are annotated); use fewer folds or annotate more rows.")
+    data = dataset.remove_columns(counterfactual_column)
+    written_parts, fold_reports, all_pairs, stats = [], [], 0, AugmentationStats()
+    trained: Any = None
+    for k, (train_rows, edit_rows) in enumerate(jobs):
+        pairs = pairs_of(train_rows)
+        if not len(pairs):
+            raise SchemaError("amplify: the human counterfactuals change no sentence of their rows; nothing to "
+                              "learn." if folds is None else f"amplify: the annotated rows outside fold {k} change "
+                              f"no sentence; nothing to learn.")
+        all_pairs += len(pairs)
+        trained = _trained_editor(editor, pairs, task=task, seed=seed, options=options, copy=folds is not None)
+        written = data.select([])
+        if edit_rows:
+            augmenter = COREAugmenter(trained, schema, mode="editor_only", checker=checker,
+                                      edit_sentences=edit_sentences, keep_original=False, seed=seed)
+            written = augmenter.augment(data.select(edit_rows))
+            written_parts.append(written)
+            stats.merge(augmenter.stats)
+        fold_reports.append({"fold": k, "training_rows": len(train_rows), "training_pairs": len(pairs),
+                             "rows_edited": len(edit_rows), "counterfactuals": len(written),
+                             "editor_fingerprint": trained.fingerprint()})
+    originals = _with_provenance(data, schema, range(len(data)), None)
+    parts = [originals]
+    if include_human:
+        rows = dataset.select(annotated)
+        parts.append(_with_provenance(data, schema, annotated, (rows[counterfactual_column], targets))
+                     .cast(originals.features))
+    written = concatenate_datasets(written_parts) if written_parts else originals.select([])
+    out = concatenate_datasets([*parts, written.cast(originals.features)])
+    report = AmplifyReport(annotated_rows=len(annotated), training_pairs=all_pairs,
+                           rows_edited=sum(len(e) for _, e in jobs), editor_counterfactuals=len(written),
+                           human_counterfactuals=len(annotated) if include_human else 0, stats=stats.to_dict(),
+                           editor={"base_model": trained.base_model, "fingerprint": trained.fingerprint(),
+                                   **{k: v for k, v in trained.training_info.items() if k != "train_dataset"}},
+                           folds=fold_reports if folds is not None else [])
+    return out, report
+
+
+def _sample(indices: Any, limit: int | None, seed: int) -> list[int]:
+    indices = list(indices)
+    if limit is not None and limit < len(indices):
+        return sorted(random.Random(seed).sample(indices, limit))
+    return indices
+
+
+def _trained_editor(editor: Any, pairs: Any, *, task: str, seed: int, options: dict[str, Any], copy: bool) -> Any:
+    """An editor trained on ``pairs`` from ``editor`` (a name, a saved folder or an Editor). With ``copy`` a given
+    Editor object is trained as a copy, so each fold of a cross-fitting run starts from the same weights."""
+    from pathlib import Path
+
+    from .components.editor import Editor
+    from .training import train_editor
+
+    if not isinstance(editor, Editor):
         saved = Path(editor) / Editor.config_name
         editor = Editor.from_pretrained(editor) if saved.is_file() else Editor.from_base(editor)
-    task = "nli" if nli else "sentiment" if schema.task == "sentiment-analysis" else "text"
-    if options.get("max_steps") != 0:
-        editor = train_editor(editor, pairs, task=task, seed=seed, **options)
-    augmenter = COREAugmenter(editor, schema, mode="editor_only", checker=checker, edit_sentences=edit_sentences,
-                              keep_original=False, seed=seed)
-    rest = [i for i in range(len(dataset)) if i not in set(annotated)]
-    if limit is not None and limit < len(rest):
-        rest = sorted(random.Random(seed).sample(rest, limit))
-    written = augmenter.augment(dataset.select(rest).remove_columns(counterfactual_column))
-    base = dataset.remove_columns(counterfactual_column)
-    originals = _with_provenance(base, schema, range(len(base)), None)
-    humans = _with_provenance(base, schema, annotated, (rows[counterfactual_column], targets))
-    out = concatenate_datasets([originals, humans.cast(originals.features), written.cast(originals.features)])
-    stats = augmenter.stats.to_dict()
-    report = AmplifyReport(annotated_rows=len(annotated), training_pairs=len(pairs), rows_edited=len(rest),
-                           editor_counterfactuals=len(written), human_counterfactuals=len(annotated), stats=stats,
-                           editor={"base_model": editor.base_model, "fingerprint": editor.fingerprint(),
-                                   **{k: v for k, v in editor.training_info.items() if k != "train_dataset"}})
-    return out, report
+    elif copy and options.get("max_steps") != 0:
+        import copy as copying
+
+        editor = copying.deepcopy(editor)
+    if options.get("max_steps") == 0:
+        return editor
+    return train_editor(editor, pairs, task=task, seed=seed, **options)
 
 
 def _with_provenance(base: Any, schema: TaskSchema, indices: Any, human: tuple[list[str], list[str]] | None) -> Any:

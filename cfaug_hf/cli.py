@@ -126,7 +126,7 @@ def _cmd_amplify(args: argparse.Namespace) -> None:
     augmented, report = amplify(dataset, schema, counterfactual_column=args.counterfactual_column,
                                 target_column=args.target_column, editor=args.editor, checker=checker,
                                 edit_sentences=args.edit_sentences, limit=args.limit, seed=args.seed,
-                                train_options=options)
+                                folds=args.folds, include_human=not args.no_human, train_options=options)
     out = Path(args.out)
     save_dataset(augmented, out / "data", overwrite=args.overwrite)
     out.mkdir(parents=True, exist_ok=True)
@@ -318,6 +318,12 @@ def build_parser() -> argparse.ArgumentParser:
     am.add_argument("--edit-sentences", type=int, default=None,
                     help="sentences rewritten per text (default 3; 0 rewrites whole texts; NLI edits hypotheses)")
     am.add_argument("--limit", type=_positive_int, default=None, help="edit a seeded sample of this many rows")
+    am.add_argument("--folds", type=_positive_int, default=None,
+                    help="cross-fitting: split the rows into this many folds (at least 2) and let the editor trained "
+                         "on the other folds' annotations write for each fold, so every row gets a machine "
+                         "counterfactual from an editor that never saw its human pair (trains that many editors)")
+    am.add_argument("--no-human", action="store_true",
+                    help="leave the annotators' counterfactuals out of the output (the fully automatic data set)")
     chk = am.add_mutually_exclusive_group()
     chk.add_argument("--checker", help="folder or Hub id of the flip checker (default: the one shipped for the "
                                        "task)")

@@ -356,6 +356,9 @@ CASES = [
     ("edit-pairs-empty-target", NO_SETUP, lambda c: edit_pairs(Dataset.from_dict(
         {"text": ["a b c"], "counterfactual": ["a b d"], "target": [" "]})), ValueError,
      "edit_pairs: row 0, column 'target': expected a non-empty string"),
+    ("amplify-one-fold", NO_SETUP, lambda c: __import__("cfaug_hf.amplify").amplify.amplify(Dataset.from_dict(
+        {"text": ["a b c"], "label": ["negative"], "counterfactual": ["a b d"]}), checker=None, folds=1),
+     ValueError, "amplify: folds must be an integer of at least 2 \\(cross-fitting\\) or None, got 1"),
     # --- loading components
     ("load-missing-relative", NO_SETUP, lambda c: Generator.from_pretrained("runs/not-there/generator"),
      ComponentLoadError, "no local folder 'runs/not-there/generator'.*not a Hub repository id"),

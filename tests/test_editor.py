@@ -258,6 +258,40 @@ def test_amplify_trains_on_the_annotated_rows_and_writes_for_the_others():
     assert lines[0].startswith("annotated rows: 1")
 
 
+def test_amplify_cross_fitting_gives_every_row_a_counterfactual_from_an_editor_that_never_saw_its_pair(
+        monkeypatch):
+    import cfaug_hf.training
+    from cfaug_hf.amplify import amplify
+
+    texts = [f"It was dull {i}." if i % 2 else f"It was fine {i}." for i in range(12)]
+    flip = {t: [t.replace("dull", "fine") if "dull" in t else t.replace("fine", "dull")] for t in texts}
+    data = Dataset.from_dict({"text": texts, "label": ["negative" if i % 2 else "positive" for i in range(12)],
+                              "counterfactual": [flip[t][0] if i < 8 else None for i, t in enumerate(texts)]})
+    seen, editors = [], []  # the human pairs each fold's editor learned from; the editors
+
+    def fake_train(editor, pairs, **_):
+        seen.append(set(pairs["text"]))
+        editors.append(ScriptedEditor(flip))
+        return editors[-1]
+
+    monkeypatch.setattr(cfaug_hf.training, "train_editor", fake_train)
+    out, report = amplify(data, editor=ScriptedEditor({}), checker=None, folds=4, include_human=False)
+    assert len(report.folds) == 4 and len(editors) == 4 and report.rows_edited == 12
+    assert all(f["training_rows"] == 6 for f in report.folds)  # 8 annotated rows, 2 per fold: the others' 6
+    asked = [{t for call in e.calls for t in call["texts"]} for e in editors]
+    assert set().union(*asked) == set(texts)  # every row, annotated or not, is edited once
+    assert all(asked[k].isdisjoint(seen[k]) for k in range(4))  # by an editor that never saw its human pair
+    assert sorted(out.filter(lambda k: k == "llm-edit", input_columns="cf_kind")["text"]) == \
+        sorted(flip[t][0] for t in texts)
+    assert "human" not in out["cf_kind"] and report.human_counterfactuals == 0
+    assert "fold 0: editor trained on 6 annotated rows" in "\n".join(report.summary_lines())
+    with pytest.raises(ValueError, match="folds must be an integer of at least 2"):
+        amplify(data, editor=ScriptedEditor({}), checker=None, folds=1)
+    one = data.map(lambda r, i: {"counterfactual": r["counterfactual"] if i == 0 else None}, with_indices=True)
+    with pytest.raises(Exception, match="leaves fold 0's editor no annotated row"):
+        amplify(one, editor=ScriptedEditor({}), checker=None, folds=2)
+
+
 def test_amplify_refuses_bad_input_with_the_row_and_column():
     from cfaug_hf.amplify import amplify
 
@@ -297,6 +331,16 @@ def test_cfaug_amplify_command(tmp_path, capsys):
     assert "annotated rows: 1" in capsys.readouterr().out
     assert main(["amplify", str(tmp_path / "data.jsonl"), "--out", str(tmp_path / "x"), "--task", "nli",
                  "--no-checker"]) != 0  # no premise/hypothesis columns: a clear error, not a traceback
+    rows[1]["counterfactual"] = "the staff was rude ."
+    (tmp_path / "data.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    assert main(["amplify", str(tmp_path / "data.jsonl"), "--out", str(tmp_path / "cross"), "--editor",
+                 str(tmp_path / "editor"), "--max-steps", "0", "--no-checker", "--edit-sentences", "0",
+                 "--folds", "2", "--no-human"]) == 0
+    report = json.loads((tmp_path / "cross" / "report.json").read_text())
+    assert [f["rows_edited"] for f in report["folds"]] in ([2, 1], [1, 2]) and report["rows_edited"] == 3
+    assert "human" not in load_from_disk(str(tmp_path / "cross" / "data"))["cf_kind"]
+    assert main(["amplify", str(tmp_path / "data.jsonl"), "--out", str(tmp_path / "y"), "--folds", "1",
+                 "--no-checker"]) == 2  # one fold is no cross-fitting: a one-line error
 
 
 def test_sharing_weights_copies_settings_not_the_model():
