@@ -73,7 +73,7 @@ def load_task(task: str, max_train: int | None) -> dict[str, list[dict]]:
     return parts
 
 
-def make_factory(encoder: str, freeze: bool, max_sentences: int) -> Any:
+def make_factory(encoder: str, freeze: bool, max_sentences: int, gate: str = "two_way") -> Any:
     from cfaug_hf import RationaleSelector
     from cfaug_hf.models import load_model, load_tokenizer
 
@@ -89,10 +89,50 @@ def make_factory(encoder: str, freeze: bool, max_sentences: int) -> Any:
 
         torch.manual_seed(seed)
         selector = RationaleSelector.from_encoder((copy.deepcopy(base), tokenizer), label_names=["0", "1"],
-                                                  freeze_encoder=freeze, max_sentences=max_sentences)
+                                                  freeze_encoder=freeze, max_sentences=max_sentences, gate=gate)
         return selector
 
     return make
+
+
+def deciles(selected: list[list[int]], lengths: list[int]) -> list[float]:
+    """Share of selected sentences in each tenth of the document (index / sentences): where a selector looks."""
+    counts = [0] * 10
+    for sel, n in zip(selected, lengths):
+        for s in sel:
+            counts[min(int(10 * s / max(n, 1)), 9)] += 1
+    total = max(sum(counts), 1)
+    return [round(c / total, 4) for c in counts]
+
+
+def baselines(test: list[dict], make: Any, table: Any, test_ds: Any, runs: int) -> dict[str, Any]:
+    """Rationale precision of selectors that learn nothing, on the test split: a random sentence (its expected
+    precision, exactly), the first and the last sentence, and untrained selectors (one per run's first seed)."""
+    import statistics as st
+
+    from cfaug_hf.methods.icda import rationale_precision
+
+    truth = [r["rationale"] for r in test]
+    lengths = [len(t) for t in truth]
+    out: dict[str, Any] = {
+        "random": sum(sum(t) / len(t) for t in truth if t) / len(truth),
+        "first sentence": rationale_precision([[0] for _ in truth], truth),
+        "last sentence": rationale_precision([[n - 1] for n in lengths], truth),
+        "true rationale positions": deciles([[i for i, v in enumerate(t) if v] for t in truth], lengths)}
+    untrained, hist = [], None
+    for r in range(runs):
+        selector = make(100 * r)
+        if selector.model.config.freeze_encoder:
+            selector.embed_table(table)
+            sel = selector.select(test_ds.docs, [x["label"] for x in test], table=table)
+        else:
+            sel = selector.select([x["sentences"] for x in test], [x["label"] for x in test])
+        untrained.append(rationale_precision(sel.selected, truth))
+        hist = hist or deciles(sel.selected, lengths)
+    out["untrained selector"] = st.mean(untrained)
+    out["untrained selector sd"] = st.stdev(untrained) if len(untrained) > 1 else 0.0
+    out["untrained selector positions"] = hist
+    return out
 
 
 def run_task(task: str, path: str, args: argparse.Namespace, flush: Any = None) -> dict[str, Any]:
@@ -102,7 +142,7 @@ def run_task(task: str, path: str, args: argparse.Namespace, flush: Any = None) 
     docs = {k: [r["sentences"] for r in v] for k, v in data.items()}
     labels = {k: [r["label"] for r in v] for k, v in data.items()}
     truth = [r["rationale"] for r in data["test"]]
-    make = make_factory(args.encoder, path == "frozen", args.max_sentences)
+    make = make_factory(args.encoder, path == "frozen", args.max_sentences, args.gate)
     # One sentence table per task and path: with the frozen encoder every run reuses the cached vectors.
     from cfaug_hf.sentences import SentenceTable
 
@@ -110,7 +150,9 @@ def run_task(task: str, path: str, args: argparse.Namespace, flush: Any = None) 
     test_ds = CounterfactualEpochDataset(docs["test"], labels["test"], table=table, size=0)
     runs: list[dict[str, Any]] = []
     entry = {"task": task, "path": path, "train": len(docs["train"]), "dev": len(docs["dev"]),
-             "test": len(docs["test"]), "runs": runs}
+             "test": len(docs["test"]), "gate": args.gate,
+             "baselines": baselines(data["test"], make, table, test_ds, args.runs), "runs": runs}
+    print(f"[{task} {path}] baselines: {json.dumps(entry['baselines'])}", flush=True)
     for r in range(args.runs):
         seeds = tuple(100 * r + i for i in range(args.seeds))
         start = time.perf_counter()
@@ -129,15 +171,17 @@ def run_task(task: str, path: str, args: argparse.Namespace, flush: Any = None) 
                 sel = selector.select(docs["test"], labels["test"])
             acc = sum(p == y for p, y in zip(sel.predicted, labels["test"])) / len(labels["test"])
             prec = rationale_precision(sel.selected, truth)
+            where = deciles(sel.selected, [len(t) for t in truth])
             print(f"  [{task} {path} run {r}] iteration {k}: precision {prec:.3f}, accuracy {acc:.3f}, "
-                  f"raw/cached agreement {agree}", flush=True)
-            return {"precision": prec, "accuracy": acc, "raw_cached_agreement": agree}
+                  f"raw/cached agreement {agree}, positions by tenth {where}", flush=True)
+            return {"precision": prec, "accuracy": acc, "raw_cached_agreement": agree, "positions": where}
 
         result = run_icda(docs["train"], labels["train"], docs["dev"], labels["dev"], make, seeds=seeds,
                           max_iterations=args.max_iterations, max_epochs=args.max_epochs, patience=args.patience,
                           learning_rate=args.lr, encoder_learning_rate=args.encoder_lr, batch_size=args.batch_size,
                           samples_per_step=args.samples_per_step,
-                          training_set=args.training_set, output_dir=ROOT / "benchmarks" / ".cache" / "icda",
+                          training_set=args.training_set, converge_after=args.converge_after,
+                          output_dir=ROOT / "benchmarks" / ".cache" / "icda",
                           table=table if path == "frozen" else None, on_iteration=on_iteration)
         m = result.metrics
         runs.append({"seeds": list(seeds), "iterations": len(m), "stopped": result.stopped,
@@ -207,6 +251,10 @@ def fmt(values: list[float | None]) -> str:
     return f"{statistics.mean(vals):.1f} ± {statistics.stdev(vals):.1f}" if len(vals) > 1 else f"{vals[0]:.1f}"
 
 
+def _tenths(shares: list[float]) -> str:
+    return " ".join(f"{100 * v:.0f}" for v in shares)
+
+
 def write(results: list[dict[str, Any]], over: dict[str, Any], args: argparse.Namespace, device: str) -> None:
     lines = ["# ICDA rationale precision", "",
              f"Device: {device}. Encoder {args.encoder}; {args.seeds} seeds + warm start per iteration; each run "
@@ -227,6 +275,28 @@ def write(results: list[dict[str, Any]], over: dict[str, Any], args: argparse.Na
                      f"{fmt([x['cda'] for x in runs])} | {fmt([x['icda'] for x in runs])} | "
                      f"{', '.join(str(x['iterations']) for x in runs)} | {acc} | {paper} | "
                      f"{statistics.mean(x['seconds'] for x in runs):.0f} |")
+    for r in results:
+        if "baselines" not in r:
+            continue
+        b = r["baselines"]
+        lines += ["", f"## {r['task']}, {r['path']} encoder, gate {r.get('gate', 'two_way')}: every iteration", "",
+                  f"Baselines on the test split: a random sentence {100 * b['random']:.1f}, the first sentence "
+                  f"{100 * b['first sentence']:.1f}, the last {100 * b['last sentence']:.1f}, an untrained "
+                  f"selector {100 * b['untrained selector']:.1f} ± {100 * b['untrained selector sd']:.1f}. "
+                  "Positions: share of the selected sentences in each tenth of the document (first tenth first), "
+                  "in %.", "",
+                  f"True rationales: {_tenths(b['true rationale positions'])}; untrained selector: "
+                  f"{_tenths(b['untrained selector positions'])}.", "",
+                  "| iteration | runs | precision | accuracy | positions (mean over runs) |", "|---|---|---|---|---|"]
+        depth = max(len(x["per_iteration"]) for x in r["runs"])
+        for k in range(depth):
+            at = [x["per_iteration"][k] for x in r["runs"] if len(x["per_iteration"]) > k]
+            where = [statistics.mean(m["positions"][j] for m in at) for j in range(10)] \
+                if all("positions" in m for m in at) else None
+            lines.append(f"| {k} | {len(at)} | {fmt([m['precision'] for m in at])} | "
+                         f"{fmt([m['accuracy'] for m in at])} | {_tenths(where) if where else 'n/a'} |")
+        lines.append("")
+        lines.append("Stopped: " + "; ".join(x["stopped"] for x in r["runs"]) + ".")
     if over:
         lines += ["", "## Cost of regeneration and of re-encoding", "",
                   f"Task {over['task']}, one epoch over originals + counterfactuals:", "",
@@ -260,6 +330,10 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=1e-4, help="learning rate of the new layers (constant)")
     ap.add_argument("--encoder-lr", type=float, default=1e-6, help="learning rate of a fine-tuned encoder")
     ap.add_argument("--training-set", default="reference", choices=["reference", "all"])
+    ap.add_argument("--gate", default="two_way", choices=["two_way", "softmax"],
+                    help="the selector's gate (two_way: the reference's; softmax: one softmax across sentences)")
+    ap.add_argument("--converge-after", type=int, default=2,
+                    help="iterations in a row whose kept run is an unimproved warm start before stopping")
     ap.add_argument("--overhead-epochs", type=float, default=1, help=argparse.SUPPRESS)
     ap.add_argument("--encoder", default=MINILM)
     ap.add_argument("--max-train", type=int, default=None, help="cap the training documents (for a quick run)")
