@@ -1,7 +1,7 @@
 """Do the editors learned from human counterfactuals flip labels? The shipped editor against today's few-shot
 prompted SmolLM2 (CORE's prompt, ``local_llm``) on the same held-out CAD dev edits.
 
-    python benchmarks/editors.py [--tasks sentiment nli] [--n 100]
+    python benchmarks/editors.py [--tasks sentiment nli] [--n 100] [--candidates 1 2 4 8 16]
 
 For each task, ``--n`` seeded held-out edits (sentiment: CAD IMDb dev sentences the annotators changed, with their
 neighbours as context; NLI: CAD-SNLI dev hypotheses with a target label, premise as context) are rewritten by
@@ -15,6 +15,8 @@ target, over all edits), the word-level edit size against the original, and the 
 SmolLM2-135M; the human counterfactuals of the same rows give the reference figures. 50 outputs of the trained
 editor go to ``benchmarks/results/editors_sample_<task>.jsonl`` for reading by hand. Load time: ``Editor.default``
 against the bare base (``Generator.from_base``), each in a fresh process after the imports, median of 3.
+``--candidates 1 2 4 8 16`` measures only the flip rate when the checker chooses among the first k sampled
+candidates, for each k (one sampling run at the largest k; candidate j has its own seed, so every k is a prefix).
 Writes benchmarks/results/editors_quality.{json,md}.
 """
 
@@ -58,6 +60,39 @@ def trained_outputs(task: str, rows: Any, checker: Any) -> tuple[list[str | None
     premises = rows["context"] if task == "nli" else None
     ranked = rank_by_checker(outs, rows["target"], checker, premises)
     return [r[0][0] if r else None for r in ranked], time.perf_counter() - start
+
+
+def flips(task: str, rows: Any, outputs: list[str | None], checker: Any) -> float:
+    """Share (%) of rows whose output the checker labels with the row's target (no output counts as no flip)."""
+    done = [(i, o) for i, o in enumerate(outputs) if o]
+    if not done:
+        return 0.0
+    texts = [o for _, o in done]
+    labels = (checker.predict([rows[i]["context"] for i, _ in done], texts) if task == "nli"
+              else checker.predict(texts))
+    return round(100 * sum(lab == rows[i]["target"] for (i, _), lab in zip(done, labels)) / len(rows), 1)
+
+
+def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int]) -> dict[str, Any]:
+    """Flip rate when the checker chooses among the first k sampled candidates, for each k in ``ks``. Candidate j
+    of a row is sampled from its own seed (the row's seed and j), so the first 4 of 16 are the shipped default's
+    4 and one sampling run at max(ks) serves every k."""
+    from cfaug_hf import Editor
+    from cfaug_hf.components.editor import candidates, rank_by_checker
+
+    editor = Editor.default(task)
+    editor.config.num_return_sequences = max(ks)
+    start = time.perf_counter()
+    raw = editor.edit_with_info(rows["text"], rows["target"], contexts=rows["context"],
+                                seeds=list(range(len(rows)))).texts
+    seconds = time.perf_counter() - start
+    premises = rows["context"] if task == "nli" else None
+    out: dict[str, Any] = {"sampling_seconds": round(seconds, 1), "flip_rate": {}}
+    for k in ks:
+        options = [candidates(t, r[:k]) for t, r in zip(rows["text"], raw)]
+        ranked = rank_by_checker(options, rows["target"], checker, premises)
+        out["flip_rate"][str(k)] = flips(task, rows, [r[0][0] if r else None for r in ranked], checker)
+    return out
 
 
 def few_shot_outputs(task: str, rows: Any) -> tuple[list[str | None], float]:
@@ -114,15 +149,26 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tasks", nargs="+", default=["sentiment", "nli"])
     ap.add_argument("--n", type=int, default=100)
+    ap.add_argument("--candidates", type=int, nargs="+", default=None,
+                    help="only measure the flip rate when the checker chooses among the first k sampled candidates, "
+                         "for each k given (e.g. 1 2 4 8 16), and add it to the results")
     args = ap.parse_args()
     path = RESULTS / "editors_quality.json"
     results = json.loads(path.read_text()) if path.is_file() else {}
     for task in args.tasks:
         checker = default_checker(CHECKER_TASK[task])
         rows = held_out(task, args.n)
+        if args.candidates:
+            results.setdefault(task, {})["by_candidates"] = {"rows": len(rows), "where": "CPU, 2 cores",
+                                                             **flip_by_candidates(task, rows, checker,
+                                                                                  sorted(args.candidates))}
+            print(json.dumps({task: results[task]["by_candidates"]}), flush=True)
+            path.write_text(json.dumps(results, indent=1) + "\n")
+            continue
         trained, t_seconds = trained_outputs(task, rows, checker)
         few, f_seconds = few_shot_outputs(task, rows)
         results[task] = {
+            **{k: v for k, v in results.get(task, {}).items() if k == "by_candidates"},
             "rows": len(rows), "where": "CPU, 2 cores",
             "trained editor": {**score(task, rows, trained, checker), "seconds": round(t_seconds, 1)},
             "few-shot SmolLM2": {**score(task, rows, few, checker), "seconds": round(f_seconds, 1)},
@@ -152,6 +198,16 @@ def main() -> None:
     lines += ["", "Load time in a fresh process (median of 3, seconds): " + "; ".join(
         f"{task} editor {r['load_seconds']['editor']} (base alone {r['load_seconds']['base']})"
         for task, r in results.items() if "load_seconds" in r) + "."]
+    curves = {task: r["by_candidates"] for task, r in results.items() if "by_candidates" in r}
+    if curves:
+        ks = sorted({int(k) for c in curves.values() for k in c["flip_rate"]})
+        lines += ["", "Flip rate (%) when the checker chooses among the first k sampled candidates (the shipped "
+                  "default is 4; candidate j of a row has its own seed, so each k is a prefix of the same samples):",
+                  "", "| task | rows | " + " | ".join(f"k={k}" for k in ks) + " | sampling seconds (max k) |",
+                  "|---|---|" + "---|" * len(ks) + "---|"]
+        for task, c in curves.items():
+            lines.append(f"| {task} | {c['rows']} | " + " | ".join(str(c["flip_rate"].get(str(k), "")) for k in ks)
+                         + f" | {c['sampling_seconds']} |")
     (RESULTS / "editors_quality.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
