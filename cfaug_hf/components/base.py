@@ -335,5 +335,12 @@ class PretrainedComponent(Component):
             model = load_model(auto, base, **model_kwargs)
         finally:
             report.removeFilter(hide)
+        dtype = next(model.parameters()).dtype
         with quiet_dependency_warnings():
-            return PeftModel.from_pretrained(model, folder)
+            # The adapter's layers are created empty (on the meta device) and take the file's tensors as they are,
+            # instead of being initialised at random and then overwritten.
+            peft_model = PeftModel.from_pretrained(model, folder, low_cpu_mem_usage=True)
+        for param in peft_model.parameters():
+            if param.dtype != dtype and param.is_floating_point():  # an adapter saved in half precision
+                param.data = param.data.to(dtype)
+        return peft_model
