@@ -601,7 +601,8 @@ def editor_counterfactuals(train: Any, task: str, quarter: int = 0, *, retrieval
                                "rows_edited": len(subset), "counterfactuals": len(cfs),
                                "components": components, "skipped": stats.get("skipped", {}),
                                "filtered": stats.get("filtered", {}),
-                               "editor": f"shipped {task} editor (SmolLM2-135M + LoRA, scripts/build_editors.py)"}
+                               "editor": (f"shipped {task} editor" if not quarter else f"{task} editor of quarter {quarter}")
+                             + " (SmolLM2-135M + LoRA, scripts/build_editors.py)"}
     from cfaug_hf.augmenter import PROVENANCE_COLUMNS
 
     return cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)
