@@ -5,8 +5,8 @@
 Models, each fine-tuned here from the embedded weights within ``--budget-s`` seconds of CPU and cached in
 benchmarks/.cache/race/:
 
-* NER: MiniLM token classifier on CoNLL-2003 train (PER/ORG/LOC -> PERSON/ORG/GPE) combined with PatternNER
-  (DATE, NUM);
+* NER (``--ner minilm``): MiniLM token classifier on CoNLL-2003 train (PER/ORG/LOC -> PERSON/ORG/GPE) combined
+  with PatternNER (DATE, NUM); ``--ner spacy``: SpacyNER with en_core_web_sm (the spacy extra), nothing trained;
 * checker: MiniLM on FEVEROUS train (80 %) with NOT ENOUGH INFO rows from the paper's recipe (``with_nei``);
 * claim generator: SmolLM2-135M-Instruct + LoRA on FEVEROUS train SUPPORTS instances (evidence -> claim).
 
@@ -39,6 +39,7 @@ MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
 PAPER = {"RACE (T5-base)": (0.9457, 55.81, 0.5770, 11.19, 0.5763), "CrossAug": (0.3138, 209.34, 0.6100, 2.24, 0.6090)}
 QUIET = {"disable_tqdm": True, "logging_strategy": "no"}
+NER_NAMES = {"spacy": "SpacyNER, en_core_web_sm", "minilm": "MiniLM CoNLL tagger + PatternNER"}
 
 
 def budget(seconds: float) -> list[Any]:
@@ -116,6 +117,9 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=60)
     parser.add_argument("--budget-s", type=float, default=240)
     parser.add_argument("--device-note", default="CPU, 2 cores")
+    parser.add_argument("--ner", choices=["minilm", "spacy"], default="minilm",
+                        help="minilm: a MiniLM tagger trained here on CoNLL-2003 plus PatternNER (dates, numbers); "
+                             "spacy: SpacyNER with en_core_web_sm (the spacy extra)")
     parser.add_argument("--beams", type=int, default=30, help="RACE's claim beam width (the paper's 30)")
     parser.add_argument("--candidates", type=int, default=10, help="claims kept per beam search (the paper's 10)")
     parser.add_argument("--max-new-tokens", type=int, default=96, help="longest claim (the paper's 96)")
@@ -132,7 +136,12 @@ def main() -> None:
     train, dev = feverous()
     timings = {}
     start = time.perf_counter()
-    ner = ner_model(args.budget_s)
+    if args.ner == "spacy":
+        from cfaug_hf.components.ner import SpacyNER
+
+        ner = SpacyNER()
+    else:
+        ner = ner_model(args.budget_s)
     timings["ner"] = time.perf_counter() - start
     start = time.perf_counter()
     checker = checker_model(train, schema, args.budget_s)
@@ -148,7 +157,7 @@ def main() -> None:
     variants = {"RACE": {}, "RACE -CONSTRAINT": {"constrained": False}, "RACE -EDIT": {"edit": False},
                 "RACE -FILTER": {"select": "first"}}
     report: dict[str, Any] = {"device": args.device_note, "rows": len(rows), "timings_s": timings,
-                              "decoding": decoding, "variants": {}}
+                              "decoding": decoding, "ner": args.ner, "variants": {}}
     for name, override in variants.items():
         aug = RACEAugmenter(generator, checker, ner, three_way, embedder=MINILM, keep_original=False,
                             lexicon=race.config.lexicon, **decoding, **override)
@@ -182,7 +191,7 @@ def main() -> None:
              f"Where: {args.device_note}. {len(rows)} FEVEROUS held-out multi-hop rows; NER, checker and claim "
              f"generator fine-tuned here within {args.budget_s:.0f} s each (see the script). RACE decodes with "
              f"beam {args.beams}, {args.candidates} candidates, at most {args.max_new_tokens} tokens (the paper's: "
-             "30, 10, 96). Flip rate by our "
+             f"30, 10, 96). NER: {NER_NAMES[args.ner]}. Flip rate by our "
              "MiniLM checker (the paper used a separate RoBERTa); perplexity by SmolLM2-135M (the paper's LM "
              "differs, so compare rows, not absolute values).", "",
              "| method | claims | flip rate | perplexity (lower better) | similarity (MoverScore) | diversity "
