@@ -347,3 +347,20 @@ def test_race_decodes_with_the_papers_beam_search_unless_told_not_to():
     with pytest.raises(ValueError, match="num_candidates=12 exceeds num_beams=10"):
         RACEAugmenter(gen, LabelChecker(*tiny_classifier()), NER_STUB, embedder="x", num_beams=10,
                       num_candidates=12)
+
+
+def test_a_two_way_checker_gets_a_warning_that_the_ad_check_cannot_say_nei(caplog):
+    from cfaug_hf.testing import tiny_encoder
+
+    with caplog.at_level("WARNING", logger="cfaug_hf.methods.race.augmenter"):
+        RACEAugmenter(lambda texts: texts, RuleChecker(), NER_STUB, embedder=tiny_encoder())
+    assert "no NOT ENOUGH INFO label" in caplog.text and "with_nei" in caplog.text
+    caplog.clear()
+
+    class ThreeWay(RuleChecker):
+        label_names = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
+
+    with caplog.at_level("WARNING", logger="cfaug_hf.methods.race.augmenter"):
+        RACEAugmenter(lambda texts: texts, ThreeWay(), NER_STUB, TaskSchema.fact_verification(nei=True),
+                      embedder=tiny_encoder())
+    assert "NOT ENOUGH INFO" not in caplog.text

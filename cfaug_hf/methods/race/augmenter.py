@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -13,6 +14,12 @@ from ...occlusion import occlusion_drops
 from ...schema import SchemaError, TaskSchema
 from .config import RACEConfig
 from .editor import edit_evidence
+
+logger = logging.getLogger(__name__)
+
+
+def _is_nei(label: str) -> bool:
+    return "".join(ch for ch in str(label).upper() if ch.isalpha()) in ("NOTENOUGHINFO", "NEI")
 
 __all__ = ["RACEAugmenter", "RACE_CITATION"]
 
@@ -106,6 +113,13 @@ class RACEAugmenter(Augmenter):
                 checker.label_id(name)
             except Exception as err:
                 raise SchemaError(f"The checker's labels do not match the schema: {err}") from None
+        labels = getattr(checker, "label_names", None)
+        if labels is not None and not any(_is_nei(n) for n in labels):
+            # The paper's ad-check rejects evidence edited so far that it no longer decides the claim (NOT ENOUGH
+            # INFO); a two-way checker has to call such evidence SUPPORTS or REFUTES, and passes some of it.
+            logger.warning("RACE: the checker knows %s and no NOT ENOUGH INFO label, so the ad-check cannot reject "
+                           "over-edited evidence as the paper's three-way checker does; train one on "
+                           "with_nei(dataset, schema) rows.", list(labels))
         cfg: RACEConfig = self.config  # type: ignore[assignment]
         self.generator, self.checker, self.ner, self.embedder = _decoding(generator, cfg), checker, ner, embedder
         self.lexicon = EntityLexicon(cfg.lexicon) if cfg.lexicon else None
