@@ -380,17 +380,34 @@ def augment_subset(train: Any) -> tuple[Any, list[int]]:
     return train.select(rows), rows
 
 
-def cached_augment(augmenter: Any, subset: Any, prefix: str, what: str) -> Any:
+def cached_augment(augmenter: Any, subset: Any, prefix: str, what: str, part_rows: int = 25) -> Any:
     """``augmenter.augment(subset)``, saved in CACHE under the data's and the augmenter's fingerprints and loaded
-    from there on later runs (generation is the slow part of every augmented row)."""
-    from datasets import load_from_disk
+    from there on later runs (generation is the slow part of every augmented row).
+
+    The rows are augmented in contiguous parts of ``part_rows``, each saved as it finishes, so a run killed after
+    hours resumes from its last finished part; a row's output does not depend on its batch (the augmenter contract
+    seeds per row), so the parts concatenate to what one call would have written."""
+    from datasets import concatenate_datasets, load_from_disk
 
     out_dir = CACHE / f"{prefix}_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
     if (out_dir / "dataset_info.json").is_file():
         return load_from_disk(str(out_dir))
     start = time.perf_counter()
-    cfs = augmenter.augment(subset)
-    print("\n".join(augmenter.stats.summary_lines()))
+    n_parts = max(1, -(-len(subset) // part_rows))
+    parts = []
+    for index in range(n_parts):
+        part_dir = out_dir.with_name(out_dir.name + ".parts") / f"{index:05d}-of-{n_parts:05d}"
+        if (part_dir / "dataset_info.json").is_file():
+            parts.append(load_from_disk(str(part_dir)))
+            continue
+        part = augmenter.augment(subset.shard(n_parts, index, contiguous=True))
+        part.save_to_disk(str(part_dir))
+        parts.append(part)
+        print(f"{what}: part {index + 1}/{n_parts} done after {time.perf_counter() - start:.0f}s", flush=True)
+    cfs = concatenate_datasets(parts) if len(parts) > 1 else parts[0]
+    from cfaug_hf import AugmentationStats
+
+    print("\n".join(AugmentationStats.from_dataset(cfs).summary_lines()))
     print(f"{what} took {time.perf_counter() - start:.0f}s")
     cfs.save_to_disk(str(out_dir))
     return cfs
