@@ -52,7 +52,8 @@ def _load_local(path: str) -> Any:
 def _cmd_demo(args: argparse.Namespace) -> None:
     from .demo import run_demo
 
-    run_demo(args.out, generator_steps=args.generator_steps, retrain=args.retrain, seed=args.seed)
+    run_demo(args.out, generator_steps=args.generator_steps, retrain=args.retrain, seed=args.seed,
+             backend=args.backend)
 
 
 def _check_out(out: str, *inputs: str, kind: str | None = "dataset", overwrite: bool = False) -> None:
@@ -97,6 +98,7 @@ def _cmd_crossaug(args: argparse.Namespace) -> None:
     if args.candidates:
         generator.config.num_return_sequences = args.candidates
         generator.config.num_beams = max(generator.config.num_beams, args.candidates)
+    generator.use_backend(args.backend)
     checker = None if args.no_checker else LabelChecker.from_pretrained(args.checker) if args.checker else "default"
     augmenter = CrossAugAugmenter(generator, schema, checker=checker, max_span_tokens=args.max_span_tokens,
                                   reject_deletions=not args.allow_deletions,
@@ -247,6 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--retrain", action="store_true",
                       help="train a generator (--generator-steps) into OUT/generator instead of using the shipped one")
     demo.add_argument("--seed", type=int, default=0, help="seed for training and augmentation (default 0)")
+    demo.add_argument("--backend", choices=("auto", "transformers", "ctranslate2"), default="auto",
+                      help="generation engine: auto (default) is CTranslate2 in float32 when installed, same outputs")
     demo.set_defaults(func=_cmd_demo)
 
     ca = command("crossaug", "CrossAug on a local fact-verification dataset.",
@@ -275,6 +279,8 @@ def build_parser() -> argparse.ArgumentParser:
     ca.add_argument("--nei", action="store_true", help="labels include NOT ENOUGH INFO")
     ca.add_argument("--max-span-tokens", type=_positive_int, default=3,
                     help="tau, the span limit for evidence edits (default 3)")
+    ca.add_argument("--backend", choices=("auto", "transformers", "ctranslate2"), default="auto",
+                    help="generation engine: auto (default) is CTranslate2 in float32 when installed, same outputs")
     ca.add_argument("--candidates", type=_positive_int, default=None,
                     help="outputs per claim from the beam (first acceptable one is used); default the generator's")
     ca.add_argument("--allow-deletions", action="store_true",

@@ -157,6 +157,7 @@ class Generator(PretrainedComponent):
                  training_info: dict[str, Any] | None = None, **overrides: Any) -> None:
         self._setup(model, tokenizer, config=config, overrides=overrides, device=device, base_model=base_model,
                     training_info=training_info)
+        self.backend: Any = None  # set by use_backend; None is transformers' generate
         if tokenizer.pad_token_id is None:
             # Causal LMs often ship without a pad token; padding is masked, so the end token can stand in.
             tokenizer.pad_token = tokenizer.eos_token
@@ -256,6 +257,9 @@ class Generator(PretrainedComponent):
         tok.padding_side = "right" if self.is_encoder_decoder else "left"
         eos_ids = self._eos_ids()
         self.model.eval()
+        if self.backend is not None and order and not cfg.do_sample:  # sampling stays here: see components/ct2.py
+            self._generate_ct2(order, prompts, outputs, out_cut)
+            order = []
         for start in range(0, len(order), cfg.batch_size):
             idx = order[start:start + cfg.batch_size]
             batch_prompts = [prompts[i] for i in idx]
@@ -301,6 +305,70 @@ class Generator(PretrainedComponent):
         result = apply_constraints(GenerationResult(outputs, in_cut, out_cut), constraints)
         self.stats["constraint_failures"] += sum(result.constraint_failures)
         return result
+
+    def _generate_ct2(self, order: list[int], prompts: list[str], outputs: list[list[str]], out_cut: list[list[bool]]) -> None:
+        tok, cfg = self.tokenizer, self.config
+        add_special = not cfg.chat
+        tokens = [tok.convert_ids_to_tokens(tok(prompts[i], add_special_tokens=add_special)["input_ids"])
+                  for i in order]
+        found = self.backend.generate(tokens, cfg, eos_ids=self._eos_ids(), stop_ids=self._stop_token_ids())
+        for i, row in zip(order, found):
+            for ids, finished in row:
+                text, stopped = cut_at_stop(tok.decode(ids, skip_special_tokens=True).strip(), cfg.stop)
+                outputs[i].append(text.strip())
+                out_cut[i].append(not (stopped or finished))
+
+    def _stop_token_ids(self) -> list[int]:
+        """Vocabulary entries whose text holds a stop string: greedy and sampled rows end on them (the text is
+        cut at the stop string afterwards, as on the transformers backend)."""
+        if not self.config.stop:
+            return []
+        key = tuple(self.config.stop)
+        memo = self.__dict__.get("_stop_ids_memo")
+        if memo is None or memo[0] != key:
+            vocab = self.tokenizer.convert_ids_to_tokens(list(range(len(self.tokenizer))))
+            ids = [i for i, piece in enumerate(vocab) if piece is not None
+                   and any(s in self.tokenizer.convert_tokens_to_string([piece]) for s in key)]
+            memo = (key, ids)
+            self._stop_ids_memo = memo
+        return memo[1]
+
+    def use_backend(self, backend: str = "ctranslate2", *, compute_type: str = "int8_float32",
+                    threads: int = 0) -> Generator:
+        """Decode on ``backend``: ``"transformers"`` (the default) or ``"ctranslate2"`` (causal LMs; the model,
+        LoRA merged, is converted once and cached; ``compute_type`` ``int8_float32`` by default, ``float32`` keeps
+        transformers' outputs; sampled rows stay on transformers, whose per-row seeding CTranslate2 cannot
+        repeat); ``"auto"`` is CTranslate2 in float32 for a causal LM when it is installed (the
+        ``fast`` extra), else transformers. Returns the generator. Its fingerprint records the backend when it is not
+        transformers, since quantised weights can change outputs.
+
+        >>> from cfaug_hf.testing import tiny_causal_lm
+        >>> gen = Generator(*tiny_causal_lm(), max_new_tokens=4)
+        >>> gen.use_backend("transformers").backend is None
+        True
+        """
+        if backend == "auto":
+            from ..deps import is_available
+
+            backend = "ctranslate2" if is_available("ctranslate2") and not self.is_encoder_decoder else "transformers"
+            compute_type = "float32" if compute_type == "int8_float32" else compute_type
+        if backend == "transformers":
+            self.backend = None
+        elif backend == "ctranslate2":
+            from .ct2 import CTranslate2Engine
+
+            self.backend = CTranslate2Engine.for_generator(self, compute_type=compute_type, threads=threads)
+        else:
+            raise ValueError(f"backend must be 'transformers', 'ctranslate2' or 'auto', got {backend!r}.")
+        return self
+
+    def fingerprint(self) -> str:
+        base = super().fingerprint()
+        if self.backend is None:
+            return base
+        from ..fingerprint import digest_json
+
+        return digest_json({"generator": base, "backend": self.backend.describe()})
 
     def _constrained_rows(self, prompts: list[str], constraints: Sequence[Constraint | None], rows: set[int],
                           outputs: list[list[str]], out_cut: list[list[bool]]) -> None:

@@ -1,0 +1,136 @@
+"""Generation on CTranslate2: a causal-LM :class:`~cfaug_hf.Generator` converted once (LoRA merged) and decoded by
+CTranslate2's C++ engine, int8 on CPU by default.
+
+Use it through the generator: ``generator.use_backend("ctranslate2")``. Everything around decoding stays the
+generator's (prompt template, truncation, stop strings, constraints checked on the outputs, stats), so an augmenter
+does not know which engine ran. What differs:
+
+* quantised weights (``int8``, ``int8_float32``) can change which hypothesis wins; ``float32`` keeps the
+  transformers outputs (measured in ``benchmarks/generation_backends.py``);
+* sampled rows stay on transformers: CTranslate2's ``set_random_seed`` does not make its sampling repeatable
+  (OpenNMT/CTranslate2#1757, and measured here: the same row and seed give new samples on every call), which
+  would break the contract that a row's output depends only on its seed. Beam search and greedy decoding, CrossAug's
+  and RACE's, run on CTranslate2;
+* rows with lexical constraints and ``constrained_decoding=True`` still run on transformers (CTranslate2 has no
+  constrained beam search).
+
+The converted copy lives in :func:`cfaug_hf.models.cache_dir` under ``ctranslate2/``, keyed by the generator's
+weights digest, so every later load in any process reads it (the way GGUF checkpoints are cached).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..deps import require
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["CTranslate2Engine", "COMPUTE_TYPES", "converted_path"]
+
+#: Compute types accepted on CPU (CTranslate2 also takes the float16/bfloat16 ones on GPUs).
+COMPUTE_TYPES = ("default", "auto", "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16", "float16",
+                 "bfloat16", "float32")
+_MARKER = "cfaug_ct2.json"
+
+
+def converted_path(generator: Any) -> Path:
+    """Where the CTranslate2 copy of ``generator``'s weights is (or will be) cached."""
+    from ..fingerprint import digest_json
+    from ..models import cache_dir
+
+    key = digest_json({"weights": generator._weights_digests(), "ct2": require("ctranslate2", "the CTranslate2 "
+                                                                               "backend").__version__})
+    return cache_dir() / "ctranslate2" / key[:20]
+
+
+def _convert(generator: Any, target: Path) -> None:
+    """Write ``generator``'s model, LoRA merged, as a CTranslate2 model in ``target`` (atomically)."""
+    import copy
+
+    ctranslate2 = require("ctranslate2", "the CTranslate2 backend")
+    logger.info("Converting the generator to CTranslate2 in %s (once; later loads read the copy).", target)
+    model = generator.model
+    if generator._is_peft():
+        generator.unmerge_adapter()  # merge_and_unload on a copy; the generator keeps its own adapter as it was
+        model = copy.deepcopy(model).merge_and_unload()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        hf_dir, ct2_dir = tmp / "hf", tmp / "ct2"
+        model.save_pretrained(hf_dir)
+        generator.tokenizer.save_pretrained(hf_dir)
+        # Converted without quantisation, so one copy serves every compute type chosen at load time.
+        ctranslate2.converters.TransformersConverter(str(hf_dir), low_cpu_mem_usage=True).convert(str(ct2_dir))
+        (ct2_dir / _MARKER).write_text(json.dumps({"base_model": generator.base_model}, indent=2) + "\n")
+        try:
+            os.rename(ct2_dir, target)
+        except OSError:
+            if not (target / _MARKER).is_file():  # another process finished first: keep its copy
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@dataclass
+class CTranslate2Engine:
+    """A CTranslate2 ``Generator`` for one causal-LM :class:`~cfaug_hf.Generator`'s weights.
+
+    Example:
+        >>> from cfaug_hf import Generator
+        >>> from cfaug_hf.testing import tiny_causal_lm
+        >>> gen = Generator(*tiny_causal_lm(), num_beams=2, max_new_tokens=4).use_backend("ctranslate2")
+        >>> len(gen.generate(["the cat sat"])[0])  # doctest: +SKIP
+        1
+    """
+
+    path: Path
+    compute_type: str = "int8_float32"
+    threads: int = 0
+
+    @classmethod
+    def for_generator(cls, generator: Any, *, compute_type: str = "int8_float32", threads: int = 0
+                      ) -> CTranslate2Engine:
+        if generator.is_encoder_decoder:
+            raise ValueError("The CTranslate2 backend runs causal-LM generators (e.g. SmolLM2); this generator is "
+                             "encoder-decoder, so it stays on backend='transformers'.")
+        if compute_type not in COMPUTE_TYPES:
+            raise ValueError(f"compute_type must be one of {list(COMPUTE_TYPES)}, got {compute_type!r}.")
+        path = converted_path(generator)
+        if not (path / _MARKER).is_file():
+            _convert(generator, path)
+        return cls(path, compute_type, threads)
+
+    def __post_init__(self) -> None:
+        ctranslate2 = require("ctranslate2", "the CTranslate2 backend")
+        self._ct2 = ctranslate2
+        self.model = ctranslate2.Generator(str(self.path), device="cpu", compute_type=self.compute_type,
+                                           intra_threads=self.threads or min(4, os.cpu_count() or 1))
+
+    def describe(self) -> dict[str, Any]:
+        return {"engine": "ctranslate2", "version": self._ct2.__version__, "compute_type": self.compute_type}
+
+    def generate(self, prompts: list[list[str]], config: Any, *, eos_ids: list[int], stop_ids: list[int]
+                 ) -> list[list[tuple[list[int], bool]]]:
+        """For each prompt (as tokens), ``config.num_return_sequences`` beam-search or greedy outputs as (token ids,
+        finished). Like transformers' path, a beam search ends only at an end token (a beam cut at a stop string
+        would change which hypotheses win); greedy rows also end at a token holding a stop string."""
+        if config.do_sample:
+            raise ValueError("CTranslate2 sampling is not repeatable per row; sampled rows run on transformers.")
+        ends = list(eos_ids) + (list(stop_ids) if config.num_beams == 1 else [])
+        results = self.model.generate_batch(prompts, beam_size=config.num_beams,
+                                            num_hypotheses=config.num_return_sequences, end_token=ends,
+                                            max_batch_size=config.batch_size, max_length=config.max_new_tokens,
+                                            include_prompt_in_result=False, return_end_token=True)
+        return [[self._one(ids, ends) for ids in r.sequences_ids] for r in results]
+
+    @staticmethod
+    def _one(ids: list[int], ends: list[int]) -> tuple[list[int], bool]:
+        return ids, bool(ids) and ids[-1] in ends

@@ -1,0 +1,95 @@
+"""The CTranslate2 generation backend: same outputs as transformers in float32, per-row seeded sampling, LoRA merged
+on a copy, one cached conversion, clear errors."""
+
+import pytest
+import torch
+
+pytest.importorskip("ctranslate2")
+
+from cfaug_hf import Generator  # noqa: E402
+from cfaug_hf.components import ct2  # noqa: E402
+from cfaug_hf.testing import tiny_causal_lm, tiny_seq2seq  # noqa: E402
+
+TEXTS = ["the cat sat on the mat", "a dog", "paris is the capital of france", "cats are mammals"]
+
+
+def peaked_lm(seed=0):
+    """The tiny Llama with its output layer scaled up, so the best tokens win by clear margins: float32 engines that
+    sum in a different order then agree on every choice instead of flipping near-ties."""
+    model, tok = tiny_causal_lm(seed)
+    with torch.no_grad():
+        model.lm_head.weight.mul_(40.0)
+    return model, tok
+
+
+@pytest.mark.parametrize("beams", [1, 3])
+def test_float32_keeps_the_transformers_outputs(beams):
+    gen = Generator(*peaked_lm(), num_beams=beams, num_return_sequences=beams, max_new_tokens=6, stop=())
+    expected = gen.generate(TEXTS)
+    fast = Generator(*peaked_lm(), num_beams=beams, num_return_sequences=beams, max_new_tokens=6, stop=())
+    fast.use_backend("ctranslate2", compute_type="float32")
+    assert fast.generate(TEXTS) == expected
+
+
+def test_sampled_rows_stay_on_transformers_so_their_seeds_still_decide():
+    # CTranslate2's sampler cannot be reseeded per call (OpenNMT/CTranslate2#1757), so sampling is not moved there.
+    kw = dict(num_beams=1, do_sample=True, num_return_sequences=2, max_new_tokens=6, temperature=1.5)
+    expected = Generator(*tiny_causal_lm(), **kw).generate(TEXTS, seeds=[1, 2, 3, 4])
+    gen = Generator(*tiny_causal_lm(), **kw).use_backend("ctranslate2", compute_type="int8")
+    assert gen.generate(TEXTS, seeds=[1, 2, 3, 4]) == expected
+    assert [gen.generate([t], seeds=[s])[0] for t, s in zip(TEXTS, [1, 2, 3, 4])] == expected
+
+
+def test_greedy_rows_end_at_the_stop_string():
+    model, tok = peaked_lm()
+    gen = Generator(model, tok, num_beams=1, max_new_tokens=12, stop=("e",)).use_backend("ctranslate2",
+                                                                                         compute_type="float32")
+    result = gen.generate_with_info(TEXTS)
+    for outs in result.texts:
+        assert all("e" not in o for o in outs)
+
+
+def test_lora_is_merged_on_a_copy_and_the_conversion_is_cached(monkeypatch):
+    from peft import LoraConfig, get_peft_model
+
+    model, tok = peaked_lm()
+    peft_model = get_peft_model(model, LoraConfig(r=2, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM"))
+    with torch.no_grad():
+        for name, p in peft_model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.5)
+    gen = Generator(peft_model, tok, num_beams=2, num_return_sequences=2, max_new_tokens=5, stop=())
+    before = gen.fingerprint()
+    expected = gen.generate(TEXTS)
+    gen.use_backend("ctranslate2", compute_type="float32")
+    assert gen._is_peft() and any("lora_" in n for n, _ in gen.model.named_parameters())
+    assert gen.generate(TEXTS) == expected
+    assert gen.fingerprint() != before  # the backend is part of it ...
+    assert gen.use_backend("transformers").fingerprint() == before  # ... and the adapter is as it was
+
+    calls = []
+    monkeypatch.setattr(ct2, "_convert", lambda *a: calls.append(a))
+    gen.use_backend("ctranslate2", compute_type="int8_float32")  # the cached copy serves another compute type
+    assert calls == []
+
+
+def test_fingerprints_name_the_compute_type():
+    gen = Generator(*tiny_causal_lm(), max_new_tokens=3)
+    f32 = gen.use_backend("ctranslate2", compute_type="float32").fingerprint()
+    int8 = gen.use_backend("ctranslate2", compute_type="int8").fingerprint()
+    assert f32 != int8
+
+
+def test_bad_backend_settings_fail_clearly():
+    gen = Generator(*tiny_causal_lm(), max_new_tokens=3)
+    with pytest.raises(ValueError, match="backend must be"):
+        gen.use_backend("vllm-on-cpu")
+    with pytest.raises(ValueError, match="compute_type must be one of"):
+        gen.use_backend("ctranslate2", compute_type="int3")
+    with pytest.raises(ValueError, match="encoder-decoder"):
+        Generator(*tiny_seq2seq(), max_new_tokens=3).use_backend("ctranslate2")
+
+
+def test_auto_picks_ctranslate2_for_causal_lms_and_transformers_for_seq2seq():
+    assert Generator(*tiny_causal_lm(), max_new_tokens=3).use_backend("auto").backend is not None
+    assert Generator(*tiny_seq2seq(), max_new_tokens=3).use_backend("auto").backend is None
