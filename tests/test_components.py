@@ -119,6 +119,25 @@ def test_lora_generator_saves_adapter_only(tmp_path, monkeypatch):
     assert back.generate(TEXTS) == gen.generate(TEXTS)
 
 
+def test_twins_sharing_weights_keep_one_fingerprint_after_one_of_them_merges_its_adapter():
+    # The shipped editors hand out twins of one loaded model; a twin that generates merges the LoRA adapter into the
+    # shared weights. A twin made afterwards must still have the original fingerprint, or every cache keyed on it
+    # (datasets' map cache, the benchmarks' outputs) misses for a model that did not change.
+    from peft import LoraConfig, get_peft_model
+
+    model, tok = tiny_causal_lm()
+    peft_model = get_peft_model(model, LoraConfig(r=2, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM"))
+    with torch.no_grad():
+        for n, p in peft_model.named_parameters():
+            if "lora_B" in n:
+                p.normal_()
+    loaded = Generator(peft_model, tok, num_beams=1, max_new_tokens=4)
+    first = loaded.sharing_weights()
+    before = first.fingerprint()
+    first.generate(TEXTS)  # merges the adapter into the shared weights
+    assert loaded.sharing_weights().fingerprint() == first.fingerprint() == before
+
+
 def test_load_errors(tmp_path):
     with pytest.raises(ComponentLoadError, match="cfaug_generator.json is missing"):
         Generator.from_pretrained(tmp_path)

@@ -143,15 +143,19 @@ class Component(abc.ABC):
     def _weights_digests(self) -> list[str]:
         # Kept apart from the config, so a change of settings (or a twin from sharing_weights) rehashes nothing.
         key = self._weights_key()
-        memo = self.__dict__.get("_weights_memo")
-        if memo is None or memo[0] != key:
-            memo = (key, [digest_module(m) for m in self._modules()])
-            self._weights_memo = memo
-        return memo[1]
+        box = self._memo_box()
+        if box.get("memo") is None or box["memo"][0] != key:
+            box["memo"] = (key, [digest_module(m) for m in self._modules()])
+        return box["memo"][1]
+
+    def _memo_box(self) -> dict[str, Any]:
+        # One box for every twin of sharing_weights(): they share the weights, so a change of representation one
+        # of them records (a LoRA merge before generating) holds for all, and their fingerprints stay equal.
+        return self.__dict__.setdefault("_weights_memo_box", {})
 
     def forget_fingerprint(self) -> None:
         """Drop the remembered fingerprint (after changing weights in a way torch does not track)."""
-        self.__dict__.pop("_weights_memo", None)
+        self._memo_box().pop("memo", None)
 
     def _weights_key(self) -> tuple[Any, ...]:
         return tuple(weights_state(m) for m in self._modules())
@@ -160,7 +164,7 @@ class Component(abc.ABC):
         """Keep the weights' ``digests`` (from :meth:`_weights_digests`) for the current weights: for changes of
         representation that keep the function (merging a LoRA adapter into its base), so caches keyed on the
         fingerprint stay valid."""
-        self._weights_memo = (self._weights_key(), digests)
+        self._memo_box()["memo"] = (self._weights_key(), digests)
 
     def save_pretrained(self, save_directory: str | os.PathLike, *, overwrite: bool = False) -> Path:
         """Save weights (safetensors) and config (JSON) to ``save_directory`` in one atomic rename.
@@ -273,6 +277,7 @@ class PretrainedComponent(Component):
         import dataclasses
         from collections import Counter
 
+        self._memo_box()  # created before the copy, so the twin shares it
         twin = copy.copy(self)
         if getattr(self, "config", None) is not None and dataclasses.is_dataclass(self.config):
             twin.config = dataclasses.replace(self.config)
