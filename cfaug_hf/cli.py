@@ -2,6 +2,7 @@
 
     cfaug demo [--out runs/demo]                    the main job on the embedded data (see cfaug_hf.demo)
     cfaug crossaug DATA --generator DIR --out DIR   CrossAug on a local JSON/JSONL/CSV/Parquet file or saved dataset
+    cfaug augment DATA --augmenter PATH --out DIR   any saved augmenter, locally or on Ray (--engine ray)
     cfaug push FOLDER REPO_ID [--private]           push a saved component, augmenter or augmented dataset
     cfaug pull REPO_ID FOLDER [--repo-type dataset] download a repository into a folder
     cfaug report ORIGINAL AUGMENTED --out DIR       metrics, shortcut diagnostics and plots of an augmentation
@@ -108,6 +109,38 @@ def _cmd_crossaug(args: argparse.Namespace) -> None:
     save_dataset(augmented, args.out, overwrite=args.overwrite)
     print("\n".join(augmenter.stats.summary_lines()))
     print(f"Saved {len(augmented)} rows to {args.out}")
+
+
+def _cmd_augment(args: argparse.Namespace) -> None:
+    import json
+
+    from .augmenter import Augmenter
+    from .hub import save_dataset
+
+    _check_out(args.out, args.data, kind=None, overwrite=args.overwrite)
+    if args.engine == "ray":
+        from .deps import require
+        from .distributed import augment_to_parquet
+
+        ray = require("ray", "--engine ray")
+        if not Path(args.data).exists():
+            raise UsageError(f"{args.data}: no such file or folder.")
+        ray.init(address=args.address, ignore_reinit_error=True, include_dashboard=False)
+        given = Path(args.data)
+        parquet = given.suffix.lower() == ".parquet" or (given.is_dir() and any(given.glob("*.parquet")))
+        data = str(given) if parquet else _load_local(args.data)  # Parquet is read by Ray itself, in parallel
+        stats = augment_to_parquet(data, args.augmenter, Path(args.out) / "data", concurrency=args.concurrency,
+                                   batch_size=args.batch_size or 64, num_gpus=args.gpus_per_actor,
+                                   imports=args.imports)
+        where = f"Parquet files in {Path(args.out) / 'data'}"
+    else:
+        augmenter = Augmenter.from_pretrained(args.augmenter)
+        augmented = augmenter.augment(_load_local(args.data), batch_size=args.batch_size, num_proc=args.num_proc)
+        save_dataset(augmented, Path(args.out) / "data", overwrite=args.overwrite)
+        stats, where = augmenter.stats, f"{len(augmented)} rows in {Path(args.out) / 'data'} (load_from_disk)"
+    (Path(args.out) / "stats.json").write_text(json.dumps(stats.to_dict(), indent=1) + "\n")
+    print("\n".join(stats.summary_lines()))
+    print(f"Saved {where} (statistics in stats.json)")
 
 
 def _cmd_amplify(args: argparse.Namespace) -> None:
@@ -252,6 +285,27 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--backend", choices=("auto", "transformers", "ctranslate2"), default="auto",
                       help="generation engine: auto (default) is CTranslate2 in float32 when installed, same outputs")
     demo.set_defaults(func=_cmd_demo)
+
+    au = command("augment", "Run a saved augmenter (folder or Hub id) on a local dataset, here or on Ray.",
+                 "Rebuild a saved augmenter with Augmenter.from_pretrained and augment DATA with it. --engine local "
+                 "(default) saves a dataset with save_to_disk; --engine ray runs a pool of Ray actors, each loading "
+                 "the augmenter once, and writes Parquet files (same rows, order and statistics as local). Either way "
+                 "OUT/data holds the rows and OUT/stats.json the statistics.")
+    au.add_argument("data", help="saved dataset folder, a .json/.jsonl/.csv/.tsv/.parquet file, or a Parquet folder")
+    au.add_argument("--augmenter", required=True, help="folder or Hub id of a saved augmenter")
+    au.add_argument("--out", required=True, help="output folder")
+    au.add_argument("--engine", choices=("local", "ray"), default="local", help="where to run (default local)")
+    au.add_argument("--address", default=None,
+                    help="Ray cluster address (auto: the running cluster; default: start a local Ray instance)")
+    au.add_argument("--concurrency", type=_positive_int, default=1, help="Ray actors (default 1)")
+    au.add_argument("--gpus-per-actor", type=float, default=0, help="GPU fraction per Ray actor (default 0)")
+    au.add_argument("--imports", nargs="*", default=[],
+                    help="modules each Ray actor imports first (those defining augmenters of your own)")
+    au.add_argument("--batch-size", type=_positive_int, default=None,
+                    help="rows per map batch (local: automatic; Ray: rows per actor call, default 64)")
+    au.add_argument("--num-proc", type=_positive_int, default=None, help="local worker processes (default none)")
+    au.add_argument("--overwrite", action="store_true", help="replace a non-empty output folder")
+    au.set_defaults(func=_cmd_augment)
 
     ca = command("crossaug", "CrossAug on a local fact-verification dataset.",
                  "Augment a fact-verification dataset (claim, evidence, SUPPORTS/REFUTES labels) with CrossAug "

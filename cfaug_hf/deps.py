@@ -11,6 +11,7 @@ extra           packages            used by
 ``plot``        matplotlib          competency-test plots
 ``llm``         gguf                loading GGUF checkpoints (the offline SmolLM2)
 ``fast``        ctranslate2         CTranslate2 generation on CPU (``Generator.use_backend``)
+``ray``         ray[data]           scale-out on a Ray cluster (:mod:`cfaug_hf.distributed`)
 ==============  ==================  =====================================================
 
 >>> is_available("json"), is_available("surely_not_a_module")
@@ -34,7 +35,7 @@ __all__ = ["EXTRAS", "is_available", "require", "is_peft_available", "is_faiss_a
 EXTRAS: dict[str, tuple[str, str]] = {
     "peft": ("peft", "lora"), "faiss": ("faiss-cpu", "retrieval"), "stanza": ("stanza", "ner"),
     "spacy": ("spacy", "spacy"), "matplotlib": ("matplotlib", "plot"), "gguf": ("gguf", "llm"),
-    "sklearn": ("scikit-learn", ""), "scipy": ("scipy", ""), "ctranslate2": ("ctranslate2", "fast"),
+    "sklearn": ("scikit-learn", ""), "scipy": ("scipy", ""), "ctranslate2": ("ctranslate2", "fast"), "ray": ("ray[data]", "ray"),
 }
 
 

@@ -5,9 +5,10 @@ Nothing here downloads anything; the models have a few thousand parameters and r
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from .augmenter import Augmenter, Counterfactual, RowResult
+from .augmenter import Augmenter, AugmenterConfig, Counterfactual, RowResult
 
 __all__ = ["tiny_tokenizer", "tiny_seq2seq", "tiny_causal_lm", "tiny_classifier", "tiny_encoder", "NegateAugmenter",
            "TINY_VOCAB", "tiny_word_encoder", "planted_reviews"]
@@ -171,6 +172,22 @@ def _negate(text: str) -> str | None:
 
 
 
+def _busy(text: str, loops: int) -> int:
+    value = 0
+    for i in range(loops):
+        value = hash((value, text, i))
+    return value
+
+
+@dataclass
+class NegateConfig(AugmenterConfig):
+    """:class:`NegateAugmenter`'s options."""
+
+    busy_loops: int = field(default=0, metadata={
+        "help": "Pure-Python work per row (iterations of a hashing loop), standing in for a slow generator in "
+                "scale-out benchmarks; 0 for none."})
+
+
 class NegateAugmenter(Augmenter):
     """A rule augmenter for tests and examples: adds or removes "not" after is/was/are/were in the first edit column
     and gives the row the other label of a two-label schema; rows without such a verb are skipped.
@@ -183,12 +200,14 @@ class NegateAugmenter(Augmenter):
     """
 
     method = "negate"
+    config_class = NegateConfig
 
     def augment_examples(self, examples: list[Any]) -> list[RowResult]:
         column = self.schema.edit_columns[0]
         names = self.schema.label_names
         out = []
         for ex in examples:
+            _busy(str(ex[column]), self.config.busy_loops)
             new = _negate(ex[column])
             if new is None:
                 out.append(RowResult([], ["skipped:no_verb"]))
