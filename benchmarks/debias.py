@@ -58,8 +58,9 @@ Rows (training sets):
              scripts/build_editors.py --quarter 1, for the quarter's rows; with --augment-limit N, N and N/3 of
              them); core+editor is CORE proper with the shipped editor on the editor+checker row's rows (CF-DPR
              excerpts retrieved for each row, their keywords in the editor's input; benchmarks/core_retrieval.py
-             builds the encoder and index). CFAUG_EDITOR_DATA_SENTIMENT / _NLI=folder reuses counterfactuals the editor wrote before
-             (_SENTIMENT_Q1 / _NLI_Q1: the cross-fitting editor's)
+             builds the encoder and index). CFAUG_EDITOR_DATA_SENTIMENT / _NLI=folder reuses counterfactuals the
+             editor wrote before (_SENTIMENT_Q1 / _NLI_Q1: the cross-fitting editor's; CFAUG_CORE_EDITOR_DATA_SENTIMENT
+             / _NLI: core+editor's)
 Models: ``bow`` is TF-IDF word 1-2 grams per text column + logistic regression (minutes for everything);
 ``frozen`` is the frozen-encoder yardstick (benchmarks/frozen_yardstick.py: MiniLM vectors computed once and cached,
 then a ``--head lr`` or ``mlp`` trained per seed on a bootstrap sample of the rows); any other value is a Hugging
@@ -596,8 +597,8 @@ def editor_counterfactuals(train: Any, task: str, quarter: int = 0, *, retrieval
     from cfaug_hf import AugmentationStats, COREAugmenter
 
     subset = editor_subset(train, task) if not quarter else quarter_subset(train, task)
-    given = None if retrieval else os.environ.get(f"CFAUG_EDITOR_DATA_{task.upper()}" + (f"_Q{quarter}" if quarter
-                                                                                           else ""))
+    given = os.environ.get(("CFAUG_CORE_EDITOR_DATA_" if retrieval else "CFAUG_EDITOR_DATA_") + task.upper()
+                           + (f"_Q{quarter}" if quarter else ""))
     note = "core+editor" if retrieval else "editor+checker" if not quarter else f"editor q{quarter}"
     if given:  # counterfactuals this editor wrote earlier (a code change since then moves the cache key)
         cfs = load_from_disk(given)

@@ -100,8 +100,9 @@ def main() -> None:
         gen_s, aug_s = statistics.median(times[name]["generate"]), statistics.median(times[name]["augment"])
         new_tokens = sum(len(tok(o, add_special_tokens=False)["input_ids"]) + 1 for outs in outputs[name] for o in outs)
         results[name] = {
-            "generate_s": gen_s, "augment_s": aug_s, "claims_per_s_generate": n / gen_s, "claims_per_s_augment": n / aug_s,
-            "tokens_per_s": new_tokens / gen_s, "share_of_bound": new_tokens / gen_s / bound, "rows_out": rows_out[name],
+            "generate_s": gen_s, "augment_s": aug_s, "claims_per_s_generate": n / gen_s,
+            "claims_per_s_augment": n / aug_s, "tokens_per_s": new_tokens / gen_s,
+            "share_of_bound": new_tokens / gen_s / bound, "rows_out": rows_out[name],
             "same_first_output": (sum(a[0] == b[0] for a, b in zip(outputs[name], ref)) / n) if ref else None,
             "same_all_outputs": (sum(a == b for a, b in zip(outputs[name], ref)) / n) if ref else None}
     base = results.get("transformers")

@@ -35,7 +35,8 @@ __all__ = ["EXTRAS", "is_available", "require", "is_peft_available", "is_faiss_a
 EXTRAS: dict[str, tuple[str, str]] = {
     "peft": ("peft", "lora"), "faiss": ("faiss-cpu", "retrieval"), "stanza": ("stanza", "ner"),
     "spacy": ("spacy", "spacy"), "matplotlib": ("matplotlib", "plot"), "gguf": ("gguf", "llm"),
-    "sklearn": ("scikit-learn", ""), "scipy": ("scipy", ""), "ctranslate2": ("ctranslate2", "fast"), "ray": ("ray[data]", "ray"),
+    "sklearn": ("scikit-learn", ""), "scipy": ("scipy", ""), "ctranslate2": ("ctranslate2", "fast"),
+    "ray": ("ray[data]", "ray"),
 }
 
 

@@ -306,7 +306,8 @@ class Generator(PretrainedComponent):
         self.stats["constraint_failures"] += sum(result.constraint_failures)
         return result
 
-    def _generate_ct2(self, order: list[int], prompts: list[str], outputs: list[list[str]], out_cut: list[list[bool]]) -> None:
+    def _generate_ct2(self, order: list[int], prompts: list[str], outputs: list[list[str]],
+                      out_cut: list[list[bool]]) -> None:
         tok, cfg = self.tokenizer, self.config
         add_special = not cfg.chat
         tokens = [tok.convert_ids_to_tokens(tok(prompts[i], add_special_tokens=add_special)["input_ids"])
