@@ -144,6 +144,11 @@ def augment_ray(data: Any, augmenter: Any, *, concurrency: int = 1, batch_size: 
     ctx.execution_options.preserve_order = True  # the output keeps the input's order, as a local map does
     ctx.actor_task_retry_on_errors = True
     ds = _read(data)
+    # An actor works on one block at a time, so a file read as one block would keep every other actor idle: split
+    # the rows into enough blocks (in order) for the pool to share.
+    blocks = max(1, min(-(-ds.count() // batch_size), concurrency * 16))
+    if blocks > 1:
+        ds = ds.repartition(blocks)
     if num_cpus is None:
         cpus = ray.cluster_resources().get("CPU", 1.0)
         num_cpus = min(1.0, max(cpus - 1.0, 0.5) / concurrency)
