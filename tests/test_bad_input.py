@@ -359,6 +359,17 @@ CASES = [
     ("amplify-one-fold", NO_SETUP, lambda c: __import__("cfaug_hf.amplify").amplify.amplify(Dataset.from_dict(
         {"text": ["a b c"], "label": ["negative"], "counterfactual": ["a b d"]}), checker=None, folds=1),
      ValueError, "amplify: folds must be an integer of at least 2 \\(cross-fitting\\) or None, got 1"),
+    # --- generation backends and scale-out
+    ("backend-unknown", NO_SETUP, lambda c: Generator(*tiny_seq2seq()).use_backend("vllm-on-cpu"), ValueError,
+     "backend must be 'transformers', 'ctranslate2' or 'auto', got 'vllm-on-cpu'"),
+    ("backend-ct2-seq2seq", NO_SETUP, lambda c: Generator(*tiny_seq2seq()).use_backend("ctranslate2"), ValueError,
+     "The CTranslate2 backend runs causal-LM generators .* this generator is encoder-decoder"),
+    ("ray-concurrency-zero", NO_SETUP, lambda c: __import__("cfaug_hf.distributed").distributed.augment_ray(
+        Dataset.from_dict({"text": ["a"], "label": ["negative"]}), "runs/x", concurrency=0), ValueError,
+     "concurrency must be a positive integer, got 0"),
+    ("ray-data-list", NO_SETUP, lambda c: __import__("cfaug_hf.distributed").distributed.augment_ray(
+        [{"text": "a"}], "runs/x"), TypeError, "augment_ray takes a ray.data.Dataset, a datasets.Dataset or a "
+     "Parquet path, got list"),
     # --- loading components
     ("load-missing-relative", NO_SETUP, lambda c: Generator.from_pretrained("runs/not-there/generator"),
      ComponentLoadError, "no local folder 'runs/not-there/generator'.*not a Hub repository id"),
