@@ -57,6 +57,12 @@ def _cmd_demo(args: argparse.Namespace) -> None:
              backend=args.backend)
 
 
+def _add_backend_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", choices=("auto", "transformers", "ctranslate2"), default="auto",
+                        help="generation engine: auto (default) is CTranslate2 in float32 when installed, same "
+                             "outputs (see Generator.use_backend)")
+
+
 def _check_out(out: str, *inputs: str, kind: str | None = "dataset", overwrite: bool = False) -> None:
     """Refuse an output folder that is, contains or lies inside an input, or that holds files the library did not
     write (see :func:`cfaug_hf.hub.check_writable`), before anything is read or written."""
@@ -282,8 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--retrain", action="store_true",
                       help="train a generator (--generator-steps) into OUT/generator instead of using the shipped one")
     demo.add_argument("--seed", type=int, default=0, help="seed for training and augmentation (default 0)")
-    demo.add_argument("--backend", choices=("auto", "transformers", "ctranslate2"), default="auto",
-                      help="generation engine: auto (default) is CTranslate2 in float32 when installed, same outputs")
+    _add_backend_option(demo)
     demo.set_defaults(func=_cmd_demo)
 
     au = command("augment", "Run a saved augmenter (folder or Hub id) on a local dataset, here or on Ray.",
@@ -333,8 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
     ca.add_argument("--nei", action="store_true", help="labels include NOT ENOUGH INFO")
     ca.add_argument("--max-span-tokens", type=_positive_int, default=3,
                     help="tau, the span limit for evidence edits (default 3)")
-    ca.add_argument("--backend", choices=("auto", "transformers", "ctranslate2"), default="auto",
-                    help="generation engine: auto (default) is CTranslate2 in float32 when installed, same outputs")
+    _add_backend_option(ca)
     ca.add_argument("--candidates", type=_positive_int, default=None,
                     help="outputs per claim from the beam (first acceptable one is used); default the generator's")
     ca.add_argument("--allow-deletions", action="store_true",
