@@ -72,6 +72,21 @@ def test_two_way_gate_pools_the_selected_sentence_against_zero():
     assert all(grad[1, i] > 0 for i in range(2) if i != out.selected[1, 0])
 
 
+def test_a_saturated_two_way_gate_still_ranks_sentences_by_what_it_learned():
+    # Training drives every select probability towards 1; once they all round to 1.0 in float32 the choice must
+    # still follow the selector's logits, not fall to an index tie-break that every selector shares.
+    torch.manual_seed(0)
+    model = SentenceRationaleModel.from_encoder(tiny_encoder()[0], sentence_layers=1, sentence_heads=2).eval()
+    emb = torch.randn(8, 6, model.config.encoder["hidden_size"])
+    before = model(sentence_embeddings=emb).selected
+    with torch.no_grad():
+        model.selector.bias += torch.tensor([0.0, 60.0])
+    out = model(sentence_embeddings=emb)
+    assert torch.softmax(model.selector(model.sentence_encoder(emb)), -1)[..., 1].eq(1.0).all()
+    assert torch.equal(out.selected, before)
+    assert len(set(before[:, 0].tolist())) > 1
+
+
 def test_sentence_positions_make_order_matter():
     torch.manual_seed(0)
     emb = torch.randn(1, 3, tiny_encoder()[0].config.hidden_size)

@@ -88,7 +88,8 @@ class RationaleOutput(ModelOutput):
     logits: torch.Tensor | None = None
     #: ``(batch, k)`` indices of the selected sentences.
     selected: torch.Tensor | None = None
-    #: ``(batch, sentences)`` selector scores (padding at -inf).
+    #: ``(batch, sentences)`` selector scores, higher is chosen first (log-odds of selection for the two-way gate,
+    #: logits for the softmax gate; padding at -inf).
     scores: torch.Tensor | None = None
 
 
@@ -197,9 +198,13 @@ class SentenceRationaleModel(PreTrainedModel):
         context = self.sentence_encoder(self._with_positions(sentence_embeddings), src_key_padding_mask=~sentence_mask)
         k = min(self.config.k, s)
         if self.config.gate == "two_way":
-            # p(select) per sentence; padding can never be chosen (-inf) and never carries a gate.
-            soft = torch.softmax(self.selector(context).float(), dim=-1)[..., 1].to(sentence_embeddings.dtype)
-            scores = soft.masked_fill(~sentence_mask, float("-inf"))
+            # p(select) per sentence; padding can never be chosen (-inf) and never carries a gate. The choice ranks
+            # the log-odds, not the probability: the straight-through gradient drives every gate towards 1, and
+            # once p(select) rounds to 1.0 for all sentences in float32 a top-k over probabilities is a tie broken
+            # by index, the same for every selector whatever it learned.
+            two = self.selector(context).float()
+            soft = torch.softmax(two, dim=-1)[..., 1].to(sentence_embeddings.dtype)
+            scores = (two[..., 1] - two[..., 0]).masked_fill(~sentence_mask, float("-inf"))
             selected = scores.topk(k, dim=-1).indices
             hard = torch.zeros_like(soft).scatter(-1, selected, 1.0)
             # Straight-through: the forward pass is the hard choice; unselected sentences are zero and tie in the
