@@ -224,6 +224,13 @@ class Augmenter(abc.ABC):
         register_cheap_hash([cls])
         registry.register_augmenter(cls)
 
+    @classmethod
+    def config_from_data(cls, dataset: Any, schema: TaskSchema | None) -> dict[str, Any]:
+        """Config values this method takes from the data it will run on when they are not given (``cfaug augment``
+        calls it before building the augmenter; ``schema`` None means the method's default); none by default.
+        CFGen returns the dataset's entity lexicon."""
+        return {}
+
     def fit(self, dataset: Any) -> Augmenter:
         """Prepare for a ``dataset`` before it is mapped; returns ``self``.
 
@@ -476,6 +483,32 @@ class Augmenter(abc.ABC):
 
         return load_augmenter(cls, name_or_path, revision=revision, token=token, repo_type=repo_type,
                               subfolder=subfolder, **overrides)
+
+    @classmethod
+    def from_recipe(cls, recipe: str | os.PathLike | Mapping[str, Any], *, token: str | None = None,
+                    **overrides: Any) -> Augmenter:
+        """Build an augmenter from a recipe: a YAML or JSON file (or a dict) with the fields a saved
+        ``cfaug_augmenter.json`` has, ``method``, ``schema``, ``config``, ``components`` and ``filters``. A pulled
+        dataset's ``augmenter/cfaug_augmenter.json`` is a recipe; so are the files in the repository's
+        ``recipes/``. A component is a reference (``{"type": "generator", "repo_id": ..., "revision": ...}``,
+        ``{"type": ..., "path": "relative/folder"}``, ``{"type": ..., "shipped": "editors/claims"}``), ``"default"``
+        (the method's shipped default) or null; ``overrides`` replace components or config fields, as in
+        :meth:`from_pretrained`.
+
+        >>> recipe = {"method": "cfgen", "schema": {"preset": "ner"},
+        ...           "config": {"per_input": 2, "lexicon": {"PER": {"Ada": 1, "Bob": 1}}}}
+        >>> type(Augmenter.from_recipe(recipe)).__name__, Augmenter.from_recipe(recipe).config.per_input
+        ('CFGenAugmenter', 2)
+        """
+        from pathlib import Path
+
+        from .saving import build_augmenter, read_recipe
+
+        if isinstance(recipe, Mapping):
+            data, folder, where = dict(recipe), Path.cwd(), "recipe"
+        else:
+            data, folder, where = read_recipe(recipe), Path(recipe).resolve().parent, recipe
+        return build_augmenter(cls, data, folder, where, token=token, **overrides)
 
     def push_to_hub(self, repo_id: str, *, private: bool | None = None, token: str | None = None,
                     commit_message: str | None = None, copy_components: bool = False) -> str:

@@ -2,7 +2,7 @@
 
     cfaug demo [--out runs/demo]                    the main job on the embedded data (see cfaug_hf.demo)
     cfaug crossaug DATA --generator DIR --out DIR   CrossAug on a local JSON/JSONL/CSV/Parquet file or saved dataset
-    cfaug augment DATA --augmenter PATH --out DIR   any saved augmenter, locally or on Ray (--engine ray)
+    cfaug augment DATA --method NAME --out DIR      any method (--recipe FILE, --augmenter PATH), here or on Ray
     cfaug push FOLDER REPO_ID [--private]           push a saved component, augmenter or augmented dataset
     cfaug pull REPO_ID FOLDER [--repo-type dataset] download a repository into a folder
     cfaug report ORIGINAL AUGMENTED --out DIR       metrics, shortcut diagnostics and plots of an augmentation
@@ -117,13 +117,94 @@ def _cmd_crossaug(args: argparse.Namespace) -> None:
     print(f"Saved {len(augmented)} rows to {args.out}")
 
 
+#: Task presets of ``cfaug augment``: the factory's column parameters in order, and its label parameter.
+_AUGMENT_PRESETS = {"fact-verification": (("claim", "evidence"), "label"), "nli": (("premise", "hypothesis"), "label"),
+                    "sentiment": (("text",), "label"), "token-classification": (("tokens",), "tags"),
+                    "relation-extraction": (("text",), "label")}
+
+
+def _augment_schema(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The schema a recipe or method gets from the column options; None leaves it to the recipe or the method."""
+    if args.task is None:
+        if args.columns or args.label_column or args.id_column or args.nei:
+            raise UsageError("--columns, --label-column, --id-column and --nei need --task (the preset they "
+                             f"modify): one of {sorted(_AUGMENT_PRESETS)}.")
+        return None
+    names, label = _AUGMENT_PRESETS[args.task]
+    columns = args.columns.split(",") if args.columns else list(names)
+    if len(columns) != len(names):
+        raise UsageError(f"--columns for {args.task} names {len(names)} column(s) ({','.join(names)}), got "
+                         f"{args.columns!r}.")
+    schema: dict[str, Any] = {"preset": args.task, **dict(zip(names, columns)), "id_column": args.id_column}
+    if args.label_column:
+        schema[label] = args.label_column
+    if args.nei:
+        if args.task != "fact-verification":
+            raise UsageError("--nei is for --task fact-verification.")
+        schema["nei"] = True
+    return schema
+
+
+def _build_augmenter(args: argparse.Namespace, dataset: Any) -> Any:
+    """The augmenter of --method or --recipe, with the config options and components the user gave."""
+    from . import registry
+    from .augmenter import Augmenter
+    from .cli_options import config_values, given_components, load_component
+    from .saving import build_augmenter, read_recipe
+    from .schema import TaskSchema
+
+    if args.recipe:
+        recipe, folder, where = read_recipe(args.recipe), Path(args.recipe).resolve().parent, args.recipe
+    else:
+        recipe, folder, where = {"method": args.method}, Path.cwd(), f"--method {args.method}"
+    schema = _augment_schema(args)
+    if schema is not None:
+        recipe["schema"] = schema
+    overrides = config_values(args, getattr(args, "config_fields", {}))
+    components = {}
+    for role, value in given_components(args, getattr(args, "component_roles", [])).items():
+        if role == "llm" and value == "local" and role in (recipe.get("components") or {}):
+            continue  # --llm has a value even when not given: the recipe's own LLM stays
+        components[role] = load_component(role, value, args)
+    try:
+        target = registry.augmenter_class(recipe["method"])
+    except KeyError as err:
+        raise UsageError(f"{where}: {err.args[0]}") from None
+    given = {**(recipe.get("config") or {}), **overrides}
+    from_data = target.config_from_data(dataset, TaskSchema.from_dict(recipe["schema"])
+                                        if recipe.get("schema") else None)
+    overrides.update({k: v for k, v in from_data.items() if given.get(k) is None})
+    return build_augmenter(Augmenter, recipe, folder, where, **components, **overrides)
+
+
 def _cmd_augment(args: argparse.Namespace) -> None:
     import json
 
     from .augmenter import Augmenter
     from .hub import save_dataset
 
+    chosen = [x for x in (args.method, args.augmenter, args.recipe) if x]
+    if len(chosen) != 1:
+        raise UsageError("give exactly one of --method NAME, --augmenter PATH_OR_HUB_ID and --recipe FILE "
+                         "(cfaug augment --method NAME --help lists a method's options).")
     _check_out(args.out, args.data, kind=None, overwrite=args.overwrite)
+    out = Path(args.out)
+    if args.augmenter:
+        augmenter_path = args.augmenter
+        augmenter = None if args.engine == "ray" else Augmenter.from_pretrained(args.augmenter)
+        dataset = None
+    else:
+        dataset = _load_local(args.data)
+        augmenter = _build_augmenter(args, dataset)
+        try:
+            augmenter.save_pretrained(out / "augmenter", overwrite=args.overwrite)
+            augmenter_path = str(out / "augmenter")
+        except TypeError as err:  # a component that cannot be saved (a Python callable)
+            if args.engine == "ray":
+                raise UsageError(f"--engine ray loads the augmenter in each actor from a saved folder, and this one "
+                                 f"cannot be saved: {err}") from None
+            augmenter_path = None
+            print(f"Note: the augmenter was not saved ({err}).")
     if args.engine == "ray":
         from .deps import require
         from .distributed import augment_to_parquet
@@ -134,19 +215,23 @@ def _cmd_augment(args: argparse.Namespace) -> None:
         ray.init(address=args.address, ignore_reinit_error=True, include_dashboard=False)
         given = Path(args.data)
         parquet = given.suffix.lower() == ".parquet" or (given.is_dir() and any(given.glob("*.parquet")))
-        data = str(given) if parquet else _load_local(args.data)  # Parquet is read by Ray itself, in parallel
-        stats = augment_to_parquet(data, args.augmenter, Path(args.out) / "data", concurrency=args.concurrency,
+        data = str(given) if parquet else (dataset if dataset is not None else _load_local(args.data))
+        stats = augment_to_parquet(data, augmenter_path, out / "data", concurrency=args.concurrency,
                                    batch_size=args.batch_size or 64, num_gpus=args.gpus_per_actor,
                                    imports=args.imports)
-        where = f"Parquet files in {Path(args.out) / 'data'}"
+        where = f"Parquet files in {out / 'data'}"
     else:
-        augmenter = Augmenter.from_pretrained(args.augmenter)
-        augmented = augmenter.augment(_load_local(args.data), batch_size=args.batch_size, num_proc=args.num_proc)
-        save_dataset(augmented, Path(args.out) / "data", overwrite=args.overwrite)
-        stats, where = augmenter.stats, f"{len(augmented)} rows in {Path(args.out) / 'data'} (load_from_disk)"
-    (Path(args.out) / "stats.json").write_text(json.dumps(stats.to_dict(), indent=1) + "\n")
+        dataset = dataset if dataset is not None else _load_local(args.data)
+        augmenter.fit(dataset)
+        augmented = augmenter.augment(dataset, batch_size=args.batch_size, num_proc=args.num_proc)
+        save_dataset(augmented, out / "data", overwrite=args.overwrite)
+        stats, where = augmenter.stats, f"{len(augmented)} rows in {out / 'data'} (load_from_disk)"
+    (out / "stats.json").write_text(json.dumps(stats.to_dict(), indent=1) + "\n")
     print("\n".join(stats.summary_lines()))
     print(f"Saved {where} (statistics in stats.json)")
+    if augmenter_path and not args.augmenter:
+        print(f"The augmenter is in {augmenter_path}: `cfaug augment DATA --augmenter {augmenter_path} --out DIR` "
+              f"reruns it exactly.")
 
 
 def _cmd_amplify(args: argparse.Namespace) -> None:
@@ -264,7 +349,35 @@ def _cmd_pull(args: argparse.Namespace) -> None:
     print(f"Downloaded {args.repo_type} {args.repo_id} to {path}.")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _method_in(argv: list[str] | None) -> str | None:
+    """The method an ``augment`` command line names with --method, or a --recipe file's method, so that its
+    options can be added before parsing (None when neither is there or the recipe cannot be read)."""
+    argv = list(argv or [])
+    if "augment" not in argv:
+        return None
+    for i, token in enumerate(argv):
+        for flag in ("--method", "--recipe"):
+            value = token[len(flag) + 1:] if token.startswith(flag + "=") else (
+                argv[i + 1] if token == flag and i + 1 < len(argv) else None)
+            if value is None:
+                continue
+            if flag == "--method":
+                return value
+            try:
+                from .saving import read_recipe
+
+                return read_recipe(value)["method"]
+            except Exception:  # the command reports a bad recipe itself, with its message
+                return None
+    return None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The ``cfaug`` parser; ``argv`` lets ``augment --method NAME`` (or ``--recipe FILE``) add that method's
+    options."""
+    from .registry import available
+
+    methods = available()["augmenters"]
     parser = argparse.ArgumentParser(
         prog="cfaug", description="Counterfactual data augmentation for Hugging Face datasets: run a method, report "
                                   "on its output, share components and data on the Hub.")
@@ -291,14 +404,27 @@ def build_parser() -> argparse.ArgumentParser:
     _add_backend_option(demo)
     demo.set_defaults(func=_cmd_demo)
 
-    au = command("augment", "Run a saved augmenter (folder or Hub id) on a local dataset, here or on Ray.",
-                 "Rebuild a saved augmenter with Augmenter.from_pretrained and augment DATA with it. --engine local "
-                 "(default) saves a dataset with save_to_disk; --engine ray runs a pool of Ray actors, each loading "
-                 "the augmenter once, and writes Parquet files (same rows, order and statistics as local). Either way "
-                 "OUT/data holds the rows and OUT/stats.json the statistics.")
+    au = command("augment", "Run any method, recipe or saved augmenter on a local dataset, here or on Ray.",
+                 "Augment DATA with a registered method (--method NAME; `cfaug augment --method NAME --help` lists "
+                 "its options, generated from its config), a recipe file (--recipe FILE: YAML or JSON with method, "
+                 "schema, config and components, e.g. recipes/*.yaml or a pulled dataset's "
+                 "augmenter/cfaug_augmenter.json) or a saved augmenter (--augmenter PATH_OR_HUB_ID). OUT/data holds "
+                 "the rows (save_to_disk; Parquet with --engine ray), OUT/stats.json the statistics and "
+                 "OUT/augmenter the augmenter, so --augmenter OUT/augmenter reruns it exactly.")
     au.add_argument("data", help="saved dataset folder, a .json/.jsonl/.csv/.tsv/.parquet file, or a Parquet folder")
-    au.add_argument("--augmenter", required=True, help="folder or Hub id of a saved augmenter")
+    what = au.add_mutually_exclusive_group()
+    what.add_argument("--method", choices=methods, help="a registered method: " + ", ".join(methods))
+    what.add_argument("--recipe", help="a recipe file (YAML or JSON)")
+    what.add_argument("--augmenter", help="folder or Hub id of a saved augmenter")
     au.add_argument("--out", required=True, help="output folder")
+    au.add_argument("--task", choices=sorted(_AUGMENT_PRESETS), default=None,
+                    help="task preset naming the columns (default: the recipe's schema, or the method's default "
+                         "task)")
+    au.add_argument("--columns", help="the text columns in preset order, comma-separated (claim,evidence / "
+                                      "premise,hypothesis / text / tokens)")
+    au.add_argument("--label-column", default=None, help="column holding the label (tags for token-classification)")
+    au.add_argument("--id-column", default=None, help="column with a stable row id used as cf_source_id")
+    au.add_argument("--nei", action="store_true", help="fact-verification labels include NOT ENOUGH INFO")
     au.add_argument("--engine", choices=("local", "ray"), default="local", help="where to run (default local)")
     au.add_argument("--address", default=None,
                     help="Ray cluster address (auto: the running cluster; default: start a local Ray instance)")
@@ -310,6 +436,16 @@ def build_parser() -> argparse.ArgumentParser:
                     help="rows per map batch (local: automatic; Ray: rows per actor call, default 64)")
     au.add_argument("--num-proc", type=_positive_int, default=None, help="local worker processes (default none)")
     au.add_argument("--overwrite", action="store_true", help="replace a non-empty output folder")
+    method = _method_in(argv)
+    if method in methods:
+        from .cli_options import add_component_options, add_config_options, component_roles
+        from .registry import augmenter_class
+
+        target = augmenter_class(method)
+        roles = component_roles(target)
+        add_component_options(au, roles, method)
+        au.set_defaults(config_fields=add_config_options(au, target.config_class, method=method),
+                        component_roles=roles)
     au.set_defaults(func=_cmd_augment)
 
     ca = command("crossaug", "CrossAug on a local fact-verification dataset.",
@@ -473,7 +609,8 @@ def _message(err: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     if args.verbose:
         from .verbosity import set_verbosity
 

@@ -423,6 +423,19 @@ def _is_repo_id(name: str) -> bool:
     return True
 
 
+def _shipped_origin(folder: Path) -> dict[str, str] | None:
+    """``{"shipped": path}`` for a folder shipped inside the package (the default checkers and editors), so a
+    saved augmenter or recipe names it instead of copying it; None for any other local folder."""
+    from . import __version__
+    from .embedded import DATA_DIR
+
+    try:
+        rel = folder.resolve().relative_to(DATA_DIR)
+    except ValueError:
+        return None
+    return {"shipped": rel.as_posix(), "cfaug_hf_version": __version__}
+
+
 def resolve_folder(name_or_path: str | os.PathLike, what: str, *, revision: str | None = None, token: Any = None,
                    repo_type: str = "model", subfolder: str | None = None) -> tuple[Path, dict[str, str] | None]:
     """A local folder, or a Hub repository downloaded to the cache: ``(folder, {"repo_id", "revision"} or None)``.
@@ -436,7 +449,7 @@ def resolve_folder(name_or_path: str | os.PathLike, what: str, *, revision: str 
         folder = path / subfolder if subfolder else path
         if not folder.is_dir():
             raise ComponentLoadError(f"{path} has no subfolder {subfolder!r}.")
-        return folder, None
+        return folder, _shipped_origin(folder)
     if path.exists():
         raise ComponentLoadError(f"{name} is a file; expected a folder written by save_pretrained (or a Hub "
                                  f"repository id) for the {what}.")

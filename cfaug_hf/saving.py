@@ -15,7 +15,7 @@ from .configs import ConfigError
 from .hub import FORMAT_VERSION, ComponentLoadError, path_inside, read_versioned_json, resolve_folder, write_folder
 from .schema import SchemaError, TaskSchema
 
-__all__ = ["AUGMENTER_CONFIG", "save_augmenter", "load_augmenter"]
+__all__ = ["AUGMENTER_CONFIG", "save_augmenter", "load_augmenter", "build_augmenter", "read_recipe"]
 
 #: File that marks a saved augmenter folder.
 AUGMENTER_CONFIG = "cfaug_augmenter.json"
@@ -30,6 +30,9 @@ def save_augmenter(augmenter: Any, save_directory: str | os.PathLike, *, copy_co
         for role, comp in sorted(augmenter.components().items()):
             if comp is None:
                 refs[role] = None
+                continue
+            if isinstance(getattr(comp, "recipe_reference", None), str):  # a method's default, rebuilt by name
+                refs[role] = comp.recipe_reference
                 continue
             if getattr(comp, "component_type", None) not in registry.COMPONENTS:
                 if references_only:
@@ -63,52 +66,128 @@ def load_augmenter(cls: Any, name_or_path: str | os.PathLike, *, revision: str |
     folder, _ = resolve_folder(name_or_path, "augmenter", revision=revision, token=token, repo_type=repo_type,
                                subfolder=subfolder)
     data = read_versioned_json(folder / AUGMENTER_CONFIG, "augmenter", "augmenter")
-    where = folder / AUGMENTER_CONFIG
-    for key, kind in (("config", dict), ("schema", dict), ("components", (dict, type(None)))):
-        if not isinstance(data.get(key, {} if key == "components" else None), kind):
+    for key in ("config", "schema"):  # a saved augmenter always has both; a recipe may leave them to defaults
+        if not isinstance(data.get(key), dict):
+            raise ComponentLoadError(f"{folder / AUGMENTER_CONFIG}: {key!r} is {data.get(key)!r}; expected an "
+                                     f"object. The file is damaged: save the augmenter again.")
+    return build_augmenter(cls, data, folder, folder / AUGMENTER_CONFIG, token=token, **overrides)
+
+
+def build_augmenter(cls: Any, data: dict[str, Any], folder: Path, where: Any, *, token: str | None = None,
+                    **overrides: Any) -> Any:
+    """An augmenter from a saved config or a recipe (``method``, ``config``, ``schema``, ``components``,
+    ``filters``): component paths are read relative to ``folder``; ``where`` names the file in errors. A component
+    given as ``"default"`` is left for the method to choose (its shipped default), as a constructor would."""
+    for key, kind in (("config", (dict, type(None))), ("schema", (dict, type(None))),
+                      ("components", (dict, type(None)))):
+        if not isinstance(data.get(key), kind):
             raise ComponentLoadError(f"{where}: {key!r} is {data.get(key)!r}; expected an object. The file is "
                                      f"damaged: save the augmenter again.")
     for role, ref in (data.get("components") or {}).items():
-        if ref is not None and not isinstance(ref, dict):
-            raise ComponentLoadError(f"{where}: components.{role} is {ref!r}; expected an object or null.")
+        if ref is not None and not isinstance(ref, (dict, str)):
+            raise ComponentLoadError(f"{where}: components.{role} is {ref!r}; expected an object, a folder or Hub "
+                                     f"id, \"default\" or null.")
     try:
         target = registry.augmenter_class(data.get("method", "")) if not cls.method else cls
     except KeyError as err:
-        raise ComponentLoadError(f"{folder} holds a {data.get('method')!r} augmenter: {err.args[0]}") from None
+        raise ComponentLoadError(f"{where} holds a {data.get('method')!r} augmenter: {err.args[0]}") from None
     if cls.method and data.get("method") != cls.method:
-        raise ComponentLoadError(f"{folder} holds a {data.get('method')!r} augmenter, not "
+        raise ComponentLoadError(f"{where} holds a {data.get('method')!r} augmenter, not "
                                  f"{cls.method or 'a known method'!r}.")
     components: dict[str, Any] = {}
     for role, ref in (data.get("components") or {}).items():
         if role in overrides:
             components[role] = overrides.pop(role)
+        elif ref == "default":
+            continue
         elif ref is None:
             components[role] = None
-        elif ref.get("type") not in registry.available()["components"]:
-            raise ComponentLoadError(f"The {role} of this augmenter was a {ref.get('name') or ref.get('type')} "
-                                     f"and was not saved; pass {role}=... to from_pretrained.")
-        elif ref.get("local"):
-            raise ComponentLoadError(f"The {role} of this augmenter was a local {ref['type']} (base model "
-                                     f"{ref.get('base_model')}) that was not shared; pass {role}=....")
-        elif "path" in ref:
-            sub = path_inside(folder, ref["path"], f"the {role}'s path in {AUGMENTER_CONFIG}")
-            components[role] = registry.component_class(ref["type"]).from_pretrained(sub)
+        elif isinstance(ref, str):  # a recipe's short form: a folder (relative to the recipe), Hub id or keyword
+            from .cli_options import load_component
+
+            local = folder / ref
+            components[role] = load_component(role, str(local) if local.exists() else ref)
         else:
-            components[role] = registry.component_class(ref["type"]).from_pretrained(
-                ref["repo_id"], revision=ref.get("revision"), token=token)
-    filters = overrides.pop("filters") if "filters" in overrides else _load_filters(folder, data.get("filters"), token)
+            components[role] = _load_reference(folder, ref, token, f"components.{role}", where, role)
+    components.update({k: overrides.pop(k) for k in list(overrides) if k in _component_roles(target)})
+    filters = overrides.pop("filters") if "filters" in overrides else _load_filters(folder, data.get("filters"), token,
+                                                                                      where)
     try:
-        config = target.config_class.from_dict(data["config"], f"{where} (config)")
+        config = target.config_class.from_dict(data.get("config") or {}, f"{where} (config)")
     except ConfigError as err:
         raise ComponentLoadError(str(err)) from None
     try:
-        schema = TaskSchema.from_dict(data["schema"])
+        schema = TaskSchema.from_dict(data["schema"]) if data.get("schema") is not None else None
     except (KeyError, TypeError, ValueError, SchemaError) as err:
         raise ComponentLoadError(f"{where}: the schema cannot be rebuilt ({type(err).__name__}: {err}).") from None
     if overrides:
         config = target.config_class.from_dict({**config.to_dict(), **overrides}, "from_pretrained() arguments")
-    return target(schema=schema, config=config, filters=filters, **components)
+    import inspect
 
+    extra = {"filters": filters} if filters or "filters" in inspect.signature(target.__init__).parameters else {}
+    try:
+        return target(schema=schema, config=config, **extra, **components)
+    except (TypeError, ValueError, SchemaError) as err:  # the constructor's own checks of what it was given
+        hint = (" Name the component in the recipe's 'components' (on the command line: --ROLE PATH_OR_HUB_ID)."
+                if "required positional" in str(err) else "")
+        raise ComponentLoadError(f"{where}: {target.__name__} cannot be built: {err}{hint}") from None
+
+
+def _component_roles(target: Any) -> set[str]:
+    """The keyword arguments of ``target``'s constructor that are not config fields (its component roles)."""
+    import dataclasses
+    import inspect
+
+    fields = {f.name for f in dataclasses.fields(target.config_class)}
+    params = inspect.signature(target.__init__).parameters
+    return {n for n, p in params.items() if n not in fields | {"self", "schema", "config", "filters"}
+            and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+
+
+def _load_reference(folder: Path, ref: Any, token: str | None, field: str, where: Any, role: str = "") -> Any:
+    """A component from its saved reference: a subfolder (``path``), a component shipped in the package
+    (``shipped``) or a Hub repository at a revision (``repo_id``, ``revision``)."""
+    from .embedded import DATA_DIR
+
+    what = role or field
+    if not isinstance(ref, dict) or ref.get("type") not in registry.available()["components"]:
+        if isinstance(ref, dict) and ref.get("type") == "callable":
+            raise ComponentLoadError(f"{where}: the {what} was a Python callable ({ref.get('name')}) and was not "
+                                     f"saved; pass {role or 'it'}=... to from_pretrained (--{role} on the "
+                                     f"command line).")
+        raise ComponentLoadError(f"{where}: {field} names an unknown component {ref!r}; known types: "
+                                 f"{registry.available()['components']}.")
+    cls = registry.component_class(ref["type"])
+    if ref.get("local"):
+        raise ComponentLoadError(f"{where}: the {what} was a local {ref['type']} (base model {ref.get('base_model')}) "
+                                 f"that was not shared; pass {role or 'it'}=... to from_pretrained (--{role} on "
+                                 f"the command line).")
+    if "path" in ref:
+        return cls.from_pretrained(path_inside(folder, ref["path"], f"{field}'s path in {where}"))
+    if "shipped" in ref:
+        return cls.from_pretrained(path_inside(DATA_DIR, ref["shipped"], f"{field}'s shipped path in {where}"))
+    if "repo_id" not in ref:
+        raise ComponentLoadError(f"{where}: {field} is {ref!r}; expected a 'path', 'shipped' or 'repo_id' key.")
+    return cls.from_pretrained(ref["repo_id"], revision=ref.get("revision"), token=token)
+
+
+def read_recipe(path: str | os.PathLike) -> dict[str, Any]:
+    """A recipe file (YAML or JSON): the fields of a saved ``cfaug_augmenter.json`` (``method``, ``config``,
+    ``schema``, ``components``, ``filters``); a pulled dataset's ``augmenter/cfaug_augmenter.json`` is one."""
+    import yaml
+
+    p = Path(path)
+    if not p.is_file():
+        raise ComponentLoadError(f"{path}: no such recipe file.")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))  # YAML is a superset of JSON
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise ComponentLoadError(f"{path}: not a YAML or JSON recipe ({type(err).__name__}: {err}).") from None
+    if not isinstance(data, dict) or not isinstance(data.get("method"), str):
+        raise ComponentLoadError(f"{path}: a recipe is an object with at least a 'method'; got "
+                                 f"{type(data).__name__}" + (f" with keys {sorted(data)}" if isinstance(data, dict)
+                                                             else "") + ".")
+    return data
 
 
 # ------------------------------------------------------------------------------------------------------- filters
@@ -138,8 +217,8 @@ def _save_value(value: Any, tmp: Path, key: str, copy_components: bool, referenc
     return value
 
 
-def _load_filters(folder: Path, saved: Any, token: str | None) -> list[Any]:
-    where = folder / AUGMENTER_CONFIG
+def _load_filters(folder: Path, saved: Any, token: str | None, where: Any = None) -> list[Any]:
+    where = where or folder / AUGMENTER_CONFIG
     if saved is None:
         return []
     if not isinstance(saved, list):
@@ -175,14 +254,5 @@ def _load_value(folder: Path, value: Any, token: str | None, field: str) -> Any:
     if isinstance(value, dict) and "$filter" in value:
         return _load_filter(folder, value["$filter"], token, field)
     if isinstance(value, dict) and "$component" in value:
-        ref = value["$component"]
-        if not isinstance(ref, dict) or ref.get("type") not in registry.available()["components"]:
-            raise ComponentLoadError(f"{folder / AUGMENTER_CONFIG}: {field} names an unknown component {ref!r}.")
-        cls = registry.component_class(ref["type"])
-        if ref.get("local"):
-            raise ComponentLoadError(f"{folder / AUGMENTER_CONFIG}: {field} was a local {ref['type']} that was not "
-                                     f"saved; pass filters=[...] to from_pretrained.")
-        if "path" in ref:
-            return cls.from_pretrained(path_inside(folder, ref["path"], f"{field}'s path in {AUGMENTER_CONFIG}"))
-        return cls.from_pretrained(ref["repo_id"], revision=ref.get("revision"), token=token)
+        return _load_reference(folder, value["$component"], token, field, folder / AUGMENTER_CONFIG)
     return value

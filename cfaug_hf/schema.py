@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = ["TaskSchema", "SchemaError", "CONLL2003_TAGS", "SEMEVAL2010_RELATIONS"]
 
@@ -354,8 +354,37 @@ class TaskSchema:
             "list_columns": list(self.list_columns), "id_column": self.id_column, "task": self.task,
         }
 
+    #: Preset names (the ``task`` values and short forms) -> factory method.
+    PRESETS: ClassVar[dict[str, str]] = {
+        "fact-verification": "fact_verification", "nli": "nli", "natural-language-inference": "nli",
+        "sentiment": "sentiment", "sentiment-analysis": "sentiment", "token-classification": "token_classification",
+        "ner": "token_classification", "relation-extraction": "relation_extraction"}
+
+    @classmethod
+    def preset(cls, name: str, **columns: Any) -> TaskSchema:
+        """The schema of a task preset by name, with the factory's keyword arguments (column names, labels).
+
+        >>> TaskSchema.preset("nli", hypothesis="h").text_columns
+        ('premise', 'h')
+        """
+        factory = cls.PRESETS.get(name)
+        if factory is None:
+            raise SchemaError(f"Unknown task preset {name!r}; known: {sorted(cls.PRESETS)}.")
+        try:
+            return getattr(cls, factory)(**columns)
+        except TypeError as err:
+            import inspect
+
+            options = [p for p in inspect.signature(getattr(cls, factory)).parameters]
+            raise SchemaError(f"Task preset {name!r} takes {options}; got {sorted(columns)} ({err}).") from None
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TaskSchema:
+        """Rebuild a schema from :meth:`to_dict`, or from ``{"preset": name, **factory_arguments}`` (a recipe's
+        short form, e.g. ``{"preset": "sentiment", "text": "review"}``)."""
+        if "preset" in data:
+            rest = {k: v for k, v in data.items() if k != "preset"}
+            return cls.preset(data["preset"], **rest)
         known = {"text_columns", "edit_columns", "label_column", "label_names", "list_columns", "id_column", "task"}
         unknown = set(data) - known
         if unknown:

@@ -69,7 +69,10 @@ def component_lines(augmenter: Any) -> list[str]:
         if comp is None:
             continue
         origin = getattr(comp, "hub_origin", None)
-        if origin:
+        if origin and "shipped" in origin:
+            lines.append(f"{cell(role)}: shipped with cfaug-hf {code(origin.get('cfaug_hf_version', ''))} "
+                         f"({code(origin['shipped'])})")
+        elif origin:
             lines.append(f"{cell(role)}: [{cell(origin['repo_id'])}](https://huggingface.co/{origin['repo_id']}) at "
                          f"revision {code(origin['revision'])}")
         elif hasattr(comp, "save_pretrained"):

@@ -98,6 +98,13 @@ class CFGenAugmenter(Augmenter):
         schema.validate_features(dataset.features)
         return cls(schema, lexicon=EntityLexicon.from_dataset(dataset, schema), **kwargs)
 
+    @classmethod
+    def config_from_data(cls, dataset: Any, schema: TaskSchema | None) -> dict[str, Any]:
+        """The entity lexicon of ``dataset`` (see :meth:`from_dataset`)."""
+        schema = schema or TaskSchema.token_classification()
+        schema.validate_features(dataset.features)
+        return {"lexicon": EntityLexicon.from_dataset(dataset, schema).to_dict()}
+
     def augment_examples(self, examples: list[Example]) -> list[RowResult]:
         cfg: CFGenConfig = self.config  # type: ignore[assignment]
         col = self.schema.text_columns[0]

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult, source_id
@@ -9,7 +10,7 @@ from ...fingerprint import digest_json
 from ...schema import SchemaError, TaskSchema
 from ...sentences import split_sentences
 from .config import ICDAConfig
-from .selection import Plan, SelectionResult, plan_counterfactuals
+from .selection import OcclusionSelector, Plan, SelectionResult, plan_counterfactuals
 
 __all__ = ["RationaleSwapAugmenter"]
 
@@ -20,6 +21,21 @@ ICDA_CITATION = """@inproceedings{plyler2025icda,
   year      = {2025},
   url       = {https://arxiv.org/abs/2502.18249}
 }"""
+
+
+def default_selector(task: str) -> OcclusionSelector:
+    """Rationales by occlusion with the flip checker shipped for ``task`` (sentiment and NLI): the sentence whose
+    removal most lowers the checker's confidence in the label. What ``selector="default"`` gives; a trained
+    :class:`~cfaug_hf.RationaleSelector` finds rationales the checker was not trained on."""
+    from ...components.checker import default_checker
+
+    checker = default_checker(task)
+    if checker is None:
+        raise ValueError(f"No flip checker ships for {task!r}, so there is no default rationale selector; pass a "
+                         f"RationaleSelector (train one with run_icda) or OcclusionSelector(model, tokenizer).")
+    selector = OcclusionSelector(checker.model, checker.tokenizer)
+    selector.recipe_reference = "default"  # saved augmenters and recipes name it instead of failing to save it
+    return selector
 
 
 class RationaleSwapAugmenter(Augmenter):
@@ -53,9 +69,11 @@ class RationaleSwapAugmenter(Augmenter):
     config_class = ICDAConfig
     citation = ICDA_CITATION
 
-    def __init__(self, selector: Any, schema: TaskSchema | None = None, *, config: ICDAConfig | None = None,
-                 **overrides: Any) -> None:
-        super().__init__(schema or TaskSchema.sentiment(), config, **overrides)
+    def __init__(self, selector: Any = "default", schema: TaskSchema | None = None, *,
+                 config: ICDAConfig | None = None, filters: Sequence[Any] | None = None, **overrides: Any) -> None:
+        super().__init__(schema or TaskSchema.sentiment(), config, filters=filters, **overrides)
+        if isinstance(selector, str) and selector == "default":
+            selector = default_selector(self.schema.task)
         if not hasattr(selector, "select"):
             raise TypeError(f"selector must have a select(documents, labels) method (RationaleSelector, "
                             f"OcclusionSelector); got {type(selector).__name__}.")

@@ -1,0 +1,179 @@
+"""Command-line options generated from a method: its config dataclass fields and its component roles.
+
+``cfaug augment DATA --method NAME`` gets one typed option per field of the method's config class (help text from
+the field's ``help`` metadata), and one option per component role of its constructor, so a method registered
+tomorrow gets its options without a change here.
+
+>>> import argparse
+>>> from cfaug_hf.methods.crossaug import CrossAugConfig
+>>> parser = argparse.ArgumentParser()
+>>> fields = add_config_options(parser, CrossAugConfig, method="crossaug")
+>>> args = parser.parse_args(["--max-span-tokens", "2", "--no-reject-deletions"])
+>>> config_values(args, fields)
+{'max_span_tokens': 2, 'reject_deletions': False}
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import types
+import typing
+from typing import Any
+
+__all__ = ["add_config_options", "config_values", "component_roles", "add_component_options", "load_component"]
+
+#: Constructor roles whose value is a saved component, and the component type that loads it.
+ROLE_TYPES = {"generator": "generator", "checker": "checker", "reranker": "checker", "editor": "editor",
+              "retriever": "bi_encoder", "index": "corpus_index", "selector": "rationale_selector", "ner": "ner",
+              "tagger": "ner"}
+#: Roles that take a plain model name or folder (passed through as text).
+TEXT_ROLES = {"embedder", "demo_encoder"}
+
+
+def _unwrap_optional(hint: Any) -> tuple[Any, bool]:
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        if len(args) == 1:
+            return args[0], True
+    return hint, False
+
+
+def _json_value(text: str) -> Any:
+    """A JSON value, or ``@file`` holding one (lexicons and demonstrations are too long for a shell line)."""
+    try:
+        if text.startswith("@"):
+            with open(text[1:], encoding="utf-8") as f:
+                return json.load(f)
+        return json.loads(text)
+    except (OSError, json.JSONDecodeError) as err:
+        raise argparse.ArgumentTypeError(f"expected JSON or @file.json, got {text[:60]!r} ({err})") from None
+
+
+def _none_or(convert: Any) -> Any:
+    def parse(text: str) -> Any:
+        return None if text.lower() == "none" else convert(text)
+
+    parse.__name__ = getattr(convert, "__name__", "value")
+    return parse
+
+
+def add_config_options(parser: argparse.ArgumentParser, config_class: type, *, method: str,
+                       skip: tuple[str, ...] = ()) -> dict[str, str]:
+    """Add ``--field-name`` for each field of ``config_class`` to an argument group of ``parser``; returns
+    ``{dest: field name}``. A field whose option would clash with one ``parser`` has is offered as
+    ``--METHOD-field-name``. Options the user does not give stay unset (the config's default applies)."""
+    group = parser.add_argument_group(f"{method} options", f"fields of {config_class.__name__} (defaults in "
+                                                           f"brackets)")
+    taken = {s for a in parser._actions for s in a.option_strings}
+    hints = typing.get_type_hints(config_class)
+    fields: dict[str, str] = {}
+    for f in dataclasses.fields(config_class):
+        if not f.init or f.name in skip:
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        if flag in taken or "--no-" + flag[2:] in taken:
+            flag = f"--{method}-{flag[2:]}"
+        dest = f"cfg_{f.name}"
+        default = f.default if f.default is not dataclasses.MISSING else (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
+        text = f.metadata.get("help", "").replace("%", "%%")
+        hint, optional = _unwrap_optional(hints[f.name])
+        origin = typing.get_origin(hint)
+        kwargs: dict[str, Any] = {"dest": dest, "default": argparse.SUPPRESS}
+        if hint is bool:
+            kwargs["action"] = argparse.BooleanOptionalAction
+            shown = default
+        elif hint in (int, float, str):
+            kwargs["type"] = _none_or(hint) if optional else hint
+            kwargs["metavar"] = hint.__name__.upper()
+            shown = default
+        elif origin in (tuple, list) and all(a in (str, Ellipsis) for a in typing.get_args(hint)):
+            kwargs["nargs"] = "*"
+            kwargs["metavar"] = "TEXT"
+            shown = " ".join(default) if default else "none"
+        else:  # dicts, lists of dicts: JSON on the line or in a file
+            kwargs["type"] = _none_or(_json_value) if optional else _json_value
+            kwargs["metavar"] = "JSON|@FILE"
+            shown = json.dumps(default) if default is not None else "none"
+        group.add_argument(flag, help=f"{text} [{shown}]" + (" ('none' for None)" if optional and hint in
+                                                                (int, float, str) else ""), **kwargs)
+        fields[dest] = f.name
+    return fields
+
+
+def config_values(args: argparse.Namespace, fields: dict[str, str]) -> dict[str, Any]:
+    """The config fields the user set on the command line."""
+    return {name: getattr(args, dest) for dest, name in fields.items() if hasattr(args, dest)}
+
+
+def component_roles(augmenter_class: type) -> list[str]:
+    """The constructor arguments of ``augmenter_class`` that are components (not config fields)."""
+    from .saving import _component_roles
+
+    return sorted(r for r in _component_roles(augmenter_class) if r in ROLE_TYPES or r in TEXT_ROLES or r == "llm")
+
+
+def add_component_options(parser: argparse.ArgumentParser, roles: list[str], method: str) -> None:
+    """``--ROLE PATH_OR_HUB_ID`` for each component role (``default``: the method's shipped one; ``none``: none)."""
+    group = parser.add_argument_group(f"{method} components", "a folder written by save_pretrained or a Hub id; "
+                                                              "'default' is the one the method ships with, 'none' "
+                                                              "runs without")
+    for role in roles:
+        flag = "--" + role.replace("_", "-")
+        if role == "llm":
+            group.add_argument(flag, default="local", help="the LLM: 'local' (SmolLM2-135M-Instruct, prompted), a "
+                                                           "saved Generator or Editor folder or Hub id, or an "
+                                                           "OpenAI-compatible endpoint URL ending in /v1 (its key is "
+                                                           "read from --llm-api-key-env) [local]")
+            group.add_argument("--llm-model", default="", help="model name the endpoint serves (with a URL)")
+            group.add_argument("--llm-api-key-env", default="OPENAI_API_KEY",
+                               help="environment variable holding the endpoint's API key [OPENAI_API_KEY]")
+        elif role == "ner" or role == "tagger":
+            group.add_argument(flag, default=argparse.SUPPRESS,
+                               help="entity recognizer: 'spacy' (en_core_web_sm, the spacy extra), 'stanza', or a "
+                                    "saved recognizer folder")
+        elif role in TEXT_ROLES:
+            group.add_argument(flag, default=argparse.SUPPRESS, help="a sentence encoder's Hub id or folder")
+        else:
+            group.add_argument(flag, default=argparse.SUPPRESS, help=f"the {role} ({ROLE_TYPES[role]})")
+
+
+def load_component(role: str, value: str, args: argparse.Namespace | None = None) -> Any:
+    """The object a component option names. ``default`` is returned as the string the constructors accept."""
+    from . import registry
+
+    if value == "none":
+        return None
+    if value == "default" or role in TEXT_ROLES:
+        return value
+    if role == "llm":
+        if value == "local":
+            from .components.llm import local_llm
+
+            return local_llm()
+        if value.startswith(("http://", "https://")):
+            from .components.llm import OpenAICompatibleLLM
+
+            return OpenAICompatibleLLM(base_url=value, model=getattr(args, "llm_model", ""),
+                                       api_key_env=getattr(args, "llm_api_key_env", "OPENAI_API_KEY"))
+        from pathlib import Path
+
+        from .components.editor import Editor
+
+        kind = "editor" if (Path(value) / Editor.config_name).is_file() else "generator"
+        return registry.component_class(kind).from_pretrained(value)
+    if role not in ROLE_TYPES:
+        raise ValueError(f"Unknown component role {role!r}; known: {sorted(ROLE_TYPES) + sorted(TEXT_ROLES)}.")
+    if role in ("ner", "tagger") and value in ("spacy", "stanza"):
+        from .components.ner import SpacyNER, StanzaNER
+
+        return SpacyNER() if value == "spacy" else StanzaNER()
+    return registry.component_class(ROLE_TYPES[role]).from_pretrained(value)
+
+
+def given_components(args: argparse.Namespace, roles: list[str]) -> dict[str, str]:
+    """The component options the user gave (``--llm`` always has a value)."""
+    return {r: getattr(args, r) for r in roles if getattr(args, r, None) is not None}

@@ -1,0 +1,193 @@
+"""`cfaug augment --method NAME` for every registered method on a few rows with tiny models: exit status, output
+columns, stats and the saved augmenter; options generated from each config; recipes and their errors."""
+
+import json
+
+import pytest
+from datasets import load_from_disk
+
+from cfaug_hf import Generator, LabelChecker, cli
+from cfaug_hf.provenance import PROVENANCE_COLUMNS
+from cfaug_hf.testing import tiny_causal_lm, tiny_classifier, tiny_seq2seq
+
+CLAIMS = [{"claim": "Ada lived in Paris.", "evidence": ["Ada lived in Paris in 1900."], "label": "SUPPORTS"},
+          {"claim": "Bob is a painter.", "evidence": ["Bob is a painter from Rome."], "label": "SUPPORTS"},
+          {"claim": "Rome is small.", "evidence": ["Rome is large."], "label": "REFUTES"}]
+REVIEWS = [{"text": "The food was great. The room was clean.", "label": "positive"},
+           {"text": "The food was awful. The staff were rude.", "label": "negative"},
+           {"text": "A fine stay. We would come back.", "label": "positive"}]
+NER = [{"tokens": [name, "lives", "in", city], "ner_tags": ["B-PER", "O", "O", "B-LOC"]}
+       for name, city in (("Ada", "Paris"), ("Bob", "Rome"), ("Cy", "Oslo"), ("Di", "Lima"))]
+
+
+def write(tmp_path, name, rows):
+    path = tmp_path / name
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    return str(path)
+
+
+def run(args, capsys):
+    code = cli.main(args)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return out.out
+
+
+def check_output(out_dir, rows_in):
+    data = load_from_disk(str(out_dir / "data"))
+    stats = json.loads((out_dir / "stats.json").read_text())
+    assert stats["rows_in"] == rows_in and len(data) == stats["rows_out"]
+    assert set(PROVENANCE_COLUMNS) <= set(data.column_names)
+    return data, stats
+
+
+@pytest.fixture(scope="module")
+def parts(tmp_path_factory):
+    """Saved tiny components, once for the module."""
+    root = tmp_path_factory.mktemp("parts")
+    from cfaug_hf.components.editor import Editor
+    from cfaug_hf.components.ner import LexiconNER
+    from cfaug_hf.testing import tiny_encoder
+
+    enc, tok = tiny_encoder()
+    enc.save_pretrained(root / "encoder")
+    tok.save_pretrained(root / "encoder")
+    return {
+        "seq2seq": str(Generator(*tiny_seq2seq(), num_beams=1, max_new_tokens=4).save_pretrained(root / "s2s")),
+        "causal": str(Generator(*tiny_causal_lm(), num_beams=1, max_new_tokens=4).save_pretrained(root / "lm")),
+        "editor": str(Editor(*tiny_causal_lm(), num_beams=1, max_new_tokens=4).save_pretrained(root / "editor")),
+        "checker": str(LabelChecker(*tiny_classifier(("SUPPORTS", "REFUTES"))).save_pretrained(root / "checker")),
+        "ner": str(LexiconNER({"Ada": "PERSON", "Bob": "PERSON", "Paris": "GPE", "Rome": "GPE"})
+                   .save_pretrained(root / "ner")),
+        "encoder": str(root / "encoder"),
+    }
+
+
+def test_every_registered_method_has_a_cli_test():
+    tested = {name[len("test_cli_method_"):] for name in globals() if name.startswith("test_cli_method_")}
+    from cfaug_hf.registry import _BUILTIN_AUGMENTERS
+
+    assert set(_BUILTIN_AUGMENTERS) <= tested
+
+
+def test_cli_method_crossaug(tmp_path, capsys, parts):
+    data = write(tmp_path, "claims.jsonl", CLAIMS)
+    out = run(["augment", data, "--method", "crossaug", "--generator", parts["seq2seq"], "--checker", "none",
+               "--max-span-tokens", "2", "--out", str(tmp_path / "o")], capsys)
+    assert "rows in: 3" in out and "--augmenter" in out
+    check_output(tmp_path / "o", 3)
+    saved = json.loads((tmp_path / "o" / "augmenter" / "cfaug_augmenter.json").read_text())
+    assert saved["method"] == "crossaug" and saved["config"]["max_span_tokens"] == 2
+    assert saved["components"]["checker"] is None
+
+
+def test_cli_method_core(tmp_path, capsys, parts):
+    data = write(tmp_path, "reviews.jsonl", REVIEWS)
+    run(["augment", data, "--method", "core", "--mode", "editor_only", "--editor", parts["editor"], "--checker",
+         "none", "--out", str(tmp_path / "o")], capsys)
+    _, stats = check_output(tmp_path / "o", 3)
+    assert json.loads((tmp_path / "o" / "augmenter" / "cfaug_augmenter.json").read_text())["config"]["mode"] == \
+        "editor_only"
+
+
+def test_cli_method_llm(tmp_path, capsys, parts):
+    data = write(tmp_path, "reviews.jsonl", REVIEWS)
+    run(["augment", data, "--method", "llm", "--llm", parts["causal"], "--checker", "none", "--no-guidelines",
+         "--out", str(tmp_path / "o")], capsys)
+    check_output(tmp_path / "o", 3)
+
+
+def test_cli_method_race(tmp_path, capsys, parts):
+    data = write(tmp_path, "claims.jsonl", CLAIMS)
+    run(["augment", data, "--method", "race", "--generator", parts["causal"], "--checker", parts["checker"],
+         "--ner", parts["ner"], "--embedder", parts["encoder"], "--num-beams", "2", "--num-candidates", "2",
+         "--max-new-tokens", "4", "--out", str(tmp_path / "o")], capsys)
+    check_output(tmp_path / "o", 3)
+
+
+@pytest.mark.shipped_checker
+def test_cli_method_icda(tmp_path, capsys):
+    # the default selector: occlusion with the sentiment flip checker shipped in the package
+    data = write(tmp_path, "reviews.jsonl", REVIEWS)
+    run(["augment", data, "--method", "icda", "--out", str(tmp_path / "o")], capsys)
+    rows, stats = check_output(tmp_path / "o", 3)
+    assert stats["counterfactuals"] >= 1
+    saved = json.loads((tmp_path / "o" / "augmenter" / "cfaug_augmenter.json").read_text())
+    assert saved["components"]["selector"] == "default"
+
+
+def test_cli_method_cfgen(tmp_path, capsys):
+    data = write(tmp_path, "ner.jsonl", NER)
+    run(["augment", data, "--method", "cfgen", "--per-input", "2", "--out", str(tmp_path / "o")], capsys)
+    rows, stats = check_output(tmp_path / "o", 4)
+    assert stats["counterfactuals"] > 4  # two draws a row, a repeated draw counted once
+    # the lexicon came from the data and is saved, so the augmenter reruns without it
+    saved = json.loads((tmp_path / "o" / "augmenter" / "cfaug_augmenter.json").read_text())
+    assert saved["config"]["lexicon"]["PER"] == {"Ada": 1, "Bob": 1, "Cy": 1, "Di": 1}
+    run(["augment", data, "--augmenter", str(tmp_path / "o" / "augmenter"), "--out", str(tmp_path / "again")],
+        capsys)
+    again = load_from_disk(str(tmp_path / "again" / "data"))
+    assert again.to_list() == rows.to_list()
+
+
+def test_recipe_reruns_a_saved_augmenter_and_overrides_from_the_command_line(tmp_path, capsys):
+    data = write(tmp_path, "ner.jsonl", NER)
+    recipe = tmp_path / "cfgen.yaml"
+    recipe.write_text("method: cfgen\nschema: {preset: ner}\nconfig:\n  per_input: 1\n")
+    run(["augment", data, "--recipe", str(recipe), "--out", str(tmp_path / "a")], capsys)
+    assert json.loads((tmp_path / "a" / "stats.json").read_text())["counterfactuals"] == 4
+    run(["augment", data, "--recipe", str(recipe), "--per-input", "3", "--out", str(tmp_path / "b")], capsys)
+    assert json.loads((tmp_path / "b" / "stats.json").read_text())["counterfactuals"] > 4
+    # the saved augmenter's config is itself a recipe
+    run(["augment", data, "--recipe", str(tmp_path / "b" / "augmenter" / "cfaug_augmenter.json"), "--out",
+         str(tmp_path / "c")], capsys)
+    assert load_from_disk(str(tmp_path / "c" / "data")).to_list() == \
+        load_from_disk(str(tmp_path / "b" / "data")).to_list()
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--method", "cfgen", "--per-input", "zero"], "invalid int value"),
+    (["--method", "cfgen", "--per-input", "0"], "per_input must be >= 1"),
+    (["--method", "nope"], "invalid choice"),
+    (["--method", "cfgen", "--recipe", "r.yaml"], "not allowed with argument"),
+    ([], "give exactly one of --method"),
+    (["--method", "cfgen", "--columns", "a,b", "--task", "token-classification"], "names 1 column"),
+    (["--method", "cfgen", "--label-column", "x"], "need --task"),
+    (["--recipe", "missing.yaml"], "no such recipe file"),
+    (["--method", "crossaug", "--generator", "no/such/folder/here"], "no local folder"),
+])
+def test_bad_cli_input_fails_with_one_line_naming_the_option(tmp_path, capsys, args, message):
+    data = write(tmp_path, "ner.jsonl", NER)
+    with pytest.raises(SystemExit) if message in ("invalid int value", "invalid choice", "not allowed with argument") \
+            else _returns(2):
+        code = cli.main(["augment", data, "--out", str(tmp_path / "o"), *args])
+        assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_bad_recipes_name_the_file_and_the_field(tmp_path, capsys):
+    data = write(tmp_path, "ner.jsonl", NER)
+    cases = {"list.yaml": ("- method: cfgen\n", "a recipe is an object"),
+             "broken.yaml": ("method: [cfgen\n", "not a YAML or JSON recipe"),
+             "field.yaml": ("method: cfgen\nschema: {preset: ner}\nconfig: {per_inptu: 2}\n", "per_inptu"),
+             "preset.yaml": ("method: cfgen\nschema: {preset: tweets}\n", "Unknown task preset 'tweets'"),
+             "component.yaml": ("method: crossaug\ncomponents: {generator: {type: generator}}\n",
+                                "expected a 'path', 'shipped' or 'repo_id'"),
+             "method.yaml": ("method: magic\n", "No augmenter method named 'magic'")}
+    for name, (text, message) in cases.items():
+        (tmp_path / name).write_text(text)
+        assert cli.main(["augment", data, "--recipe", str(tmp_path / name), "--out", str(tmp_path / name[:-5])]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (name, err)
+
+
+class _returns:
+    def __init__(self, code):
+        self.code = code
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
