@@ -191,3 +191,26 @@ class _returns:
 
     def __exit__(self, *exc):
         return False
+
+
+@pytest.mark.shipped_checker
+@pytest.mark.parametrize("recipe,needs", [("crossaug-fever", None), ("icda-hotel", None), ("llm-sentiment", None),
+                                          ("core-imdb", "needs retriever="),
+                                          ("race-feverous", "missing 2 required positional arguments")])
+def test_shipped_recipes_build_offline_or_name_what_they_need(recipe, needs):
+    from pathlib import Path
+
+    from cfaug_hf import Augmenter
+    from cfaug_hf.hub import ComponentLoadError
+
+    path = Path(__file__).resolve().parents[1] / "recipes" / f"{recipe}.yaml"
+    if needs is None:
+        import yaml
+
+        named = yaml.safe_load(path.read_text())["components"]
+        augmenter = Augmenter.from_recipe(path)
+        assert augmenter.method == recipe.split("-")[0]
+        assert all(augmenter.components()[role] is not None for role in named)
+    else:
+        with pytest.raises(ComponentLoadError, match=needs):
+            Augmenter.from_recipe(path)

@@ -284,6 +284,28 @@ def test_push_augmented_dataset_round_trip_with_provenance_card(hub):
     assert list(source.map(rebuilt, batched=True)["claim"]) == list(augmented["claim"])
 
 
+def test_a_pulled_dataset_cards_recipe_reproduces_the_dataset_from_the_command_line(hub, tmp_path, capsys):
+    from datasets import load_from_disk
+
+    from cfaug_hf import cli
+
+    gen = tiny_generator()
+    gen.push_to_hub(name("gen"), token=ALICE)
+    source = fever_ds(6)
+    aug = CrossAugAugmenter(gen, TaskSchema.fact_verification(id_column="id"), max_span_tokens=2)
+    augmented = aug.augment(source)
+    repo = name("fever-recipe")
+    push_augmented(augmented, repo, augmenter=aug, source=source, token=ALICE)
+    assert "--recipe card/augmenter/cfaug_augmenter.json" in DatasetCard.load(repo, repo_type="dataset").text
+    source.to_json(str(tmp_path / "source.jsonl"))
+    assert cli.main(["pull", repo, str(tmp_path / "card"), "--repo-type", "dataset", "--token", ALICE]) == 0
+    assert cli.main(["augment", str(tmp_path / "source.jsonl"), "--recipe",
+                     str(tmp_path / "card" / "augmenter" / "cfaug_augmenter.json"),
+                     "--out", str(tmp_path / "again")]) == 0, capsys.readouterr().err
+    again = load_from_disk(str(tmp_path / "again" / "data"))
+    assert again.to_list() == augmented.to_list()
+
+
 def test_dataset_card_update_keeps_user_text(hub):
     aug = CrossAugAugmenter(tiny_generator())
     augmented = fever_ds(4).map(aug, batched=True)
