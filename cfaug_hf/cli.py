@@ -3,6 +3,7 @@
     cfaug demo [--out runs/demo]                    the main job on the embedded data (see cfaug_hf.demo)
     cfaug crossaug DATA --generator DIR --out DIR   CrossAug on a local JSON/JSONL/CSV/Parquet file or saved dataset
     cfaug augment DATA --method NAME --out DIR      any method (--recipe FILE, --augmenter PATH), here or on Ray
+    cfaug train KIND DATA --out DIR                 train a generator, checker, editor, retriever or selector
     cfaug push FOLDER REPO_ID [--private]           push a saved component, augmenter or augmented dataset
     cfaug pull REPO_ID FOLDER [--repo-type dataset] download a repository into a folder
     cfaug report ORIGINAL AUGMENTED --out DIR       metrics, shortcut diagnostics and plots of an augmentation
@@ -531,6 +532,10 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     am.add_argument("--nei", action="store_true", help=argparse.SUPPRESS)
     am.add_argument("--seed", type=int, default=0, help="seed for training and editing (default 0)")
     am.set_defaults(func=_cmd_amplify)
+
+    from .cli_train import add_train_parser
+
+    add_train_parser(command)
 
     push = command("push", "Push a saved component, augmenter or augmented dataset to the Hub.",
                    "Push a folder written by save_pretrained (generator, checker, rationale selector, augmenter) "

@@ -214,3 +214,61 @@ def test_shipped_recipes_build_offline_or_name_what_they_need(recipe, needs):
     else:
         with pytest.raises(ComponentLoadError, match=needs):
             Augmenter.from_recipe(path)
+
+
+# ------------------------------------------------------------------------------------------------- cfaug train
+@pytest.fixture(scope="module")
+def bases(tmp_path_factory):
+    """Tiny base models saved as folders, as a user's --base would be."""
+    from cfaug_hf.testing import tiny_encoder
+
+    root = tmp_path_factory.mktemp("bases")
+    out = {}
+    for name, (model, tok) in {"lm": tiny_causal_lm(), "s2s": tiny_seq2seq(), "encoder": tiny_encoder(),
+                               "classifier": tiny_classifier(("SUPPORTS", "REFUTES"))}.items():
+        model.save_pretrained(root / name)
+        tok.save_pretrained(root / name)
+        out[name] = str(root / name)
+    return out
+
+
+def test_cli_train_each_kind_saves_a_component_that_augment_loads(tmp_path, capsys, bases):
+    from cfaug_hf.components.editor import Editor
+    from cfaug_hf.components.rationale import RationaleSelector
+    from cfaug_hf.components.retriever import BiEncoder, CorpusIndex
+
+    steps = ["--max-steps", "2", "--batch-size", "2"]
+    pairs = write(tmp_path, "pairs.jsonl", [{"source": "a cat sat", "target": "a cat did not sit"}] * 4)
+    run(["train", "generator", pairs, "--base", bases["s2s"], "--no-lora", "--out", str(tmp_path / "gen"), *steps],
+        capsys)
+    assert Generator.from_pretrained(tmp_path / "gen").training_info["global_step"] == 2
+    claims = write(tmp_path, "claims.jsonl", CLAIMS * 2)
+    run(["train", "checker", claims, "--base", bases["encoder"], "--out", str(tmp_path / "chk"), *steps], capsys)
+    assert LabelChecker.from_pretrained(tmp_path / "chk").label_names == ("SUPPORTS", "REFUTES")
+    cfs = write(tmp_path, "cfs.jsonl", [{"text": r["text"], "counterfactual": r["text"].replace("great", "bad"),
+                                         "target": "negative"} for r in REVIEWS])
+    run(["train", "editor", cfs, "--base", bases["lm"], "--out", str(tmp_path / "ed"), *steps], capsys)
+    assert isinstance(Editor.from_pretrained(tmp_path / "ed"), Editor)
+    triples = write(tmp_path, "triples.jsonl", [{"query": "good film", "positive": "bad film",
+                                                 "hard_negatives": ["good movie"]}] * 4)
+    corpus = write(tmp_path, "corpus.jsonl", [{"text": t} for t in ("bad film", "fine day", "awful plot")])
+    run(["train", "retriever", triples, "--base", bases["encoder"], "--corpus", corpus, "--out",
+         str(tmp_path / "ret"), *steps], capsys)
+    assert len(CorpusIndex.from_pretrained(tmp_path / "ret" / "index")) == 3
+    BiEncoder.from_pretrained(tmp_path / "ret" / "encoder")
+    docs = write(tmp_path, "docs.jsonl", REVIEWS * 4)
+    out = run(["train", "selector", docs, "--base", bases["encoder"], "--out", str(tmp_path / "sel"), "--epochs",
+               "1", "--iterations", "1", "--batch-size", "4"], capsys)
+    assert "ICDA: 1 iteration" in out
+    selector = RationaleSelector.from_pretrained(tmp_path / "sel")
+    run(["augment", docs, "--method", "icda", "--selector", str(tmp_path / "sel"), "--out", str(tmp_path / "o")],
+        capsys)
+    assert selector.label_names == ["negative", "positive"]
+
+
+def test_cli_train_refuses_data_without_its_columns(tmp_path, capsys, bases):
+    data = write(tmp_path, "x.jsonl", [{"words": "a"}])
+    assert cli.main(["train", "selector", data, "--base", bases["encoder"], "--out", str(tmp_path / "o")]) == 2
+    assert "no column 'text'" in capsys.readouterr().err
+    assert cli.main(["train", "editor", data, "--base", bases["lm"], "--out", str(tmp_path / "o2")]) == 2
+    assert "counterfactual" in capsys.readouterr().err
