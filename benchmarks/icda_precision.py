@@ -73,7 +73,8 @@ def load_task(task: str, max_train: int | None) -> dict[str, list[dict]]:
     return parts
 
 
-def make_factory(encoder: str, freeze: bool, max_sentences: int, gate: str = "two_way") -> Any:
+def make_factory(encoder: str, freeze: bool, max_sentences: int, gate: str = "two_way",
+                 selection_noise: float = 0.0) -> Any:
     from cfaug_hf import RationaleSelector
     from cfaug_hf.models import load_model, load_tokenizer
 
@@ -89,7 +90,8 @@ def make_factory(encoder: str, freeze: bool, max_sentences: int, gate: str = "tw
 
         torch.manual_seed(seed)
         selector = RationaleSelector.from_encoder((copy.deepcopy(base), tokenizer), label_names=["0", "1"],
-                                                  freeze_encoder=freeze, max_sentences=max_sentences, gate=gate)
+                                                  freeze_encoder=freeze, max_sentences=max_sentences, gate=gate,
+                                                  selection_noise=selection_noise)
         return selector
 
     return make
@@ -142,7 +144,7 @@ def run_task(task: str, path: str, args: argparse.Namespace, flush: Any = None) 
     docs = {k: [r["sentences"] for r in v] for k, v in data.items()}
     labels = {k: [r["label"] for r in v] for k, v in data.items()}
     truth = [r["rationale"] for r in data["test"]]
-    make = make_factory(args.encoder, path == "frozen", args.max_sentences, args.gate)
+    make = make_factory(args.encoder, path == "frozen", args.max_sentences, args.gate, args.selection_noise)
     # One sentence table per task and path: with the frozen encoder every run reuses the cached vectors.
     from cfaug_hf.sentences import SentenceTable
 
@@ -150,7 +152,7 @@ def run_task(task: str, path: str, args: argparse.Namespace, flush: Any = None) 
     test_ds = CounterfactualEpochDataset(docs["test"], labels["test"], table=table, size=0)
     runs: list[dict[str, Any]] = []
     entry = {"task": task, "path": path, "train": len(docs["train"]), "dev": len(docs["dev"]),
-             "test": len(docs["test"]), "gate": args.gate,
+             "test": len(docs["test"]), "gate": args.gate, "selection_noise": args.selection_noise,
              "baselines": baselines(data["test"], make, table, test_ds, args.runs), "runs": runs}
     print(f"[{task} {path}] baselines: {json.dumps(entry['baselines'])}", flush=True)
     for r in range(args.runs):
@@ -332,6 +334,8 @@ def main() -> None:
     ap.add_argument("--training-set", default="reference", choices=["reference", "all"])
     ap.add_argument("--gate", default="two_way", choices=["two_way", "softmax"],
                     help="the selector's gate (two_way: the reference's; softmax: one softmax across sentences)")
+    ap.add_argument("--selection-noise", type=float, default=0.0,
+                    help="Gumbel noise on the selector's scores while training (0: none; see SentenceRationaleConfig)")
     ap.add_argument("--converge-after", type=int, default=2,
                     help="iterations in a row whose kept run is an unimproved warm start before stopping")
     ap.add_argument("--overhead-epochs", type=float, default=1, help=argparse.SUPPRESS)

@@ -96,7 +96,7 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
         The augmented dataset (every original row, then the human and the editor's counterfactuals, with the
         provenance columns; ``cf_method`` is ``human`` for the annotators' rows) and an :class:`AmplifyReport`.
 
-    Example:
+    Examples:
         >>> from datasets import Dataset
         >>> from cfaug_hf import Editor
         >>> from cfaug_hf.testing import tiny_causal_lm

@@ -178,7 +178,7 @@ class Augmenter(abc.ABC):
     Subclasses set ``method``, ``config_class`` and ``citation`` and implement :meth:`augment_examples`, which gets a
     whole batch of :class:`Example` objects (so models run batched) and returns one :class:`RowResult` per example.
 
-    Example:
+    Examples:
         >>> from datasets import Dataset
         >>> class Negate(Augmenter):
         ...     method = "negate"

@@ -55,7 +55,7 @@ def _cmd_demo(args: argparse.Namespace) -> None:
     from .demo import run_demo
 
     run_demo(args.out, generator_steps=args.generator_steps, retrain=args.retrain, seed=args.seed,
-             backend=args.backend)
+             backend=args.backend, rows=args.rows)
 
 
 def _add_backend_option(parser: argparse.ArgumentParser) -> None:
@@ -393,7 +393,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
     demo = command("demo", "CrossAug on the embedded FEVEROUS sample, offline (the main job).",
                    "Load the negative-claim generator shipped in the package (or one trained earlier in "
-                   "OUT/generator; --retrain trains one), augment the 300-row "
+                   "OUT/generator; --retrain trains one), augment --rows claims of the 300-row "
                    "FEVEROUS sample shipped in the package with CrossAug, and write the augmented dataset, JSONL, "
                    "stats and a report into OUT. No Hub access is needed.")
     demo.add_argument("--out", default="runs/demo", help="output folder (default runs/demo)")
@@ -401,6 +401,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                       help="training steps for the generator (default 60)")
     demo.add_argument("--retrain", action="store_true",
                       help="train a generator (--generator-steps) into OUT/generator instead of using the shipped one")
+    demo.add_argument("--rows", type=_positive_int, default=100,
+                      help="claims to augment, a seeded sample of the 300 shipped (default 100; 300 takes about "
+                           "three times as long)")
     demo.add_argument("--seed", type=int, default=0, help="seed for training and augmentation (default 0)")
     _add_backend_option(demo)
     demo.set_defaults(func=_cmd_demo)

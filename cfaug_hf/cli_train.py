@@ -102,7 +102,7 @@ def add_train_parser(command: Any) -> None:
     s = kinds.add_parser("selector", help="an ICDA rationale selector (iterations of counterfactual training)",
                          description="Run ICDA on multi-sentence documents: train a rationale selector, swap "
                                      "rationales into counterfactuals, retrain; the final selector is saved.")
-    _common(s, MINILM, 20.0, False)
+    _common(s, MINILM, 20.0, False)  # --learning-rate defaults to 1e-3 here (frozen encoder, new layers only)
     s.add_argument("--text-column", default="text", help="document column: a string or a list of sentences [text]")
     s.add_argument("--label-column", default="label", help="[label]")
     s.add_argument("--dev-fraction", type=float, default=0.15, help="held-out share for early stopping [0.15]")
@@ -112,6 +112,9 @@ def add_train_parser(command: Any) -> None:
     s.add_argument("--gate", choices=("softmax", "two_way"), default="softmax",
                    help="selector gate: softmax across sentences (finds rationales on the frozen path here) or the "
                         "reference's two-way gate [softmax]")
+    s.add_argument("--selection-noise", type=float, default=1.0,
+                   help="Gumbel noise on the selector's scores while training, so it tries sentences other than "
+                        "its favourite [1.0]")
     s.add_argument("--fine-tune-encoder", action="store_true", help="train the token encoder too (slow on CPU)")
     s.set_defaults(func=_train_selector)
 
@@ -247,12 +250,13 @@ def _train_selector(args: argparse.Namespace) -> None:
 
         torch.manual_seed(seed)
         return RationaleSelector.from_encoder((copy.deepcopy(base[0]), base[1]), label_names=names,
-                                              freeze_encoder=not args.fine_tune_encoder, gate=args.gate)
+                                              freeze_encoder=not args.fine_tune_encoder, gate=args.gate,
+                                              selection_noise=args.selection_noise)
 
     result = run_icda([docs[i] for i in train], [labels[i] for i in train], [docs[i] for i in dev],
                       [labels[i] for i in dev], make, seeds=tuple(range(args.runs)), max_iterations=args.iterations,
                       max_epochs=args.epochs, patience=args.patience, batch_size=args.batch_size,
                       output_dir=_scratch(args),
-                      **({"learning_rate": args.learning_rate} if args.learning_rate is not None else {}))
+                      learning_rate=args.learning_rate if args.learning_rate is not None else 1e-3)
     print(f"ICDA: {len(result.selectors)} iteration(s); {result.stopped}")
     _save(result.final, args, "rationale selector", "selector")

@@ -114,7 +114,7 @@ class EntityLexicon:
     Args:
         entities: ``type -> entity texts`` (repeats count) or ``type -> {text: count}``.
 
-    Example:
+    Examples:
         >>> lex = EntityLexicon({"LOC": ["Paris", "Rome", "Paris"], "PER": ["Ada"]})
         >>> lex.types_of("paris"), lex.sample("LOC", random.Random(0), exclude={"Paris"})
         ({'LOC'}, 'Rome')

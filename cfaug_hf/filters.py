@@ -542,7 +542,7 @@ class ShortcutBalanceFilter(Filter):
         alpha: family-wise error rate of the test (0.01, as in the diagnostics).
         min_count: words in fewer examples are never tested (20).
 
-    Example:
+    Examples:
         >>> from datasets import Dataset
         >>> from cfaug_hf import TaskSchema
         >>> from cfaug_hf.testing import NegateAugmenter

@@ -48,7 +48,7 @@ class AugmentationStats:
     Events are strings such as ``produced:c'+e``, ``skipped:same_claim`` or ``no_evidence_edit:span_not_found``.
     ``rows_in`` counts input rows; ``rows_out`` output rows.
 
-    Example:
+    Examples:
         >>> s = AugmentationStats()
         >>> s.add_row(["produced:c'+e", "no_evidence_edit:insertion"], n_out=2)
         >>> s.produced, s.by_prefix("no_evidence_edit")

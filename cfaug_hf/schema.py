@@ -52,7 +52,7 @@ class TaskSchema:
         id_column: optional column with a stable row id, used as ``cf_source_id``; without it a content digest is used.
         task: a short task name used in cards and messages.
 
-    Example:
+    Examples:
         >>> schema = TaskSchema.fact_verification()
         >>> schema.label_id("SUPPORTS"), schema.label_name(1)
         (0, 'REFUTES')

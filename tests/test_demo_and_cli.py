@@ -37,7 +37,8 @@ def test_demo_writes_outputs_and_summary(tmp_path, tiny_recipe, capsys):
 
     summary = run_demo(tmp_path / "demo")
     out = capsys.readouterr().out
-    assert "rows in: 300" in out and "Example counterfactuals" in out and "[c+e']" in out
+    assert "rows in: 100" in out and "Example counterfactuals" in out and "[c+e']" in out
+    assert "cfaug augment YOUR_DATA.jsonl --method crossaug" in out
     assert "shipped in the package" in out and not (tmp_path / "demo" / "generator").exists()  # no training step
     for name in ("original", "augmented", "augmented.jsonl", "stats.json", "report.md"):
         assert (tmp_path / "demo" / name).exists()

@@ -41,11 +41,12 @@ class AugmentedEpochDataset(SlotDataset):
     Items are ``{<text columns>, "labels": class id, "is_counterfactual"}``; use :class:`SchemaCollator` and
     ``remove_unused_columns=False``. An empty slot repeats an original, so every epoch has the same steps.
 
-    >>> from datasets import Dataset
-    >>> ds = AugmentedEpochDataset(Dataset.from_dict({"text": ["good", "bad"], "label": ["positive", "negative"]}),
-    ...                            TaskSchema.sentiment())
-    >>> len(ds), ds[3]["labels"], ds[3]["is_counterfactual"]
-    (4, 0, False)
+    Examples:
+        >>> from datasets import Dataset
+        >>> ds = AugmentedEpochDataset(Dataset.from_dict({"text": ["good", "bad"],
+        ...                                               "label": ["positive", "negative"]}), TaskSchema.sentiment())
+        >>> len(ds), ds[3]["labels"], ds[3]["is_counterfactual"]
+        (4, 0, False)
     """
 
     def __init__(self, dataset: Any, schema: TaskSchema, *, size: int | None = None) -> None:
@@ -118,7 +119,7 @@ class AugmentationCallback(RegenerationCallback):
         budget: most counterfactuals per epoch (default: the dataset's slots).
         batch_size: rows per augmenter call and per scoring pass.
 
-    Example:
+    Examples:
         >>> from datasets import Dataset
         >>> from transformers import Trainer, TrainingArguments
         >>> from cfaug_hf import TaskSchema

@@ -40,7 +40,7 @@ class ICDACallback(RegenerationCallback):
     model's own selector (the paper's method); with any other sequence classifier they come from occlusion (the
     sentence whose removal lowers the predicted label's probability most), which is not in the paper.
 
-    Example:
+    Examples:
         >>> from transformers import Trainer, TrainingArguments
         >>> from cfaug_hf import RationaleSelector
         >>> from cfaug_hf.testing import tiny_encoder

@@ -44,7 +44,7 @@ class LabelChecker(PretrainedComponent):
     """Wraps any ``AutoModelForSequenceClassification`` over single texts or (claim, evidence) / (premise,
     hypothesis) pairs, with label names taken from the model's ``id2label``.
 
-    Example:
+    Examples:
         >>> from cfaug_hf.testing import tiny_classifier
         >>> checker = LabelChecker(*tiny_classifier(("SUPPORTS", "REFUTES")))
         >>> checker.predict(["the cat sat"], [["the cat sat on the mat", "it was good"]])[0] in checker.label_names

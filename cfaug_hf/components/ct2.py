@@ -83,7 +83,7 @@ def _convert(generator: Any, target: Path) -> None:
 class CTranslate2Engine:
     """A CTranslate2 ``Generator`` for one causal-LM :class:`~cfaug_hf.Generator`'s weights.
 
-    Example:
+    Examples:
         >>> from cfaug_hf import Generator
         >>> from cfaug_hf.testing import tiny_causal_lm
         >>> gen = Generator(*tiny_causal_lm(), num_beams=2, max_new_tokens=4).use_backend("ctranslate2")

@@ -74,7 +74,7 @@ class Editor(Generator):
     (``Editor.default("sentiment")``, ``"nli"``). :class:`~cfaug_hf.COREAugmenter` and
     :class:`~cfaug_hf.LLMCounterfactualAugmenter` accept one as their editor.
 
-    Example:
+    Examples:
         >>> from cfaug_hf.testing import tiny_causal_lm
         >>> editor = Editor(*tiny_causal_lm(), num_return_sequences=2, max_new_tokens=4)
         >>> out = editor.edit(["A dull film."], ["positive"], seeds=[0])

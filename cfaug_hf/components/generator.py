@@ -126,7 +126,7 @@ class Generator(PretrainedComponent):
     at a token boundary (counted in ``stats["input_truncated"]``, with one warning), generated in batches with beam
     search or per-row seeded sampling, and decoded without the prompt.
 
-    Example:
+    Examples:
         >>> from cfaug_hf.testing import tiny_seq2seq
         >>> gen = Generator(*tiny_seq2seq(), num_beams=2, max_new_tokens=5)
         >>> outs = gen.generate(["the cat sat on the mat", "a dog"])

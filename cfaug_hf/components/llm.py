@@ -57,7 +57,7 @@ def local_llm(model: str | os.PathLike = "HuggingFaceTB/SmolLM2-135M-Instruct", 
         chat: send the prompt through the chat template (True), or let the model continue the prompt as plain
             text (False), which small models often do more faithfully with few-shot prompts.
 
-    Example:
+    Examples:
         >>> from cfaug_hf.generation import as_text_generator
         >>> llm = local_llm()  # doctest: +SKIP
         >>> llm.generate(["Rewrite as negative: I loved this film."], seeds=[0])  # doctest: +SKIP
@@ -171,7 +171,7 @@ class OpenAICompatibleLLM(Component):
     Args:
         config: an :class:`HTTPLLMConfig`; keyword arguments override its fields.
 
-    Example:
+    Examples:
         >>> llm = OpenAICompatibleLLM(base_url="http://localhost:8000/v1", model="Qwen/Qwen2.5-7B-Instruct",
         ...                           api_key_env=None, cache_dir="llm-cache")
         >>> llm.config.max_concurrency, llm.config.temperature

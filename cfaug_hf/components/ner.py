@@ -118,7 +118,7 @@ class StanzaNER(EntityRecognizer):
     ``processors="tokenize,ner"`` and ``download_method`` (``"reuse_resources"`` by default: use the models already
     on this machine, download nothing; ``"download_resources"`` lets stanza fetch them).
 
-    Example:
+    Examples:
         >>> from stanza.models.common.doc import Document
         >>> doc = Document([[{"id": 1, "text": "Ford", "ner": "S-PERSON", "start_char": 0, "end_char": 4},
         ...                  {"id": 2, "text": "won", "ner": "O", "start_char": 5, "end_char": 8}]], text="Ford won")

@@ -49,6 +49,9 @@ class SentenceRationaleConfig(PretrainedConfig):
         pooling: how a sentence vector is made from its tokens: ``"mean"`` (right for sentence-embedding
             encoders such as MiniLM, and for the frozen path) or ``"cls"`` (the reference's BERT CLS vector).
         classifier_dropout: dropout before the classifier (the reference has none).
+        selection_noise: scale of Gumbel noise added to the selector's scores while training (0: none), so the
+            hard choice explores sentences other than the current favourite: a straight-through gradient only
+            tells the selector about the sentence it picked.
     """
 
     model_type = "cfaug-sentence-rationale"
@@ -56,7 +59,8 @@ class SentenceRationaleConfig(PretrainedConfig):
     def __init__(self, encoder: dict | None = None, encoder_name: str | None = None, max_sentence_tokens: int = 32,
                  max_sentences: int = 16, sentence_layers: int = 4, sentence_heads: int = 4, k: int = 1,
                  freeze_encoder: bool = False, classifier_dropout: float = 0.0, gate: str = "two_way",
-                 positions: str = "sinusoidal", pooling: str = "mean", **kwargs: Any):
+                 positions: str = "sinusoidal", pooling: str = "mean", selection_noise: float = 0.0,
+                 **kwargs: Any):
         super().__init__(**kwargs)
         for name, value, allowed in (("gate", gate, ("two_way", "softmax")),
                                      ("positions", positions, ("sinusoidal", "none")),
@@ -73,6 +77,9 @@ class SentenceRationaleConfig(PretrainedConfig):
         self.k = k
         self.freeze_encoder = freeze_encoder
         self.classifier_dropout = classifier_dropout
+        if not selection_noise >= 0:
+            raise ValueError(f"selection_noise must be >= 0, got {selection_noise!r}.")
+        self.selection_noise = selection_noise
 
     @classmethod
     def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> Any:
@@ -218,9 +225,13 @@ class SentenceRationaleModel(PreTrainedModel):
             pooled = gated.amax(dim=1)
         else:
             scores = self.selector(context).squeeze(-1).masked_fill(~sentence_mask, float("-inf"))
-            selected = scores.topk(k, dim=-1).indices
+            noisy = scores
+            if self.training and self.config.selection_noise > 0:
+                uniform = torch.rand_like(scores).clamp(1e-9, 1 - 1e-9)
+                noisy = scores - self.config.selection_noise * torch.log(-torch.log(uniform))
+            selected = noisy.topk(k, dim=-1).indices
             hard = torch.zeros_like(scores).scatter(-1, selected, 1.0)
-            soft = torch.softmax(scores, dim=-1)
+            soft = torch.softmax(noisy, dim=-1)
             gate = hard - soft.detach() + soft
             # Unselected sentences are pushed far below any real value, so only the selected one's gate learns.
             masked = sentence_embeddings * gate.unsqueeze(-1) + (1.0 - hard).unsqueeze(-1) * -1e4

@@ -68,7 +68,7 @@ class BiEncoder(Component):
         tokenizer: their tokenizer.
         config: a :class:`BiEncoderConfig`; keyword arguments override its fields.
 
-    Example:
+    Examples:
         >>> from cfaug_hf.testing import tiny_encoder
         >>> model, tok = tiny_encoder()
         >>> enc = BiEncoder(model, tiny_encoder()[0], tok)
@@ -221,7 +221,7 @@ class CorpusIndex(Component):
     FAISS is used directly rather than through ``Dataset.add_faiss_index``: the IVF index needs its own training
     sample and ``nprobe``, and the index must be saved together with the fingerprint of the encoder that built it.
 
-    Example:
+    Examples:
         >>> from cfaug_hf.testing import tiny_encoder
         >>> enc = BiEncoder(tiny_encoder()[0], tiny_encoder()[0], tiny_encoder()[1])
         >>> index = CorpusIndex.build(enc, ["a great film", "a dull film", "the plot was thin"])

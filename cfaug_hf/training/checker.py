@@ -38,7 +38,7 @@ def train_checker(checker: LabelChecker | str, train_dataset: Any, schema: TaskS
             MB) and names its base. Learning rate default 5e-5, or 5e-4 with ``lora``.
         dataset_id: the Hub id of the training data, recorded for the model card.
 
-    Example:
+    Examples:
         >>> from datasets import Dataset
         >>> from cfaug_hf import TaskSchema
         >>> from cfaug_hf.testing import tiny_classifier

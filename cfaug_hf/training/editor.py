@@ -30,7 +30,7 @@ def edit_pairs(dataset: Any, *, text_column: str = "text", counterfactual_column
     few sentences, and an editor learns that better than rewriting 300 words at once. Sentences shorter than
     ``min_words`` words are skipped.
 
-    Example:
+    Examples:
         >>> from datasets import Dataset
         >>> rows = Dataset.from_dict({"text": ["I saw it. It was dull. The end."],
         ...                           "counterfactual": ["I saw it. It was gripping. The end."],
@@ -128,7 +128,7 @@ def train_editor(editor: Editor | str, pairs: Any, *, task: str | None = None, k
         task: what the editor edits (sentiment, nli, claims, text), for its card and its keyword rule.
         **editor_overrides: :class:`~cfaug_hf.EditorConfig` fields when ``editor`` is a name.
 
-    Example:
+    Examples:
         >>> from datasets import Dataset
         >>> from cfaug_hf.testing import tiny_causal_lm
         >>> pairs = Dataset.from_dict({"text": ["It was dull."] * 4, "target": ["positive"] * 4,

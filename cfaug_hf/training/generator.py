@@ -74,7 +74,7 @@ def train_generator(generator: Generator | str, train_dataset: Any, *, source_co
         dataset_id: the Hub id of the training data, recorded for the model card.
         **generator_overrides: :class:`GeneratorConfig` fields when ``generator`` is a name (e.g. the template).
 
-    Example:
+    Examples:
         >>> from datasets import Dataset
         >>> from cfaug_hf.testing import tiny_seq2seq
         >>> pairs = Dataset.from_dict({"source": ["the cat sat"] * 8, "target": ["the cat did not sit"] * 8})

@@ -29,7 +29,7 @@ def mine_hard_negatives(encoder: BiEncoder, queries: Sequence[str], labels: Sequ
             own negative).
         exclude: per query, a text that must not be picked (its counterfactual).
 
-    Example:
+    Examples:
         >>> from cfaug_hf.testing import tiny_encoder
         >>> enc = BiEncoder(tiny_encoder()[0], tiny_encoder()[0], tiny_encoder()[1])
         >>> negs = mine_hard_negatives(enc, ["good", "great", "fine", "bad"], ["pos", "pos", "pos", "neg"], n=1)
@@ -119,7 +119,7 @@ def train_cf_dpr(encoder: BiEncoder | str, train_dataset: Any, *, query_column: 
     hard_negatives   list of strings      texts like the query with its label
     ===============  ===================  =========================================
 
-    Example:
+    Examples:
         >>> from datasets import Dataset
         >>> from cfaug_hf.testing import tiny_encoder
         >>> enc = BiEncoder(tiny_encoder()[0], tiny_encoder()[0], tiny_encoder()[1])

@@ -14,7 +14,7 @@ __all__ = ["TokenTagger", "train_tagger"]
 class TokenTagger:
     """``token lists -> tag lists`` with a token-classification model (the tag of a word is its first sub-token's).
 
-    Example:
+    Examples:
         >>> from cfaug_hf.testing import tiny_encoder
         >>> from transformers import BertForTokenClassification
         >>> enc, tok = tiny_encoder()

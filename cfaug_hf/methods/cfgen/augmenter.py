@@ -56,7 +56,7 @@ class CFGenAugmenter(Augmenter):
         lexicon: an :class:`~cfaug_hf.entities.EntityLexicon` (or its ``to_dict()``); or build the augmenter with
             :meth:`from_dataset`.
 
-    Example:
+    Examples:
         >>> from datasets import Dataset
         >>> ds = Dataset.from_dict({"tokens": [["Ada", "lives", "in", "Paris"], ["Bob", "saw", "Rome"]],
         ...                         "ner_tags": [["B-PER", "O", "O", "B-LOC"], ["B-PER", "O", "B-LOC"]]})

@@ -60,7 +60,7 @@ class COREAugmenter(Augmenter):
             ``label`` more); defaults to the checker's probability of the label.
         config: a :class:`COREConfig`; keyword arguments override its fields.
 
-    Example:
+    Examples:
         >>> from datasets import Dataset
         >>> from cfaug_hf.components.retriever import BiEncoder, CorpusIndex
         >>> from cfaug_hf.testing import tiny_encoder

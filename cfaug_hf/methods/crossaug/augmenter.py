@@ -56,7 +56,7 @@ class CrossAugAugmenter(Augmenter):
             shipped for fact verification (MiniLM + a VitaminC-trained adapter); a folder or Hub id; None: off.
         config: a :class:`CrossAugConfig`; keyword arguments override its fields.
 
-    Example:
+    Examples:
         >>> from datasets import Dataset
         >>> rewrite = lambda claims: [c.replace("over 30 days", "less than 10 days") for c in claims]
         >>> ds = Dataset.from_dict({"claim": ["It was filmed over 30 days."],

@@ -49,7 +49,7 @@ class RationaleSwapAugmenter(Augmenter):
     Input columns (default :meth:`TaskSchema.sentiment`): the edit column holds the document, as a string (split
     into sentences with ``splitter``) or a list of sentences; the label column two or more classes.
 
-    Example:
+    Examples:
         >>> from datasets import Dataset
         >>> from cfaug_hf.methods.icda.selection import SelectionResult
         >>> class FirstSentence:  # a stand-in selector: always sentence 0, always right and confident

@@ -44,9 +44,10 @@ class CounterfactualEpochDataset(SlotDataset):
         num_labels: the number of classes of the model; ids must lie in ``0..num_labels-1``. Without it (or
             ``label_names``) the ids must be exactly ``0..K-1`` for the K classes present.
 
-    >>> ds = CounterfactualEpochDataset([["Good food.", "Nice room."], ["Bad food.", "Nice room."]], [1, 0])
-    >>> len(ds), ds[2]["is_counterfactual"]
-    (4, False)
+    Examples:
+        >>> ds = CounterfactualEpochDataset([["Good food.", "Nice room."], ["Bad food.", "Nice room."]], [1, 0])
+        >>> len(ds), ds[2]["is_counterfactual"]
+        (4, False)
     """
 
     def __init__(self, documents: Any, labels: Sequence[int] | None = None, *, size: int | None = None,

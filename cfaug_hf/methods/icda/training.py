@@ -61,7 +61,7 @@ class SelectorCheckpointCallback(TrainerCallback):
         patience: epochs without a checkpoint before stopping (the reference's 10).
         degeneration_threshold: the largest class gap in selected-position histograms (0.2).
 
-    Example:
+    Examples:
         >>> from cfaug_hf.testing import tiny_encoder
         >>> from cfaug_hf import RationaleSelector
         >>> selector = RationaleSelector.from_encoder(tiny_encoder(), sentence_layers=1, sentence_heads=2)

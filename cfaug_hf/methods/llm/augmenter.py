@@ -97,7 +97,7 @@ class LLMCounterfactualAugmenter(Augmenter):
             ``encode(texts)`` returning normalised vectors) to pick the most similar demonstrations per input.
         config: an :class:`LLMConfig`; keyword arguments override its fields.
 
-    Example:
+    Examples:
         >>> from datasets import Dataset
         >>> llm = lambda prompts: ['Revised text: "The food was awful."' for _ in prompts]
         >>> aug = LLMCounterfactualAugmenter(llm)

@@ -69,7 +69,7 @@ class RACEAugmenter(Augmenter):
         schema: default :meth:`TaskSchema.fact_verification`.
         embedder: the MoverScore embedder of the semantic filter (default MiniLM, offline).
 
-    Example:
+    Examples:
         >>> from datasets import Dataset
         >>> from cfaug_hf import Generator, LabelChecker
         >>> from cfaug_hf.components.ner import LexiconNER
