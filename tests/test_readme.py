@@ -1,4 +1,4 @@
-"""Every Python snippet in the README runs as written, in order, like notebook cells.
+"""Every Python snippet in the README and in docs/ runs as written, in order, like notebook cells; the docs build.
 
 The real models the snippets name (SmolLM2, MiniLM) are swapped for tiny in-process ones of the same kinds by
 resolving their Hub ids to tiny folders, ``runs/demo/generator`` and the shipped editors and claim generator are tiny
@@ -16,12 +16,46 @@ import tests.hub_server as hub_server
 from cfaug_hf import Generator, models
 from cfaug_hf.testing import tiny_causal_lm, tiny_encoder, tiny_seq2seq
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+#: The docs pages in the order their snippets run (later pages use what earlier ones defined, as in a notebook).
+DOCS = ["usage", "contract", "cli", "methods/crossaug", "methods/editors", "components", "measure", "methods/icda",
+        "methods/core", "methods/llm", "methods/race", "hub", "scale-out", "benchmarks", "licences", "index"]
 
 
-def snippets() -> list[tuple[int, str]]:
-    text = README.read_text()
-    return [(text[:m.start()].count("\n") + 2, m.group(1)) for m in re.finditer(r"```python\n(.*?)```", text, re.S)]
+def snippets() -> list[tuple[str, str]]:
+    found = []
+    for path in [README, *(ROOT / "docs" / f"{page}.md" for page in DOCS)]:
+        text = path.read_text()
+        found += [(f"{path.relative_to(ROOT)}:{text[:m.start()].count(chr(10)) + 2}", m.group(1))
+                  for m in re.finditer(r"```python\n(.*?)```", text, re.S)]
+    return found
+
+
+def test_every_docs_page_is_in_the_nav_and_in_the_snippet_order():
+    import yaml
+
+    pages = sorted(str(p.relative_to(ROOT / "docs"))[:-3] for p in (ROOT / "docs").rglob("*.md"))
+    assert sorted(DOCS + ["api"]) == pages
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text().replace("!!python", ""))["nav"]
+
+    def flat(items):
+        for item in items:
+            for value in item.values():
+                yield from (flat(value) if isinstance(value, list) else [value[:-3]])
+    assert sorted(flat(nav)) == pages
+
+
+def test_docs_build_without_warnings(tmp_path):
+    import subprocess
+    import sys
+
+    mkdocs = Path(sys.executable).with_name("mkdocs")
+    done = subprocess.run([str(mkdocs), "build", "--strict", "--site-dir", str(tmp_path / "site")], cwd=ROOT,
+                          capture_output=True, text=True, env={**__import__("os").environ,
+                                                               "NO_MKDOCS_2_WARNING": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "site" / "api" / "index.html").read_text().count("augment") > 10
 
 
 @pytest.fixture
@@ -68,11 +102,11 @@ def test_readme_snippets_run_as_written(tiny_world, capsys):
     found = snippets()
     assert len(found) >= 5
     namespace: dict = {"__name__": "readme"}
-    for line, code in found:
+    for where, code in found:
         try:
-            exec(compile(code, f"README.md:{line}", "exec"), namespace)
+            exec(compile(code, where, "exec"), namespace)
         except Exception as err:  # name the snippet, not just the line inside it
-            raise AssertionError(f"The README snippet at line {line} failed: {type(err).__name__}: {err}") from err
+            raise AssertionError(f"The snippet at {where} failed: {type(err).__name__}: {err}") from err
     out = capsys.readouterr().out
     assert "rows in: 300" in out and "## Augmentation report" in out
     assert (tiny_world / "my-negclaim-generator" / "cfaug_generator.json").is_file()
