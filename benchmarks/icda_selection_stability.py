@@ -33,6 +33,9 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=12)
     ap.add_argument("--learning-rate", type=float, default=3e-3)
     ap.add_argument("--positions", nargs="+", default=["sinusoidal", "none"], choices=["sinusoidal", "none"])
+    ap.add_argument("--gate", default="two_way", choices=["two_way", "softmax"])
+    ap.add_argument("--selection-noise", type=float, default=0.0, help="Gumbel noise while training")
+    ap.add_argument("--suffix", default="", help="appended to the result file names")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     args = ap.parse_args()
 
@@ -70,8 +73,8 @@ def main() -> None:
         def make():
             torch.manual_seed(0)
             return RationaleSelector.from_encoder((copy.deepcopy(base), tok), label_names=["0", "1"],
-                                                  freeze_encoder=True, max_sentences=16, gate="two_way",
-                                                  positions=positions)
+                                                  freeze_encoder=True, max_sentences=16, gate=args.gate,
+                                                  positions=positions, selection_noise=args.selection_noise)
         untrained = make()
         untrained.embed_table(table)
         before = untrained.model.selector.weight.detach().clone()
@@ -100,7 +103,8 @@ def main() -> None:
             "same_prediction": sum(x == y for x, y in zip(a["predicted"], b["predicted"])) / len(test),
             "runs": runs}
     lines = ["# ICDA selector stability", "",
-             f"{args.task}: two selectors from one initialisation (seed 0), frozen MiniLM, two-way gate, trained "
+             f"{args.task}: two selectors from one initialisation (seed 0), frozen MiniLM, {args.gate} gate"
+             f"{f' with Gumbel noise {args.selection_noise}' if args.selection_noise else ''}, trained "
              f"{args.epochs} epochs at {args.learning_rate} on disjoint halves of {args.docs} training documents; "
              f"{len(test)} test documents; CPU, 1 thread.", "",
              "| positions | precision (half A / half B / untrained) | same selection | same prediction | still the "
@@ -121,8 +125,8 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "icda_selection_stability.md").write_text(text)
-    (args.out / "icda_selection_stability.json").write_text(json.dumps(
+    (args.out / f"icda_selection_stability{args.suffix}.md").write_text(text)
+    (args.out / f"icda_selection_stability{args.suffix}.json").write_text(json.dumps(
         {"args": {k: str(v) for k, v in vars(args).items()}, "results": results}, indent=1) + "\n")
 
 

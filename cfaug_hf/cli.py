@@ -164,7 +164,7 @@ def _build_augmenter(args: argparse.Namespace, dataset: Any) -> Any:
     overrides = config_values(args, getattr(args, "config_fields", {}))
     components = {}
     for role, value in given_components(args, getattr(args, "component_roles", [])).items():
-        if role == "llm" and value == "local" and role in (recipe.get("components") or {}):
+        if role == "llm" and value == "default" and role in (recipe.get("components") or {}):
             continue  # --llm has a value even when not given: the recipe's own LLM stays
         components[role] = load_component(role, value, args)
     try:

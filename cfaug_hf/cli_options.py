@@ -124,10 +124,12 @@ def add_component_options(parser: argparse.ArgumentParser, roles: list[str], met
     for role in roles:
         flag = "--" + role.replace("_", "-")
         if role == "llm":
-            group.add_argument(flag, default="local", help="the LLM: 'local' (SmolLM2-135M-Instruct, prompted), a "
+            group.add_argument(flag, default="default", help="the LLM: 'default' (the editor shipped for the task, "
+                                                             "sentiment or NLI; else 'local'), 'local' "
+                                                             "(SmolLM2-135M-Instruct, prompted), a "
                                                            "saved Generator or Editor folder or Hub id, or an "
                                                            "OpenAI-compatible endpoint URL ending in /v1 (its key is "
-                                                           "read from --llm-api-key-env) [local]")
+                                                           "read from --llm-api-key-env) [default]")
             group.add_argument("--llm-model", default="", help="model name the endpoint serves (with a URL)")
             group.add_argument("--llm-api-key-env", default="OPENAI_API_KEY",
                                help="environment variable holding the endpoint's API key [OPENAI_API_KEY]")
@@ -175,5 +177,5 @@ def load_component(role: str, value: str, args: argparse.Namespace | None = None
 
 
 def given_components(args: argparse.Namespace, roles: list[str]) -> dict[str, str]:
-    """The component options the user gave (``--llm`` always has a value)."""
+    """The component options the user gave (``--llm`` always has a value, ``default`` unless given)."""
     return {r: getattr(args, r) for r in roles if getattr(args, r, None) is not None}

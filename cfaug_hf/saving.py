@@ -99,7 +99,7 @@ def build_augmenter(cls: Any, data: dict[str, Any], folder: Path, where: Any, *,
         if role in overrides:
             components[role] = overrides.pop(role)
         elif ref == "default":
-            continue
+            components[role] = ref  # the constructors take "default" for the component their method ships
         elif ref is None:
             components[role] = None
         elif isinstance(ref, str):  # a recipe's short form: a folder (relative to the recipe), Hub id or keyword

@@ -130,6 +130,14 @@ class LLMCounterfactualAugmenter(Augmenter):
                              f"'sentiment', 'nli', 'ner', 're', or use TaskSchema.sentiment() / nli() / "
                              f"token_classification() / relation_extraction().")
         self.task = task
+        if isinstance(llm, str) and llm == "default":
+            # The editor learned from human counterfactuals where one ships (it flips labels; a prompted 135M model
+            # mostly does not), else the local instruction model prompted with the paper's templates.
+            from ...components.editor import EDITOR_TASKS
+            from ...components.editor import Editor as _Editor
+            from ...components.llm import local_llm
+
+            llm = _Editor.default(task) if task in EDITOR_TASKS else local_llm()
         want = {"nli": 2}.get(task, 1)
         if len(schema.text_columns) != want:
             raise SchemaError(f"The {task!r} template reads {want} text column(s), got {list(schema.text_columns)}.")
