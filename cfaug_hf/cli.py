@@ -306,22 +306,14 @@ def _cmd_push(args: argparse.Namespace) -> None:
                      f"(cfaug_augmenter.json) or dataset (save_to_disk); it holds {json.dumps(found)}.")
 
 
-_PRESETS = {"fact-verification": ("fact_verification", ("claim", "evidence")),
-            "nli": ("nli", ("premise", "hypothesis")), "sentiment": ("sentiment", ("text",))}
+#: The presets ``cfaug report`` and ``cfaug amplify`` offer (a subset of :data:`_AUGMENT_PRESETS`).
+_PRESETS = {name: _AUGMENT_PRESETS[name] for name in ("fact-verification", "nli", "sentiment")}
 
 
 def _schema_from_args(args: argparse.Namespace) -> Any:
     from .schema import TaskSchema
 
-    factory, names = _PRESETS[args.task]
-    columns = args.columns.split(",") if args.columns else list(names)
-    if len(columns) != len(names):
-        raise UsageError(f"--columns for {args.task} names {len(names)} columns ({','.join(names)}), got "
-                         f"{args.columns!r}.")
-    kwargs = dict(zip(names, columns), label=args.label_column, id_column=args.id_column)
-    if args.task == "fact-verification":
-        kwargs["nei"] = args.nei
-    return getattr(TaskSchema, factory)(**kwargs)
+    return TaskSchema.from_dict(_augment_schema(args))
 
 
 def _cmd_report(args: argparse.Namespace) -> None:

@@ -565,7 +565,7 @@ CASES = [
      run_cli(["report", "nope", "nope2", "--no-models", "--out", "{out}"]), 2, "nope: no such file"),
     ("cli-report-columns-count", augmented_on_disk,
      run_cli(["report", "{orig}", "{aug}", "--task", "sentiment", "--columns", "a,b", "--out", "{orig}-r"]), 2,
-     "--columns for sentiment names 1 columns"),
+     "--columns for sentiment names 1 column"),
     ("cli-report-out-is-input", augmented_on_disk,
      run_cli(["report", "{orig}", "{aug}", "--task", "sentiment", "--no-models", "--out", "{aug}"]), 2,
      "would overwrite the input"),

@@ -43,7 +43,7 @@ def test_demo_writes_outputs_and_summary(tmp_path, tiny_recipe, capsys):
     for name in ("original", "augmented", "augmented.jsonl", "stats.json", "report.md"):
         assert (tmp_path / "demo" / name).exists()
     stats = json.loads((tmp_path / "demo" / "stats.json").read_text())["stats"]
-    assert stats == summary["stats"] and stats["rows_in"] == 300 and stats["counterfactuals"] > 0
+    assert stats == summary["stats"] and stats["rows_in"] == 100 and stats["counterfactuals"] > 0
     assert "CC BY-SA" in (tmp_path / "demo" / "report.md").read_text()
 
 
