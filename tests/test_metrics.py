@@ -211,3 +211,28 @@ def test_report_needs_provenance_and_cli(tmp_path, capsys):
     assert "| skipped:no_verb | 8 |" in out and "| text | edit_distance |" in out
     data = json.loads((tmp_path / "rep" / "report.json").read_text())
     assert data["counts"]["counterfactuals"] == 16 and not math.isnan(data["metrics"]["text"]["bleu"]["self_bleu"])
+
+
+# The transport LP behind MoverScore: very uneven IDF weights once made HiGHS call it infeasible, which failed a
+# whole RACE batch (its fidelity pick scores candidates with MoverScore). The family: any non-negative weights.
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+weights = st.lists(st.floats(min_value=0.0, max_value=1.0) | st.sampled_from([1e-20, 1e-12, 1e-6, 0.0]),
+                   min_size=1, max_size=24).filter(lambda w: sum(w) > 0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(weights, weights, st.integers(0, 2**32 - 1))
+def test_emd_is_solved_for_any_weights_and_stays_within_the_cost_range(a, b, seed):
+    cost = np.random.default_rng(seed).random((len(a), len(b)))
+    value = intrinsic._emd(a, b, cost)
+    assert cost.min() - 1e-6 <= value <= cost.max() + 1e-6  # HiGHS solves to a 1e-7 tolerance
+
+
+def test_emd_of_a_distribution_with_itself_is_zero_and_point_masses_are_exact():
+    w = np.array([0.5, 1e-15, 0.25, 0.25])
+    cost = np.random.default_rng(0).random((4, 4))
+    np.fill_diagonal(cost, 0.0)
+    assert intrinsic._emd(w, w, cost) == pytest.approx(0.0, abs=1e-9)
+    assert intrinsic._emd([1.0], [0.5, 0.5], np.array([[0.2, 0.4]])) == pytest.approx(0.3)
