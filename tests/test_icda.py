@@ -347,6 +347,39 @@ def test_run_icda_never_iterates_on_a_degenerate_selector(tmp_path, monkeypatch)
     assert not any(r.chosen for r in result.runs if r.iteration == 1)
 
 
+def test_run_icda_never_keeps_a_fresh_run_that_learned_nothing(tmp_path, monkeypatch):
+    # Seen on connect: at iteration 1 the warm start was degenerate and the fresh run earned no checkpoint, so the
+    # kept "selector" was a random initialisation (precision 2.8%, accuracy 51%) and the next iteration built on it.
+    import cfaug_hf.methods.icda.driver as driver
+
+    real = driver.train_selector
+
+    def later_runs_fail(selector, train, dev, **kw):
+        fit = real(selector, train, dev, **kw)
+        if "iter0" not in str(kw["output_dir"]):
+            if str(kw["output_dir"]).endswith("-1"):  # the warm start's folder
+                fit.degenerate = True
+            else:
+                fit.best_epoch = -1  # as if no epoch beat the start
+        return fit
+
+    monkeypatch.setattr(driver, "train_selector", later_runs_fail)
+    docs, labels, _ = reviews(24)
+    dev_docs, dev_labels, _ = reviews(12, seed=1)
+
+    def learner(seed):
+        torch.manual_seed(seed)
+        return RationaleSelector.from_encoder(tiny_word_encoder(), label_names=["negative", "positive"],
+                                              sentence_layers=1, sentence_heads=2, max_sentence_tokens=12,
+                                              freeze_encoder=True, gate="softmax")
+
+    result = run_icda(docs, labels, dev_docs, dev_labels, learner, seeds=(0,), max_iterations=3, max_epochs=10,
+                      patience=10, output_dir=tmp_path, batch_size=8, samples_per_step=8, learning_rate=1e-2,
+                      training_args={"use_cpu": True})
+    assert "learned nothing" in result.stopped, result.stopped
+    assert len(result.selectors) == 1 and not any(r.chosen for r in result.runs if r.iteration == 1)
+
+
 def test_epoch_dataset_from_a_dataset_and_schema_names_bad_cells():
     from cfaug_hf import SchemaError
 

@@ -183,19 +183,25 @@ def run_icda(train_documents: Sequence[Sequence[str]], train_labels: Sequence[in
                         k, seed, " (warm start)" if warm else "", fit.best_loss, fit.best_epoch, fit.epochs_run,
                         delta, fit.degenerate)
 
-        def eligible(r: ICDARun) -> bool:
-            return not r.degenerate and (k < 2 or previous_delta is None or (r.delta_A or 0) < previous_delta)
+        def usable(r: ICDARun) -> bool:
+            # A fresh run that never earned a checkpoint ends on its random initialisation: it learned nothing, and
+            # keeping it (its dev loss can still be the lowest when the others are degenerate) throws away the
+            # previous selector. A warm start that earned none is the previous selector, which is fine.
+            return not r.degenerate and (r.warm_start or r.improved)
 
-        if k > 0 and all(r.degenerate for r, *_ in runs):
-            # A degenerate selector signals the label through position: iterating on it would spread that. The
-            # previous iteration's selector stays the result.
+        def eligible(r: ICDARun) -> bool:
+            return usable(r) and (k < 2 or previous_delta is None or (r.delta_A or 0) < previous_delta)
+
+        if k > 0 and not any(usable(r) for r, *_ in runs):
+            # A degenerate selector signals the label through position: iterating on it would spread that; an
+            # untrained one knows nothing. The previous iteration's selector stays the result.
             result.runs.extend(r for r, *_ in runs)
-            result.stopped = (f"stopped at iteration {k}: every run was degenerate; the selector of iteration "
-                              f"{k - 1} is the result")
+            result.stopped = (f"stopped at iteration {k}: every run was degenerate or learned nothing; the selector "
+                              f"of iteration {k - 1} is the result")
             break
         # Iteration 0 has no earlier selector to fall back on: its lowest-loss run is kept even if degenerate, and
         # ICDARun.degenerate says so.
-        pool = [x for x in runs if eligible(x[0])] or [x for x in runs if not x[0].degenerate] or runs
+        pool = [x for x in runs if eligible(x[0])] or [x for x in runs if usable(x[0])] or runs
         best_run, best, full_train_sel, full_dev_sel = min(pool, key=lambda x: x[0].dev_loss)
         best_run.chosen = True
         previous_delta = best_run.delta_A if best_run.delta_A is not None else previous_delta
