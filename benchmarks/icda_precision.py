@@ -137,7 +137,8 @@ def baselines(test: list[dict], make: Any, table: Any, test_ds: Any, runs: int) 
     return out
 
 
-def run_task(task: str, path: str, args: argparse.Namespace, flush: Any = None) -> dict[str, Any]:
+def run_task(task: str, path: str, args: argparse.Namespace, flush: Any = None,
+             done: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     from cfaug_hf.methods.icda import CounterfactualEpochDataset, rationale_precision, run_icda
 
     data = load_task(task, args.max_train)
@@ -150,12 +151,12 @@ def run_task(task: str, path: str, args: argparse.Namespace, flush: Any = None) 
 
     table = SentenceTable()
     test_ds = CounterfactualEpochDataset(docs["test"], labels["test"], table=table, size=0)
-    runs: list[dict[str, Any]] = []
+    runs: list[dict[str, Any]] = list(done or [])  # runs a stopped benchmark already finished (--resume)
     entry = {"task": task, "path": path, "train": len(docs["train"]), "dev": len(docs["dev"]),
              "test": len(docs["test"]), "gate": args.gate, "selection_noise": args.selection_noise,
              "baselines": baselines(data["test"], make, table, test_ds, args.runs), "runs": runs}
     print(f"[{task} {path}] baselines: {json.dumps(entry['baselines'])}", flush=True)
-    for r in range(args.runs):
+    for r in range(len(runs), args.runs):
         seeds = tuple(100 * r + i for i in range(args.seeds))
         start = time.perf_counter()
 
@@ -334,6 +335,8 @@ def main() -> None:
     ap.add_argument("--training-set", default="reference", choices=["reference", "all"])
     ap.add_argument("--gate", default="two_way", choices=["two_way", "softmax"],
                     help="the selector's gate (two_way: the reference's; softmax: one softmax across sentences)")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the finished runs of the results file this command writes and run only the rest")
     ap.add_argument("--selection-noise", type=float, default=0.0,
                     help="Gumbel noise on the selector's scores while training (0: none; see SentenceRationaleConfig)")
     ap.add_argument("--converge-after", type=int, default=2,
@@ -349,10 +352,15 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else f"CPU ({torch.get_num_threads()} threads)"
     results = []
+    previous: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    stem = RESULTS / ("icda_precision" + os.environ.get("CFAUG_RESULTS_SUFFIX", "") + ".json")
+    if args.resume and stem.is_file():
+        previous = {(e["task"], e["path"]): e["runs"] for e in json.loads(stem.read_text())["results"]}
     for task in args.tasks:
         for path in args.paths:
             done = list(results)
-            results.append(run_task(task, path, args, flush=lambda e: write(done + [e], {}, args, device)))
+            results.append(run_task(task, path, args, flush=lambda e: write(done + [e], {}, args, device),
+                                    done=previous.get((task, path))))
     over = {"task": args.overhead_task, **overhead(args.overhead_task, args)} if args.overhead_task else {}
     write(results, over, args, device)
 
