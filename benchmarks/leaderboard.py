@@ -263,6 +263,9 @@ def build(results_dir: Path) -> str:
     for r in results:
         lines += table(r)
     lines += icda_tables(results_dir)
+    race = results_dir / "race_intrinsic.md"
+    if race.exists():  # written by benchmarks/race_intrinsic.py with its settings; taken whole
+        lines += [race.read_text().rstrip(), "", f"From `{race.name}` (`benchmarks/race_intrinsic.py`).", ""]
     fewshot = results_dir / "llm_fewshot.json"
     if fewshot.exists():
         lines += ["# Few-shot effect of LLM-prompted counterfactuals", "",
