@@ -191,6 +191,9 @@ def _cmd_augment(args: argparse.Namespace) -> None:
     _check_out(args.out, args.data, kind=None, overwrite=args.overwrite)
     out = Path(args.out)
     if args.augmenter:
+        if args.task or args.columns or args.label_column or args.id_column or args.nei:
+            raise UsageError("--task, --columns, --label-column, --id-column and --nei apply to --method and "
+                             "--recipe; a saved augmenter (--augmenter) keeps the schema it was saved with.")
         augmenter_path = args.augmenter
         augmenter = None if args.engine == "ray" else Augmenter.from_pretrained(args.augmenter)
         dataset = None

@@ -155,6 +155,7 @@ def test_recipe_reruns_a_saved_augmenter_and_overrides_from_the_command_line(tmp
     (["--method", "cfgen", "--label-column", "x"], "need --task"),
     (["--recipe", "missing.yaml"], "no such recipe file"),
     (["--method", "crossaug", "--generator", "no/such/folder/here"], "no local folder"),
+    (["--augmenter", "x", "--task", "sentiment"], "keeps the schema it was saved with"),
 ])
 def test_bad_cli_input_fails_with_one_line_naming_the_option(tmp_path, capsys, args, message):
     data = write(tmp_path, "ner.jsonl", NER)
