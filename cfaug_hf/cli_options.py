@@ -23,15 +23,9 @@ import types
 import typing
 from typing import Any
 
+from .saving import ROLE_TYPES, TEXT_ROLES, load_component
+
 __all__ = ["add_config_options", "config_values", "component_roles", "add_component_options", "load_component"]
-
-#: Constructor roles whose value is a saved component, and the component type that loads it.
-ROLE_TYPES = {"generator": "generator", "checker": "checker", "reranker": "checker", "editor": "editor",
-              "retriever": "bi_encoder", "index": "corpus_index", "selector": "rationale_selector", "ner": "ner",
-              "tagger": "ner"}
-#: Roles that take a plain model name or folder (passed through as text).
-TEXT_ROLES = {"embedder", "demo_encoder"}
-
 
 def _unwrap_optional(hint: Any) -> tuple[Any, bool]:
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
@@ -141,39 +135,6 @@ def add_component_options(parser: argparse.ArgumentParser, roles: list[str], met
             group.add_argument(flag, default=argparse.SUPPRESS, help="a sentence encoder's Hub id or folder")
         else:
             group.add_argument(flag, default=argparse.SUPPRESS, help=f"the {role} ({ROLE_TYPES[role]})")
-
-
-def load_component(role: str, value: str, args: argparse.Namespace | None = None) -> Any:
-    """The object a component option names. ``default`` is returned as the string the constructors accept."""
-    from . import registry
-
-    if value == "none":
-        return None
-    if value == "default" or role in TEXT_ROLES:
-        return value
-    if role == "llm":
-        if value == "local":
-            from .components.llm import local_llm
-
-            return local_llm()
-        if value.startswith(("http://", "https://")):
-            from .components.llm import OpenAICompatibleLLM
-
-            return OpenAICompatibleLLM(base_url=value, model=getattr(args, "llm_model", ""),
-                                       api_key_env=getattr(args, "llm_api_key_env", "OPENAI_API_KEY"))
-        from pathlib import Path
-
-        from .components.editor import Editor
-
-        kind = "editor" if (Path(value) / Editor.config_name).is_file() else "generator"
-        return registry.component_class(kind).from_pretrained(value)
-    if role not in ROLE_TYPES:
-        raise ValueError(f"Unknown component role {role!r}; known: {sorted(ROLE_TYPES) + sorted(TEXT_ROLES)}.")
-    if role in ("ner", "tagger") and value in ("spacy", "stanza"):
-        from .components.ner import SpacyNER, StanzaNER
-
-        return SpacyNER() if value == "spacy" else StanzaNER()
-    return registry.component_class(ROLE_TYPES[role]).from_pretrained(value)
 
 
 def given_components(args: argparse.Namespace, roles: list[str]) -> dict[str, str]:

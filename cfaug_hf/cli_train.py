@@ -20,7 +20,7 @@ MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def _common(p: argparse.ArgumentParser, base: str, epochs: float, lora: bool) -> None:
-    from .cli import _positive_int
+    from .cli_common import _positive_int
 
     p.add_argument("data", help="training data: a saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file")
     p.add_argument("--out", required=True, help="new or empty folder for the trained component")
@@ -38,7 +38,7 @@ def _common(p: argparse.ArgumentParser, base: str, epochs: float, lora: bool) ->
 
 
 def _schema_options(p: argparse.ArgumentParser) -> None:
-    from .cli import _AUGMENT_PRESETS
+    from .cli_common import _AUGMENT_PRESETS
 
     p.add_argument("--task", choices=sorted(_AUGMENT_PRESETS), default="fact-verification",
                    help="task preset naming the columns [fact-verification]")
@@ -54,7 +54,7 @@ def add_train_parser(command: Any) -> None:
                     "Train a component with transformers.Trainer and save it with save_pretrained into --out (then "
                     "`cfaug augment ... --ROLE OUT`, or `cfaug push OUT REPO_ID`). `cfaug train KIND --help` "
                     "lists each kind's options.")
-    kinds = train.add_subparsers(dest="kind", required=True, metavar="KIND")
+    kinds = train.add_subparsers(dest="kind", required=True, metavar="KIND", help="what to train")
 
     g = kinds.add_parser("generator", help="text -> text (e.g. CrossAug's negative-claim generator)",
                          description="Fine-tune a Generator on (source, target) text pairs; --bidirectional also "
@@ -120,7 +120,7 @@ def add_train_parser(command: Any) -> None:
 
 
 def _data(args: argparse.Namespace) -> Any:
-    from .cli import _load_local
+    from .cli_common import _load_local
 
     data = _load_local(args.data)
     if args.limit and args.limit < len(data):
@@ -129,7 +129,7 @@ def _data(args: argparse.Namespace) -> Any:
 
 
 def _out(args: argparse.Namespace) -> None:
-    from .cli import _check_out
+    from .cli_common import _check_out
 
     _check_out(args.out, args.data, kind=None, overwrite=args.overwrite)
 
@@ -171,7 +171,7 @@ def _train_generator(args: argparse.Namespace) -> None:
 
 
 def _train_checker(args: argparse.Namespace) -> None:
-    from .cli import _augment_schema
+    from .cli_common import _augment_schema
     from .schema import TaskSchema
     from .training.checker import train_checker
 
@@ -205,7 +205,7 @@ def _train_retriever(args: argparse.Namespace) -> None:
     if args.corpus is None:
         _save(encoder, args, "CF-DPR encoder", "retriever")
         return
-    from .cli import _load_local
+    from .cli_common import _load_local
     from .components.retriever import CorpusIndex
 
     _save(encoder, args, "CF-DPR encoder", "retriever", Path(args.out) / "encoder")

@@ -103,8 +103,6 @@ def build_augmenter(cls: Any, data: dict[str, Any], folder: Path, where: Any, *,
         elif ref is None:
             components[role] = None
         elif isinstance(ref, str):  # a recipe's short form: a folder (relative to the recipe), Hub id or keyword
-            from .cli_options import load_component
-
             local = folder / ref
             components[role] = load_component(role, str(local) if local.exists() else ref)
         else:
@@ -142,6 +140,47 @@ def _component_roles(target: Any) -> set[str]:
     params = inspect.signature(target.__init__).parameters
     return {n for n, p in params.items() if n not in fields | {"self", "schema", "config", "filters"}
             and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+
+
+#: Constructor roles whose value is a saved component, and the component type that loads it.
+ROLE_TYPES = {"generator": "generator", "checker": "checker", "reranker": "checker", "editor": "editor",
+              "retriever": "bi_encoder", "index": "corpus_index", "selector": "rationale_selector", "ner": "ner",
+              "tagger": "ner"}
+#: Roles that take a plain model name or folder (passed through as text).
+TEXT_ROLES = {"embedder", "demo_encoder"}
+
+
+def load_component(role: str, value: str, args: Any = None) -> Any:
+    """The object a component option names. ``default`` is returned as the string the constructors accept."""
+    from . import registry
+
+    if value == "none":
+        return None
+    if value == "default" or role in TEXT_ROLES:
+        return value
+    if role == "llm":
+        if value == "local":
+            from .components.llm import local_llm
+
+            return local_llm()
+        if value.startswith(("http://", "https://")):
+            from .components.llm import OpenAICompatibleLLM
+
+            return OpenAICompatibleLLM(base_url=value, model=getattr(args, "llm_model", ""),
+                                       api_key_env=getattr(args, "llm_api_key_env", "OPENAI_API_KEY"))
+        from pathlib import Path
+
+        from .components.editor import Editor
+
+        kind = "editor" if (Path(value) / Editor.config_name).is_file() else "generator"
+        return registry.component_class(kind).from_pretrained(value)
+    if role not in ROLE_TYPES:
+        raise ValueError(f"Unknown component role {role!r}; known: {sorted(ROLE_TYPES) + sorted(TEXT_ROLES)}.")
+    if role in ("ner", "tagger") and value in ("spacy", "stanza"):
+        from .components.ner import SpacyNER, StanzaNER
+
+        return SpacyNER() if value == "spacy" else StanzaNER()
+    return registry.component_class(ROLE_TYPES[role]).from_pretrained(value)
 
 
 def _load_reference(folder: Path, ref: Any, token: str | None, field: str, where: Any, role: str = "") -> Any:
