@@ -130,6 +130,9 @@ def _cmd_augment(args: argparse.Namespace) -> None:
                                  f"cannot be saved: {err}") from None
             augmenter_path = None
             print(f"Note: the augmenter was not saved ({err}).")
+    for component in (augmenter.components().values() if augmenter is not None else ()):
+        if hasattr(component, "use_backend"):  # generators and editors: the engine does not change outputs
+            component.use_backend(args.backend)
     if args.engine == "ray":
         from .deps import require
         from .distributed import augment_to_parquet
@@ -356,6 +359,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                     help="rows per map batch (local: automatic; Ray: rows per actor call, default 64)")
     au.add_argument("--num-proc", type=_positive_int, default=None, help="local worker processes (default none)")
     au.add_argument("--overwrite", action="store_true", help="replace a non-empty output folder")
+    _add_backend_option(au)
     method = _method_in(argv)
     if method in methods:
         from .cli_options import add_component_options, add_config_options, component_roles
