@@ -87,6 +87,23 @@ def augmented_on_disk(tmp):
     return {"orig": tmp / "orig", "aug": tmp / "aug"}
 
 
+def ner_on_disk(tmp):
+    """A token-classification JSONL file and recipes, good and bad, for `cfaug augment`."""
+    import json
+
+    rows = [{"tokens": [name, "lives", "in", city], "ner_tags": ["B-PER", "O", "O", "B-LOC"]}
+            for name, city in (("Ada", "Paris"), ("Bob", "Rome"))]
+    (tmp / "ner.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    recipes = {"list": "- method: cfgen\n", "broken": "method: [cfgen\n",
+               "field": "method: cfgen\nschema: {preset: ner}\nconfig: {per_inptu: 2}\n",
+               "preset": "method: cfgen\nschema: {preset: tweets}\n",
+               "component": "method: crossaug\ncomponents: {generator: {type: generator}}\n",
+               "method": "method: magic\n"}
+    for name, text in recipes.items():
+        (tmp / f"{name}.yaml").write_text(text)
+    return {"data": tmp / "ner.jsonl", "dir": tmp}
+
+
 def corrupt(path, data=b"\xff" * 16):
     path.write_bytes(data)
 
@@ -569,6 +586,58 @@ CASES = [
     ("cli-report-out-is-input", augmented_on_disk,
      run_cli(["report", "{orig}", "{aug}", "--task", "sentiment", "--no-models", "--out", "{aug}"]), 2,
      "would overwrite the input"),
+    # --- cfaug augment --method/--recipe and cfaug train (options generated from configs, recipes)
+    ("cli-augment-option-type", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "cfgen", "--per-input", "zero"]), SystemExit,
+     "invalid"),
+    ("cli-augment-option-range", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "cfgen", "--per-input", "0"]), 2,
+     "per_input must be >= 1"),
+    ("cli-augment-unknown-method", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "nope"]), SystemExit,
+     "invalid choice"),
+    ("cli-augment-two-sources", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "cfgen", "--recipe", "r.yaml"]), SystemExit,
+     "not allowed with argument"),
+    ("cli-augment-no-source", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out"]), 2,
+     "give exactly one of --method"),
+    ("cli-augment-columns-count", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "cfgen", "--task", "token-classification", "--columns", "a,b"]), 2,
+     "names 1 column"),
+    ("cli-augment-columns-without-task", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "cfgen", "--label-column", "x"]), 2,
+     "need --task"),
+    ("cli-augment-schema-with-saved", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--augmenter", "x", "--task", "sentiment"]), 2,
+     "keeps the schema it was saved with"),
+    ("cli-augment-missing-component", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "crossaug", "--generator", "no/such/folder/here"]), 2,
+     "no local folder"),
+    ("cli-augment-recipe-missing", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "missing.yaml"]), 2,
+     "no such recipe file"),
+    ("cli-augment-recipe-not-object", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{dir}/list.yaml"]), 2,
+     "a recipe is an object"),
+    ("cli-augment-recipe-not-yaml", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{dir}/broken.yaml"]), 2,
+     "not a YAML or JSON recipe"),
+    ("cli-augment-recipe-unknown-field", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{dir}/field.yaml"]), 2,
+     "per_inptu"),
+    ("cli-augment-recipe-unknown-preset", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{dir}/preset.yaml"]), 2,
+     "Unknown task preset .tweets."),
+    ("cli-augment-recipe-bad-reference", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{dir}/component.yaml"]), 2,
+     "expected a .path., .shipped. or .repo_id."),
+    ("cli-augment-recipe-unknown-method", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{dir}/method.yaml"]), 2,
+     "No augmenter method named .magic."),
+    ("cli-train-selector-no-column", ner_on_disk,
+     run_cli(["train", "selector", "{data}", "--out", "{dir}/out"]), 2,
+     "no column .text."),
     # --- options added for speed and for ICDA as the reference trains it
     ("augment-batch-size-zero", NO_SETUP, lambda c: NegateAugmenter(SENT).augment(
         Dataset.from_dict({"text": ["the film was good"], "label": ["positive"]}), batch_size=0), ValueError,

@@ -1,5 +1,6 @@
 """`cfaug augment --method NAME` for every registered method on a few rows with tiny models: exit status, output
-columns, stats and the saved augmenter; options generated from each config; recipes and their errors."""
+columns, stats and the saved augmenter; options generated from each config; recipes; `cfaug train`. Bad options and
+bad recipes are rows of tests/test_bad_input.py (which also checks that nothing is written)."""
 
 import json
 
@@ -143,55 +144,6 @@ def test_recipe_reruns_a_saved_augmenter_and_overrides_from_the_command_line(tmp
          str(tmp_path / "c")], capsys)
     assert load_from_disk(str(tmp_path / "c" / "data")).to_list() == \
         load_from_disk(str(tmp_path / "b" / "data")).to_list()
-
-
-@pytest.mark.parametrize("args,message", [
-    (["--method", "cfgen", "--per-input", "zero"], "invalid int value"),
-    (["--method", "cfgen", "--per-input", "0"], "per_input must be >= 1"),
-    (["--method", "nope"], "invalid choice"),
-    (["--method", "cfgen", "--recipe", "r.yaml"], "not allowed with argument"),
-    ([], "give exactly one of --method"),
-    (["--method", "cfgen", "--columns", "a,b", "--task", "token-classification"], "names 1 column"),
-    (["--method", "cfgen", "--label-column", "x"], "need --task"),
-    (["--recipe", "missing.yaml"], "no such recipe file"),
-    (["--method", "crossaug", "--generator", "no/such/folder/here"], "no local folder"),
-    (["--augmenter", "x", "--task", "sentiment"], "keeps the schema it was saved with"),
-])
-def test_bad_cli_input_fails_with_one_line_naming_the_option(tmp_path, capsys, args, message):
-    data = write(tmp_path, "ner.jsonl", NER)
-    with pytest.raises(SystemExit) if message in ("invalid int value", "invalid choice", "not allowed with argument") \
-            else _returns(2):
-        code = cli.main(["augment", data, "--out", str(tmp_path / "o"), *args])
-        assert code == 2
-    err = capsys.readouterr().err
-    assert message in err and "Traceback" not in err
-
-
-def test_bad_recipes_name_the_file_and_the_field(tmp_path, capsys):
-    data = write(tmp_path, "ner.jsonl", NER)
-    cases = {"list.yaml": ("- method: cfgen\n", "a recipe is an object"),
-             "broken.yaml": ("method: [cfgen\n", "not a YAML or JSON recipe"),
-             "field.yaml": ("method: cfgen\nschema: {preset: ner}\nconfig: {per_inptu: 2}\n", "per_inptu"),
-             "preset.yaml": ("method: cfgen\nschema: {preset: tweets}\n", "Unknown task preset 'tweets'"),
-             "component.yaml": ("method: crossaug\ncomponents: {generator: {type: generator}}\n",
-                                "expected a 'path', 'shipped' or 'repo_id'"),
-             "method.yaml": ("method: magic\n", "No augmenter method named 'magic'")}
-    for name, (text, message) in cases.items():
-        (tmp_path / name).write_text(text)
-        assert cli.main(["augment", data, "--recipe", str(tmp_path / name), "--out", str(tmp_path / name[:-5])]) == 2
-        err = capsys.readouterr().err
-        assert message in err and "Traceback" not in err, (name, err)
-
-
-class _returns:
-    def __init__(self, code):
-        self.code = code
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 @pytest.mark.shipped_checker

@@ -319,6 +319,14 @@ def test_run_icda_iterates_picks_and_stops(tmp_path):
     assert all(0 <= m["precision"] <= 1 for m in result.metrics)
 
 
+def _quick_learner(seed):
+    """A selector that learns the test reviews in a few epochs, so iteration 1 has counterfactuals."""
+    torch.manual_seed(seed)
+    return RationaleSelector.from_encoder(tiny_word_encoder(), label_names=["negative", "positive"],
+                                          sentence_layers=1, sentence_heads=2, max_sentence_tokens=12,
+                                          freeze_encoder=True, gate="softmax")
+
+
 def test_run_icda_never_iterates_on_a_degenerate_selector(tmp_path, monkeypatch):
     import cfaug_hf.methods.icda.driver as driver
 
@@ -333,13 +341,7 @@ def test_run_icda_never_iterates_on_a_degenerate_selector(tmp_path, monkeypatch)
     monkeypatch.setattr(driver, "train_selector", degenerate_after_iteration_0)
     docs, labels, _ = reviews(24)
     dev_docs, dev_labels, _ = reviews(12, seed=1)
-    def learner(seed):  # one that learns these reviews in a few epochs, so iteration 1 has counterfactuals
-        torch.manual_seed(seed)
-        return RationaleSelector.from_encoder(tiny_word_encoder(), label_names=["negative", "positive"],
-                                              sentence_layers=1, sentence_heads=2, max_sentence_tokens=12,
-                                              freeze_encoder=True, gate="softmax")
-
-    result = run_icda(docs, labels, dev_docs, dev_labels, learner, seeds=(0,), max_iterations=3, max_epochs=10,
+    result = run_icda(docs, labels, dev_docs, dev_labels, _quick_learner, seeds=(0,), max_iterations=3, max_epochs=10,
                       patience=10, output_dir=tmp_path, batch_size=8, samples_per_step=8, learning_rate=1e-2,
                       training_args={"use_cpu": True})
     assert "every run was degenerate" in result.stopped, result.stopped
@@ -367,13 +369,7 @@ def test_run_icda_never_keeps_a_fresh_run_that_learned_nothing(tmp_path, monkeyp
     docs, labels, _ = reviews(24)
     dev_docs, dev_labels, _ = reviews(12, seed=1)
 
-    def learner(seed):
-        torch.manual_seed(seed)
-        return RationaleSelector.from_encoder(tiny_word_encoder(), label_names=["negative", "positive"],
-                                              sentence_layers=1, sentence_heads=2, max_sentence_tokens=12,
-                                              freeze_encoder=True, gate="softmax")
-
-    result = run_icda(docs, labels, dev_docs, dev_labels, learner, seeds=(0,), max_iterations=3, max_epochs=10,
+    result = run_icda(docs, labels, dev_docs, dev_labels, _quick_learner, seeds=(0,), max_iterations=3, max_epochs=10,
                       patience=10, output_dir=tmp_path, batch_size=8, samples_per_step=8, learning_rate=1e-2,
                       training_args={"use_cpu": True})
     assert "learned nothing" in result.stopped, result.stopped
