@@ -20,7 +20,8 @@ from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TASK_NAMES = {"sentiment": "Sentiment (CAD IMDb)", "nli": "NLI (CAD SNLI)", "fv": "Fact verification (FEVEROUS)",
-              "fever": "Fact verification (FEVER, paper setup)"}
+              "fever": "Fact verification (FEVER, paper setup)",
+              "fv-ood": "Fact verification out of domain (train FEVEROUS; RACE's Table 3 shape)"}
 ROW_NAMES = {"none": "none (original data)", "human": "+ human CAD", "eda": "+ EDA (same size)",
              "reweight": "claim-only re-weighting (Schuster et al.)", "crossaug": "+ CrossAug",
              "crossaug+balance": "+ CrossAug, shortcut-balanced", "crossaug+checker": "+ CrossAug, flip-checked",
@@ -34,7 +35,9 @@ ROW_NAMES = {"none": "none (original data)", "human": "+ human CAD", "eda": "+ E
              "amplify": "+ human CAD on the quarter + learned editor on other rows (amplification)",
              "crossfit": "+ cross-fitted learned editors (no row by an editor that saw its human pair), sampled rows",
              "core+editor": "+ CORE (CF-DPR + learned editor) on the editor's rows, flip-checked",
-             "human (editor rows)": "+ human CAD, same rows as the learned editor"}
+             "human (editor rows)": "+ human CAD, same rows as the learned editor",
+             "race": "+ RACE (claim and evidence counterfactuals)",
+             "crossaug-shipped": "+ CrossAug as shipped (generator + flip checker)"}
 #: Rows whose gain is also compared with human counterfactuals of the same source rows: row -> that reference row.
 SAME_ROWS = {**dict.fromkeys(("core", "cf-dpr", "llm-edit", "core+checker", "cf-dpr+checker", "llm-edit+checker"),
                              "human (same rows)"), "editor+checker": "human (editor rows)",

@@ -124,6 +124,29 @@ def vitaminc_rows(split: str, seed: int = 0) -> Any:
     return _dataset(rows)
 
 
+def fever_paper_sample(n: int = 2000, seed: int = 0) -> Any:
+    """A seeded sample of ``n`` rows of the decontaminated FEVER paper dev set (an out-of-domain test set for
+    models trained on FEVEROUS)."""
+    train, dev = fever_paper()
+    from datasets import concatenate_datasets
+
+    every = concatenate_datasets([train, dev])
+    return every.shuffle(seed=seed).select(range(min(n, len(every))))
+
+
+def fm2(split: str = "dev") -> Any:
+    """Fool Me Twice (Eisenschlos et al. 2021): claim, gold evidence sentences, SUPPORTS/REFUTES."""
+    rows = []
+    for line in (shared_dir() / "fm2" / f"{split}.jsonl").read_text().splitlines():
+        if line.strip():
+            r = json.loads(line)
+            evidence = [e["text"].strip() for e in r["gold_evidence"] if e.get("text", "").strip()]
+            if evidence:
+                rows.append({"id": f"fm2-{r['id']}", "claim": r["text"].strip(), "evidence": evidence,
+                             "label": r["label"]})
+    return _dataset(rows)
+
+
 def fever_symmetric() -> Any:
     """FEVER-Symmetric v0.2 dev (708 rows, 177 quads): a contrast set for claim-only bias."""
     path = shared_dir() / "fever_symmetric" / "symmetric_v0.2" / "fever_symmetric_dev.jsonl"
