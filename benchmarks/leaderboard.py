@@ -132,7 +132,7 @@ def table(result: dict[str, Any]) -> list[str]:
              f"Accuracy %, mean ± sd over {seeds} seeds{f' ({where})' if where else ''}; in brackets the gain over "
              f"`none` in points."
              + (f" {result['note']}" if result.get("note") else "")
-             + (f" CORE and CrossAug rows edit a seeded sample of {result['augment_limit']} training rows."
+             + (f" Augmentation rows (CORE, CrossAug, RACE) edit a seeded sample of {result['augment_limit']} training rows."
                 if result.get("augment_limit") else "")
              + (f" Training and scoring the heads took {_minutes(rows)} minutes in all, on 2 CPU cores with the "
                 f"encodings cached (the first encoding and any generation are not counted)."
