@@ -61,7 +61,7 @@ def test_core_rows_are_also_compared_with_human_counterfactuals_of_the_same_rows
     text = load_leaderboard().build(tmp_path)
     # core: +5 of human's +40 (12%) and of the same rows' human +10 (50%)
     assert "| + CORE (CF-DPR + SmolLM2 editor) | 118 | 80.0 ± 0.0 (+0.0) | 45.0 ± 0.0 (+5.0) | 12% | 50% |" in text
-    assert "CORE and CrossAug rows edit a seeded sample of 20 training rows." in text
+    assert "Augmentation rows (CORE, CrossAug, RACE) edit a seeded sample of 20 training rows." in text
     assert "18 counterfactuals from 20 rows; skipped: llm_unchanged 2." in text
 
 
