@@ -31,21 +31,36 @@ def row_seed(seed: int, source_id: str) -> int:
     return stable_hash("row", seed, source_id)
 
 
+def _canonical(obj: Any) -> Any:
+    # A set's iteration order follows the per-process string hash seed (PEFT keeps target_modules as a set), so
+    # str() of it would give a component another fingerprint in every process and miss every cache.
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj, key=lambda v: json.dumps(v, sort_keys=True, default=_canonical))
+    return str(obj)
+
+
 def digest_json(obj: Any) -> str:
-    return xxhash.xxh64(json.dumps(obj, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+    return xxhash.xxh64(json.dumps(obj, sort_keys=True, default=_canonical).encode("utf-8")).hexdigest()
 
 
 def digest_module(module: Any) -> str:
     """xxhash of a torch module's parameters and buffers (names, dtypes, shapes and raw bytes).
 
     A tensor that shares its memory with one already hashed (tied input and output embeddings) is hashed by the
-    first name only, so a 135M-parameter LM with tied embeddings reads 540 MB, not 650.
+    first name only, so a 135M-parameter LM with tied embeddings reads 540 MB, not 650. PEFT's frozen copy of a
+    fully trained module (``modules_to_save``: ``...original_module...`` beside ``...modules_to_save...``) is left
+    out: the adapter's copy computes the outputs, and the frozen one of a new head is freshly initialised at every
+    load, so hashing it gave a saved checker another fingerprint in every process (and a cache miss).
     """
     import torch
 
     h = xxhash.xxh64()
     seen: dict[tuple[int, int, str, tuple[int, ...]], str] = {}
-    for name, tensor in sorted(module.state_dict(keep_vars=True).items()):
+    state = module.state_dict(keep_vars=True)
+    wrapped = {name.split(".modules_to_save.")[0] for name in state if ".modules_to_save." in name}
+    for name, tensor in sorted(state.items()):
+        if ".original_module." in name and name.split(".original_module.")[0] in wrapped:
+            continue
         t = tensor.detach()
         h.update(f"{name}|{t.dtype}|{tuple(t.shape)}".encode())
         if not t.numel():
