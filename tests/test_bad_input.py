@@ -161,6 +161,11 @@ def run_cli(argv):
     return lambda ctx: cli.main([a.format(**{k: str(v) for k, v in ctx.items()}) for a in argv])
 
 
+def augment_recipe(recipe):
+    """`cfaug augment DATA --recipe RECIPE` with the output in the case's folder."""
+    return run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", recipe])
+
+
 # --------------------------------------------------------------------------------------------------- the table
 NO_SETUP = None
 NER = TaskSchema.token_classification()
@@ -615,25 +620,25 @@ CASES = [
      run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "crossaug", "--generator", "no/such/folder/here"]), 2,
      "no local folder"),
     ("cli-augment-recipe-missing", ner_on_disk,
-     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "missing.yaml"]), 2,
+     augment_recipe("missing.yaml"), 2,
      "no such recipe file"),
     ("cli-augment-recipe-not-object", ner_on_disk,
-     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{dir}/list.yaml"]), 2,
+     augment_recipe("{dir}/list.yaml"), 2,
      "a recipe is an object"),
     ("cli-augment-recipe-not-yaml", ner_on_disk,
-     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{dir}/broken.yaml"]), 2,
+     augment_recipe("{dir}/broken.yaml"), 2,
      "not a YAML or JSON recipe"),
     ("cli-augment-recipe-unknown-field", ner_on_disk,
-     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{dir}/field.yaml"]), 2,
+     augment_recipe("{dir}/field.yaml"), 2,
      "per_inptu"),
     ("cli-augment-recipe-unknown-preset", ner_on_disk,
-     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{dir}/preset.yaml"]), 2,
+     augment_recipe("{dir}/preset.yaml"), 2,
      "Unknown task preset .tweets."),
     ("cli-augment-recipe-bad-reference", ner_on_disk,
-     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{dir}/component.yaml"]), 2,
+     augment_recipe("{dir}/component.yaml"), 2,
      "expected a .path., .shipped. or .repo_id."),
     ("cli-augment-recipe-unknown-method", ner_on_disk,
-     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{dir}/method.yaml"]), 2,
+     augment_recipe("{dir}/method.yaml"), 2,
      "No augmenter method named .magic."),
     ("cli-train-selector-no-column", ner_on_disk,
      run_cli(["train", "selector", "{data}", "--out", "{dir}/out"]), 2,
