@@ -20,14 +20,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .cli_common import _AUGMENT_PRESETS, UsageError, _augment_schema, _check_out, _load_local, _positive_int
+from .cli_common import (_AUGMENT_PRESETS, UsageError, _augment_schema, _check_out, _load_local, _positive_int,
+                         add_out_options, parquet_rows, writing_out)
 
 
 def _cmd_demo(args: argparse.Namespace) -> None:
     from .demo import run_demo
 
-    run_demo(args.out, generator_steps=args.generator_steps, retrain=args.retrain, seed=args.seed,
-             backend=args.backend, rows=args.rows)
+    from .hub import FolderNotEmptyError
+
+    try:
+        run_demo(args.out, generator_steps=args.generator_steps, retrain=args.retrain, seed=args.seed,
+                 backend=args.backend, rows=args.rows, overwrite=args.overwrite)
+    except FolderNotEmptyError as err:
+        raise UsageError(f"--out {err}") from None
 
 
 def _add_backend_option(parser: argparse.ArgumentParser) -> None:
@@ -100,16 +106,26 @@ def _build_augmenter(args: argparse.Namespace, dataset: Any) -> Any:
 
 
 def _cmd_augment(args: argparse.Namespace) -> None:
+    chosen = [x for x in (args.method, args.augmenter, args.recipe) if x]
+    if len(chosen) != 1:
+        raise UsageError("give exactly one of --method NAME, --augmenter PATH_OR_HUB_ID and --recipe FILE "
+                         "(cfaug augment --method NAME --help lists a method's options).")
+    _check_out(args.out, args.data, kind=_AUGMENT_KIND, overwrite=args.overwrite)
+    with writing_out(args, _AUGMENT_KIND) as tmp:
+        _augment_into(args, tmp)
+
+
+#: The kind of folder ``cfaug augment`` writes (see cfaug_hf.hub.write_folder).
+_AUGMENT_KIND = "augment output"
+
+
+def _augment_into(args: argparse.Namespace, tmp: Path) -> None:
+    """``cfaug augment``'s work, written into ``tmp`` (which becomes --out when it succeeds)."""
     import json
 
     from .augmenter import Augmenter
     from .hub import save_dataset
 
-    chosen = [x for x in (args.method, args.augmenter, args.recipe) if x]
-    if len(chosen) != 1:
-        raise UsageError("give exactly one of --method NAME, --augmenter PATH_OR_HUB_ID and --recipe FILE "
-                         "(cfaug augment --method NAME --help lists a method's options).")
-    _check_out(args.out, args.data, kind=None, overwrite=args.overwrite)
     out = Path(args.out)
     if args.augmenter:
         if args.task or args.columns or args.label_column or args.id_column or args.nei:
@@ -122,8 +138,8 @@ def _cmd_augment(args: argparse.Namespace) -> None:
         dataset = _load_local(args.data)
         augmenter = _build_augmenter(args, dataset)
         try:
-            augmenter.save_pretrained(out / "augmenter", overwrite=args.overwrite)
-            augmenter_path = str(out / "augmenter")
+            augmenter.save_pretrained(tmp / "augmenter")
+            augmenter_path = str(tmp / "augmenter")
         except TypeError as err:  # a component that cannot be saved (a Python callable)
             if args.engine == "ray":
                 raise UsageError(f"--engine ray loads the augmenter in each actor from a saved folder, and this one "
@@ -143,8 +159,10 @@ def _cmd_augment(args: argparse.Namespace) -> None:
         ray.init(address=args.address, ignore_reinit_error=True, include_dashboard=False)
         given = Path(args.data)
         parquet = given.suffix.lower() == ".parquet" or (given.is_dir() and any(given.glob("*.parquet")))
+        if parquet and parquet_rows(given) == 0:  # the same answer as a local run, before any actor starts
+            raise UsageError(f"{args.data}: no rows (the Parquet data holds only its columns).")
         data = str(given) if parquet else (dataset if dataset is not None else _load_local(args.data))
-        stats = augment_to_parquet(data, augmenter_path, out / "data", concurrency=args.concurrency,
+        stats = augment_to_parquet(data, augmenter_path, tmp / "data", concurrency=args.concurrency,
                                    batch_size=args.batch_size or 64, num_gpus=args.gpus_per_actor,
                                    imports=args.imports)
         where = f"Parquet files in {out / 'data'}"
@@ -152,14 +170,14 @@ def _cmd_augment(args: argparse.Namespace) -> None:
         dataset = dataset if dataset is not None else _load_local(args.data)
         augmenter.fit(dataset)
         augmented = augmenter.augment(dataset, batch_size=args.batch_size, num_proc=args.num_proc)
-        save_dataset(augmented, out / "data", overwrite=args.overwrite)
+        save_dataset(augmented, tmp / "data")
         stats, where = augmenter.stats, f"{len(augmented)} rows in {out / 'data'} (load_from_disk)"
-    (out / "stats.json").write_text(json.dumps(stats.to_dict(), indent=1) + "\n")
+    (tmp / "stats.json").write_text(json.dumps(stats.to_dict(), indent=1) + "\n")
     print("\n".join(stats.summary_lines()))
     print(f"Saved {where} (statistics in stats.json)")
     if augmenter_path and not args.augmenter:
-        print(f"The augmenter is in {augmenter_path}: `cfaug augment DATA --augmenter {augmenter_path} --out DIR` "
-              f"reruns it exactly.")
+        saved = out / "augmenter"
+        print(f"The augmenter is in {saved}: `cfaug augment DATA --augmenter {saved} --out DIR` reruns it exactly.")
 
 
 def _cmd_amplify(args: argparse.Namespace) -> None:
@@ -171,7 +189,7 @@ def _cmd_amplify(args: argparse.Namespace) -> None:
     if args.task == "fact-verification":
         raise UsageError("amplify edits sentiment-style texts or NLI hypotheses; use --task sentiment or nli.")
     schema = _schema_from_args(args)
-    _check_out(args.out, args.data, kind=None, overwrite=args.overwrite)
+    _check_out(args.out, args.data, kind="amplify output", overwrite=args.overwrite)
     dataset = _load_local(args.data)
     checker = None if args.no_checker else args.checker or "default"
     options: dict[str, Any] = {"num_train_epochs": args.epochs, "batch_size": args.train_batch_size}
@@ -182,9 +200,9 @@ def _cmd_amplify(args: argparse.Namespace) -> None:
                                 edit_sentences=args.edit_sentences, limit=args.limit, seed=args.seed,
                                 folds=args.folds, include_human=not args.no_human, train_options=options)
     out = Path(args.out)
-    save_dataset(augmented, out / "data", overwrite=args.overwrite)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_text(json.dumps(report.to_dict(), indent=1, default=str) + "\n")
+    with writing_out(args, "amplify output") as tmp:
+        save_dataset(augmented, tmp / "data")
+        (tmp / "report.json").write_text(json.dumps(report.to_dict(), indent=1, default=str) + "\n")
     print("\n".join(report.summary_lines()))
     print(f"Saved {len(augmented)} rows to {out / 'data'} and the report to {out / 'report.json'}")
 
@@ -247,7 +265,7 @@ def _cmd_report(args: argparse.Namespace) -> None:
     from .report import augmentation_report
 
     schema = _schema_from_args(args)
-    _check_out(args.out, args.original, args.augmented, kind=None, overwrite=args.overwrite)
+    _check_out(args.out, args.original, args.augmented, kind="report", overwrite=args.overwrite)
     original, augmented = _load_local(args.original), _load_local(args.augmented)
     checker = None
     if args.checker:
@@ -256,7 +274,7 @@ def _cmd_report(args: argparse.Namespace) -> None:
         checker = LabelChecker.from_pretrained(args.checker)
     models = {} if args.models else {"fluency_model": None, "embedder": None}
     report = augmentation_report(original, augmented, schema, checker=checker, out_dir=args.out,
-                                 max_pairs=args.max_pairs, **models)
+                                 max_pairs=args.max_pairs, overwrite=args.overwrite, **models)
     print(report.to_markdown())
     print(f"Wrote {', '.join(sorted(report.files.values()))}")
 
@@ -315,7 +333,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                    "OUT/generator; --retrain trains one), augment --rows claims of the 300-row "
                    "FEVEROUS sample shipped in the package with CrossAug, and write the augmented dataset, JSONL, "
                    "stats and a report into OUT. No Hub access is needed.")
-    demo.add_argument("--out", default="runs/demo", help="output folder (default runs/demo)")
+    add_out_options(demo, "the demo's data, statistics and report", default="runs/demo")
     demo.add_argument("--generator-steps", type=_positive_int, default=60,
                       help="training steps for the generator (default 60)")
     demo.add_argument("--retrain", action="store_true",
@@ -339,7 +357,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     what.add_argument("--method", choices=methods, help="a registered method: " + ", ".join(methods))
     what.add_argument("--recipe", help="a recipe file (YAML or JSON)")
     what.add_argument("--augmenter", help="folder or Hub id of a saved augmenter")
-    au.add_argument("--out", required=True, help="output folder")
+    add_out_options(au, "data/, stats.json and the saved augmenter")
     au.add_argument("--task", choices=sorted(_AUGMENT_PRESETS), default=None,
                     help="task preset naming the columns (default: the recipe's schema, or the method's default "
                          "task)")
@@ -358,7 +376,6 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     au.add_argument("--batch-size", type=_positive_int, default=None,
                     help="rows per map batch (local: automatic; Ray: rows per actor call, default 64)")
     au.add_argument("--num-proc", type=_positive_int, default=None, help="local worker processes (default none)")
-    au.add_argument("--overwrite", action="store_true", help="replace a non-empty output folder")
     _add_backend_option(au)
     method = _method_in(argv)
     if method in methods:
@@ -386,10 +403,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                                            "verification)")
     checker.add_argument("--no-checker", action="store_true", help="keep counterfactuals without a label check "
                                                                     "(the paper's method)")
-    ca.add_argument("--out", required=True, help="new or empty folder for the augmented dataset (or one this "
-                                                 "command wrote before, which is replaced)")
-    ca.add_argument("--overwrite", action="store_true",
-                    help="write into a folder holding other files (same-named files are replaced, others kept)")
+    add_out_options(ca, "the augmented dataset")
     ca.add_argument("--claim-column", default="claim", help="column holding the claim (default claim)")
     ca.add_argument("--evidence-column", default="evidence",
                     help="column holding the evidence: a string or a list of strings (default evidence)")
@@ -421,8 +435,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                  "counterfactuals for the other rows, checked by the flip checker shipped for the task. Writes "
                  "OUT/data (originals, human and editor counterfactuals, with provenance) and OUT/report.json.")
     am.add_argument("data", help="saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file")
-    am.add_argument("--out", required=True, help="new or empty folder for data/ and report.json")
-    am.add_argument("--overwrite", action="store_true", help="write into a non-empty folder")
+    add_out_options(am, "data/ and report.json")
     am.add_argument("--task", choices=["sentiment", "nli"], default="sentiment", help="task preset (default "
                                                                                        "sentiment)")
     am.add_argument("--columns", help="the text columns in preset order, comma-separated (default text / "
@@ -481,9 +494,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                  "and the competency test and claim-only probe before and after.")
     rp.add_argument("original", help="the input dataset: saved folder or .json/.jsonl/.csv/.tsv/.parquet file")
     rp.add_argument("augmented", help="the augmenter's output (with the cf_* provenance columns)")
-    rp.add_argument("--out", required=True, help="new or empty folder for report.json, report.md and the plots")
-    rp.add_argument("--overwrite", action="store_true", help="write into a non-empty folder (same-named files are "
-                                                             "replaced, others kept)")
+    add_out_options(rp, "report.json, report.md and the plots")
     rp.add_argument("--task", choices=sorted(_PRESETS), default="fact-verification",
                     help="the task preset naming the text columns (default fact-verification)")
     rp.add_argument("--columns", help="the text columns in preset order, comma-separated (default claim,evidence / "

@@ -4,10 +4,13 @@ and the task presets that name a dataset's columns."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["UsageError"]
+__all__ = ["UsageError", "add_out_options", "writing_out"]
 
 
 class UsageError(Exception):
@@ -25,22 +28,83 @@ def _positive_int(text: str) -> int:
 
 
 def _load_local(path: str) -> Any:
+    """A local dataset file or saved folder, with one-line errors naming the file: no such file, an unknown suffix,
+    a file that does not parse, or one with no rows (caught here for every format, before any output is written;
+    ``datasets`` itself answers an empty JSONL file with a bare ``StopIteration``)."""
     from datasets import load_dataset, load_from_disk
 
     p = Path(path)
     if p.is_dir():
-        return load_from_disk(str(p))
+        try:
+            state = json.loads((p / "state.json").read_text(encoding="utf-8")) if (p / "state.json").is_file() else {}
+        except (ValueError, UnicodeDecodeError) as err:
+            raise UsageError(f"{p / 'state.json'} is not valid JSON ({err}); the saved dataset is damaged.") from None
+        if isinstance(state, dict) and state.get("_data_files") == []:  # datasets writes no file for 0 rows
+            raise UsageError(f"{path}: no rows (a saved dataset with no data files).")
+        try:
+            data = load_from_disk(str(p))
+        except FileNotFoundError:
+            raise UsageError(f"{path}: not a dataset saved with save_to_disk (no dataset_info.json or state.json); "
+                             f"expected a saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file.") from None
+        except Exception as err:  # noqa: BLE001 - a damaged Arrow file or state: name the folder
+            raise UsageError(f"{path}: the saved dataset cannot be read ({type(err).__name__}: "
+                             f"{str(err).splitlines()[0][:200] if str(err) else ''}); save it again.") from None
+        return _has_rows(data, path)
     suffix = p.suffix.lower().lstrip(".")
     builder = {"jsonl": "json", "json": "json", "csv": "csv", "tsv": "csv", "parquet": "parquet"}.get(suffix)
     if not p.exists():
         raise UsageError(f"{path}: no such file or folder.")
     if builder is None or not p.is_file():
         raise UsageError(f"{path}: expected a saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file.")
+    if builder == "parquet":
+        if parquet_rows(p) == 0:
+            raise UsageError(f"{path}: no rows (the Parquet file holds only its columns).")
+    elif not p.read_bytes().strip():
+        raise UsageError(f"{path}: no rows (the file is empty).")
     kwargs = {"delimiter": "\t"} if suffix == "tsv" else {}
-    return load_dataset(builder, data_files=str(p), split="train", **kwargs)
+    try:
+        data = load_dataset(builder, data_files=str(p), split="train", **kwargs)
+    except UsageError:
+        raise
+    except (Exception, StopIteration) as err:  # datasets wraps the parser's error (or none) in its own
+        cause = err.__cause__ or err.__context__ or err
+        text = str(cause).strip().splitlines()[0][:200] if str(cause).strip() else type(cause).__name__
+        if "corresponds to no data" in str(err):
+            raise UsageError(f"{path}: no rows (only a header line).") from None
+        raise UsageError(f"{path}: cannot be read as {suffix.upper()} ({type(cause).__name__}: {text}).") from None
+    return _has_rows(data, path)
 
 
-def _check_out(out: str, *inputs: str, kind: str | None = "dataset", overwrite: bool = False) -> None:
+def _has_rows(data: Any, path: str) -> Any:
+    if hasattr(data, "num_rows") and not isinstance(data.num_rows, dict) and data.num_rows == 0:
+        raise UsageError(f"{path}: no rows.")
+    return data
+
+
+def parquet_rows(path: str | Path) -> int:
+    """Rows in a Parquet file or folder, from its metadata (nothing is read); a damaged file is a UsageError."""
+    import pyarrow.dataset as pads
+
+    try:
+        return pads.dataset(str(path), format="parquet").count_rows()
+    except Exception as err:  # noqa: BLE001 - pyarrow's errors have no common base beyond this
+        raise UsageError(f"{path}: not a readable Parquet file or folder ({type(err).__name__}: "
+                         f"{str(err).splitlines()[0][:200]}).") from None
+
+
+def add_out_options(parser: argparse.ArgumentParser, what: str, *, default: str | None = None) -> None:
+    """``--out`` and ``--overwrite``, with the same rules for every command (those of
+    :func:`cfaug_hf.hub.write_folder`)."""
+    where = f" (default {default})" if default else ""
+    parser.add_argument("--out", required=default is None, default=default,
+                        help=f"folder for {what}{where}: new, empty, or written by this command before (its files "
+                             f"are replaced; files you added are kept)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="write into a folder holding other files too: same-named files are replaced, no other "
+                             "file is touched")
+
+
+def _check_out(out: str, *inputs: str, kind: str = "dataset", overwrite: bool = False) -> None:
     """Refuse an output folder that is, contains or lies inside an input, or that holds files the library did not
     write (see :func:`cfaug_hf.hub.check_writable`), before anything is read or written."""
     from .hub import FolderNotEmptyError, check_writable
@@ -52,13 +116,21 @@ def _check_out(out: str, *inputs: str, kind: str | None = "dataset", overwrite: 
             raise UsageError(f"--out {out} would overwrite the input {given}; choose another folder.")
     if o.is_file():
         raise UsageError(f"--out {out} is a file; expected a folder.")
-    if kind is None:
-        if o.is_dir() and any(o.iterdir()) and not overwrite:
-            raise UsageError(f"--out {out} is not empty; choose a new or empty folder so none of your files is "
-                             f"replaced, or pass --overwrite.")
-        return
     try:
         check_writable(o, kind, overwrite=overwrite)
+    except FolderNotEmptyError as err:
+        raise UsageError(f"--out {err}") from None
+
+
+@contextlib.contextmanager
+def writing_out(args: argparse.Namespace, kind: str) -> Iterator[Path]:
+    """The temporary folder a command writes its whole ``--out`` into; it takes ``--out``'s place only when the
+    command succeeds (:func:`cfaug_hf.hub.write_folder`), so a failed run leaves nothing behind."""
+    from .hub import FolderNotEmptyError, write_folder
+
+    try:
+        with write_folder(args.out, kind, overwrite=args.overwrite) as tmp:
+            yield tmp
     except FolderNotEmptyError as err:
         raise UsageError(f"--out {err}") from None
 

@@ -20,11 +20,10 @@ MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def _common(p: argparse.ArgumentParser, base: str, epochs: float, lora: bool) -> None:
-    from .cli_common import _positive_int
+    from .cli_common import _positive_int, add_out_options
 
     p.add_argument("data", help="training data: a saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file")
-    p.add_argument("--out", required=True, help="new or empty folder for the trained component")
-    p.add_argument("--overwrite", action="store_true", help="write into a non-empty folder")
+    add_out_options(p, "the trained component")
     p.add_argument("--base", default=base, help=f"model id or folder to start from [{base}]")
     p.add_argument("--epochs", type=float, default=epochs, help=f"training epochs [{epochs:g}]")
     p.add_argument("--max-steps", type=int, default=-1, help="stop after this many steps (overrides --epochs)")
@@ -128,10 +127,11 @@ def _data(args: argparse.Namespace) -> Any:
     return data
 
 
-def _out(args: argparse.Namespace) -> None:
+def _out(args: argparse.Namespace, kind: str) -> None:
+    """Refuse a bad --out before any training (the rules of cfaug_hf.hub.write_folder for a saved ``kind``)."""
     from .cli_common import _check_out
 
-    _check_out(args.out, args.data, kind=None, overwrite=args.overwrite)
+    _check_out(args.out, args.data, kind=kind, overwrite=args.overwrite)
 
 
 def _common_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -164,7 +164,7 @@ def _save(component: Any, args: argparse.Namespace, what: str, role: str, folder
 def _train_generator(args: argparse.Namespace) -> None:
     from .training.generator import train_generator
 
-    _out(args)
+    _out(args, "generator")
     gen = train_generator(args.base, _data(args), source_column=args.source_column, target_column=args.target_column,
                           bidirectional=args.bidirectional, lora=args.lora or None, **_common_kwargs(args))
     _save(gen, args, "generator", "generator")
@@ -175,7 +175,7 @@ def _train_checker(args: argparse.Namespace) -> None:
     from .schema import TaskSchema
     from .training.checker import train_checker
 
-    _out(args)
+    _out(args, "checker")
     schema = TaskSchema.from_dict(_augment_schema(args))
     checker = train_checker(args.base, _data(args), schema, lora=args.lora or None, **_common_kwargs(args))
     _save(checker, args, "checker", "checker")
@@ -184,7 +184,7 @@ def _train_checker(args: argparse.Namespace) -> None:
 def _train_editor(args: argparse.Namespace) -> None:
     from .training.editor import edit_pairs, train_editor
 
-    _out(args)
+    _out(args, "editor")
     pairs = edit_pairs(_data(args), text_column=args.text_column, counterfactual_column=args.counterfactual_column,
                        target_column=args.target_column, context_column=args.context_column, level=args.level)
     if len(pairs) == 0:
@@ -195,23 +195,38 @@ def _train_editor(args: argparse.Namespace) -> None:
 
 
 def _train_retriever(args: argparse.Namespace) -> None:
+    import shutil
+
     from .training.retriever import train_cf_dpr
 
-    _out(args)
+    _out(args, "bi_encoder" if args.corpus is None else "retriever output")
+    corpus = None
+    if args.corpus is not None:  # checked before training, not after
+        from .cli_common import UsageError, _load_local
+
+        corpus = _load_local(args.corpus)
+        if args.text_column not in corpus.column_names:
+            raise UsageError(f"--corpus {args.corpus}: no column {args.text_column!r} (--text-column); its columns "
+                             f"are {corpus.column_names}.")
+        if len(corpus) == 0:
+            raise UsageError(f"--corpus {args.corpus}: no rows; the index needs at least one text.")
     negatives = None if args.negatives_column == "none" else args.negatives_column
     kwargs = _common_kwargs(args)
     encoder = train_cf_dpr(args.base, _data(args), query_column=args.query_column,
                            positive_column=args.positive_column, negatives_column=negatives, **kwargs)
-    if args.corpus is None:
+    if corpus is None:
         _save(encoder, args, "CF-DPR encoder", "retriever")
         return
-    from .cli_common import _load_local
+    from .cli_common import writing_out
     from .components.retriever import CorpusIndex
 
-    _save(encoder, args, "CF-DPR encoder", "retriever", Path(args.out) / "encoder")
-    index = CorpusIndex.build(encoder, _load_local(args.corpus), text_column=args.text_column)
-    index.save_pretrained(Path(args.out) / "index", overwrite=args.overwrite)
-    print(f"Saved the index of {len(index)} texts to {Path(args.out) / 'index'} (--index).")
+    index = CorpusIndex.build(encoder, corpus, text_column=args.text_column)
+    with writing_out(args, "retriever output") as tmp:  # the encoder and its index land together, or neither
+        encoder.save_pretrained(tmp / "encoder")
+        index.save_pretrained(tmp / "index")
+    shutil.rmtree(_scratch(args), ignore_errors=True)
+    print(f"Saved the CF-DPR encoder to {Path(args.out) / 'encoder'} (--retriever) and the index of {len(index)} "
+          f"texts to {Path(args.out) / 'index'} (--index).")
 
 
 def _train_selector(args: argparse.Namespace) -> None:
@@ -223,7 +238,7 @@ def _train_selector(args: argparse.Namespace) -> None:
     from .schema import TaskSchema
     from .sentences import split_sentences
 
-    _out(args)
+    _out(args, "rationale_selector")
     data = _data(args)
     for column in (args.text_column, args.label_column):
         if column not in data.column_names:

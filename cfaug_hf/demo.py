@@ -55,23 +55,31 @@ def format_examples(dataset: Any, n: int = 3, kinds: tuple[str, ...] = ("c+e'", 
     return blocks
 
 
+#: The kind of folder the demo writes (see cfaug_hf.hub.write_folder).
+_KIND = "demo output"
+
+
 def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrain: bool = False,
-             batch_size: int = 32, seed: int = 0, backend: str = "auto", rows: int = 100) -> dict[str, Any]:
+             batch_size: int = 32, seed: int = 0, backend: str = "auto", rows: int = 100,
+             overwrite: bool = False) -> dict[str, Any]:
     """Run the main job and return its summary (also written to ``out/stats.json``). ``backend``: how the generator
     decodes (see :meth:`Generator.use_backend`): ``auto`` is CTranslate2 in float32 when installed (the same
     outputs, about 1.5x faster on CPU), else transformers. ``rows``: claims augmented, a seeded sample of the 300
-    shipped (all 300 take about three times as long)."""
+    shipped (all 300 take about three times as long).
+
+    ``out`` follows the rules of :func:`cfaug_hf.hub.write_folder`: a new or empty folder, or one an earlier demo
+    wrote (its files are replaced, files you added are kept); a folder holding anything else is refused unless
+    ``overwrite=True``. Everything is written to a temporary folder first, so a failed or interrupted run changes
+    nothing there."""
     from .components.generator import Generator
     from .embedded import load_feverous_sample
-    from .hub import check_writable, save_dataset
+    from .hub import check_writable, save_dataset, write_folder
     from .methods.crossaug import CrossAugAugmenter
     from .methods.crossaug.recipes import default_claim_generator, negative_claim_generator
     from .schema import TaskSchema
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    for part in ("original", "augmented"):  # refused before the generator trains, not after
-        check_writable(out / part, "dataset")
+    check_writable(out, _KIND, overwrite=overwrite)  # refused before the generator trains, not after
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     dataset = load_feverous_sample()
@@ -85,15 +93,15 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrai
           f"({sum(lab == 'SUPPORTS' for lab in dataset['label'])} SUPPORTS).", flush=True)
 
     gen_dir = out / "generator"
+    trained = None
     if retrain:
         print(f"[2/3] Training a negative-claim generator: SmolLM2-135M-Instruct + LoRA, {generator_steps} steps "
               "of 16 VitaminC claim pairs (both directions).", flush=True)
-        generator = negative_claim_generator(max_steps=generator_steps, seed=seed)
-        generator.save_pretrained(gen_dir)
+        generator = trained = negative_claim_generator(max_steps=generator_steps, seed=seed)
     elif gen_dir.is_dir():
         print(f"[2/3] Reusing the generator trained earlier in {gen_dir} (pass --retrain to train it again).",
               flush=True)
-        generator = Generator.from_pretrained(gen_dir)
+        generator = trained = Generator.from_pretrained(gen_dir)
     else:
         print("[2/3] Loading the negative-claim generator shipped in the package: SmolLM2-135M-Instruct + a LoRA "
               "adapter learned from VitaminC claim pairs (--retrain trains your own).", flush=True)
@@ -117,14 +125,10 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrai
     timings["augment_s"] = round(time.perf_counter() - t1, 1)
     stats: AugmentationStats = augmenter.stats
 
-    save_dataset(dataset, out / "original")
-    save_dataset(augmented, out / "augmented")
-    augmented.to_json(str(out / "augmented.jsonl"), force_ascii=False)
     examples = format_examples(augmented)
     summary = {"dataset": f"cfaug_hf embedded FEVEROUS sample ({len(dataset)} of 300 rows, CC BY-SA 3.0)",
                "generator": generator.get_config_dict(), "backend": engine, "augmenter": augmenter.get_config_dict(),
                "stats": stats.to_dict(), "timings": timings}
-    (out / "stats.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
     report = ["# CrossAug on the embedded FEVEROUS sample", "",
               f"Generator: {generator.base_model} "
               f"({'LoRA adapter' if generator.get_config_dict()['adapter'] else 'full weights'}"
@@ -135,7 +139,14 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrai
               "## Counts", "", *[f"- {line.strip()}" for line in stats.summary_lines()], "",
               "## Examples", "", *[f"```\n{b}\n```" for b in examples], "",
               "Data: FEVEROUS (Aly et al., 2021), CC BY-SA 3.0; method: CrossAug (Lee et al., 2021).", ""]
-    (out / "report.md").write_text("\n".join(report))
+    with write_folder(out, _KIND, overwrite=overwrite) as tmp:
+        if trained is not None:  # the trained generator stays with the run that uses it
+            trained.save_pretrained(tmp / "generator")
+        save_dataset(dataset, tmp / "original")
+        save_dataset(augmented, tmp / "augmented")
+        augmented.to_json(str(tmp / "augmented.jsonl"), force_ascii=False)
+        (tmp / "stats.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
+        (tmp / "report.md").write_text("\n".join(report))
 
     print()
     print("Summary")

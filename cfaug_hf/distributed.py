@@ -163,14 +163,22 @@ def augment_ray(data: Any, augmenter: Any, *, concurrency: int = 1, batch_size: 
     return out.filter(lambda row: row["cf_kind"] != TRACE_KIND)
 
 
-def augment_to_parquet(data: Any, augmenter: Any, output_dir: str | os.PathLike, **kwargs: Any) -> Any:
+def augment_to_parquet(data: Any, augmenter: Any, output_dir: str | os.PathLike, *, overwrite: bool = False,
+                       **kwargs: Any) -> Any:
     """Augment ``data`` on Ray (see :func:`augment_ray` for the arguments), write the rows to Parquet files in
     ``output_dir`` and return the exact :class:`~cfaug_hf.AugmentationStats`, counted from the output's provenance.
     Read the result with ``datasets.load_dataset("parquet", data_dir=output_dir)``; an output of no rows is one
-    empty Parquet file holding the columns (read it with pyarrow: ``datasets`` refuses a file of no rows)."""
+    empty Parquet file holding the columns (read it with pyarrow: ``datasets`` refuses a file of no rows).
+
+    ``output_dir`` follows :func:`cfaug_hf.hub.write_folder`: the files are written to a fresh folder beside it that
+    takes its place when every row is written, so a rerun replaces the parts of the run before completely (no
+    old part is left beside the new ones) and a failed run leaves ``output_dir`` as it was."""
     ray = require("ray", "Ray scale-out")
     from .augmenter import AugmentationError
+    from .hub import check_writable, write_folder
     from .provenance import TRACE_KIND, AugmentationStats
+
+    check_writable(output_dir, "parquet dataset", overwrite=overwrite)
 
     traced = augment_ray(data, augmenter, keep_trace=True, **kwargs)
     try:
@@ -186,12 +194,12 @@ def augment_to_parquet(data: Any, augmenter: Any, output_dir: str | os.PathLike,
             if not is_cf:
                 stats.rows_in += 1
                 stats.events.update(list(outcome))
-    Path(output_dir).mkdir(parents=True, exist_ok=True)
-    traced.filter(lambda row: row["cf_kind"] != TRACE_KIND).write_parquet(str(output_dir))
-    if not any(Path(output_dir).glob("*.parquet")):  # no row at all: Ray writes no file, so write an empty one
-        import pyarrow.parquet as pq
+    with write_folder(output_dir, "parquet dataset", overwrite=overwrite, hidden_manifest=True) as tmp:
+        traced.filter(lambda row: row["cf_kind"] != TRACE_KIND).write_parquet(str(tmp))
+        if not any(tmp.glob("*.parquet")):  # no row at all: Ray writes no file, so write an empty one
+            import pyarrow.parquet as pq
 
-        pq.write_table(traced.schema().base_schema.empty_table(), str(Path(output_dir) / "empty.parquet"))
+            pq.write_table(traced.schema().base_schema.empty_table(), str(tmp / "empty.parquet"))
     return stats
 
 

@@ -21,6 +21,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -29,8 +30,8 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["HubError", "ComponentLoadError", "FolderNotEmptyError", "MANIFEST", "FORMAT_VERSION", "write_folder",
-           "check_writable", "save_dataset", "owned_files", "file_digest", "path_inside", "read_manifest",
+__all__ = ["HubError", "ComponentLoadError", "FolderNotEmptyError", "MANIFEST", "HIDDEN_MANIFEST", "FORMAT_VERSION", "write_folder",
+           "check_writable", "recover_folder", "save_dataset", "owned_files", "file_digest", "path_inside", "read_manifest",
            "folder_kind", "check_manifest", "check_weight_files", "check_json_files", "read_versioned_json", "hub_errors", "download_folder", "resolve_folder"]
 
 #: Version of the on-disk layout of saved objects. Loading a folder written with a newer version is refused.
@@ -38,6 +39,10 @@ FORMAT_VERSION = 1
 
 #: Written into every folder the library saves: its kind and the files the library wrote.
 MANIFEST = "cfaug_manifest.json"
+#: The same, hidden, in folders of data files that readers take whole (``load_dataset("parquet", data_dir=...)``
+#: reads every file that is not hidden).
+HIDDEN_MANIFEST = ".cfaug_manifest.json"
+_MANIFESTS = (MANIFEST, HIDDEN_MANIFEST)
 
 #: Files up to this size are checked against their manifest digest at load time.
 _DIGEST_CHECK_BYTES = 32 * 1024 * 1024
@@ -65,6 +70,8 @@ class FolderNotEmptyError(FileExistsError):
 # ------------------------------------------------------------------------------------------------------- folders
 def read_manifest(folder: str | os.PathLike) -> dict[str, Any] | None:
     path = Path(folder) / MANIFEST
+    if not path.is_file():
+        path = Path(folder) / HIDDEN_MANIFEST
     if not path.is_file():
         return None
     try:
@@ -158,6 +165,7 @@ def check_writable(target: str | os.PathLike, kind: str, *, overwrite: bool = Fa
     target = Path(os.path.realpath(os.fspath(target)))
     if target.exists() and not target.is_dir():
         raise FolderNotEmptyError(f"{target} is a file; expected a folder (missing, empty, or a saved {kind}).")
+    recover_folder(target)
     existing = _files(target) if target.is_dir() else []
     if not existing or overwrite:
         return target
@@ -179,16 +187,162 @@ def check_writable(target: str | os.PathLike, kind: str, *, overwrite: bool = Fa
         f"other files are kept).")
 
 
+#: The journal inside a finished temporary folder: written just before its files start moving into the target, so a
+#: save interrupted after that point (a SIGKILL, a power cut) is completed by the next call instead of left half done.
+_COMMIT = ".cfaug_commit.json"
+
+
+def _crash_point(step: str) -> None:
+    """Called between the file operations of a save; the fault-injection tests kill the process here."""
+
+
+def _tmp_pattern(name: str) -> re.Pattern[str]:
+    # ``.NAME.PID-RANDOM.tmp`` (this release) and ``.NAME.RANDOM.tmp`` / ``.NAME.RANDOM.old`` (earlier releases)
+    return re.compile(rf"^\.{re.escape(name)}\.(?:(?P<pid>\d+)-)?[a-z0-9_]{{8}}\.(?P<suffix>tmp|old)$")
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, but owned by someone else
+        return True
+    return True
+
+
+def recover_folder(target: str | os.PathLike) -> list[str]:
+    """Finish or undo whatever an interrupted save left beside ``target``; returns what was done, in words.
+
+    * a finished save whose journal was written (it died while moving files in) is completed;
+    * a temporary folder without a journal (it died while writing) is removed: it holds only files the library
+      wrote, and ``target`` was never touched;
+    * a ``.NAME.XXXX.old`` folder left by an earlier release (which moved the whole folder aside while saving) gives
+      every file of the user's back to ``target``; the library's own old files in it are dropped.
+
+    Every save and every load of a local folder calls this first, so nothing is ever left half written.
+    """
+    target = Path(os.path.realpath(os.fspath(target)))
+    parent, done = target.parent, []
+    if not parent.is_dir():
+        return done
+    pattern = _tmp_pattern(target.name)
+    for entry in sorted(parent.iterdir()):
+        m = pattern.match(entry.name)
+        if not m or not entry.is_dir() or entry.is_symlink():
+            continue
+        if m["suffix"] == "old":
+            done.append(_restore_legacy(entry, target))
+        elif (entry / _COMMIT).is_file():
+            _commit(entry, target, json.loads((entry / _COMMIT).read_text()))
+            done.append(f"completed an interrupted save of {target}")
+        elif m["pid"] is None or not _pid_alive(int(m["pid"])):
+            shutil.rmtree(entry, ignore_errors=True)
+            done.append(f"removed an unfinished save of {target} ({entry.name})")
+    for line in done:
+        logger.warning("%s", line)
+    return done
+
+
+def _restore_legacy(old: Path, target: Path) -> str:
+    """Put back the files an earlier release's interrupted save left in ``old/x`` (see :func:`recover_folder`)."""
+    inner = old / "x"
+    if not inner.is_dir():
+        shutil.rmtree(old, ignore_errors=True)
+        return f"removed an empty leftover {old.name}"
+    if not target.exists():  # it died between moving the folder aside and moving the new one in
+        os.replace(inner, target)
+        shutil.rmtree(old, ignore_errors=True)
+        return f"restored {target} from {old.name}, where an interrupted save had moved it"
+    ours, _ = owned_files(inner, read_manifest(inner))
+    ours.update(_MANIFESTS)
+    restored, kept = 0, []
+    for rel in _files(inner):
+        src, dst = inner / rel, target / rel
+        if rel in ours:
+            continue
+        if dst.exists() or dst.is_symlink():
+            kept.append(rel)
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(src, dst)
+        restored += 1
+    if kept:
+        return (f"restored {restored} file(s) of yours to {target} from {old.name}; {len(kept)} other(s) "
+                f"({kept[:3]}) are still in {old} because {target} now holds files of the same names")
+    shutil.rmtree(old, ignore_errors=True)
+    return f"restored {restored} file(s) of yours to {target} from {old.name}, where an interrupted save had left them"
+
+
+def _commit(tmp: Path, target: Path, journal: dict[str, Any]) -> None:
+    """Move a finished save from ``tmp`` into ``target``: idempotent, so a second run after a crash finishes it.
+
+    The library's stale files (listed with their digests in the journal, deleted only if still unchanged) go
+    first, then the new files one rename each, the manifest last: until the manifest lands, a load sees the
+    journal beside the folder and completes the save before reading anything. A user's file is never moved.
+    """
+    remove = journal.get("remove") or {}
+    for rel, digest in sorted(remove.items()):
+        path = target / rel
+        if path.is_file() and not path.is_symlink() and file_digest(path) == digest:
+            path.unlink()
+            _crash_point("remove")
+            _prune_empty(path.parent, target)
+    names = [f for f in _files(tmp) if f not in (*_MANIFESTS, _COMMIT)]
+    for rel in names + [m for m in _MANIFESTS if (tmp / m).is_file()]:
+        dst = target / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if dst.is_dir() and not dst.is_symlink():  # checked before the journal was written; an empty folder only
+            dst.rmdir()
+        os.replace(tmp / rel, dst)
+        _crash_point("move")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _prune_empty(folder: Path, root: Path) -> None:
+    """Remove ``folder`` and its parents up to ``root`` while they are empty (left so by removing stale files)."""
+    while folder != root and _inside(root, folder):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
+
+
+def _conflicts(target: Path, new: list[str], ours: set[str]) -> list[str]:
+    """New files whose place in ``target`` is taken by something that is not a file the library may replace:
+    a folder of the user's where a file goes, or a file of the user's where a folder goes."""
+    found = []
+    for rel in new:
+        path = target / rel
+        if path.is_dir() and not path.is_symlink() and any(path.iterdir()):
+            found.append(f"{rel} (a folder of yours where a file goes)")
+            continue
+        parts = Path(rel).parts
+        for i in range(1, len(parts)):
+            sub = "/".join(parts[:i])
+            p = target / sub
+            if (p.is_file() or p.is_symlink()) and not p.is_dir() and sub not in ours:
+                found.append(f"{sub} (a file of yours where a folder goes)")
+                break
+    return found
+
+
 @contextlib.contextmanager
-def write_folder(target: str | os.PathLike, kind: str, *, overwrite: bool = False) -> Iterator[Path]:
-    """Yield an empty temporary folder; when the block succeeds, it becomes ``target`` in one rename.
+def write_folder(target: str | os.PathLike, kind: str, *, overwrite: bool = False,
+                 hidden_manifest: bool = False) -> Iterator[Path]:
+    """Yield an empty temporary folder; when the block succeeds, its files move into ``target``.
 
     ``target`` may be missing, empty, or hold a saved object of the same ``kind`` (it is then replaced: files the
     library wrote there before, as its manifest's digests prove, and does not write now are removed; any other file
-    is kept). A non-empty folder of another kind, or one whose listed files were changed, raises
+    is kept where it is). A non-empty folder of another kind, or one whose listed files were changed, raises
     :class:`FolderNotEmptyError` unless ``overwrite=True``; even then only files with the same names as the new ones
     are replaced. A symlinked ``target`` is followed (the link is kept). If the block fails, ``target`` is left as
-    it was.
+    it was. If the process dies while the files move in, the next save or load of ``target`` finishes the move
+    (:func:`recover_folder`); a user's file is never moved anywhere. ``hidden_manifest`` names the manifest
+    ``.cfaug_manifest.json``, for folders of data files that a reader takes whole.
 
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp()) / "out"
@@ -205,40 +359,37 @@ def write_folder(target: str | os.PathLike, kind: str, *, overwrite: bool = Fals
     ours_before: set[str] = set()
     if existing and folder_kind(target) == kind:
         ours_before, _ = owned_files(target, read_manifest(target))
+        ours_before.update(m for m in _MANIFESTS if (target / m).is_file())
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp", dir=target.parent))
     try:
         yield tmp
-        written = [f for f in _files(tmp) if f != MANIFEST]
+        _crash_point("written")
+        manifest = HIDDEN_MANIFEST if hidden_manifest else MANIFEST
+        written = [f for f in _files(tmp) if f not in _MANIFESTS]
         digests = {f: file_digest(tmp / f) for f in written if not (tmp / f).is_symlink()}
-        (tmp / MANIFEST).write_text(json.dumps({"kind": kind, "files": written, "digests": digests}, indent=2) + "\n")
-        if not existing:
+        (tmp / manifest).write_text(json.dumps({"kind": kind, "files": written, "digests": digests}, indent=2) + "\n")
+        _crash_point("manifest")
+        if not existing:  # missing or empty: the finished folder takes its place in one rename
             if target.is_dir():
                 target.rmdir()
             os.replace(tmp, target)
             return
-        ours_before.add(MANIFEST)
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
-        os.replace(target, old / "x")
-        os.replace(tmp, target)
-        for rel in _files(old / "x"):
-            if rel in ours_before or (target / rel).exists() or (target / rel).is_symlink():
-                continue
-            (target / rel).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(old / "x" / rel, target / rel)
-        _remove_ours(old, ours_before)
+        new = set(written) | {manifest}
+        clash = _conflicts(target, sorted(new), ours_before)
+        if clash:
+            raise FolderNotEmptyError(f"{target}: cannot write the {kind} without removing something of yours: "
+                                      f"{'; '.join(clash[:3])}. Move it, or choose another folder.")
+        remove = {rel: file_digest(target / rel) for rel in sorted(ours_before - new) if (target / rel).is_file()}
+        journal = tmp / f"{_COMMIT}.part"
+        journal.write_text(json.dumps({"target": os.fspath(target), "remove": remove}))
+        os.replace(journal, tmp / _COMMIT)  # from here on the save is finished, now or by the next call
+        _crash_point("journal")
+        _commit(tmp, target, {"remove": remove})
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if not (tmp / _COMMIT).is_file():
+            shutil.rmtree(tmp, ignore_errors=True)
         raise
-
-
-def _remove_ours(old: Path, ours: set[str]) -> None:
-    """Delete the moved-aside old folder, which by now holds only files the library wrote (and their folders)."""
-    left = [rel for rel in _files(old / "x") if rel not in ours]
-    if left:  # never reached: every other file was moved back; kept rather than deleted if it ever is
-        logger.warning("Kept %d file(s) in %s that could not be moved back: %s", len(left), old, left[:5])
-        return
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def save_dataset(dataset: Any, folder: str | os.PathLike, *, overwrite: bool = False, **save_kwargs: Any) -> Path:
@@ -446,6 +597,12 @@ def resolve_folder(name_or_path: str | os.PathLike, what: str, *, revision: str 
     name = os.fspath(name_or_path)
     path = Path(name)
     if path.is_dir():
+        if revision is not None and _shipped_origin(path) is None:
+            raise ComponentLoadError(f"Cannot load the {what}: revision={revision!r} was given, but {name} is a local "
+                                     f"folder, which has no revisions (they are for Hub repositories). Drop the "
+                                     f"revision, or check out that version of the folder yourself.")
+        for unfinished in (path, path.parent):  # a save of it, or of the run folder around it, that was cut off
+            recover_folder(unfinished)
         folder = path / subfolder if subfolder else path
         if not folder.is_dir():
             raise ComponentLoadError(f"{path} has no subfolder {subfolder!r}.")

@@ -73,6 +73,9 @@ def resolve_model(name_or_path: str | os.PathLike, revision: str | None = None) 
     """
     name = os.fspath(name_or_path)
     if os.path.isdir(name):
+        if revision is not None:  # transformers would ignore it silently
+            raise ValueError(f"revision={revision!r} was given, but {name} is a local folder, which has no revisions "
+                             f"(they are for Hub repositories); drop the revision.")
         return ResolvedModel(name, name, {})
     if name in _EMBEDDED and revision is None:
         package, inner, gguf, requirement = _EMBEDDED[name]

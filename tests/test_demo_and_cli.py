@@ -75,3 +75,23 @@ def test_demo_retrain_trains_and_then_reuses_its_own_generator(tmp_path, tiny_re
     assert (tmp_path / "demo" / "generator" / "cfaug_generator.json").is_file()
     run_demo(tmp_path / "demo")
     assert "Reusing the generator trained earlier" in capsys.readouterr().out
+
+
+def test_the_demo_writes_only_where_it_may(tmp_path, tiny_recipe, capsys):
+    """Reported: `cfaug demo --out DIR` wrote report.md, stats.json, ... into any folder, replacing a user's files of
+    those names. It now follows the rules of every other command: a folder of the user's is refused (nothing
+    written), a rerun replaces its own files and keeps the user's, --overwrite writes beside other files."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "report.md").write_text("my report")
+    assert cli.main(["demo", "--out", str(mine), "--rows", "3"]) == 2
+    assert "is not empty" in capsys.readouterr().err
+    assert [p.name for p in mine.iterdir()] == ["report.md"] and (mine / "report.md").read_text() == "my report"
+    out = tmp_path / "demo"
+    assert cli.main(["demo", "--out", str(out), "--rows", "3"]) == 0
+    (out / "notes.txt").write_text("mine")
+    assert cli.main(["demo", "--out", str(out), "--rows", "4"]) == 0  # its own output: replaced
+    assert json.loads((out / "stats.json").read_text())["stats"]["rows_in"] == 4
+    assert (out / "notes.txt").read_text() == "mine"
+    assert cli.main(["demo", "--out", str(mine), "--rows", "3", "--overwrite"]) == 0
+    assert (mine / "stats.json").is_file()

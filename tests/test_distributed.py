@@ -99,3 +99,30 @@ def test_cli_augment_runs_a_saved_augmenter_here_and_on_ray(tmp_path, capsys):
     assert read(tmp_path / "ray" / "data") == local == aug.augment(data).to_list()
     assert json.loads((tmp_path / "ray" / "stats.json").read_text()) == aug.stats.to_dict()
     assert "Saved Parquet files" in capsys.readouterr().out
+
+
+def test_a_rerun_with_overwrite_replaces_every_part_of_the_run_before(tmp_path, capsys):
+    """Reported: `cfaug augment --engine ray ... --overwrite` into the same --out added new Parquet parts beside the
+    old ones (22 rows read back, stats.json said 11). The run is written to a fresh folder and swapped in."""
+    import json
+
+    from cfaug_hf.cli import main
+
+    aug, data = negate_case()
+    aug.save_pretrained(tmp_path / "augmenter")
+    data.to_json(tmp_path / "in.jsonl")
+    data.select(range(5)).to_json(tmp_path / "small.jsonl")
+    args = ["--augmenter", str(tmp_path / "augmenter"), "--out", str(tmp_path / "ray"), "--engine", "ray",
+            "--concurrency", "2", "--batch-size", "2", "--imports", "cfaug_hf.testing"]
+    assert main(["augment", str(tmp_path / "in.jsonl"), *args]) == 0
+    (tmp_path / "ray" / "my-notes.txt").write_text("mine")
+    assert main(["augment", str(tmp_path / "small.jsonl"), *args, "--overwrite"]) == 0
+    stats = json.loads((tmp_path / "ray" / "stats.json").read_text())
+    assert len(read(tmp_path / "ray" / "data")) == stats["rows_out"] and stats["rows_in"] == 5
+    assert (tmp_path / "ray" / "my-notes.txt").read_text() == "mine"
+    # the Parquet API itself: a second write of the same folder replaces the first one's parts
+    augment_to_parquet(data, str(tmp_path / "augmenter"), tmp_path / "direct", batch_size=2, concurrency=2,
+                       imports=["cfaug_hf.testing"])
+    stats = augment_to_parquet(data.select(range(3)), str(tmp_path / "augmenter"), tmp_path / "direct",
+                               batch_size=2, imports=["cfaug_hf.testing"])
+    assert len(read(tmp_path / "direct")) == stats.rows_out
