@@ -1,25 +1,41 @@
-"""Keeping credentials out of everything the library writes: errors, logs, configs, cards and reprs.
+"""Keeping credentials out of everything the library writes: errors, logs, configs, cards, caches and reprs.
 
 One place decides what a secret looks like, so the HTTP LLM client, the Hub helpers and the cards scrub the same way.
+Three rules:
+
+* a key is never taken as an argument: only the *name* of the environment variable that holds it, and only a name
+  that is one (:func:`check_env_name` refuses anything shaped like a key, without repeating it);
+* text leaving the process is scrubbed by the key's *value*, including any 6-character piece of it (an error body
+  cut at N bytes may end with the first characters of a key), and by credential shapes (``Bearer ...``);
+* a URL keeps no credential-bearing part: no ``user:password@``, no path parameters (``;api_key=``), no fragment,
+  and no query parameter whose name or value is a credential.
 
 >>> scrub("401: bad header 'Authorization: Bearer sk-abc123def456ghi789'", ["sk-abc123def456ghi789"])
 "401: bad header 'Authorization: Bearer ***'"
->>> split_url_credentials("https://bob:hunter2@llm.example/v1?api-key=XYZ&api-version=2024")
-('https://llm.example/v1?api-version=2024', ['user:password', 'api-key'])
+>>> scrub("error: invalid key 0f3a9c2e...", ["0f3a9c2e7d1b4a5f8e6c0b9a2d4f6e8a"])
+'error: invalid key ***...'
+>>> split_url_credentials("https://bob:hunter2@llm.example/v1;api_key=XYZ?api-key=XYZ&api-version=2024#token=XYZ")
+('https://llm.example/v1?api-version=2024', ['user:password', 'path parameters', 'api-key', 'fragment'])
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = ["scrub", "split_url_credentials", "looks_like_a_key", "is_secret_name", "REDACTED"]
+__all__ = ["scrub", "split_url_credentials", "looks_like_a_key", "is_secret_name", "check_env_name", "looks_like_a_key_value", "scrub_values",
+           "REDACTED",
+           "WINDOW"]
 
 REDACTED = "***"
 
+#: Any run of this many characters of a known secret is scrubbed (a cut error body may hold a key's first few).
+WINDOW = 6
+
 #: Query parameter and header names whose values are credentials.
-_SECRET_NAME = re.compile(r"(key|token|secret|passw|pwd|auth|sig|credential|session)", re.I)
+_SECRET_NAME = re.compile(r"(key|token|secret|passw|pwd|auth|sig|credential|session|code|bearer)", re.I)
 
 #: Credential shapes that are scrubbed even when the exact value is not known (echoed headers, known key formats).
 _PATTERNS = [
@@ -29,6 +45,16 @@ _PATTERNS = [
                r"[^\s'\",}\]&]+"),
     re.compile(r"(://)[^/\s@:]+:[^/\s@]+(@)"),  # user:password@host
     re.compile(r"()\b(?:sk|hf|pk|rk|ghp|gho|xox[abp])[-_][A-Za-z0-9_-]{12,}"),
+    re.compile(r"()\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),  # AWS access key ids
+]
+
+#: Values shaped like keys: known prefixes, AWS ids, long hex (Azure's 32), JWTs, long mixed-case or base64 runs.
+_KEY_SHAPES = [
+    re.compile(r"(?i)^(sk|hf|pk|rk|ghp|gho|github_pat|xox[abp]|glpat|AIza)[-_]?[A-Za-z0-9_-]*\d"),
+    re.compile(r"^(AKIA|ASIA)[0-9A-Z]{12,}$"),
+    re.compile(r"^[0-9a-fA-F]{16,}$"),
+    re.compile(r"^eyJ[A-Za-z0-9_-]{8,}\."),
+    re.compile(r"^[A-Za-z0-9+/=_-]{32,}$"),
 ]
 
 
@@ -37,39 +63,113 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))
 
 
+def looks_like_a_key(value: str) -> bool:
+    """True for a string that is (or may be) a credential rather than the *name* of an environment variable.
+
+    A name is letters, digits and underscores, made of words (``OPENAI_API_KEY``, ``AZURE_KEY_2``); a key is a long
+    run without word breaks, a known prefix with digits, hex, an AWS id, or a JWT.
+    """
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+        return True
+    if any(shape.search(value) for shape in _KEY_SHAPES):
+        return True
+    for part in value.split("_"):  # a word of a name is short, or has no digits in it
+        if len(part) > 12 and any(c.isdigit() for c in part):
+            return True
+        if len(part) >= 20:
+            return True
+    mixed = any(c.islower() for c in value) and any(c.isupper() for c in value) and any(c.isdigit() for c in value)
+    return len(value) >= 16 and mixed
+
+
+def looks_like_a_key_value(value: str) -> bool:
+    """True for a URL query value (or any short string) shaped like a key: a known prefix, hex, an AWS id, a JWT, or
+    a long run of letters and digits in both cases."""
+    if any(shape.search(value) for shape in _KEY_SHAPES):
+        return True
+    mixed = any(c.islower() for c in value) and any(c.isupper() for c in value) and any(c.isdigit() for c in value)
+    return len(value) >= 20 and mixed and " " not in value
+
+
+def check_env_name(name: object, option: str = "api_key_env") -> None:
+    """Raise ``ValueError`` unless ``name`` can only be the name of an environment variable (never echoing it).
+
+    Refused: anything that is not letters, digits and underscores; anything shaped like a key; and a value that
+    *is* the value of a variable in the environment (``api_key_env=os.environ["OPENAI_API_KEY"]``).
+    """
+    hint = (f"{option} must be the NAME of an environment variable holding the key (e.g. 'OPENAI_API_KEY'), or None; "
+            f"the value given {{why}}, so it is neither sent nor saved (and not shown here). Set the key with: "
+            f"export OPENAI_API_KEY=... and pass {option}='OPENAI_API_KEY'.")
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ValueError(hint.format(why="is not a name (letters, digits and underscores)"))
+    if name in os.environ:  # a variable of that name exists: it is a name, whatever it looks like
+        return
+    if looks_like_a_key(name):
+        raise ValueError(hint.format(why="looks like a key itself"))
+    if any(v == name for v in os.environ.values() if len(v) >= 8):
+        raise ValueError(hint.format(why="is the value of an environment variable"))
+
+
+def _windows(secret: str) -> set[str]:
+    return {secret[i:i + WINDOW] for i in range(len(secret) - WINDOW + 1)}
+
+
 def scrub(text: object, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with every known secret and every credential-shaped substring replaced by ``***``."""
-    out = str(text)
-    for secret in secrets:
-        if isinstance(secret, str) and len(secret) >= 4:
-            out = out.replace(secret, REDACTED)
+    """``text`` with every known secret (and any run of :data:`WINDOW` or more of its characters) and every
+    credential-shaped substring replaced by ``***``."""
+    out = scrub_values(text, secrets)
     for pattern in _PATTERNS:
         out = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + REDACTED
                           + (m.group(2) if (m.lastindex or 0) >= 2 else ""), out)
     return out
 
 
+def scrub_values(text: object, secrets: Iterable[str | None] = ()) -> str:
+    """``text`` with every known secret, and every run of at least :data:`WINDOW` of its characters, replaced by
+    ``***``; nothing else is touched (for generated text, which may legitimately say "password: ...")."""
+    out = str(text)
+    for secret in secrets:
+        if not isinstance(secret, str) or len(secret) < 4:
+            continue
+        out = out.replace(secret, REDACTED)
+        if len(secret) < WINDOW:
+            continue
+        grams = _windows(secret)
+        covered = [False] * len(out)
+        for i in range(len(out) - WINDOW + 1):
+            if out[i:i + WINDOW] in grams:
+                covered[i:i + WINDOW] = [True] * WINDOW
+        if any(covered):
+            pieces, i = [], 0
+            while i < len(out):
+                if covered[i]:
+                    while i < len(out) and covered[i]:
+                        i += 1
+                    pieces.append(REDACTED)
+                else:
+                    pieces.append(out[i])
+                    i += 1
+            out = "".join(pieces)
+    return out
+
+
 def split_url_credentials(url: str) -> tuple[str, list[str]]:
-    """``url`` without ``user:password@`` and without query parameters that carry credentials, and the names of
-    what was removed (so the caller can warn without repeating a secret)."""
+    """``url`` without its credential-bearing parts, and the names of what was removed (so the caller can warn
+    without repeating a secret): ``user:password@``, path parameters (``;key=...`` in any segment), the fragment,
+    and query parameters whose name or value is a credential."""
     parts = urlsplit(url)
     removed = []
     netloc = parts.netloc
     if "@" in netloc:
         netloc = netloc.rpartition("@")[2]
         removed.append("user:password")
+    path = parts.path
+    if ";" in path:
+        path = "/".join(segment.split(";", 1)[0] for segment in path.split("/"))
+        removed.append("path parameters")
     query = parse_qsl(parts.query, keep_blank_values=True)
-    kept = [(k, v) for k, v in query if not is_secret_name(k)]
-    removed += [k for k, _ in query if is_secret_name(k)]
-    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(kept), "")), removed
-
-
-def looks_like_a_key(value: str) -> bool:
-    """True for a string that is a credential rather than the *name* of an environment variable: environment
-    variable names are letters, digits and underscores, and keys are long mixed strings or have a known prefix."""
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
-        return True
-    if re.match(r"(?i)(sk|hf|pk|rk|ghp|gho)_", value) and any(c.isdigit() for c in value):
-        return True
-    mixed = any(c.islower() for c in value) and any(c.isupper() for c in value) and any(c.isdigit() for c in value)
-    return len(value) >= 24 and mixed
+    kept = [(k, v) for k, v in query if not is_secret_name(k) and not looks_like_a_key_value(v)]
+    removed += [k if is_secret_name(k) else "a query value shaped like a key" for k, v in query if (k, v) not in kept]
+    if parts.fragment:
+        removed.append("fragment")
+    return urlunsplit((parts.scheme, netloc, path, urlencode(kept), "")), removed

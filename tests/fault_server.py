@@ -17,7 +17,8 @@ import threading
 import time
 
 FAULTS = ("cut_short", "bad_encoding", "redirect_loop", "wrong_shape", "message_not_object", "not_json", "drip",
-          "reset", "echo_headers", "huge", "empty_choices", "status_500", "status_429")
+          "reset", "echo_headers", "huge", "empty_choices", "status_500", "status_429", "echo_key_cut",
+          "echo_key_answer")
 
 
 class FaultServer:
@@ -111,6 +112,14 @@ class FaultServer:
         if fault == "echo_headers":  # a proxy error page that repeats what it was sent, key included
             echoed = json.dumps({"error": "unauthorized", "request_headers": headers}).encode()
             return self._send(conn, "401 Unauthorized", echoed)
+        if fault in ("echo_key_cut", "echo_key_answer"):  # the bare key, no "Bearer" before it to scrub by shape
+            key = headers.get("authorization", "").rpartition(" ")[2]
+            if fault == "echo_key_answer":
+                answer = {"choices": [{"message": {"role": "assistant", "content": f"Sure, {key} it is."}}]}
+                return self._send(conn, "200 OK", json.dumps(answer).encode())
+            # the key starts 290 bytes in, so a client that shows the first 300 bytes shows its first 10 characters
+            prefix = '{"error": "invalid credentials: '
+            return self._send(conn, "403 Forbidden", (prefix + "." * (290 - len(prefix)) + key + '"}').encode())
         if fault == "huge":
             return self._send(conn, "200 OK", b'{"choices": [{"message": {"content": "' + b"a" * (3 << 20) + b'"}}]}')
         if fault == "drip":  # valid headers, then the body one byte at a time, for drip_s seconds

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..credentials import scrub
+from ..credentials import scrub, scrub_values
 from ..generation import Constraint, GenerationResult, apply_constraints
 from .base import Component
 
@@ -118,7 +118,7 @@ class HTTPLLMConfig:
         import math
 
         from ..configs import check_value
-        from ..credentials import looks_like_a_key, split_url_credentials
+        from ..credentials import check_env_name, split_url_credentials
 
         if isinstance(self.cache_dir, os.PathLike):
             self.cache_dir = os.fspath(self.cache_dir)
@@ -135,10 +135,8 @@ class HTTPLLMConfig:
             logger.warning("base_url carried credentials (%s); they were removed and are not sent, saved or shown. "
                            "Put the key in an environment variable and name it with api_key_env.", ", ".join(removed))
             self.base_url = clean
-        if self.api_key_env is not None and (not self.api_key_env or looks_like_a_key(self.api_key_env)):
-            raise ValueError("api_key_env must be the NAME of an environment variable holding the key (e.g. "
-                             "'OPENAI_API_KEY'), or None; the value given looks like a key itself, so it is neither "
-                             "sent nor saved (and not shown here). Set it with: export OPENAI_API_KEY=...")
+        if self.api_key_env is not None:
+            check_env_name(self.api_key_env)
         for name in ("max_tokens", "n", "max_concurrency", "max_response_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}.")
@@ -266,7 +264,7 @@ class OpenAICompatibleLLM(Component):
 
     def _secrets(self) -> list[str]:
         env = self.config.api_key_env
-        return [os.environ.get(env, "")] if env else []
+        return [os.environ.get(env, "")] if isinstance(env, str) and env else []
 
     def _attempt(self, url: str, body: dict[str, Any]) -> tuple[int, bytes, Any]:
         """One POST, bounded by ``timeout_s`` in total: ``(status, body bytes, headers)``."""
@@ -360,6 +358,8 @@ class OpenAICompatibleLLM(Component):
                 pass  # missing or damaged: fetched again and overwritten
         data = self._post(self._body(prompt, seed))
         texts, truncated = _parse_choices(data, self.config.chat)
+        # A server that echoes the request (headers included) must not put the key into the data or the cache.
+        texts = [scrub_values(t, self._secrets()) for t in texts]
         if path is not None:
             tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
             try:
@@ -412,7 +412,15 @@ class OpenAICompatibleLLM(Component):
 
     # --------------------------------------------------------------------------------------------- save and load
     def get_config_dict(self) -> dict[str, Any]:
-        return {"llm": dataclasses.asdict(self.config)}
+        """The config as saved and shown on cards: the address without credentials (again, in case the config was
+        changed after it was made) and scrubbed of the key's value; the key's variable name only."""
+        from ..credentials import check_env_name, split_url_credentials
+
+        config = dataclasses.asdict(self.config)
+        config["base_url"] = scrub_values(split_url_credentials(config["base_url"])[0], self._secrets())
+        if config["api_key_env"] is not None:
+            check_env_name(config["api_key_env"])
+        return {"llm": config}
 
     def fingerprint(self) -> str:
         # Outputs depend on the model and decoding settings, not on where it is served, how hard it is pushed, or
@@ -444,7 +452,7 @@ class OpenAICompatibleLLM(Component):
         self._local = threading.local()
 
     def __repr__(self) -> str:  # base_url was stripped of credentials when the config was made
-        return f"OpenAICompatibleLLM(model={self.config.model!r}, base_url={scrub(self.config.base_url)!r})"
+        return f"OpenAICompatibleLLM(model={self.config.model!r}, base_url={scrub(self.config.base_url, self._secrets())!r})"
 
 
 def _retry_after(value: str | None) -> float | None:
