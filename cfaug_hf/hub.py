@@ -31,7 +31,8 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 __all__ = ["HubError", "ComponentLoadError", "FolderNotEmptyError", "MANIFEST", "HIDDEN_MANIFEST", "FORMAT_VERSION", "write_folder",
-           "check_writable", "recover_folder", "save_dataset", "owned_files", "file_digest", "path_inside", "read_manifest",
+           "check_writable", "recover_folder", "save_dataset", "owned_files", "file_digest", "path_inside", "leaves_folder", "folder_inside", "is_pulled",
+           "read_manifest",
            "folder_kind", "check_manifest", "check_weight_files", "check_json_files", "read_versioned_json", "hub_errors", "download_folder", "resolve_folder"]
 
 #: Version of the on-disk layout of saved objects. Loading a folder written with a newer version is refused.
@@ -141,19 +142,46 @@ def _inside(folder: Path, path: Path) -> bool:
     return not (rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel))
 
 
+def leaves_folder(rel: str) -> bool:
+    """Whether a path spelled ``rel``, read relative to a folder, can point outside it, in any spelling: absolute
+    (POSIX or a Windows drive), ``~``, a ``..`` part, Windows separators, or URL-encoding."""
+    return (os.path.isabs(rel) or rel.startswith("~") or "\\" in rel or "%" in rel
+            or bool(re.match(r"^[A-Za-z]:", rel)) or ".." in Path(rel).parts)
+
+
 def path_inside(folder: Path, rel: Any, what: str) -> Path:
     """``folder / rel`` for a relative path read from a saved config, refusing one that leaves ``folder``.
 
     A saved folder (one pulled from the Hub included) is data, not instructions: ``../x`` or an absolute path
     would make a load read whatever lies there.
     """
-    if not isinstance(rel, str) or not rel or os.path.isabs(rel) or "\\" in rel:
+    if not isinstance(rel, str) or not rel:
         raise ComponentLoadError(f"{folder}: {what} is {rel!r}; expected a relative path inside the folder.")
     path = folder / rel
-    if ".." in Path(rel).parts or not _inside(folder, path):
+    if leaves_folder(rel) or not _inside(folder, path):
         raise ComponentLoadError(f"{folder}: {what} is {rel!r}, which points outside the folder; refusing to load "
                                  f"from there. A saved folder only refers to files inside itself.")
     return path
+
+
+def folder_inside(folder: Path, rel: Any, what: str) -> Path:
+    """:func:`path_inside`, and the real location too: a symlinked folder inside ``folder`` that points elsewhere
+    is refused (a pulled or hand-made folder could link ``model -> /home/you/private``). Files may still be links:
+    the Hub cache links every file of a snapshot to a blob outside it."""
+    path = path_inside(folder, rel, what)
+    real, root = os.path.realpath(path), os.path.realpath(folder)
+    if os.path.commonpath([real, root]) != root:
+        raise ComponentLoadError(f"{folder}: {what} is {rel!r}, which is a link to a folder outside it; refusing to "
+                                 f"load from there. A saved folder only refers to files inside itself.")
+    return path
+
+
+def is_pulled(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` lies in the Hub cache (downloaded, so its configs are someone else's data)."""
+    from huggingface_hub import constants
+
+    real, cache = os.path.realpath(folder), os.path.realpath(constants.HF_HUB_CACHE)
+    return os.path.commonpath([real, cache]) == cache
 
 
 def check_writable(target: str | os.PathLike, kind: str, *, overwrite: bool = False) -> Path:

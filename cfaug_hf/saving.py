@@ -12,10 +12,12 @@ from typing import Any
 from . import registry
 from ._version import __version__
 from .configs import ConfigError
-from .hub import FORMAT_VERSION, ComponentLoadError, path_inside, read_versioned_json, resolve_folder, write_folder
+from .hub import (FORMAT_VERSION, ComponentLoadError, folder_inside, leaves_folder, read_versioned_json,
+                  resolve_folder, write_folder)
 from .schema import SchemaError, TaskSchema
 
-__all__ = ["AUGMENTER_CONFIG", "save_augmenter", "load_augmenter", "build_augmenter", "read_recipe"]
+__all__ = ["AUGMENTER_CONFIG", "save_augmenter", "load_augmenter", "build_augmenter", "read_recipe",
+           "local_reference"]
 
 #: File that marks a saved augmenter folder.
 AUGMENTER_CONFIG = "cfaug_augmenter.json"
@@ -103,8 +105,7 @@ def build_augmenter(cls: Any, data: dict[str, Any], folder: Path, where: Any, *,
         elif ref is None:
             components[role] = None
         elif isinstance(ref, str):  # a recipe's short form: a folder (relative to the recipe), Hub id or keyword
-            local = folder / ref
-            components[role] = load_component(role, str(local) if local.exists() else ref)
+            components[role] = load_component(role, local_reference(folder, ref, f"components.{role}", where))
         else:
             components[role] = _load_reference(folder, ref, token, f"components.{role}", where, role)
     components.update({k: overrides.pop(k) for k in list(overrides) if k in _component_roles(target)})
@@ -183,6 +184,30 @@ def load_component(role: str, value: str, args: Any = None) -> Any:
     return registry.component_class(ROLE_TYPES[role]).from_pretrained(value)
 
 
+#: Component values that are not folders or Hub ids.
+_KEYWORDS = frozenset({"default", "none", "local", "spacy", "stanza"})
+
+
+def local_reference(folder: Path, value: str, field: str, where: Any) -> str:
+    """A component given as a string in a saved augmenter, a pulled one or a recipe, as :func:`load_component`
+    takes it: a keyword or an address as it is, a folder inside ``folder`` as its path, anything else as a Hub id.
+
+    Every reference read from a file goes through here (or :func:`cfaug_hf.hub.folder_inside` for the ``{"path":
+    ...}`` form): a file is data, so it may name its own subfolders and Hub repositories but nothing else on this
+    machine. A component elsewhere is given by the user: on the command line or as a keyword argument.
+    """
+    if value in _KEYWORDS or value.startswith(("http://", "https://")):
+        return value
+    if leaves_folder(value):
+        raise ComponentLoadError(
+            f"{where}: {field} is {value!r}, which points outside {folder}; refusing to load from there. A saved "
+            f"augmenter or recipe names only folders inside its own folder, Hub ids and keywords; give a component "
+            f"stored elsewhere on the command line (--ROLE PATH) or as a keyword argument (ROLE=PATH).")
+    if (folder / value).exists():
+        return str(folder_inside(folder, value, f"{field} in {where}"))
+    return value
+
+
 def _load_reference(folder: Path, ref: Any, token: str | None, field: str, where: Any, role: str = "") -> Any:
     """A component from its saved reference: a subfolder (``path``), a component shipped in the package
     (``shipped``) or a Hub repository at a revision (``repo_id``, ``revision``)."""
@@ -202,9 +227,9 @@ def _load_reference(folder: Path, ref: Any, token: str | None, field: str, where
                                  f"that was not shared; pass {role or 'it'}=... to from_pretrained (--{role} on "
                                  f"the command line).")
     if "path" in ref:
-        return cls.from_pretrained(path_inside(folder, ref["path"], f"{field}'s path in {where}"))
+        return cls.from_pretrained(folder_inside(folder, ref["path"], f"{field}'s path in {where}"))
     if "shipped" in ref:
-        return cls.from_pretrained(path_inside(DATA_DIR, ref["shipped"], f"{field}'s shipped path in {where}"))
+        return cls.from_pretrained(folder_inside(DATA_DIR, ref["shipped"], f"{field}'s shipped path in {where}"))
     if "repo_id" not in ref:
         raise ComponentLoadError(f"{where}: {field} is {ref!r}; expected a 'path', 'shipped' or 'repo_id' key.")
     return cls.from_pretrained(ref["repo_id"], revision=ref.get("revision"), token=token)
@@ -294,4 +319,9 @@ def _load_value(folder: Path, value: Any, token: str | None, field: str) -> Any:
         return _load_filter(folder, value["$filter"], token, field)
     if isinstance(value, dict) and "$component" in value:
         return _load_reference(folder, value["$component"], token, field, folder / AUGMENTER_CONFIG)
+    if isinstance(value, str) and leaves_folder(value):  # a filter's model given by path (SemanticFidelityFilter's embedder)
+        raise ComponentLoadError(f"{folder / AUGMENTER_CONFIG}: {field} is {value!r}, which points outside "
+                                 f"{folder}; refusing to load from there. Pass filters=[...] to give it yourself.")
+    if isinstance(value, str) and value and (folder / value).is_dir():
+        return str(folder_inside(folder, value, field))
     return value

@@ -328,8 +328,16 @@ class PretrainedComponent(Component):
 
         PeftModel = require("peft", f"Loading the LoRA {cls.__name__} in {folder}").PeftModel
         base = config.get("base_model")
-        if not base:
+        if not isinstance(base, str) or not base:
             raise ComponentLoadError(f"{folder} holds an adapter but its config names no base_model.")
+        from ..hub import is_pulled
+
+        if is_pulled(folder) and (os.path.isabs(base) or base.startswith(("~", ".")) or "\\" in base
+                                  or os.path.isdir(base)):
+            # A downloaded folder is someone else's data: its base may be a Hub id, never a folder on this machine.
+            raise ComponentLoadError(f"{folder}: base_model is {base!r}, a local path, in a folder downloaded from "
+                                     f"the Hub; refusing to load a model from this machine on its say-so. A shared "
+                                     f"adapter names its base by Hub id.")
         # The base's task head is missing from its checkpoint by design (the adapter holds the trained one), so
         # transformers' load report, which would tell the user to train it, is hidden for this load only.
         # (A filter, not a level: transformers runs extra checks when this logger's level is WARNING or above.)
