@@ -320,7 +320,15 @@ class Augmenter(abc.ABC):
             pairs = [Pair(examples[g].values, {**examples[g].values, **cf.values}, cf.label, examples[g].label,
                           tuple(cf.values), self.schema.text_columns, g) for g, _, cf in flat]
             keep, scores = f.keep(pairs)
+            if len(keep) != len(flat) or len(scores) != len(flat):  # zip would let the rest through unfiltered
+                raise TypeError(f"The filter {f.name or type(f).__name__} returned {len(keep)} decisions and "
+                                f"{len(scores)} scores for {len(flat)} counterfactuals; expected one of each per "
+                                f"counterfactual.")
             reasons = f.reasons if f.reasons is not None and len(f.reasons) == len(flat) else [None] * len(flat)
+            cut = f.truncated if f.truncated is not None and len(f.truncated) == len(flat) else [False] * len(flat)
+            for (g, res, cf), was_cut in zip(flat, cut):
+                if was_cut and f"truncated:{f.name}_input" not in res.events:
+                    res.events.append(f"truncated:{f.name}_input")
             for (g, res, cf), ok, score, reason in zip(flat, keep, scores, reasons):
                 cf.edit.setdefault("filter_scores", {})[f.name] = round(float(score), 4)
                 if not ok:

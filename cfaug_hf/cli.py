@@ -156,11 +156,11 @@ def _augment_into(args: argparse.Namespace, tmp: Path) -> None:
         ray = require("ray", "--engine ray")
         if not Path(args.data).exists():
             raise UsageError(f"{args.data}: no such file or folder.")
-        ray.init(address=args.address, ignore_reinit_error=True, include_dashboard=False)
         given = Path(args.data)
         parquet = given.suffix.lower() == ".parquet" or (given.is_dir() and any(given.glob("*.parquet")))
-        if parquet and parquet_rows(given) == 0:  # the same answer as a local run, before any actor starts
+        if parquet and parquet_rows(given) == 0:  # the same answer as a local run, before Ray starts
             raise UsageError(f"{args.data}: no rows (the Parquet data holds only its columns).")
+        ray.init(address=args.address, ignore_reinit_error=True, include_dashboard=False)
         data = str(given) if parquet else (dataset if dataset is not None else _load_local(args.data))
         stats = augment_to_parquet(data, augmenter_path, tmp / "data", concurrency=args.concurrency,
                                    batch_size=args.batch_size or 64, num_gpus=args.gpus_per_actor,
@@ -544,7 +544,14 @@ def _message(err: BaseException) -> str:
     # datasets wraps a malformed file in "An error occurred while generating the dataset"; the cause says where.
     if cause is not None and type(err).__name__ == "DatasetGenerationError":
         text = f"{text}: {str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__}"
-    return text.splitlines()[0] if len(text.splitlines()) > 3 else " ".join(text.split())
+    text = text.splitlines()[0] if len(text.splitlines()) > 3 else " ".join(text.split())
+    if len(text) > _MAX_MESSAGE:  # an error that quotes a huge input (a value, a file's content) stays readable
+        text = f"{text[:_MAX_MESSAGE]}... ({len(text) - _MAX_MESSAGE} more characters)"
+    return text
+
+
+#: Longest error message the command line prints.
+_MAX_MESSAGE = 2000
 
 
 def main(argv: list[str] | None = None) -> int:

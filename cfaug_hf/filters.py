@@ -86,6 +86,9 @@ class Filter(abc.ABC):
 
     name: ClassVar[str] = ""
     reasons: list[str | None] | None = None
+    #: Set by :meth:`keep` when a model cut some pairs' input to its maximum length: one flag per pair (counted in
+    #: the rows' outcomes as ``truncated:<name>_input``).
+    truncated: list[bool] | None = None
 
     def __init__(self, low: float = float("-inf"), high: float = float("inf")) -> None:
         self.low, self.high = low, high
@@ -145,6 +148,8 @@ class LabelFlipFilter(Filter):
         first = [Pair._text(p.counterfactual[cols[0]]) for p in pairs]
         second = [p.counterfactual[cols[1]] for p in pairs] if len(cols) > 1 else None
         probs = self.checker.predict_proba(first, second)
+        cut = getattr(self.checker, "last_truncated", None)
+        self.truncated = list(cut) if isinstance(cut, list) and len(cut) == len(pairs) else None
         targets = [self.checker.label_id(p.label) for p in pairs]
         return [float(row[t]) for row, t in zip(probs, targets)], [int(row.argmax()) == t for row, t in
                                                                    zip(probs, targets)]
@@ -280,12 +285,14 @@ class EntityFidelityFilter(Filter):
         self.entities, self.min_share = entities, min_share
 
     def scores(self, pairs: Sequence[Pair]) -> list[float]:
-        found = self.entities([p.before() for p in pairs])
-        if len(found) != len(pairs):
-            raise TypeError(f"The entity extractor returned {len(found)} lists for {len(pairs)} texts.")
+        from .contracts import batch_output, string_list
+
+        contract = "expected a list of entity strings per text"
+        found = batch_output(self.entities([p.before() for p in pairs]), len(pairs), who="The entity extractor",
+                             contract=contract, what="text")
         out = []
-        for p, ents in zip(pairs, found):
-            ents = {e.casefold() for e in ents}
+        for i, (p, ents) in enumerate(zip(pairs, found)):
+            ents = {e.casefold() for e in string_list(ents, who="The entity extractor", index=i, contract=contract)}
             after = p.after().casefold()
             out.append(sum(e in after for e in ents) / len(ents) if ents else 1.0)
         return out
@@ -452,9 +459,15 @@ class TagConsistencyFilter(ConstraintFilter):
 
         col = pairs[0].text_columns[0] if pairs else ""
         tokens = [list(p.counterfactual[col]) for p in pairs]
-        predicted = self.tagger(tokens) if pairs else []
+        from .contracts import batch_output, string_list
+
+        contract = "expected one list of tags per token list, a tag per token"
+        predicted = batch_output(self.tagger(tokens), len(tokens), who="The tagger", contract=contract) if pairs \
+            else []
         self.reasons = []
-        for toks, p, pred in zip(tokens, pairs, predicted):
+        for i, (toks, p, pred) in enumerate(zip(tokens, pairs, predicted)):
+            if len(string_list(pred, who="The tagger", index=i, contract=contract)) != len(toks):
+                raise TypeError(f"The tagger's output {i} has {len(pred)} tags for {len(toks)} tokens; {contract}.")
             same = [(e.start, e.end, e.type) for e in iob2_spans(toks, list(pred))] == \
                 [(e.start, e.end, e.type) for e in iob2_spans(toks, p.label.split())]
             self.reasons.append(None if same else "tags_disagree")

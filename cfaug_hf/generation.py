@@ -103,13 +103,10 @@ class CallableGenerator:
 
     def generate_with_info(self, texts: list[str], *, seeds: list[int] | None = None,
                            constraints: Sequence[Constraint | None] | None = None) -> GenerationResult:
-        outputs = self.fn(texts)
+        from .contracts import batch_output
+
         n, what = len(texts), self.what
-        if outputs is None or isinstance(outputs, (str, bytes)) or not hasattr(outputs, "__iter__"):
-            raise TypeError(f"The generator returned {type(outputs).__name__} for {n} {what}s; {self.contract}.")
-        outputs = list(outputs)
-        if len(outputs) != n:
-            raise TypeError(f"The generator returned {len(outputs)} outputs for {n} {what}s; {self.contract}.")
+        outputs = batch_output(self.fn(texts), n, who="The generator", contract=self.contract, what=what)
         result = []
         for i, out in enumerate(outputs):
             candidates = [out] if isinstance(out, str) else out
@@ -158,12 +155,14 @@ def _norm(text: str) -> str:
 
 
 def screen_answer(answer: str, original: str, prompt: str | None = None, *, max_ratio: float = 4.0,
-                  slack_chars: int = 200) -> str | None:
+                  slack_chars: int = 200, min_share: float = 0.5, min_words: int = 6) -> str | None:
     r"""The reason an LLM's parsed answer must not become a counterfactual, or None: one check shared by every
     LLM-backed method (CORE's editor, the LLM-prompted augmenter), so they drop the same answers for the same reasons.
 
     * ``llm_too_long``: longer than ``max_ratio`` times the text it revises plus ``slack_chars`` (a model that ran
       on into a story, or a loop);
+    * ``llm_too_short``: fewer than ``min_share`` of the words of a text of ``min_words`` words or more (a
+      counterfactual is a minimal edit: an editor that answers a long review with a few words loses the review);
     * ``llm_echo``: the answer repeats the prompt: the whole of it, or one of its lines of instructions or
       demonstrations (any prompt line of 20 characters or more that is not part of the text being revised).
 
@@ -173,6 +172,8 @@ def screen_answer(answer: str, original: str, prompt: str | None = None, *, max_
     'llm_echo'
     >>> screen_answer("bad " * 500, "A fine film.")
     'llm_too_long'
+    >>> screen_answer("Bad.", "a fine film with a warm cast and a clever plot")
+    'llm_too_short'
     """
     if prompt:
         said, asked, source = _norm(answer), _norm(prompt), _norm(original)
@@ -184,5 +185,8 @@ def screen_answer(answer: str, original: str, prompt: str | None = None, *, max_
                 return "llm_echo"
     if len(answer) > max_ratio * len(original) + slack_chars:
         return "llm_too_long"
+    words = len(original.split())
+    if words >= min_words and len(answer.split()) < min_share * words:
+        return "llm_too_short"
     return None
 

@@ -235,6 +235,44 @@ def _load_reference(folder: Path, ref: Any, token: str | None, field: str, where
     return cls.from_pretrained(ref["repo_id"], revision=ref.get("revision"), token=token)
 
 
+#: Largest recipe file read, and most values it may hold once YAML aliases are expanded (a recipe has tens).
+MAX_RECIPE_BYTES = 1 << 20
+MAX_RECIPE_VALUES = 20_000
+MAX_RECIPE_DEPTH = 64
+
+
+def _check_yaml_size(root: Any, path: Any) -> None:
+    """Refuse a YAML document whose aliases expand to more than :data:`MAX_RECIPE_VALUES` values or nest deeper than
+    :data:`MAX_RECIPE_DEPTH` (a 615-byte "billion laughs" recipe expands to hundreds of megabytes), counted on the
+    composed node graph, where an alias is one shared node, so nothing is expanded to count it."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+
+    def size(node: Any, depth: int) -> int:
+        if depth > MAX_RECIPE_DEPTH:
+            raise ComponentLoadError(f"{path}: the recipe nests deeper than {MAX_RECIPE_DEPTH} levels.")
+        if id(node) in sizes:
+            if sizes[id(node)] < 0:
+                raise ComponentLoadError(f"{path}: the recipe refers to itself (a recursive YAML alias).")
+            return sizes[id(node)]
+        sizes[id(node)] = -1
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            total += sum(size(child, depth + 1) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            total += sum(size(k, depth + 1) + size(v, depth + 1) for k, v in node.value)
+        sizes[id(node)] = total
+        if total > MAX_RECIPE_VALUES:
+            raise ComponentLoadError(f"{path}: the recipe expands to more than {MAX_RECIPE_VALUES} values (YAML "
+                                     f"aliases repeat what they name); a recipe holds a method, its settings and "
+                                     f"components.")
+        return total
+
+    if root is not None:
+        size(root, 0)
+
+
 def read_recipe(path: str | os.PathLike) -> dict[str, Any]:
     """A recipe file (YAML or JSON): the fields of a saved ``cfaug_augmenter.json`` (``method``, ``config``,
     ``schema``, ``components``, ``filters``); a pulled dataset's ``augmenter/cfaug_augmenter.json`` is one."""
@@ -243,10 +281,15 @@ def read_recipe(path: str | os.PathLike) -> dict[str, Any]:
     p = Path(path)
     if not p.is_file():
         raise ComponentLoadError(f"{path}: no such recipe file.")
+    if p.stat().st_size > MAX_RECIPE_BYTES:
+        raise ComponentLoadError(f"{path}: {p.stat().st_size} bytes; a recipe is at most {MAX_RECIPE_BYTES} bytes.")
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))  # YAML is a superset of JSON
+        text = p.read_text(encoding="utf-8")
+        _check_yaml_size(yaml.compose(text, Loader=yaml.SafeLoader), path)  # before anything is expanded
+        data = yaml.safe_load(text)  # YAML is a superset of JSON
     except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise ComponentLoadError(f"{path}: not a YAML or JSON recipe ({type(err).__name__}: {err}).") from None
+        raise ComponentLoadError(f"{path}: not a YAML or JSON recipe ({type(err).__name__}: "
+                                 f"{str(err)[:300]}).") from None
     if not isinstance(data, dict) or not isinstance(data.get("method"), str):
         raise ComponentLoadError(f"{path}: a recipe is an object with at least a 'method'; got "
                                  f"{type(data).__name__}" + (f" with keys {sorted(data)}" if isinstance(data, dict)

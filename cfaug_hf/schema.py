@@ -80,6 +80,17 @@ class TaskSchema:
             raise SchemaError("TaskSchema needs at least one text column.")
         if len(set(self.label_names)) != len(self.label_names) or len(self.label_names) < 2:
             raise SchemaError(f"label_names must be two or more distinct names, got {list(self.label_names)}.")
+        bad = [n for n in self.label_names if not isinstance(n, str) or not n.strip()]
+        if bad:
+            raise SchemaError(f"label_names must be non-empty strings; got {bad[0]!r} in {list(self.label_names)}.")
+        seen: dict[str, str] = {}
+        for name in self.label_names:  # labels are matched case-insensitively, so these would read as one another
+            key = name.strip().casefold()
+            if key in seen:
+                raise SchemaError(f"label_names {seen[key]!r} and {name!r} differ only in case or spaces; labels are "
+                                  f"matched case-insensitively, so a row labelled one would be read as the other. "
+                                  f"Give every label a distinct name.")
+            seen[key] = name
         for col in self.edit_columns + self.list_columns:
             if col not in self.text_columns:
                 raise SchemaError(f"Column {col!r} is edited or list-valued but is not one of text_columns "

@@ -690,7 +690,7 @@ CASES = [
      r"Column 'uid' \(id_column\) is missing"),
     ("llm-key-in-api-key-env", NO_SETUP, lambda c: __import__("cfaug_hf").OpenAICompatibleLLM(
         base_url="http://127.0.0.1:9/v1", model="m", api_key_env="sk-proj-abcdefghijklmnop1234"), ValueError,
-     "looks like a key itself"),
+     "is not a name"),
     ("llm-timeout-nan", NO_SETUP, lambda c: __import__("cfaug_hf").OpenAICompatibleLLM(
         base_url="http://127.0.0.1:9/v1", model="m", timeout_s=float("nan")), ValueError,
      "timeout_s must be a finite number"),

@@ -327,3 +327,35 @@ def test_nli_retrieval_never_returns_the_rows_own_premise():
     out = COREAugmenter(retriever=enc, index=index, schema=TaskSchema.nli(), mode="retrieval_only",
                         keep_original=False).augment(data)
     assert list(out["premise"]) == [premise] and premise not in list(out["hypothesis"])
+
+
+def test_a_review_is_never_replaced_by_a_much_shorter_answer():
+    """Reported: CORE with mode="editor_only" replaced a lower-case or long review by the editor's few words and
+    recorded it as produced. The family: a few-word answer to a long review (any case), and a review longer than the
+    editor's input (its tail must survive the edit). Both the prompted path and the trained-Editor path share the
+    screen."""
+    long_review = " ".join(["the plot was dull and the acting was flat"] * 3)
+    data = Dataset.from_dict({"text": [long_review, long_review.upper(), "a dull film ."],
+                              "label": ["negative"] * 3})
+    aug = COREAugmenter(lambda b: ["great ." for _ in b], mode="editor_only", keep_original=False, checker=None)
+    out = aug.augment(data)
+    assert aug.stats.skipped == {"llm_too_short": 2} and out["text"] == ["great ."]
+    tail = " the ending was the worst part of it ."
+    head = "a dull film ." * 10
+
+    def rewrite(prompts):  # the review the prompt ends with, made positive
+        return [[line for line in p.splitlines() if line.startswith("Review: ")][-1][8:].replace("dull", "fine")
+                for p in prompts]
+
+    cut = COREAugmenter(rewrite, mode="editor_only", keep_original=False, checker=None,
+                        max_input_chars=len(head) + 1)
+    edited = cut.augment(Dataset.from_dict({"text": [head + tail], "label": ["negative"]}))
+    assert cut.stats.by_prefix("truncated") == {"editor_input": 1}
+    assert edited["text"][0].endswith(tail.strip()) and "fine" in edited["text"][0]
+    assert json_of(edited["cf_edit"][0])["kept_unedited_chars"] >= len(tail) - 1
+
+
+def json_of(text):
+    import json
+
+    return json.loads(text)

@@ -73,6 +73,9 @@ class LabelChecker(PretrainedComponent):
         id2label = model.config.id2label
         self.label_names: tuple[str, ...] = tuple(str(id2label[i]) for i in range(model.config.num_labels))
         self._label_index = {n.casefold(): i for i, n in enumerate(self.label_names)}
+        if len(self._label_index) != len(self.label_names):  # read case-insensitively, so one would shadow another
+            raise ValueError(f"The checker's labels {list(self.label_names)} differ only in case; give every label a "
+                             f"distinct name (the model config's id2label).")
 
     @classmethod
     def from_base(cls, name_or_path: str | os.PathLike, label_names: Sequence[str], *, revision: str | None = None,
@@ -104,12 +107,17 @@ class LabelChecker(PretrainedComponent):
         rows = [{k: full[k][i] for k in full.keys()} for i in range(len(first))]
         long = [i for i, r in enumerate(rows) if len(r["input_ids"]) > limit]
         if long:
-            cut_args = ([first[i] for i in long],) if second is None else ([first[i] for i in long],
-                                                                            [second[i] for i in long])
+            # tokenizers' longest_first truncation of a pair takes time and memory quadratic in its length (one
+            # 10k-word pair: over 20 GB), so each side is first cut to its first `limit` tokens, which gives the
+            # same result: longest_first never keeps more than `limit` tokens of either side.
+            cut_args = ([_head(tok, first[i], limit) for i in long],) if second is None else (
+                [_head(tok, first[i], limit) for i in long], [_head(tok, second[i], limit) for i in long])
             cut = tok(*cut_args, truncation="longest_first", max_length=limit)
             for j, i in enumerate(long):
                 rows[i] = {k: cut[k][j] for k in cut.keys()}
             self._count_truncated(len(long), "max_length", limit)
+        cut_rows = set(long)
+        self.last_truncated = [i in cut_rows for i in range(len(rows))]  # for the flip filter's row outcomes
         return rows
 
     def predict_proba(self, first: Sequence[str], second: Sequence[str | Sequence[str]] | None = None) -> Any:
@@ -228,3 +236,16 @@ def resolve_checker(checker: Any, schema: Any, labels: Sequence[str], what: str)
                          f"your labels, pass a checker trained on them (train_checker), or checker=None to run "
                          f"without the label-flip check.")
     return checker
+
+
+def _head(tokenizer: Any, text: str, limit: int) -> str:
+    """``text`` up to the end of its ``limit``-th token (all of it when shorter), cut at a character offset so
+    that tokenizing the head gives the same first tokens."""
+    if len(text) <= limit:  # a token is at least one character
+        return text
+    enc = tokenizer(text, add_special_tokens=False, truncation=True, max_length=limit + 1,
+                    return_offsets_mapping=True)
+    offsets = enc["offset_mapping"]
+    if len(offsets) <= limit:
+        return text
+    return text[:offsets[limit][0]]

@@ -272,7 +272,7 @@ class COREAugmenter(Augmenter):
                 for answer, cut in zip(gen.texts[j], gen.output_truncated[j]):
                     new, reason = parse_answer(answer, text, self.task)
                     if new is not None:
-                        reason = screen_answer(new, text, prompts[j])
+                        reason = screen_answer(new, text if pos is not None else self._cut(text)[0], prompts[j])
                         new = None if reason else new
                     if new is not None:
                         info = {"keywords": words, "excerpts": best, "answer_truncated": True if cut else None}
@@ -302,6 +302,10 @@ class COREAugmenter(Augmenter):
                 else:
                     _, text, info = done[0]
                     edit = {"target": target, **info}
+                    head, cut = self._cut(ex[self.edit_column])
+                    if cut and cfg.mode != "retrieval_only":  # the model saw the head only: the rest is kept as is
+                        text = text.rstrip() + ex[self.edit_column][len(head):]
+                        edit["kept_unedited_chars"] = len(ex[self.edit_column]) - len(head)
                 self._emit_cf(ex, res, target, text, edit, kind)
         return results
 
@@ -322,7 +326,11 @@ class COREAugmenter(Augmenter):
                 context = None if context == "[edit]" else context
             else:
                 context = None
-            texts.append(text if pos is not None else self._cut(text)[0])
+            if pos is None:
+                text, cut = self._cut(text)
+                if cut and "truncated:editor_input" not in todo[t][1].events:
+                    todo[t][1].events.append("truncated:editor_input")
+            texts.append(text)
             targets.append(target)
             contexts.append(context)
             words_of.append(words)
@@ -333,7 +341,7 @@ class COREAugmenter(Augmenter):
         who = self.editor.fingerprint()[:16]  # which editor wrote the row, in its provenance
         for j, ((t, pos, text), target, best, words) in enumerate(jobs):
             ranked = ranked_all[j]
-            reasons = [screen_answer(c, text) for c, _ in ranked]
+            reasons = [screen_answer(c, texts[j]) for c, _ in ranked]  # against what the editor saw
             chosen = next((c for c, why in zip(ranked, reasons) if why is None), None)
             if chosen is None:
                 failures.setdefault((t, target), []).append(reasons[0] if reasons else "llm_unchanged")
