@@ -59,8 +59,12 @@ def _cmd_crossaug(args: argparse.Namespace) -> None:
     else:
         generator = Generator.from_pretrained(args.generator)
     if args.candidates:
-        generator.config.num_return_sequences = args.candidates
-        generator.config.num_beams = max(generator.config.num_beams, args.candidates)
+        if generator.config.do_sample:
+            raise UsageError(f"--candidates {args.candidates} asks for that many beam-search candidates, but the "
+                             f"generator samples (do_sample=True in its config), and sampling with beams is not "
+                             f"reproducible per row. Drop --candidates, or use a beam-search generator.")
+        generator.configure(num_return_sequences=args.candidates,
+                            num_beams=max(generator.config.num_beams, args.candidates))
     generator.use_backend(args.backend)
     checker = None if args.no_checker else LabelChecker.from_pretrained(args.checker) if args.checker else "default"
     augmenter = CrossAugAugmenter(generator, schema, checker=checker, max_span_tokens=args.max_span_tokens,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MINILM", "SMOLLM2", "ResolvedModel", "resolve_model", "local_copy", "cache_dir", "load_model",
+__all__ = ["MINILM", "SMOLLM2", "token_head", "ResolvedModel", "resolve_model", "local_copy", "cache_dir", "load_model",
            "load_config", "load_tokenizer", "embedded_models", "quiet_dependency_warnings"]
 
 logger = logging.getLogger(__name__)
@@ -226,3 +226,16 @@ def load_tokenizer(name_or_path: str | os.PathLike, *, revision: str | None = No
     if ref.embedded:
         tok.name_or_path = ref.name
     return tok
+
+
+def token_head(tokenizer: Any, text: str, limit: int) -> str:
+    """``text`` up to the end of its ``limit``-th token (all of it when shorter), cut at a character offset so
+    that tokenizing the head gives the same first tokens."""
+    if len(text) <= limit:  # a token is at least one character
+        return text
+    enc = tokenizer(text, add_special_tokens=False, truncation=True, max_length=limit + 1,
+                    return_offsets_mapping=True)
+    offsets = enc["offset_mapping"]
+    if len(offsets) <= limit:
+        return text
+    return text[:offsets[limit][0]]

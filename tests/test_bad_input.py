@@ -157,6 +157,18 @@ def _saved_negate(tmp, change, unsaveable=False):
     return {"folder": folder}
 
 
+class _ShortFilter(__import__("cfaug_hf.filters").filters.Filter):
+    """A filter that answers for the first counterfactual only: the rest must not pass unfiltered."""
+
+    name = "short_answers"
+
+    def scores(self, pairs):
+        return [1.0]
+
+    def keep(self, pairs):
+        return [True], [1.0]
+
+
 def run_cli(argv):
     return lambda ctx: cli.main([a.format(**{k: str(v) for k, v in ctx.items()}) for a in argv])
 
@@ -768,6 +780,57 @@ CASES = [
                                                     [corrupt(f) for f in (t / "ds").glob("*.arrow")])[1],
                                               "out": t / "o"},
      run_cli(["crossaug", "{d}", "--generator", "g", "--out", "{out}"]), 2, "ds: the saved dataset cannot be read"),
+    # --- silent wrong results: each is refused, with the reason
+    ("schema-labels-differ-in-case", NO_SETUP, lambda c: TaskSchema.sentiment(label_names=("pos", "POS")),
+     SchemaError, "'pos' and 'POS' differ only in case"),
+    ("schema-labels-differ-in-spaces", NO_SETUP, lambda c: TaskSchema.sentiment(label_names=("pos", "pos ")),
+     SchemaError, "differ only in case or spaces"),
+    ("schema-label-not-a-string", NO_SETUP, lambda c: TaskSchema.sentiment(label_names=("pos", 3)),
+     SchemaError, "non-empty strings; got 3"),
+    ("generator-returns-dict", NO_SETUP, lambda c: returns(lambda cl: {x: x for x in cl}).augment(fever()),
+     TypeError, "The generator returned dict for 2 claims"),
+    ("generator-returns-set", NO_SETUP, lambda c: returns(lambda cl: set(cl)).augment(fever()),
+     TypeError, "The generator returned set for 2 claims"),
+    ("generator-output-dict", NO_SETUP, lambda c: returns(lambda cl: [{"text": x} for x in cl]).augment(fever()),
+     TypeError, "output 0 .* is"),
+    ("entity-extractor-returns-dict", NO_SETUP, lambda c: crossaug(filters=[
+        __import__("cfaug_hf.filters").filters.EntityFidelityFilter(lambda ts: {t: [] for t in ts})]).augment(fever()),
+     TypeError, "The entity extractor returned dict"),
+    ("entity-extractor-returns-strings", NO_SETUP, lambda c: crossaug(filters=[
+        __import__("cfaug_hf.filters").filters.EntityFidelityFilter(lambda ts: ["Paris" for _ in ts])]).augment(
+        fever()), TypeError, "The entity extractor's output 0 is str"),
+    ("filter-too-few-decisions", NO_SETUP, lambda c: crossaug(filters=[_ShortFilter()]).augment(fever()),
+     TypeError, "returned 1 decisions and 1 scores for"),
+    ("component-revision-on-local-folder", lambda t: {"chk": saved_checker(t)},
+     lambda c: LabelChecker.from_pretrained(c["chk"], revision="v2"), ComponentLoadError,
+     "revision='v2' was given, but .* is a local folder"),
+    ("augmenter-revision-on-local-folder", lambda t: {"a": NegateAugmenter(SENT).save_pretrained(t / "aug")},
+     lambda c: Augmenter.from_pretrained(c["a"], revision="main"), ComponentLoadError, "has no revisions|no revisions"),
+    ("base-model-revision-on-local-folder", lambda t: {"chk": saved_checker(t)},
+     lambda c: __import__("cfaug_hf.models").models.resolve_model(c["chk"], revision="v2"), ValueError,
+     "is a local folder, which has no revisions"),
+    ("train-retriever-negatives-string", NO_SETUP, lambda c: __import__("cfaug_hf.training").training.train_cf_dpr(
+        __import__("cfaug_hf.components.retriever").components.retriever.BiEncoder(
+            *__import__("cfaug_hf.testing").testing.tiny_encoder()[:1] * 2,
+            __import__("cfaug_hf.testing").testing.tiny_encoder()[1]),
+        Dataset.from_dict({"query": ["a"], "positive": ["b"], "hard_negatives": ["c d"]}), max_steps=1),
+     ValueError, "column 'hard_negatives' at row 0 is str 'c d'; expected a list of strings"),
+    ("cli-train-retriever-negatives-string", lambda t: {"d": jsonl(t, [
+        {"query": "a good film", "positive": "a bad film", "hard_negatives": "a fine film"}]), "dir": t},
+     run_cli(["train", "retriever", "{d}", "--max-steps", "1", "--out", "{dir}/r"]), 2,
+     "'hard_negatives' at row 0 is str"),
+    ("cli-train-generator-null-target", lambda t: {"d": jsonl(t, [{"source": "a", "target": "b"},
+                                                                    {"source": "c", "target": None}]), "dir": t},
+     run_cli(["train", "generator", "{d}", "--max-steps", "1", "--out", "{dir}/g"]), 2,
+     "column 'target' at row 1 is NoneType None; expected a non-empty string"),
+    ("cli-candidates-on-sampling-generator", lambda t: {
+        "d": jsonl(t, GOOD_ROWS), "out": t / "out",
+        "g": Generator(*tiny_seq2seq(), do_sample=True, num_beams=1, max_new_tokens=3).save_pretrained(t / "gen")},
+     run_cli(["crossaug", "{d}", "--generator", "{g}", "--candidates", "3", "--no-checker", "--out", "{out}"]), 2,
+     "--candidates 3 asks for that many beam-search candidates, but the generator samples"),
+    ("generator-configure-contradiction", NO_SETUP,
+     lambda c: Generator(*tiny_seq2seq(), do_sample=True, num_beams=1).configure(num_beams=4), ValueError,
+     "do_sample=True needs num_beams=1"),
     ("ray-parquet-foreign-folder", lambda t: {"o": user_folder(t)},
      lambda c: __import__("cfaug_hf.distributed").distributed.augment_to_parquet(
          fever(), NegateAugmenter(SENT), c["o"]), FolderNotEmptyError, "notes.txt"),

@@ -94,9 +94,12 @@ class SchemaCollator:
         self.tokenizer, self.schema, self.max_length = tokenizer, schema, max_length
 
     def encode(self, rows: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
-        cols = self.schema.text_columns
-        first = [self.schema.joined(r[cols[0]]) for r in rows]
-        second = [self.schema.joined(r[cols[1]]) for r in rows] if len(cols) > 1 else None
+        from cfaug_hf.models import token_head
+
+        cols, tok, limit = self.schema.text_columns, self.tokenizer, self.max_length
+        # each side cut to max_length tokens first: tokenizers' pair truncation is quadratic in the input's length
+        first = [token_head(tok, self.schema.joined(r[cols[0]]), limit) for r in rows]
+        second = [token_head(tok, self.schema.joined(r[cols[1]]), limit) for r in rows] if len(cols) > 1 else None
         args = (first,) if second is None else (first, second)
         return dict(self.tokenizer(*args, padding=True, truncation=True, max_length=self.max_length,
                                    return_tensors="pt"))

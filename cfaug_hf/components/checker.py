@@ -101,6 +101,8 @@ class LabelChecker(PretrainedComponent):
             raise ValueError(f"Label {name!r} is not one of the checker's labels {list(self.label_names)}.") from None
 
     def _encode(self, first: list[str], second: list[str] | None) -> list[dict[str, list[int]]]:
+        from ..models import token_head
+
         tok, limit = self.tokenizer, self.config.max_length
         args = (first,) if second is None else (first, second)
         full = tok(*args, truncation=False)
@@ -110,8 +112,8 @@ class LabelChecker(PretrainedComponent):
             # tokenizers' longest_first truncation of a pair takes time and memory quadratic in its length (one
             # 10k-word pair: over 20 GB), so each side is first cut to its first `limit` tokens, which gives the
             # same result: longest_first never keeps more than `limit` tokens of either side.
-            cut_args = ([_head(tok, first[i], limit) for i in long],) if second is None else (
-                [_head(tok, first[i], limit) for i in long], [_head(tok, second[i], limit) for i in long])
+            cut_args = ([token_head(tok, first[i], limit) for i in long],) if second is None else (
+                [token_head(tok, first[i], limit) for i in long], [token_head(tok, second[i], limit) for i in long])
             cut = tok(*cut_args, truncation="longest_first", max_length=limit)
             for j, i in enumerate(long):
                 rows[i] = {k: cut[k][j] for k in cut.keys()}
@@ -237,15 +239,3 @@ def resolve_checker(checker: Any, schema: Any, labels: Sequence[str], what: str)
                          f"without the label-flip check.")
     return checker
 
-
-def _head(tokenizer: Any, text: str, limit: int) -> str:
-    """``text`` up to the end of its ``limit``-th token (all of it when shorter), cut at a character offset so
-    that tokenizing the head gives the same first tokens."""
-    if len(text) <= limit:  # a token is at least one character
-        return text
-    enc = tokenizer(text, add_special_tokens=False, truncation=True, max_length=limit + 1,
-                    return_offsets_mapping=True)
-    offsets = enc["offset_mapping"]
-    if len(offsets) <= limit:
-        return text
-    return text[:offsets[limit][0]]

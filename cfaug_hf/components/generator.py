@@ -334,6 +334,22 @@ class Generator(PretrainedComponent):
             self._stop_ids_memo = memo
         return memo[1]
 
+    def configure(self, **changes: Any) -> Generator:
+        """Change decoding settings (fields of :class:`GeneratorConfig`), checked together as a new config is:
+        setting fields one by one could leave a combination the config refuses (beam search with sampling).
+
+        >>> from cfaug_hf.testing import tiny_seq2seq
+        >>> gen = Generator(*tiny_seq2seq(), num_beams=2, max_new_tokens=5)
+        >>> gen.configure(num_beams=4, num_return_sequences=3).config.num_return_sequences
+        3
+        >>> Generator(*tiny_seq2seq(), do_sample=True, num_beams=1).configure(num_beams=3)
+        Traceback (most recent call last):
+        ...
+        ValueError: do_sample=True needs num_beams=1: beam sampling is not reproducible per row.
+        """
+        self.config = dataclasses.replace(self.config, **changes)
+        return self
+
     def use_backend(self, backend: str = "ctranslate2", *, compute_type: str = "int8_float32",
                     threads: int = 0) -> Generator:
         """Decode on ``backend``: ``"transformers"`` (the default) or ``"ctranslate2"`` (causal LMs; the model,

@@ -52,6 +52,8 @@ def train_checker(checker: LabelChecker | str, train_dataset: Any, schema: TaskS
     """
     from transformers import DataCollatorWithPadding, Trainer
 
+    from ..models import token_head
+
     if isinstance(checker, str):
         from transformers import set_seed
 
@@ -67,7 +69,9 @@ def train_checker(checker: LabelChecker | str, train_dataset: Any, schema: TaskS
 
     def encode(batch: dict[str, list], indices: list[int]) -> dict[str, list]:
         schema.validate_batch(batch, indices)
-        texts = [[schema.joined(v, cfg.piece_separator) for v in batch[c]] for c in cols]
+        # each side cut to max_length tokens first: tokenizers' pair truncation is quadratic in the input's length
+        texts = [[token_head(tok, schema.joined(v, cfg.piece_separator), cfg.max_length) for v in batch[c]]
+                 for c in cols]
         enc = tok(*texts[:2], truncation=True, max_length=cfg.max_length)
         enc["labels"] = [checker.label_id(schema.label_name(v)) for v in batch[schema.label_column]]
         return dict(enc)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["make_training_args", "dataset_info", "check_columns", "time_budget_callback", "with_lora", "lora_summary"]
@@ -37,10 +38,33 @@ def dataset_info(dataset: Any, dataset_id: str | None = None) -> dict[str, Any]:
     return info
 
 
-def check_columns(dataset: Any, columns: list[str], what: str) -> None:
+def check_columns(dataset: Any, columns: list[str], what: str, *, texts: Sequence[str] = (),
+                  text_lists: Sequence[str] = ()) -> None:
+    """Refuse missing columns, and values of the wrong type before any training: ``texts`` columns hold a non-empty
+    string in every row, ``text_lists`` columns a list of non-empty strings (a string there would be read as a
+    list of single characters)."""
     missing = [c for c in columns if c not in dataset.column_names]
     if missing:
         raise ValueError(f"{what}: column(s) {missing} are missing; the dataset has {dataset.column_names}.")
+    for col in texts:
+        for i, value in enumerate(dataset[col]):
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"{what}: column {col!r} at row {i} is {_shown(value)}; expected a non-empty "
+                                 f"string.")
+    for col in text_lists:
+        for i, value in enumerate(dataset[col]):
+            if isinstance(value, str) or not isinstance(value, (list, tuple)):
+                raise ValueError(f"{what}: column {col!r} at row {i} is {_shown(value)}; expected a list of strings "
+                                 f"(a single string would be read one character at a time).")
+            bad = next((v for v in value if not isinstance(v, str) or not v.strip()), None)
+            if bad is not None or any(not isinstance(v, str) for v in value):
+                raise ValueError(f"{what}: column {col!r} at row {i} holds {_shown(bad)}; expected non-empty "
+                                 f"strings.")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text[:80]}{'...' if len(text) > 80 else ''}"
 
 
 def time_budget_callback(seconds: float) -> Any:

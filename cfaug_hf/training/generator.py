@@ -90,7 +90,8 @@ def train_generator(generator: Generator | str, train_dataset: Any, *, source_co
         generator = Generator.from_base(generator, **generator_overrides)
     elif generator_overrides:
         raise TypeError(f"Generator overrides {sorted(generator_overrides)} only apply when generator is a name.")
-    check_columns(train_dataset, [source_column, target_column], "train_generator")
+    check_columns(train_dataset, [source_column, target_column], "train_generator",
+                  texts=[source_column, target_column])
     if bidirectional:
         train_dataset = bidirectional_pairs(train_dataset, source_column, target_column)
         if eval_dataset is not None:
@@ -106,7 +107,8 @@ def train_generator(generator: Generator | str, train_dataset: Any, *, source_co
     train_tok = train_dataset.map(tokenize, batched=True, remove_columns=cols, desc="Tokenizing pairs")
     eval_tok = None
     if eval_dataset is not None:
-        check_columns(eval_dataset, [source_column, target_column], "train_generator (eval_dataset)")
+        check_columns(eval_dataset, [source_column, target_column], "train_generator (eval_dataset)",
+                      texts=[source_column, target_column])
         eval_tok = eval_dataset.map(tokenize, batched=True, remove_columns=eval_dataset.column_names,
                                     desc="Tokenizing eval pairs")
     generator.tokenizer.padding_side = "right"

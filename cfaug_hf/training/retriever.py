@@ -135,7 +135,8 @@ def train_cf_dpr(encoder: BiEncoder | str, train_dataset: Any, *, query_column: 
     if isinstance(encoder, str):
         encoder = BiEncoder.from_base(encoder)
     columns = [query_column, positive_column] + ([negatives_column] if negatives_column else [])
-    check_columns(train_dataset, columns, "train_cf_dpr")
+    check_columns(train_dataset, columns, "train_cf_dpr", texts=[query_column, positive_column],
+                  text_lists=[negatives_column] if negatives_column else [])
     n_neg = 0
     if negatives_column:
         counts = {len(v) for v in train_dataset[negatives_column]}
@@ -143,10 +144,6 @@ def train_cf_dpr(encoder: BiEncoder | str, train_dataset: Any, *, query_column: 
             raise ValueError(f"Column {negatives_column!r}: every row needs the same number of hard negatives, got "
                              f"{sorted(counts)}. Mine them with mine_hard_negatives(..., n=N) or trim them.")
         n_neg = counts.pop() if counts else 0
-    for col in (query_column, positive_column):
-        bad = next((i for i, t in enumerate(train_dataset[col]) if not isinstance(t, str) or not t.strip()), None)
-        if bad is not None:
-            raise ValueError(f"Column {col!r} at row {bad}: expected a non-empty string.")
     tok, cfg = encoder.tokenizer, encoder.config
 
     def collate(rows: list[dict[str, Any]]) -> dict[str, Any]:

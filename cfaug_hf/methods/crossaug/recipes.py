@@ -78,7 +78,7 @@ def negative_claim_generator(base: str = "smollm2-lora", *, pairs: Any = None, m
                                 dataset_id="cfaug_hf/data/claim_pairs.jsonl (VitaminC)"
                                 if pairs_given is None else None)
     generator.training_info["for_method"] = "crossaug"
-    generator.config.num_return_sequences = min(num_return_sequences, generator.config.num_beams)
+    generator.configure(num_return_sequences=min(num_return_sequences, generator.config.num_beams))
     return generator
 
 

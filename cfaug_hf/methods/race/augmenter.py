@@ -344,6 +344,5 @@ def _decoding(generator: Any, cfg: RACEConfig) -> Any:
             getattr(config, "do_sample", True):
         return generator
     twin = generator.sharing_weights()
-    twin.config.num_beams, twin.config.num_return_sequences = cfg.num_beams, cfg.num_candidates
-    twin.config.max_new_tokens = cfg.max_new_tokens
-    return twin
+    return twin.configure(num_beams=cfg.num_beams, num_return_sequences=cfg.num_candidates,
+                          max_new_tokens=cfg.max_new_tokens)
