@@ -138,3 +138,64 @@ def test_bad_setups():
     with pytest.raises(ValueError, match="labels .* differ"):
         AugmentationCallback(NegateAugmenter(TaskSchema.sentiment(label_names=("neg", "pos"))),
                              AugmentedEpochDataset(data, schema))
+
+
+def test_resume_reads_the_checkpoint_the_trainer_resumes_from_and_notices_changed_data(tmp_path, caplog):
+    """Reported: the callback restored its state from ``output_dir/checkpoint-N``, not from the checkpoint passed to
+    ``resume_from_checkpoint``, and did not notice that the training data changed since. Two runs with different
+    seeds write checkpoints of the same step numbers; resuming run B's Trainer from run A's checkpoint must restore
+    A's counterfactuals; the same resume with other data is refused, or regenerated when asked."""
+    import json
+
+    from cfaug_hf import CrossAugAugmenter
+
+    def trainer(out, data, seed, **cb):
+        train = AugmentedEpochDataset(data, FV)
+        callback = AugmentationCallback(CrossAugAugmenter(SeededRewriter(), FV, seed=seed, checker=None), train, **cb)
+        model, tok = tiny_classifier(("SUPPORTS", "REFUTES"))
+        run = Trainer(model=model, args=args(out, epochs=2, save_strategy="epoch"), train_dataset=train,
+                      callbacks=[callback], data_collator=SchemaCollator(tok, FV))
+        return run, train, callback
+
+    data = fever(8)
+    run_a, train_a, _ = trainer(tmp_path / "a", data, seed=1)
+    run_a.train()
+    run_b, _, _ = trainer(tmp_path / "b", data, seed=2)
+    run_b.train()
+    first = sorted((tmp_path / "a" / "run").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))[0]
+    saved_a = json.loads((first / AugmentationCallback.state_file).read_text())
+    other = tmp_path / "b" / "run" / first.name
+    assert json.loads((other / AugmentationCallback.state_file).read_text())["slots"] != saved_a["slots"]
+    resumed, train, callback = trainer(tmp_path / "b", data, seed=2)
+    restored = []
+    original = AugmentedEpochDataset.set_counterfactuals
+
+    def spy(self, rows, epoch):
+        restored.append((epoch, list(rows)))
+        return original(self, rows, epoch)
+
+    AugmentedEpochDataset.set_counterfactuals = spy
+    try:
+        resumed.train(resume_from_checkpoint=str(first))
+    finally:
+        AugmentedEpochDataset.set_counterfactuals = original
+    assert restored[0] == (saved_a["plan_epoch"], saved_a["slots"])  # run A's, not run B's checkpoint of that step
+    changed = fever(8).map(lambda r: {"claim": r["claim"] + " today"})
+    refused, _, _ = trainer(tmp_path / "c", changed, seed=1)
+    with pytest.raises(ValueError, match="was written for other training data"):
+        refused.train(resume_from_checkpoint=str(first))
+    regenerated, train_c, callback_c = trainer(tmp_path / "d", changed, seed=1, on_data_change="regenerate")
+    regenerated.train(resume_from_checkpoint=str(first))
+    assert "the training data changed since" in caplog.text
+    assert all("today" in row["claim"] for row in train_c.slots if row)
+
+
+def test_a_damaged_state_file_names_itself(tmp_path):
+    data = fever(8)
+    train = AugmentedEpochDataset(data, FV)
+    callback = AugmentationCallback(CrossAugAugmenter(SeededRewriter(), FV, checker=None), train)
+    for text, match in (("{not json", "is not valid JSON"), ("[1, 2]", "is not a AugmentationCallback state"),
+                        ('{"history": [], "slots": 3}', "is incomplete or damaged")):
+        (tmp_path / AugmentationCallback.state_file).write_text(text)
+        with pytest.raises(ValueError, match=f"{AugmentationCallback.state_file}.*{match}|{match}"):
+            callback._restore(tmp_path)

@@ -121,6 +121,8 @@ class AugmentationCallback(RegenerationCallback):
         start_epoch: the first epoch that trains on counterfactuals (0: from the start).
         budget: most counterfactuals per epoch (default: the dataset's slots).
         batch_size: rows per augmenter call and per scoring pass.
+        on_data_change: resuming from a checkpoint written for other training data ``"refuse"``s (default), or
+            ``"regenerate"``s the counterfactuals for the new data (with a warning).
 
     Examples:
         >>> from datasets import Dataset
@@ -148,7 +150,7 @@ class AugmentationCallback(RegenerationCallback):
 
     def __init__(self, augmenter: Augmenter, dataset: AugmentedEpochDataset, *, mode: str = "sampling",
                  tokenizer: Any = None, start_epoch: int = 0, budget: int | None = None, batch_size: int = 64,
-                 max_length: int = 256) -> None:
+                 max_length: int = 256, on_data_change: str = "refuse") -> None:
         if not isinstance(augmenter, Augmenter):
             raise TypeError(f"AugmentationCallback drives a cfaug_hf Augmenter, got {type(augmenter).__name__}.")
         if not isinstance(dataset, AugmentedEpochDataset):
@@ -162,7 +164,7 @@ class AugmentationCallback(RegenerationCallback):
         batch_size, max_length = count_arg("batch_size", batch_size, minimum=1), count_arg("max_length", max_length,
                                                                                           minimum=1)
         start_epoch = count_arg("start_epoch", start_epoch)
-        super().__init__(dataset)
+        super().__init__(dataset, on_data_change=on_data_change)
         self.augmenter, self.mode, self.tokenizer = augmenter, mode, tokenizer
         self.start_epoch, self.batch_size, self.max_length = start_epoch, batch_size, max_length
         self.budget = dataset.size if budget is None else min(int(budget), dataset.size)
@@ -242,6 +244,17 @@ class AugmentationCallback(RegenerationCallback):
         self.history[-1]["cfaug_regeneration_share"] = round(self._regen_s / total, 4) if total > 0 else 0.0
 
     # ----------------------------------------------------------------------------------------- checkpoints
+    def data_digest(self) -> str:
+        import hashlib
+        import json
+
+        schema = self.dataset.schema
+        columns = [c for c in (*schema.text_columns, schema.label_column, schema.id_column) if c]
+        h = hashlib.sha256()
+        for batch in self.dataset.originals.select_columns(columns).iter(batch_size=1000):
+            h.update(json.dumps(batch, sort_keys=True, default=str).encode())
+        return h.hexdigest()
+
     def state_dict(self) -> dict[str, Any]:
         return {"plan_epoch": self.dataset.plan_epoch, "slots": self.dataset.slots, "history": self.history,
                 "num_rows": len(self.dataset.originals)}

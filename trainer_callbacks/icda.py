@@ -63,13 +63,14 @@ class ICDACallback(RegenerationCallback):
     state_file = STATE_FILE
 
     def __init__(self, dataset: CounterfactualEpochDataset, *, tokenizer: Any = None, config: ICDAConfig | None = None,
-                 start_epoch: int = 1, batch_size: int = 256, max_length: int = 512, **overrides: Any):
+                 start_epoch: int = 1, batch_size: int = 256, max_length: int = 512, on_data_change: str = "refuse",
+                 **overrides: Any):
         if not isinstance(dataset, CounterfactualEpochDataset):
             raise TypeError(f"ICDACallback drives a CounterfactualEpochDataset, got {type(dataset).__name__}.")
         start_epoch = count_arg("start_epoch", start_epoch)
         batch_size, max_length = count_arg("batch_size", batch_size, minimum=1), count_arg("max_length", max_length,
                                                                                           minimum=1)
-        super().__init__(dataset)
+        super().__init__(dataset, on_data_change=on_data_change)
         # One config with the augmenter: seed and pool_quantile come from ICDAConfig (keywords still override).
         self.config = dataclasses.replace(config or ICDAConfig(), **overrides) if overrides else config or ICDAConfig()
         self.tokenizer = tokenizer
@@ -124,6 +125,13 @@ class ICDACallback(RegenerationCallback):
                                 "icda_train_accuracy": r["icda_train_accuracy"]})
 
     # ----------------------------------------------------------------------------------------- checkpoints
+    def data_digest(self) -> str:
+        from cfaug_hf.fingerprint import digest_json
+
+        table = self.dataset.table
+        return digest_json({"documents": [table.texts(doc) for doc in self.dataset.docs],
+                            "labels": list(self.dataset.labels)})
+
     def state_dict(self) -> dict[str, Any]:
         prev = self.previous
         return {"plan_epoch": self.dataset.plan_epoch,
