@@ -146,6 +146,39 @@ def _file_digest(path: Path) -> str:
 _CONVERTED_MARKER = "cfaug_converted.json"
 
 
+def cache_problem(path: Path, marker: str) -> str | None:
+    """Why a converted copy in the library's cache (a folder whose ``marker`` file is written last and records
+    every file's size) cannot be used, or None: missing, a stray file or folder without the marker, a damaged
+    marker, or a file cut short or gone. A marker without sizes (an earlier release) is trusted."""
+    if not path.exists() and not path.is_symlink():
+        return "missing"
+    if not path.is_dir() or not (path / marker).is_file():
+        return "not a finished copy (no marker file)"
+    try:
+        files = json.loads((path / marker).read_text(encoding="utf-8")).get("files")
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        return f"{marker} is damaged"
+    for name, size in (files or {}).items():
+        f = path / name
+        if not f.is_file() or f.stat().st_size != size:
+            return f"{name} is {f.stat().st_size if f.is_file() else 'missing'} bytes, expected {size}"
+    return None
+
+
+def discard_cache(path: Path, why: str, what: str) -> None:
+    """Remove a damaged entry of the library's own cache so it is made again, saying so."""
+    logger.warning("The %s in %s cannot be used (%s); converting it again.", what, path, why)
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def file_sizes(folder: Path) -> dict[str, int]:
+    """``{name: bytes}`` of the files in ``folder``, for a cache marker (checked by :func:`cache_problem`)."""
+    return {f.name: f.stat().st_size for f in sorted(folder.iterdir()) if f.is_file()}
+
+
 def local_copy(ref: ResolvedModel) -> ResolvedModel:
     """``ref`` in a form that loads fast: a GGUF file is converted once to safetensors (model, tokenizer, config)
     in :func:`cache_dir`, keyed by the library version and the file's digest, and every later load in any process
@@ -161,7 +194,10 @@ def local_copy(ref: ResolvedModel) -> ResolvedModel:
     source = Path(ref.path) / gguf
     slug = re.sub(r"[^A-Za-z0-9._-]+", "--", ref.name)
     target = cache_dir() / "converted" / f"{slug}-v{__version__}-{_file_digest(source)[:16]}"
-    if not (target / _CONVERTED_MARKER).is_file():
+    problem = cache_problem(target, _CONVERTED_MARKER)
+    if problem:
+        if problem != "missing":
+            discard_cache(target, problem, "safetensors copy of the GGUF model")
         try:
             _convert_gguf(ref, source, target)
         except OSError as err:
@@ -187,7 +223,8 @@ def _convert_gguf(ref: ResolvedModel, source: Path, target: Path) -> None:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         (tmp / _CONVERTED_MARKER).write_text(json.dumps(
-            {"source": str(source), "name": ref.name, "digest": _file_digest(source)}, indent=2) + "\n")
+            {"source": str(source), "name": ref.name, "digest": _file_digest(source), "files": file_sizes(tmp)},
+            indent=2) + "\n")
         try:
             os.rename(tmp, target)
         except OSError:

@@ -330,11 +330,10 @@ def _load_filters(folder: Path, saved: Any, token: str | None, where: Any = None
         return []
     if not isinstance(saved, list):
         raise ComponentLoadError(f"{where}: 'filters' is {saved!r}; expected a list.")
-    return [_load_filter(folder, spec, token, f"filters[{i}]") for i, spec in enumerate(saved)]
+    return [_load_filter(folder, spec, token, f"filters[{i}]", where) for i, spec in enumerate(saved)]
 
 
-def _load_filter(folder: Path, spec: Any, token: str | None, field: str) -> Any:
-    where = folder / AUGMENTER_CONFIG
+def _load_filter(folder: Path, spec: Any, token: str | None, field: str, where: Any) -> Any:
     if not isinstance(spec, dict) or not isinstance(spec.get("filter"), str):
         raise ComponentLoadError(f"{where}: {field} is {spec!r}; expected {{'filter': name, 'args': {{...}}}}.")
     if "args" not in spec:  # saved without its arguments (a callable or a dataset), or by an older release
@@ -348,23 +347,23 @@ def _load_filter(folder: Path, spec: Any, token: str | None, field: str) -> Any:
         raise ComponentLoadError(f"{where}: {field}: {err.args[0]}") from None
     if not isinstance(spec["args"], dict):
         raise ComponentLoadError(f"{where}: {field}.args is {spec['args']!r}; expected an object.")
-    args = {k: _load_value(folder, v, token, f"{field}.args.{k}") for k, v in spec["args"].items()}
+    args = {k: _load_value(folder, v, token, f"{field}.args.{k}", where) for k, v in spec["args"].items()}
     try:
         return cls(**args)
     except (TypeError, ValueError) as err:
         raise ComponentLoadError(f"{where}: {field} ({spec['filter']}) cannot be rebuilt: {err}") from None
 
 
-def _load_value(folder: Path, value: Any, token: str | None, field: str) -> Any:
+def _load_value(folder: Path, value: Any, token: str | None, field: str, where: Any) -> Any:
     if isinstance(value, list):
-        return [_load_value(folder, v, token, f"{field}[{i}]") for i, v in enumerate(value)]
+        return [_load_value(folder, v, token, f"{field}[{i}]", where) for i, v in enumerate(value)]
     if isinstance(value, dict) and "$filter" in value:
-        return _load_filter(folder, value["$filter"], token, field)
+        return _load_filter(folder, value["$filter"], token, field, where)
     if isinstance(value, dict) and "$component" in value:
-        return _load_reference(folder, value["$component"], token, field, folder / AUGMENTER_CONFIG)
-    if isinstance(value, str) and leaves_folder(value):  # a filter's model given by path (SemanticFidelityFilter's embedder)
-        raise ComponentLoadError(f"{folder / AUGMENTER_CONFIG}: {field} is {value!r}, which points outside "
-                                 f"{folder}; refusing to load from there. Pass filters=[...] to give it yourself.")
+        return _load_reference(folder, value["$component"], token, field, where)
+    if isinstance(value, str) and leaves_folder(value):  # a filter's model by path (SemanticFidelityFilter's embedder)
+        raise ComponentLoadError(f"{where}: {field} is {value!r}, which points outside {folder}; refusing to load "
+                                 f"from there. Pass filters=[...] to give it yourself.")
     if isinstance(value, str) and value and (folder / value).is_dir():
         return str(folder_inside(folder, value, field))
     return value

@@ -831,6 +831,32 @@ CASES = [
     ("generator-configure-contradiction", NO_SETUP,
      lambda c: Generator(*tiny_seq2seq(), do_sample=True, num_beams=1).configure(num_beams=4), ValueError,
      "do_sample=True needs num_beams=1"),
+    # --- damaged files the library reads back, each named in the error
+    ("cli-push-report-not-json", lambda t: {**augmented_on_disk(t), "r": (t / "rep", (t / "rep").mkdir(),
+                                                                          (t / "rep" / "report.json").write_text("{oops"))[0]},
+     run_cli(["push", "{aug}", "alice/x", "--report", "{r}"]), 2, "rep/report.json is not valid JSON"),
+    ("cli-push-report-wrong-shape", lambda t: {**augmented_on_disk(t), "r": (t / "rep", (t / "rep").mkdir(),
+                                                                             (t / "rep" / "report.json").write_text("[1]"))[0]},
+     run_cli(["push", "{aug}", "alice/x", "--report", "{r}"]), 2, "report.json holds a JSON list"),
+    ("cli-push-report-bad-counts", lambda t: {**augmented_on_disk(t), "r": (t / "rep", (t / "rep").mkdir(), (
+        t / "rep" / "report.json").write_text(json.dumps({"counts": {"rows_in": "many"}, "metrics": {}, "diagnostics": {},
+                                                          "examples": []})))[0]},
+     run_cli(["push", "{aug}", "alice/x", "--report", "{r}"]), 2, "counts.rows_in is 'many'; expected a whole number"),
+    ("recipe-unknown-filter-names-the-recipe", lambda t: {**ner_on_disk(t), "r": (t / "wf.yaml", (t / "wf.yaml").write_text(
+        "method: cfgen\nschema: {preset: ner}\nfilters: [{filter: lable_flip, args: {}}]\n"))[0]},
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{r}"]), 2,
+     "wf.yaml: filters\\[0\\]: No filter named 'lable_flip'"),
+    ("recipe-alias-bomb", lambda t: {**ner_on_disk(t), "r": (t / "bomb.yaml", (t / "bomb.yaml").write_text(
+        "method: cfgen\na: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+        "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nconfig: [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"))[0]},
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{r}"]), 2,
+     "bomb.yaml: the recipe expands to more than 20000 values"),
+    ("recipe-recursive-alias", lambda t: {**ner_on_disk(t), "r": (t / "loop.yaml", (t / "loop.yaml").write_text(
+        "method: cfgen\nconfig: &c {inner: *c}\n"))[0]},
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{r}"]), 2, "loop.yaml"),
+    ("recipe-too-large", lambda t: {**ner_on_disk(t), "r": (t / "big.yaml", (t / "big.yaml").write_text(
+        "method: cfgen\n#" + "x" * (1 << 20) + "\n"))[0]},
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{r}"]), 2, "a recipe is at most"),
     ("ray-parquet-foreign-folder", lambda t: {"o": user_folder(t)},
      lambda c: __import__("cfaug_hf.distributed").distributed.augment_to_parquet(
          fever(), NegateAugmenter(SENT), c["o"]), FolderNotEmptyError, "notes.txt"),

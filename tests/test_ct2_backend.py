@@ -93,3 +93,34 @@ def test_bad_backend_settings_fail_clearly():
 def test_auto_picks_ctranslate2_for_causal_lms_and_transformers_for_seq2seq():
     assert Generator(*tiny_causal_lm(), max_new_tokens=3).use_backend("auto").backend is not None
     assert Generator(*tiny_seq2seq(), max_new_tokens=3).use_backend("auto").backend is None
+
+
+@pytest.mark.parametrize("damage", ["cut-model", "stray-folder", "stray-file", "bad-marker", "missing-vocab"])
+def test_a_damaged_conversion_cache_is_converted_again_naming_the_folder(damage, caplog):
+    """Reported: a cut model.bin or a stray folder at the CTranslate2 cache key gave a raw RuntimeError/OSError on
+    every later run. The family: a file cut short, a folder or file left at the key without the marker, a damaged
+    marker, a file gone. Each is converted again once, with a warning that names the folder."""
+    import shutil
+
+    gen = Generator(*peaked_lm(), num_beams=2, max_new_tokens=5, stop=())
+    expected = gen.generate(TEXTS)
+    path = ct2.converted_path(gen)
+    gen.use_backend("ctranslate2", compute_type="float32")
+    gen.use_backend("transformers")
+    if damage == "cut-model":
+        model = path / "model.bin"
+        model.write_bytes(model.read_bytes()[: model.stat().st_size // 3])
+    elif damage == "stray-folder":
+        shutil.rmtree(path)
+        (path / "half").mkdir(parents=True)
+    elif damage == "stray-file":
+        shutil.rmtree(path)
+        path.write_text("not a folder")
+    elif damage == "bad-marker":
+        (path / "cfaug_ct2.json").write_text("{oops")
+    else:
+        next(p for p in path.iterdir() if "vocab" in p.name).unlink()
+    caplog.set_level("WARNING")
+    gen.use_backend("ctranslate2", compute_type="float32")
+    assert gen.generate(TEXTS) == expected
+    assert str(path) in caplog.text and "converting it again" in caplog.text and "CTranslate2 copy" in caplog.text

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..deps import require
+from ..models import cache_problem, discard_cache, file_sizes
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ __all__ = ["CTranslate2Engine", "COMPUTE_TYPES", "converted_path"]
 COMPUTE_TYPES = ("default", "auto", "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16", "float16",
                  "bfloat16", "float32")
 _MARKER = "cfaug_ct2.json"
+_WHAT = "CTranslate2 copy of the generator"
 
 
 def converted_path(generator: Any) -> Path:
@@ -69,7 +71,8 @@ def _convert(generator: Any, target: Path) -> None:
         generator.tokenizer.save_pretrained(hf_dir)
         # Converted without quantisation, so one copy serves every compute type chosen at load time.
         ctranslate2.converters.TransformersConverter(str(hf_dir), low_cpu_mem_usage=True).convert(str(ct2_dir))
-        (ct2_dir / _MARKER).write_text(json.dumps({"base_model": generator.base_model}, indent=2) + "\n")
+        (ct2_dir / _MARKER).write_text(json.dumps({"base_model": generator.base_model,
+                                                   "files": file_sizes(ct2_dir)}, indent=2) + "\n")
         try:
             os.rename(ct2_dir, target)
         except OSError:
@@ -104,9 +107,23 @@ class CTranslate2Engine:
         if compute_type not in COMPUTE_TYPES:
             raise ValueError(f"compute_type must be one of {list(COMPUTE_TYPES)}, got {compute_type!r}.")
         path = converted_path(generator)
-        if not (path / _MARKER).is_file():
-            _convert(generator, path)
-        return cls(path, compute_type, threads)
+        for attempt in (1, 2):  # a damaged cache entry is converted again, once
+            problem = cache_problem(path, _MARKER)
+            if problem:
+                if problem != "missing":
+                    discard_cache(path, problem, _WHAT)
+                _convert(generator, path)
+            try:
+                return cls(path, compute_type, threads)
+            except (RuntimeError, OSError, ValueError) as err:
+                if attempt == 2:
+                    from ..hub import ComponentLoadError
+
+                    raise ComponentLoadError(f"The CTranslate2 copy of the generator in {path} cannot be loaded "
+                                             f"even after converting it again ({type(err).__name__}: {err}); use "
+                                             f"backend='transformers'.") from None
+                discard_cache(path, f"{type(err).__name__}: {str(err)[:200]}", _WHAT)
+        raise AssertionError("unreachable")
 
     def __post_init__(self) -> None:
         ctranslate2 = require("ctranslate2", "the CTranslate2 backend")
