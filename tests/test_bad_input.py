@@ -857,6 +857,26 @@ CASES = [
     ("recipe-too-large", lambda t: {**ner_on_disk(t), "r": (t / "big.yaml", (t / "big.yaml").write_text(
         "method: cfgen\n#" + "x" * (1 << 20) + "\n"))[0]},
      run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{r}"]), 2, "a recipe is at most"),
+    # --- every command and train kind has its own rows (see test_every_command_has_rows)
+    ("cli-demo-rows-zero", lambda t: {"o": t / "demo"}, run_cli(["demo", "--out", "{o}", "--rows", "0"]), SystemExit,
+     "--rows"),
+    ("cli-amplify-empty-data", lambda t: {"d": jsonl(t, []), "o": t / "amp"}, run_cli(["amplify", "{d}", "--out", "{o}"]),
+     2, "data.jsonl: no rows"),
+    ("cli-amplify-fact-verification", lambda t: {"d": jsonl(t, GOOD_ROWS), "o": t / "amp"},
+     run_cli(["amplify", "{d}", "--task", "fact-verification", "--out", "{o}"]), SystemExit, "--task"),
+    ("cli-train-checker-empty-data", lambda t: {"d": jsonl(t, []), "dir": t},
+     run_cli(["train", "checker", "{d}", "--out", "{dir}/c"]), 2, "data.jsonl: no rows"),
+    ("cli-train-checker-foreign-folder", lambda t: {"d": jsonl(t, GOOD_ROWS), "o": user_folder(t)},
+     run_cli(["train", "checker", "{d}", "--out", "{o}"]), 2, "mine is not empty"),
+    ("cli-train-editor-no-pairs", lambda t: {"d": jsonl(t, [{"text": "a good film", "label": "positive"}]),
+                                             "dir": t},
+     run_cli(["train", "editor", "{d}", "--out", "{dir}/e"]), 2, "counterfactual"),
+    ("cli-train-editor-foreign-folder", lambda t: {"d": jsonl(t, GOOD_ROWS), "o": user_folder(t)},
+     run_cli(["train", "editor", "{d}", "--out", "{o}"]), 2, "mine is not empty"),
+    ("cli-train-selector-empty-data", lambda t: {"d": jsonl(t, []), "dir": t},
+     run_cli(["train", "selector", "{d}", "--out", "{dir}/s"]), 2, "data.jsonl: no rows"),
+    ("cli-pull-into-a-file", lambda t: {"repo": _pushed_generator(), "f": (t / "f.txt", (t / "f.txt").write_text("x"))[0]},
+     run_cli(["pull", "{repo}", "{f}"]), 2, "f.txt"),
     ("ray-parquet-foreign-folder", lambda t: {"o": user_folder(t)},
      lambda c: __import__("cfaug_hf.distributed").distributed.augment_to_parquet(
          fever(), NegateAugmenter(SENT), c["o"]), FolderNotEmptyError, "notes.txt"),
@@ -909,3 +929,21 @@ def test_bad_input(case_id, setup, action, error, match, tmp_path, capsys, monke
 def test_catalogue_is_large_and_unique():
     ids = [c[0] for c in CASES]
     assert len(ids) == len(set(ids)) and len(ids) >= 100
+
+
+def test_every_command_has_rows():
+    """The table covers every `cfaug` command and every `cfaug train` kind (at least two rows each), so a command
+    added later cannot ship without its bad-input rows."""
+    import argparse
+    import inspect
+
+    parser = cli.build_parser([])
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    kinds = next(a for a in commands["train"]._actions if isinstance(a, argparse._SubParsersAction)).choices
+    source = inspect.getsource(__import__(__name__))
+    for name in commands:
+        if name == "train":
+            continue
+        assert source.count(f'run_cli(["{name}"') >= 2, f"cfaug {name} has fewer than two bad-input rows"
+    for kind in kinds:
+        assert source.count(f'run_cli(["train", "{kind}"') >= 2, f"cfaug train {kind} has fewer than two rows"
