@@ -37,9 +37,12 @@ def _cmd_demo(args: argparse.Namespace) -> None:
 
 
 def _add_backend_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", choices=("auto", "transformers", "ctranslate2"), default="auto",
-                        help="generation engine: auto (default) is CTranslate2 in float32 when installed, same "
-                             "outputs (see Generator.use_backend)")
+    from .engines import AUTO, engine_names
+
+    parser.add_argument("--backend", choices=(AUTO, *engine_names()), default=AUTO,
+                        help="generation engine (cfaug_hf.engines): auto (default) picks, per call, the fastest "
+                             "installed one that gives the transformers outputs (CTranslate2 float32 for beams, "
+                             "transformers' shared-prefix sampler for sampled candidates)")
 
 
 def _cmd_crossaug(args: argparse.Namespace) -> None:

@@ -37,12 +37,12 @@ def test_sampling_is_seeded_per_row(factory):
 
 def test_sampling_follows_the_model_distribution():
     # With a model whose next-token distribution is fixed, Gumbel-max draws must match the softmax frequencies.
-    from cfaug_hf.components.generator import _gumbel_processor
+    from cfaug_hf.engines.transformers import gumbel_warpers
 
     logits = torch.tensor([[2.0, 1.0, 0.0, -1.0]])
     counts = np.zeros(4)
     for s in range(4000):
-        proc = _gumbel_processor([s], 1.0, 0, 1.0)
+        proc = gumbel_warpers([s], 1.0, 0, 1.0)
         counts[int(proc(torch.zeros(1, 1, dtype=torch.long), logits.clone()).argmax())] += 1
     expected = torch.softmax(logits, -1)[0].numpy()
     assert np.allclose(counts / counts.sum(), expected, atol=0.03)

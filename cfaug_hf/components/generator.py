@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..engines import AUTO, choose_engine, engine_class
+from ..engines.transformers import cut_at_stop
 from ..fingerprint import stable_hash
 from ..generation import Constraint, GenerationResult, apply_constraints
 from .base import ComponentLoadError, PretrainedComponent, load_weights
@@ -64,61 +66,6 @@ class GeneratorConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}.")
 
 
-def _gumbel_processor(seeds: list[int], temperature: float, top_k: int, top_p: float) -> Any:
-    """Sampling as argmax(log p + Gumbel noise), the noise drawn from each row's own seed and the step number.
-
-    ``generate(do_sample=True)`` draws from one global RNG across the batch, so a row's sample depends on its
-    neighbours. Adding per-row Gumbel noise to the warped logits and decoding greedily samples from exactly the same
-    distribution, and a row's sample depends only on (its seed, the model, its input).
-    """
-    import torch
-    from transformers import LogitsProcessor, LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, \
-        TopPLogitsWarper
-
-    class RowGumbel(LogitsProcessor):
-        def __init__(self) -> None:
-            self.start: int | None = None
-
-        def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-            if self.start is None:
-                self.start = input_ids.shape[1]
-            step = input_ids.shape[1] - self.start
-            noise = torch.empty_like(scores)
-            for i, seed in enumerate(seeds):
-                g = torch.Generator().manual_seed(stable_hash("gumbel", seed, step))
-                u = torch.rand(scores.shape[1], generator=g, dtype=torch.float32).clamp_(1e-10, 1 - 1e-7)
-                noise[i] = -torch.log(-torch.log(u)).to(scores.device, scores.dtype)
-            return scores.log_softmax(-1) + noise
-
-    procs: list[Any] = []
-    if temperature != 1.0:
-        procs.append(TemperatureLogitsWarper(temperature))
-    if top_k:
-        procs.append(TopKLogitsWarper(top_k))
-    if top_p < 1.0:
-        procs.append(TopPLogitsWarper(top_p))
-    procs.append(RowGumbel())
-    return LogitsProcessorList(procs)
-
-
-def _stop_on_strings(tokenizer: Any, stop: Sequence[str], prompt_length: int) -> Any:
-    """Stopping criteria that end each row once its decoded output contains one of ``stop``.
-
-    transformers' own ``stop_strings`` needs a tokenizer whose vocabulary it can map back to strings, which not
-    every tokenizer allows; decoding the new tokens of the unfinished rows at each step works with any.
-    """
-    import torch
-    from transformers import StoppingCriteria, StoppingCriteriaList
-
-    class StopOnStrings(StoppingCriteria):
-        def __call__(self, input_ids: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
-            texts = tokenizer.batch_decode(input_ids[:, prompt_length:], skip_special_tokens=True)
-            done = [any(s in t.strip() for s in stop) for t in texts]
-            return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
-
-    return StoppingCriteriaList([StopOnStrings()])
-
-
 class Generator(PretrainedComponent):
     """Wraps a seq2seq (``AutoModelForSeq2SeqLM``) or causal (``AutoModelForCausalLM``) model for batched rewriting.
 
@@ -157,7 +104,8 @@ class Generator(PretrainedComponent):
                  training_info: dict[str, Any] | None = None, **overrides: Any) -> None:
         self._setup(model, tokenizer, config=config, overrides=overrides, device=device, base_model=base_model,
                     training_info=training_info)
-        self.backend: Any = None  # set by use_backend; None is transformers' generate
+        self._backend: tuple[str, dict[str, Any]] = (AUTO, {})  # the engine choice (see use_backend)
+        self._engines: dict[str, Any] = {}  # loaded engines by name, shared with twins (same weights)
         if tokenizer.pad_token_id is None:
             # Causal LMs often ship without a pad token; padding is masked, so the end token can stand in.
             tokenizer.pad_token = tokenizer.eos_token
@@ -253,51 +201,9 @@ class Generator(PretrainedComponent):
             self._constrained_rows(prompts, constraints, constrained, outputs, out_cut)
         # Longest first, so each batch pads to similar lengths.
         order = sorted((i for i in range(len(texts)) if i not in constrained), key=lambda i: -len(prompts[i]))
-        tok = self.tokenizer
-        tok.padding_side = "right" if self.is_encoder_decoder else "left"
-        eos_ids = self._eos_ids()
         self.model.eval()
-        if self.backend is not None and order and not cfg.do_sample:  # sampling stays here: see components/ct2.py
-            self._generate_ct2(order, prompts, outputs, out_cut)
-            order = []
-        for start in range(0, len(order), cfg.batch_size):
-            idx = order[start:start + cfg.batch_size]
-            batch_prompts = [prompts[i] for i in idx]
-            add_special = self.is_encoder_decoder or not cfg.chat
-            enc = tok(batch_prompts, return_tensors="pt", padding=True, add_special_tokens=add_special).to(self.device)
-            gen_kwargs: dict[str, Any] = dict(max_new_tokens=cfg.max_new_tokens, pad_token_id=tok.pad_token_id,
-                                              eos_token_id=eos_ids, do_sample=False)
-            processors = None
-            if cfg.do_sample:
-                row_seeds = [s for i in idx for s in ([seeds[i]] if k == 1 else
-                                                      [hash_pair(seeds[i], j) for j in range(k)])]
-                enc = {key: v.repeat_interleave(k, dim=0) for key, v in enc.items()}
-                gen_kwargs.update(num_beams=1)
-                processors = _gumbel_processor(row_seeds, cfg.temperature, cfg.top_k, cfg.top_p)
-            else:
-                gen_kwargs.update(num_beams=cfg.num_beams, num_return_sequences=k, early_stopping=cfg.num_beams > 1)
-            stop = cfg.stop if not self.is_encoder_decoder else ()
-            criteria = None
-            if stop and gen_kwargs["num_beams"] == 1:
-                # Rows end at a stop string without waiting for the end token; beam search is left as it is, since
-                # a beam that stops early would change which hypotheses win.
-                criteria = _stop_on_strings(tok, stop, enc["input_ids"].shape[1])
-            with torch.inference_mode():
-                seqs = self.model.generate(**enc, generation_config=self._generation_config(**gen_kwargs),
-                                           logits_processor=processors, stopping_criteria=criteria)
-            if not self.is_encoder_decoder:
-                seqs = seqs[:, enc["input_ids"].shape[1]:]
-            else:
-                seqs = seqs[:, 1:]  # drop the decoder start token
-            finished = torch.zeros(seqs.shape[0], dtype=torch.bool, device=seqs.device)
-            for e in eos_ids:
-                finished |= (seqs == e).any(-1)
-            decoded = tok.batch_decode(seqs, skip_special_tokens=True)
-            for r, i in enumerate(idx):
-                for j in range(k):
-                    text, stopped = cut_at_stop(decoded[r * k + j].strip(), stop)
-                    outputs[i].append(text.strip())
-                    out_cut[i].append(not (stopped or bool(finished[r * k + j])))
+        if order:
+            self._engine().decode(self, order, prompts, seeds, outputs, out_cut)
         n_out_cut = sum(sum(c) for c in out_cut)
         if n_out_cut:
             self.stats["output_truncated"] += n_out_cut
@@ -305,19 +211,6 @@ class Generator(PretrainedComponent):
         result = apply_constraints(GenerationResult(outputs, in_cut, out_cut), constraints)
         self.stats["constraint_failures"] += sum(result.constraint_failures)
         return result
-
-    def _generate_ct2(self, order: list[int], prompts: list[str], outputs: list[list[str]],
-                      out_cut: list[list[bool]]) -> None:
-        tok, cfg = self.tokenizer, self.config
-        add_special = not cfg.chat
-        tokens = [tok.convert_ids_to_tokens(tok(prompts[i], add_special_tokens=add_special)["input_ids"])
-                  for i in order]
-        found = self.backend.generate(tokens, cfg, eos_ids=self._eos_ids(), stop_ids=self._stop_token_ids())
-        for i, row in zip(order, found):
-            for ids, finished in row:
-                text, stopped = cut_at_stop(tok.decode(ids, skip_special_tokens=True).strip(), cfg.stop)
-                outputs[i].append(text.strip())
-                out_cut[i].append(not (stopped or finished))
 
     def _stop_token_ids(self) -> list[int]:
         """Vocabulary entries whose text holds a stop string: greedy and sampled rows end on them (the text is
@@ -350,42 +243,79 @@ class Generator(PretrainedComponent):
         self.config = dataclasses.replace(self.config, **changes)
         return self
 
-    def use_backend(self, backend: str = "ctranslate2", *, compute_type: str = "int8_float32",
-                    threads: int = 0) -> Generator:
-        """Decode on ``backend``: ``"transformers"`` (the default) or ``"ctranslate2"`` (causal LMs; the model,
-        LoRA merged, is converted once and cached; ``compute_type`` ``int8_float32`` by default, ``float32`` keeps
-        transformers' outputs; sampled rows stay on transformers, whose per-row seeding CTranslate2 cannot
-        repeat); ``"auto"`` is CTranslate2 in float32 for a causal LM when it is installed (the
-        ``fast`` extra), else transformers. Returns the generator. Its fingerprint records the backend when it is not
-        transformers, since quantised weights can change outputs.
+    def use_backend(self, backend: str = AUTO, *, compute_type: str | None = None, threads: int = 0) -> Generator:
+        """Decode on ``backend``, a name in the engine table (:mod:`cfaug_hf.engines`): ``"auto"`` (the default)
+        uses, for each call, the best installed engine that supports the settings and gives the transformers
+        outputs (CTranslate2 in float32 for beam search and greedy decoding of a causal LM, when the ``fast`` extra
+        is installed; transformers otherwise); ``"transformers"``; ``"ctranslate2"`` (causal LMs, converted once
+        and cached; ``compute_type`` ``int8_float32`` by default, ``float32`` keeps the transformers outputs).
+        Settings an engine cannot reproduce (sampled rows on CTranslate2) run on transformers. The engine is
+        loaded now, so a conversion happens here rather than in the first batch. Returns the generator; its
+        fingerprint records the engine when its outputs may differ from transformers'.
 
         >>> from cfaug_hf.testing import tiny_causal_lm
         >>> gen = Generator(*tiny_causal_lm(), max_new_tokens=4)
         >>> gen.use_backend("transformers").backend is None
         True
         """
-        if backend == "auto":
-            from ..deps import is_available
+        if backend != AUTO:
+            engine_class(backend)  # an unknown name fails here, naming the table
+        options: dict[str, Any] = {"threads": threads} if threads else {}
+        if compute_type is not None:
+            from ..engines.ctranslate2 import COMPUTE_TYPES
 
-            backend = "ctranslate2" if is_available("ctranslate2") and not self.is_encoder_decoder else "transformers"
-            compute_type = "float32" if compute_type == "int8_float32" else compute_type
-        if backend == "transformers":
-            self.backend = None
-        elif backend == "ctranslate2":
-            from .ct2 import CTranslate2Engine
+            if compute_type not in COMPUTE_TYPES:
+                raise ValueError(f"compute_type must be one of {list(COMPUTE_TYPES)}, got {compute_type!r}.")
+            options["compute_type"] = compute_type
+        elif backend == AUTO:
+            options["compute_type"] = "float32"
+        if backend not in (AUTO, "transformers"):
+            cls = engine_class(backend)
+            if not cls.available():
+                from ..deps import require
 
-            self.backend = CTranslate2Engine.for_generator(self, compute_type=compute_type, threads=threads)
-        else:
-            raise ValueError(f"backend must be 'transformers', 'ctranslate2' or 'auto', got {backend!r}.")
+                require(cls.requires, f"backend={backend!r}")
+            problem = cls.supports(self, options)
+            if problem and self.is_encoder_decoder:
+                raise ValueError(f"backend={backend!r} cannot decode this generator: {problem}; it stays on "
+                                 f"backend='transformers'.")
+        self._backend = (backend, options)
+        self._engines = {}  # loaded again (a damaged cache entry is repaired here), for this generator only
+        self._engine()
         return self
+
+    def _engine(self) -> Any:
+        """The engine that decodes the next call with the current settings, loaded on first use."""
+        choice, options = self._backend
+        cls = choose_engine(self, choice, options)
+        engine = self._engines.get(cls.name)
+        if engine is None or getattr(engine, "_options", options) != options:
+            engine = cls.load(self, options)
+            engine._options = options
+            self._engines[cls.name] = engine
+        return engine
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Loaded engines hold native handles (CTranslate2's model): a worker process loads its own, from the cache.
+        state = dict(self.__dict__)
+        state["_engines"] = {}
+        return state
+
+    @property
+    def backend(self) -> Any:
+        """The engine decoding this generator's current settings, or None for transformers."""
+        engine = self._engine()
+        return None if engine.name == "transformers" else engine
 
     def fingerprint(self) -> str:
         base = super().fingerprint()
-        if self.backend is None:
+        choice, options = self._backend
+        cls = choose_engine(self, choice, options)
+        if cls.exact(options):  # the transformers outputs: the same cache entries serve every such engine
             return base
         from ..fingerprint import digest_json
 
-        return digest_json({"generator": base, "backend": self.backend.describe()})
+        return digest_json({"generator": base, "backend": cls.key(options)})
 
     def _constrained_rows(self, prompts: list[str], constraints: Sequence[Constraint | None], rows: set[int],
                           outputs: list[list[str]], out_cut: list[list[bool]]) -> None:
@@ -487,17 +417,3 @@ class Generator(PretrainedComponent):
     def __repr__(self) -> str:
         kind = "seq2seq" if self.is_encoder_decoder else "causal"
         return f"Generator({kind}, base_model={self.base_model!r}, {self.config})"
-
-
-def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
-    r"""``text`` up to the first of the ``stop`` strings, and whether one was found.
-
-    >>> cut_at_stop("Paris is small.\nNext claim:", ["\n"])
-    ('Paris is small.', True)
-    """
-    ends = [pos for pos in (text.find(s) for s in stop) if pos >= 0]
-    return (text[:min(ends)], True) if ends else (text, False)
-
-
-def hash_pair(seed: int, j: int) -> int:
-    return stable_hash("return", seed, j)

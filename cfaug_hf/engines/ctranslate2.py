@@ -1,9 +1,10 @@
 """Generation on CTranslate2: a causal-LM :class:`~cfaug_hf.Generator` converted once (LoRA merged) and decoded by
 CTranslate2's C++ engine, int8 on CPU by default.
 
-Use it through the generator: ``generator.use_backend("ctranslate2")``. Everything around decoding stays the
-generator's (prompt template, truncation, stop strings, constraints checked on the outputs, stats), so an augmenter
-does not know which engine ran. What differs:
+Use it through the generator: ``generator.use_backend("ctranslate2")``, or ``"auto"`` (the default), which uses it in
+float32 for beam search and greedy decoding. Everything around decoding stays the generator's (prompt template,
+truncation, stop strings, constraints checked on the outputs, stats), so an augmenter does not know which engine
+ran. What differs:
 
 * quantised weights (``int8``, ``int8_float32``) can change which hypothesis wins; ``float32`` keeps the
   transformers outputs (measured in ``benchmarks/generation_backends.py``);
@@ -27,14 +28,18 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..deps import require
 from ..models import cache_problem, discard_cache, file_sizes
+from . import Engine, register_engine
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["CTranslate2Engine", "COMPUTE_TYPES", "converted_path"]
+
+#: Compute type of an explicit ``use_backend("ctranslate2")``; ``"auto"`` uses float32 (the transformers outputs).
+DEFAULT_COMPUTE_TYPE = "int8_float32"
 
 #: Compute types accepted on CPU (CTranslate2 also takes the float16/bfloat16 ones on GPUs).
 COMPUTE_TYPES = ("default", "auto", "int8", "int8_float32", "int8_float16", "int8_bfloat16", "int16", "float16",
@@ -82,8 +87,9 @@ def _convert(generator: Any, target: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+@register_engine
 @dataclass
-class CTranslate2Engine:
+class CTranslate2Engine(Engine):
     """A CTranslate2 ``Generator`` for one causal-LM :class:`~cfaug_hf.Generator`'s weights.
 
     Examples:
@@ -94,12 +100,38 @@ class CTranslate2Engine:
         1
     """
 
+    name: ClassVar[str] = "ctranslate2"
+    requires: ClassVar[str | None] = "ctranslate2"
+    rank: ClassVar[int] = 10
+
     path: Path
-    compute_type: str = "int8_float32"
+    compute_type: str = DEFAULT_COMPUTE_TYPE
     threads: int = 0
 
     @classmethod
-    def for_generator(cls, generator: Any, *, compute_type: str = "int8_float32", threads: int = 0
+    def supports(cls, generator: Any, options: dict[str, Any]) -> str | None:
+        if generator.is_encoder_decoder:
+            return "it runs causal LMs (e.g. SmolLM2); this generator is encoder-decoder"
+        if generator.config.do_sample:
+            return "its sampling is not repeatable per row (OpenNMT/CTranslate2#1757)"
+        return None
+
+    @classmethod
+    def exact(cls, options: dict[str, Any]) -> bool:
+        return options.get("compute_type", DEFAULT_COMPUTE_TYPE) == "float32"
+
+    @classmethod
+    def key(cls, options: dict[str, Any]) -> dict[str, Any]:
+        return {"engine": cls.name, "version": require("ctranslate2", "the CTranslate2 backend").__version__,
+                "compute_type": options.get("compute_type", DEFAULT_COMPUTE_TYPE)}
+
+    @classmethod
+    def load(cls, generator: Any, options: dict[str, Any]) -> CTranslate2Engine:
+        return cls.for_generator(generator, compute_type=options.get("compute_type", DEFAULT_COMPUTE_TYPE),
+                                 threads=options.get("threads", 0))
+
+    @classmethod
+    def for_generator(cls, generator: Any, *, compute_type: str = DEFAULT_COMPUTE_TYPE, threads: int = 0
                       ) -> CTranslate2Engine:
         if generator.is_encoder_decoder:
             raise ValueError("The CTranslate2 backend runs causal-LM generators (e.g. SmolLM2); this generator is "
@@ -133,6 +165,20 @@ class CTranslate2Engine:
 
     def describe(self) -> dict[str, Any]:
         return {"engine": "ctranslate2", "version": self._ct2.__version__, "compute_type": self.compute_type}
+
+    def decode(self, generator: Any, rows: list[int], prompts: list[str], seeds: list[int] | None,
+               outputs: list[list[str]], out_cut: list[list[bool]]) -> None:
+        from .transformers import cut_at_stop
+
+        tok, cfg = generator.tokenizer, generator.config
+        tokens = [tok.convert_ids_to_tokens(tok(prompts[i], add_special_tokens=not cfg.chat)["input_ids"])
+                  for i in rows]
+        found = self.generate(tokens, cfg, eos_ids=generator._eos_ids(), stop_ids=generator._stop_token_ids())
+        for i, row in zip(rows, found):
+            for ids, finished in row:
+                text, stopped = cut_at_stop(tok.decode(ids, skip_special_tokens=True).strip(), cfg.stop)
+                outputs[i].append(text.strip())
+                out_cut[i].append(not (stopped or finished))
 
     def generate(self, prompts: list[list[str]], config: Any, *, eos_ids: list[int], stop_ids: list[int]
                  ) -> list[list[tuple[list[int], bool]]]:

@@ -1,0 +1,80 @@
+"""The engine table and the transformers engine's shared-prefix sampler.
+
+* The sampler gives exactly the tokens of ``model.generate`` with the per-row Gumbel noise, for every setting that
+  changes which tokens can be drawn (temperature, top-k, top-p, one or several candidates, stop strings, the end
+  token, ``max_new_tokens`` reached);
+* a row's candidates depend on its seed and prompt only: the same rows in other batch sizes and orders, and beside
+  other neighbours, give the same candidates;
+* ``auto`` picks, per call, an engine that reproduces the transformers outputs and supports the settings; the table
+  names every engine; unknown names fail listing them.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from cfaug_hf import Generator
+from cfaug_hf.engines import AUTO, choose_engine, engine_names
+from cfaug_hf.testing import tiny_causal_lm
+
+PROMPTS = ["the cat sat on the mat", "a dog ran", "the film was good and the king was in paris", "paris",
+           "the band played a song in london", "a river", "the team won", "the hotel room was clean"]
+
+
+def sampler(shared: bool, **kw):
+    settings = dict(num_beams=1, do_sample=True, num_return_sequences=4, max_new_tokens=8, temperature=1.3,
+                    top_k=0, top_p=1.0, stop=())
+    gen = Generator(*tiny_causal_lm(), **{**settings, **kw})
+    gen.shared_prefix = shared
+    return gen
+
+
+@pytest.mark.parametrize("settings", [{}, {"temperature": 0.7, "top_k": 5}, {"top_p": 0.8},
+                                      {"num_return_sequences": 1}, {"stop": ("the",)}, {"max_new_tokens": 3},
+                                      {"top_k": 2, "temperature": 0.5, "num_return_sequences": 6}])
+def test_shared_prefix_sampling_gives_the_tokens_of_generate(settings):
+    seeds = list(range(100, 100 + len(PROMPTS)))
+    reference = sampler(False, **settings).generate_with_info(PROMPTS, seeds=seeds)
+    fast = sampler(True, **settings).generate_with_info(PROMPTS, seeds=seeds)
+    assert fast.texts == reference.texts and fast.output_truncated == reference.output_truncated
+
+
+def test_a_rows_candidates_do_not_depend_on_its_batch():
+    seeds = [7, 8, 9, 10, 11, 12, 13, 14]
+    whole = sampler(True, batch_size=8).generate(PROMPTS, seeds=seeds)
+    for batch_size in (1, 3):
+        assert sampler(True, batch_size=batch_size).generate(PROMPTS, seeds=seeds) == whole
+    order = [5, 2, 7, 0, 3, 6, 1, 4]
+    shuffled = sampler(True, batch_size=3).generate([PROMPTS[i] for i in order], seeds=[seeds[i] for i in order])
+    assert [shuffled[order.index(i)] for i in range(len(PROMPTS))] == whole
+    alone = sampler(True).generate([PROMPTS[2], "another neighbour entirely"], seeds=[seeds[2], 99])
+    assert alone[0] == whole[2]
+
+
+def test_candidates_that_agree_share_their_computation():
+    """A peaked model samples the same tokens for most candidates: the batch holds far fewer sequences than
+    candidates (counted through the model's forward calls)."""
+    gen = sampler(True, temperature=0.3, num_return_sequences=4, max_new_tokens=6)
+    with torch.no_grad():
+        gen.model.lm_head.weight.mul_(40.0)
+    sizes = []
+    hook = gen.model.register_forward_pre_hook(lambda module, args, kwargs: sizes.append(
+        kwargs["input_ids"].shape[0]), with_kwargs=True)
+    try:
+        gen.generate(PROMPTS[:4], seeds=[1, 2, 3, 4])
+    finally:
+        hook.remove()
+    assert sizes[0] == 4 and max(sizes[1:]) < 16  # one prefill per prompt; decode steps below 4 x 4 candidates
+
+
+def test_the_table_and_auto():
+    assert engine_names()[-1] == "transformers" and "ctranslate2" in engine_names()
+    beams = Generator(*tiny_causal_lm(), num_beams=2, max_new_tokens=3)
+    sampled = Generator(*tiny_causal_lm(), num_beams=1, do_sample=True, max_new_tokens=3)
+    assert choose_engine(sampled, AUTO, {"compute_type": "float32"}).name == "transformers"
+    pytest.importorskip("ctranslate2")
+    assert choose_engine(beams, AUTO, {"compute_type": "float32"}).name == "ctranslate2"
+    assert choose_engine(beams, AUTO, {"compute_type": "int8"}).name == "transformers"  # not the same outputs
+    with pytest.raises(ValueError, match="backend must be 'auto' or one of .*'transformers'"):
+        beams.use_backend("fastest")
