@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MINILM", "SMOLLM2", "token_head", "ResolvedModel", "resolve_model", "local_copy", "cache_dir", "load_model",
+__all__ = ["MINILM", "SMOLLM2", "token_head", "file_content_digest", "ResolvedModel", "resolve_model", "local_copy", "cache_dir", "load_model",
            "load_config", "load_tokenizer", "embedded_models", "quiet_dependency_warnings"]
 
 logger = logging.getLogger(__name__)
@@ -127,6 +127,12 @@ def cache_dir() -> Path:
 
 
 _DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def file_content_digest(path: Path) -> str:
+    """A fast digest (xxhash) of a file's bytes, remembered per (path, size, mtime) in this process: how components
+    loaded from files fingerprint their weights without reading the tensors."""
+    return _file_digest(Path(path))
 
 
 def _file_digest(path: Path) -> str:

@@ -51,6 +51,10 @@ def load_weights(model_class: Any, folder: Path, what: str, **kwargs: Any) -> An
     return model
 
 
+#: Key of the saved config that records the weights' digest and their files' digests (see _fingerprint_from_files).
+_WEIGHTS_RECORD = "weights_record"
+
+
 class _BelowError(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return record.levelno >= logging.ERROR
@@ -180,6 +184,9 @@ class Component(abc.ABC):
             self._save(tmp)
             config = {"component_type": self.component_type, "format_version": FORMAT_VERSION,
                       "cfaug_hf_version": __version__, **self.get_config_dict()}
+            record = self._weights_record(tmp)
+            if record:
+                config[_WEIGHTS_RECORD] = record
             (tmp / self.config_name).write_text(json.dumps(config, indent=2, sort_keys=True, default=str) + "\n")
         return Path(save_directory)
 
@@ -205,6 +212,7 @@ class Component(abc.ABC):
         check_json_files(folder, cls.__name__)
         for key in ("component_type", "format_version", "cfaug_hf_version"):
             config.pop(key, None)
+        record = config.pop(_WEIGHTS_RECORD, None)
         try:
             component = cls._load(folder, config, **kwargs)
         except ConfigError as err:
@@ -216,7 +224,26 @@ class Component(abc.ABC):
                 f"Cannot load the {cls.__name__} from {folder}: {type(err).__name__}: {str(err)[:300]}. A file of the "
                 f"folder is damaged or belongs to another model; save or download it again.") from err
         component.hub_origin = origin
+        if isinstance(component, PretrainedComponent):
+            component._fingerprint_from_files(folder, config, record)
         return component
+
+
+def _base_weight_files(name: Any) -> list[Path] | None:
+    """The weight files a base model named in a saved config was loaded from, when they are on this machine (a
+    folder, or the embedded copy of a known Hub id); None otherwise."""
+    from ..models import local_copy, resolve_model
+
+    if not isinstance(name, str) or not name:
+        return None
+    try:
+        ref = local_copy(resolve_model(name))
+    except (OSError, ValueError):
+        return None
+    path = Path(ref.path)
+    if ref.kwargs.get("gguf_file"):
+        return [path / ref.kwargs["gguf_file"]]
+    return sorted(path.glob("*.safetensors")) or None if path.is_dir() else None
 
 
 class PretrainedComponent(Component):
@@ -247,6 +274,44 @@ class PretrainedComponent(Component):
         self.training_info = dict(training_info or {})
         self.stats: Counter = Counter()
         self._warned_truncation = False
+
+    def _weight_files(self, folder: Path, adapter: bool, base_model: Any) -> dict[str, str] | None:
+        """``{name: xxhash}`` of the files a single-model component's weights are in: the base model's (for an
+        adapter) and the folder's safetensors; None when they cannot all be found on this machine."""
+        from ..models import file_content_digest
+
+        files = sorted(folder.glob("*.safetensors"))
+        if adapter:
+            base = _base_weight_files(base_model)
+            if base is None:
+                return None
+            files = base + files
+        if not files or len(self._modules()) != 1:
+            return None
+        return {f"{i}:{f.name}": file_content_digest(f) for i, f in enumerate(files)}
+
+    def _weights_record(self, folder: Path) -> dict[str, Any] | None:
+        """What a save records so that loading can fingerprint the weights from their files: the weights' digest
+        (the same as this object's) and the digests of the files it is in."""
+        files = self._weight_files(folder, self._saves_adapter(), self.base_model)
+        return None if files is None else {"digests": self._weights_digests(), "files": files}
+
+    def _fingerprint_from_files(self, folder: Path, config: dict[str, Any], record: Any) -> None:
+        """Take the weights' digest from the files they were just loaded from (xxhash, remembered per file)
+        instead of hashing the tensors: hashing reads every weight, which makes all of them resident in memory even
+        when another engine (CTranslate2) does the decoding. When the files are the ones a save recorded, the
+        recorded digest is kept, so a loaded component fingerprints as the object that was saved; otherwise (a
+        folder saved by an earlier release) the files' digests stand for the weights. Either stays valid until a
+        weight changes (training), like the tensors' own."""
+        files = self._weight_files(folder, bool(config.get("adapter")), config.get("base_model"))
+        if files is None:
+            return
+        if isinstance(record, dict) and record.get("files") == files and isinstance(record.get("digests"), list):
+            self._keep_fingerprint(list(record["digests"]))
+            return
+        from ..fingerprint import digest_json
+
+        self._keep_fingerprint([digest_json({"weight_files": sorted(files.items())})])
 
     def _count_truncated(self, n: int, option: str, limit: int) -> None:
         """Count inputs cut to ``option=limit`` tokens; warn the first time only."""

@@ -190,7 +190,7 @@ class TransformersEngine(Engine):
             position = (attn.cumsum(-1) - 1).clamp(min=0)
             out = model(input_ids=enc["input_ids"], attention_mask=attn, position_ids=position, use_cache=True,
                         logits_to_keep=1)
-            cache, logits = out.past_key_values, out.logits[:, -1, :].float()
+            cache, logits = _cache_of(out), out.logits[:, -1, :].float()
             next_position = attn.sum(-1)
             # Each batch entry is a node of the rows' prefix trees; at first a row's candidates all share its prompt.
             node_of = [c // k for c in range(len(cand_seeds))]
@@ -222,7 +222,7 @@ class TransformersEngine(Engine):
                 out = model(input_ids=torch.tensor([[t] for _, t in keys]), attention_mask=attn,
                             position_ids=next_position[:, None], use_cache=True, logits_to_keep=1,
                             **{cache_arg: cache})
-                cache, logits = out.past_key_values, out.logits[:, -1, :].float()
+                cache, logits = _cache_of(out), out.logits[:, -1, :].float()
                 next_position = next_position + 1
         for r, i in enumerate(idx):
             for j in range(k):
@@ -246,6 +246,12 @@ def _cache_argument(model: Any) -> str:
 
     forward = getattr(model, "get_base_model", lambda: model)().forward
     return "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
+
+
+def _cache_of(output: Any) -> Any:
+    # ``cache`` in recent transformers (``past_key_values`` warns there), ``past_key_values`` before
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else output.past_key_values
 
 
 def _draw(logits: Any, warpers: list[Any], node_of: list[int], active: list[int], seeds: list[int],

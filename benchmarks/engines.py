@@ -1,0 +1,179 @@
+"""Generation engines on the library's two workloads, beside the machine's compute floor.
+
+    python benchmarks/engines.py [--reviews 40] [--claims 40] [--workloads editor claims]
+
+* ``editor``: the shipped sentiment editor (SmolLM2-135M-Instruct + LoRA) rewriting up to 3 sentences of each of
+  ``--reviews`` CAD IMDb dev reviews toward the other label, with the neighbouring sentences as context and 4
+  sampled candidates per edit (CORE's ``edit_sentences=3`` set-up). Settings: ``generate`` (transformers'
+  ``model.generate`` with the per-row Gumbel noise: the library before the engine table) and ``shared-prefix``
+  (the transformers engine's sampler: one prefill per prompt, a prefix tree over each row's candidates, finished
+  candidates dropped). Checked: identical candidates, and the same candidates again with the rows shuffled in
+  batches of another size (per-row reproducibility).
+* ``claims``: CrossAug's shipped claim generator on ``--claims`` SUPPORTS claims of the embedded FEVEROUS sample,
+  beam 5, 5 outputs. Settings: transformers, CTranslate2 float32 (``auto``) and int8; agreement of the top output
+  and of all 5 with transformers.
+
+The floor: a float32 matmul probe gives the GFLOP/s this process reaches; about 2 x parameters FLOPs per
+generated token gives the tokens/s a perfect engine would reach; ``share of floor`` is tokens/s over that (sampled
+candidates count every token of every candidate; beams count the returned outputs only, so their share is a lower
+bound). Writes ``benchmarks/results/engines.{json,md}`` after each workload.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from generation_backends import matmul_gflops  # noqa: E402
+from shared_data import cad_sentiment  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def editor_inputs(n_reviews: int) -> tuple[list[str], list[int]]:
+    from cfaug_hf.components.editor import edit_input
+    from cfaug_hf.fingerprint import stable_hash
+    from cfaug_hf.sentences import split_sentences
+
+    rows = cad_sentiment("orig", "dev")
+    inputs, seeds = [], []
+    for r in range(min(n_reviews, len(rows))):
+        sentences = split_sentences(rows[r]["text"])
+        target = "positive" if rows[r]["label"].startswith("neg") else "negative"
+        for p in range(min(3, len(sentences))):
+            context = " ".join([*sentences[max(0, p - 1):p], "[edit]", *sentences[p + 1:p + 2]])
+            inputs.append(edit_input(sentences[p], target, context=context))
+            seeds.append(stable_hash("engines-bench", r, p) % 2 ** 31)
+    return inputs, seeds
+
+
+def tokens_of(tok, outputs: list[list[str]]) -> int:
+    return sum(len(tok(o, add_special_tokens=False)["input_ids"]) + 1 for outs in outputs for o in outs)
+
+
+def run_editor(args: argparse.Namespace, floor_per_param: float) -> dict:
+    from cfaug_hf import Editor
+
+    inputs, seeds = editor_inputs(args.reviews)
+    editor = Editor.default("sentiment")
+    params = sum(p.numel() for p in editor.model.parameters())
+    editor.generate(inputs[:2], seeds=seeds[:2])  # warm-up (merges the adapter)
+    out: dict = {"edits": len(inputs), "reviews": args.reviews, "params": params, "settings": {}}
+    texts = {}
+    for name, shared in (("generate", False), ("shared-prefix", True)):
+        editor.shared_prefix = shared
+        t0 = time.perf_counter()
+        texts[name] = editor.generate(inputs, seeds=seeds)
+        seconds = time.perf_counter() - t0
+        n_tokens = tokens_of(editor.tokenizer, texts[name])
+        out["settings"][name] = {"seconds": round(seconds, 1), "edits_per_s": len(inputs) / seconds,
+                                 "seconds_per_review": seconds / args.reviews, "tokens_per_s": n_tokens / seconds,
+                                 "share_of_floor": n_tokens / seconds / (floor_per_param / params)}
+        print(name, out["settings"][name], flush=True)
+    out["identical_candidates"] = sum(a == b for a, b in zip(texts["generate"], texts["shared-prefix"]))
+    order = list(range(len(inputs)))
+    random.Random(0).shuffle(order)
+    editor.shared_prefix, editor.config.batch_size = True, 5
+    again = editor.generate([inputs[i] for i in order], seeds=[seeds[i] for i in order])
+    out["reproducible_rows"] = sum(again[j] == texts["shared-prefix"][i] for j, i in enumerate(order))
+    base = out["settings"]["generate"]["edits_per_s"]
+    for s in out["settings"].values():
+        s["speed_up"] = s["edits_per_s"] / base
+    return out
+
+
+def run_claims(args: argparse.Namespace, floor_per_param: float) -> dict:
+    from datasets import disable_progress_bars
+
+    from cfaug_hf.embedded import load_feverous_sample
+    from cfaug_hf.methods.crossaug.recipes import default_claim_generator
+
+    disable_progress_bars()
+    data = load_feverous_sample().filter(lambda lab: lab == "SUPPORTS", input_columns="label")
+    claims = list(data["claim"][:args.claims])
+    out: dict = {"claims": len(claims), "settings": {}}
+    texts = {}
+    for name, backend, compute in (("transformers", "transformers", None), ("ctranslate2-float32 (auto)", "auto",
+                                                                             None),
+                                   ("ctranslate2-int8", "ctranslate2", "int8")):
+        gen = default_claim_generator().use_backend(backend, **({"compute_type": compute} if compute else {}))
+        params = sum(p.numel() for p in gen.model.parameters())
+        gen.generate(claims[:2])
+        t0 = time.perf_counter()
+        texts[name] = gen.generate(claims)
+        seconds = time.perf_counter() - t0
+        n_tokens = tokens_of(gen.tokenizer, texts[name])
+        ref = texts["transformers"]
+        out["settings"][name] = {
+            "engine": gen.backend.describe() if gen.backend is not None else {"engine": "transformers"},
+            "seconds": round(seconds, 1), "claims_per_s": len(claims) / seconds, "tokens_per_s": n_tokens / seconds,
+            "share_of_floor": n_tokens / seconds / (floor_per_param / params),
+            "same_top_output": sum(a[:1] == b[:1] for a, b in zip(texts[name], ref)) / len(claims),
+            "same_all_outputs": sum(a == b for a, b in zip(texts[name], ref)) / len(claims)}
+        print(name, out["settings"][name], flush=True)
+    base = out["settings"]["transformers"]["claims_per_s"]
+    for s in out["settings"].values():
+        s["speed_up"] = s["claims_per_s"] / base
+    return out
+
+
+def write(results: dict) -> None:
+    lines = ["# Generation engines", "", results["setup"], ""]
+    editor = results.get("editor")
+    if editor:
+        lines += [f"## Editor: {editor['edits']} sentence edits of {editor['reviews']} CAD IMDb dev reviews, 4 sampled "
+                  f"candidates each", "",
+                  "| setting | edits/s | s per review | speed-up | tokens/s | share of floor |", "|---|---|---|---|---|---|"]
+        for name, s in editor["settings"].items():
+            lines.append(f"| {name} | {s['edits_per_s']:.2f} | {s['seconds_per_review']:.2f} | {s['speed_up']:.2f}x "
+                         f"| {s['tokens_per_s']:.0f} | {100 * s['share_of_floor']:.0f}% |")
+        lines += ["", f"Identical candidates: {editor['identical_candidates']}/{editor['edits']} edits; the same rows "
+                      f"shuffled in batches of 5: {editor['reproducible_rows']}/{editor['edits']} identical.", ""]
+    claims = results.get("claims")
+    if claims:
+        lines += [f"## Claim negation: {claims['claims']} claims, beam 5, 5 outputs", "",
+                  "| setting | claims/s | speed-up | tokens/s | share of floor (lower bound) | same top output | "
+                  "same 5 outputs |", "|---|---|---|---|---|---|---|"]
+        for name, s in claims["settings"].items():
+            lines.append(f"| {name} | {s['claims_per_s']:.2f} | {s['speed_up']:.2f}x | {s['tokens_per_s']:.0f} | "
+                         f"{100 * s['share_of_floor']:.0f}% | {100 * s['same_top_output']:.0f}% | "
+                         f"{100 * s['same_all_outputs']:.0f}% |")
+    text = "\n".join(lines) + "\n"
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "engines.md").write_text(text)
+    (RESULTS / "engines.json").write_text(json.dumps(results, indent=1) + "\n")
+    print(text)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reviews", type=int, default=40)
+    ap.add_argument("--claims", type=int, default=40)
+    ap.add_argument("--workloads", nargs="+", default=["editor", "claims"], choices=["editor", "claims"])
+    ap.add_argument("--note", default="")
+    args = ap.parse_args()
+    import torch
+
+    gflops = statistics.median(matmul_gflops() for _ in range(3))
+    floor_per_param = gflops * 1e9 / 2  # tokens/s of a perfect engine, times the parameter count
+    results = {"setup": f"CPU ({platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+                        f"{torch.get_num_threads()} torch threads){', ' + args.note if args.note else ''}; matmul "
+                        f"probe {gflops:.0f} GFLOP/s float32; floor = GFLOP/s / (2 x parameters) tokens/s.",
+               "matmul_gflops": gflops}
+    for workload in args.workloads:
+        results[workload] = (run_editor if workload == "editor" else run_claims)(args, floor_per_param)
+        write(results)
+
+
+if __name__ == "__main__":
+    main()
