@@ -170,6 +170,10 @@ class Component(abc.ABC):
         fingerprint stay valid."""
         self._memo_box()["memo"] = (self._weights_key(), digests)
 
+    def _weights_record(self, folder: Path) -> dict[str, Any] | None:
+        """What a save records about the weights' files (components with weights; see PretrainedComponent)."""
+        return None
+
     def save_pretrained(self, save_directory: str | os.PathLike, *, overwrite: bool = False) -> Path:
         """Save weights (safetensors) and config (JSON) to ``save_directory`` in one atomic rename.
 

@@ -180,9 +180,6 @@ class Generator(PretrainedComponent):
         """Like :meth:`generate`, plus which inputs and outputs were truncated. ``seeds`` matter only for sampling;
         candidates that break their row's ``constraints`` are dropped and counted (see :mod:`cfaug_hf.generation`).
         """
-        import torch
-
-        self.merge_adapter()
         if seeds is not None and len(seeds) != len(texts):
             raise ValueError(f"Got {len(seeds)} seeds for {len(texts)} texts.")
         cfg = self.config
@@ -198,12 +195,17 @@ class Generator(PretrainedComponent):
             if len(constraints) != len(texts):
                 raise ValueError(f"Got {len(constraints)} constraints for {len(texts)} texts.")
             constrained = {i for i, c in enumerate(constraints) if c}
-            self._constrained_rows(prompts, constraints, constrained, outputs, out_cut)
+            if constrained:
+                self.merge_adapter()
+                self._constrained_rows(prompts, constraints, constrained, outputs, out_cut)
         # Longest first, so each batch pads to similar lengths.
         order = sorted((i for i in range(len(texts)) if i not in constrained), key=lambda i: -len(prompts[i]))
         self.model.eval()
         if order:
-            self._engine().decode(self, order, prompts, seeds, outputs, out_cut)
+            engine = self._engine()
+            if engine.name == "transformers":  # another engine decodes its own copy: the torch weights stay unread
+                self.merge_adapter()
+            engine.decode(self, order, prompts, seeds, outputs, out_cut)
         n_out_cut = sum(sum(c) for c in out_cut)
         if n_out_cut:
             self.stats["output_truncated"] += n_out_cut
