@@ -24,7 +24,7 @@ from cfaug_hf.hub import ComponentLoadError, FolderNotEmptyError, HubError
 from cfaug_hf.methods.icda.epoch import CounterfactualEpochDataset
 from cfaug_hf.metrics import intrinsic
 from cfaug_hf.report import augmentation_report
-from cfaug_hf.testing import NegateAugmenter, tiny_classifier, tiny_seq2seq
+from cfaug_hf.testing import NegateAugmenter, tiny_causal_lm, tiny_classifier, tiny_seq2seq
 from cfaug_hf.training import edit_pairs
 from trainer_callbacks import ICDACallback
 
@@ -395,9 +395,11 @@ CASES = [
      ValueError, "amplify: folds must be an integer of at least 2 \\(cross-fitting\\) or None, got 1"),
     # --- generation backends and scale-out
     ("backend-unknown", NO_SETUP, lambda c: Generator(*tiny_seq2seq()).use_backend("vllm-on-cpu"), ValueError,
-     "backend must be 'transformers', 'ctranslate2' or 'auto', got 'vllm-on-cpu'"),
+     "backend must be 'auto' or one of \\[.*'transformers'.*\\], got 'vllm-on-cpu'"),
     ("backend-ct2-seq2seq", NO_SETUP, lambda c: Generator(*tiny_seq2seq()).use_backend("ctranslate2"), ValueError,
-     "The CTranslate2 backend runs causal-LM generators .* this generator is encoder-decoder"),
+     "backend='ctranslate2' cannot decode this generator: it runs causal LMs .* this generator is encoder-decoder"),
+    ("backend-vllm-not-installed", NO_SETUP, lambda c: Generator(*tiny_causal_lm()).use_backend("vllm"), ImportError,
+     "backend=.vllm. needs vllm, which is not installed"),
     ("ray-concurrency-zero", NO_SETUP, lambda c: __import__("cfaug_hf.distributed").distributed.augment_ray(
         Dataset.from_dict({"text": ["a"], "label": ["negative"]}), "runs/x", concurrency=0), ValueError,
      "concurrency must be a positive integer, got 0"),
