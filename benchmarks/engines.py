@@ -70,8 +70,16 @@ def run_editor(args: argparse.Namespace, floor_per_param: float) -> dict:
     editor.generate(inputs[:2], seeds=seeds[:2])  # warm-up (merges the adapter)
     out: dict = {"edits": len(inputs), "reviews": args.reviews, "params": params, "settings": {}}
     texts = {}
-    for name, shared in (("generate", False), ("shared-prefix", True)):
+    settings = [("generate", False), ("shared-prefix", True)]
+    if "vllm" in args.engines:
+        settings.append(("vllm", True))
+    for name, shared in settings:
         editor.shared_prefix = shared
+        if name == "vllm":
+            t0 = time.perf_counter()
+            editor.use_backend("vllm")
+            out["vllm_load_s"] = round(time.perf_counter() - t0, 1)
+            editor.generate(inputs[:2], seeds=seeds[:2])
         t0 = time.perf_counter()
         texts[name] = editor.generate(inputs, seeds=seeds)
         seconds = time.perf_counter() - t0
@@ -83,9 +91,10 @@ def run_editor(args: argparse.Namespace, floor_per_param: float) -> dict:
     out["identical_candidates"] = sum(a == b for a, b in zip(texts["generate"], texts["shared-prefix"]))
     order = list(range(len(inputs)))
     random.Random(0).shuffle(order)
-    editor.shared_prefix, editor.config.batch_size = True, 5
+    last = settings[-1][0]  # the engine still loaded: its rows again, shuffled, in batches of another size
+    editor.configure(batch_size=5)
     again = editor.generate([inputs[i] for i in order], seeds=[seeds[i] for i in order])
-    out["reproducible_rows"] = sum(again[j] == texts["shared-prefix"][i] for j, i in enumerate(order))
+    out["reproducible_rows"] = {last: sum(again[j] == texts[last][i] for j, i in enumerate(order))}
     base = out["settings"]["generate"]["edits_per_s"]
     for s in out["settings"].values():
         s["speed_up"] = s["edits_per_s"] / base
@@ -127,7 +136,7 @@ def run_claims(args: argparse.Namespace, floor_per_param: float) -> dict:
     return out
 
 
-def write(results: dict) -> None:
+def write(results: dict, name: str = "engines") -> None:
     lines = ["# Generation engines", "", results["setup"], ""]
     editor = results.get("editor")
     if editor:
@@ -137,8 +146,11 @@ def write(results: dict) -> None:
         for name, s in editor["settings"].items():
             lines.append(f"| {name} | {s['edits_per_s']:.2f} | {s['seconds_per_review']:.2f} | {s['speed_up']:.2f}x "
                          f"| {s['tokens_per_s']:.0f} | {100 * s['share_of_floor']:.0f}% |")
-        lines += ["", f"Identical candidates: {editor['identical_candidates']}/{editor['edits']} edits; the same rows "
-                      f"shuffled in batches of 5: {editor['reproducible_rows']}/{editor['edits']} identical.", ""]
+        again = ", ".join(f"{k} {v}/{editor['edits']}" for k, v in editor["reproducible_rows"].items())
+        lines += ["", f"shared-prefix gives the candidates of generate on {editor['identical_candidates']}/"
+                      f"{editor['edits']} edits; the same rows shuffled in batches of 5 give the same candidates: "
+                      f"{again}." + (f" vLLM's engine took {editor['vllm_load_s']} s to start (a merged copy, then "
+                                     f"its warm-up)." if "vllm_load_s" in editor else ""), ""]
     claims = results.get("claims")
     if claims:
         lines += [f"## Claim negation: {claims['claims']} claims, beam 5, 5 outputs", "",
@@ -150,8 +162,8 @@ def write(results: dict) -> None:
                          f"{100 * s['same_all_outputs']:.0f}% |")
     text = "\n".join(lines) + "\n"
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "engines.md").write_text(text)
-    (RESULTS / "engines.json").write_text(json.dumps(results, indent=1) + "\n")
+    (RESULTS / f"{name}.md").write_text(text)
+    (RESULTS / f"{name}.json").write_text(json.dumps(results, indent=1) + "\n")
     print(text)
 
 
@@ -161,6 +173,9 @@ def main() -> None:
     ap.add_argument("--claims", type=int, default=40)
     ap.add_argument("--workloads", nargs="+", default=["editor", "claims"], choices=["editor", "claims"])
     ap.add_argument("--note", default="")
+    ap.add_argument("--engines", nargs="*", default=[], choices=["vllm"],
+                    help="extra engines for the editor workload (vllm: run from .venv-vllm)")
+    ap.add_argument("--name", default="engines", help="results file name (benchmarks/results/NAME.{json,md})")
     args = ap.parse_args()
     import torch
 
@@ -172,7 +187,7 @@ def main() -> None:
                "matmul_gflops": gflops}
     for workload in args.workloads:
         results[workload] = (run_editor if workload == "editor" else run_claims)(args, floor_per_param)
-        write(results)
+        write(results, args.name)
 
 
 if __name__ == "__main__":

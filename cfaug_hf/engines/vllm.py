@@ -96,7 +96,7 @@ class VLLMEngine(Engine):
             params[i] = SamplingParams(n=cfg.num_return_sequences, max_tokens=cfg.max_new_tokens,
                                        stop=list(cfg.stop) or None, stop_token_ids=generator._eos_ids(),
                                        skip_special_tokens=True, **sampled)
-        for chunk in _chunks(rows, ids):
+        for chunk in _chunks(rows, ids, cfg.num_return_sequences):
             results = self.llm.generate([TokensPrompt(prompt_token_ids=ids[i]) for i in chunk],
                                         sampling_params=[params[i] for i in chunk], use_tqdm=False)
             for i, result in zip(chunk, results):
@@ -106,16 +106,19 @@ class VLLMEngine(Engine):
                     out_cut[i].append(completion.finish_reason == "length")
 
 
-def _chunks(rows: list[int], ids: dict[int, list[int]]) -> list[list[int]]:
-    """Rows in calls whose prompt tokens fit in one scheduler step (see :data:`MAX_BATCHED_TOKENS`)."""
+def _chunks(rows: list[int], ids: dict[int, list[int]], n: int) -> list[list[int]]:
+    """Rows in calls whose prompt tokens fit in one scheduler step (see :data:`MAX_BATCHED_TOKENS`): vLLM schedules
+    each of a row's ``n`` samples as a request of its own, prompt included; half the step is kept free for the
+    decoding tokens scheduled beside them."""
     chunks: list[list[int]] = [[]]
-    used = 0
+    used, budget = 0, MAX_BATCHED_TOKENS // 2
     for i in rows:
-        if chunks[-1] and used + len(ids[i]) > MAX_BATCHED_TOKENS:
+        cost = n * len(ids[i])
+        if chunks[-1] and used + cost > budget:
             chunks.append([])
             used = 0
         chunks[-1].append(i)
-        used += len(ids[i])
+        used += cost
     return [c for c in chunks if c]
 
 
