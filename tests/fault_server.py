@@ -30,6 +30,7 @@ class FaultServer:
         self.sock.settimeout(0.2)
         self.drip_s = drip_s
         self.requests = 0
+        self.seen: list[tuple[str, dict[str, str]]] = []  # (request line, headers) of each request, in order
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
@@ -76,6 +77,7 @@ class FaultServer:
         with conn, contextlib.suppress(ConnectionError, TimeoutError, BrokenPipeError):
             request_line, headers, body = self._read_request(conn)
             self.requests += 1
+            self.seen.append((request_line, headers))
             payload = json.loads(body or b"{}")
             prompt = payload["messages"][-1]["content"] if "messages" in payload else payload.get("prompt", "")
             match = re.search(r"fault=(\w+)", prompt)

@@ -125,3 +125,14 @@ def test_a_damaged_conversion_cache_is_converted_again_naming_the_folder(damage,
     gen.use_backend("ctranslate2", compute_type="float32")
     assert gen.generate(TEXTS) == expected
     assert str(path) in caplog.text and "converting it again" in caplog.text and "CTranslate2 copy" in caplog.text
+
+
+@pytest.mark.parametrize("value,expected", [("1", 1), ("3", 3), ("", None), ("0", None), ("two", None)])
+def test_the_decoder_takes_the_threads_its_process_is_given(value, expected, monkeypatch):
+    """A Ray actor gets OMP_NUM_THREADS set to its CPU share: CTranslate2 must not start a thread per core in each."""
+    import os
+
+    from cfaug_hf.engines.ctranslate2 import thread_budget
+
+    monkeypatch.setenv("OMP_NUM_THREADS", value)
+    assert thread_budget() == (expected or min(4, os.cpu_count() or 1))

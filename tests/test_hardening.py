@@ -14,8 +14,9 @@ import logging
 import os
 import time
 
+import httpx2
+import openai
 import pytest
-import requests
 from datasets import Dataset
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -311,19 +312,48 @@ def test_timeout_bounds_the_whole_attempt_not_each_read(faults):
     assert time.monotonic() - t0 < 1.5 and result.errors[0].startswith("timeout after 0.5s")
 
 
-@pytest.mark.parametrize("exc", sorted((c for c in vars(requests.exceptions).values()
-                                        if isinstance(c, type) and issubclass(c, requests.RequestException)),
-                                       key=lambda c: c.__name__), ids=lambda c: c.__name__)
-def test_every_requests_exception_is_a_per_prompt_error(exc, monkeypatch):
-    def post(*args, **kwargs):
-        raise exc(f"boom with {KEY}")
+def _exception_classes(module, base):
+    return sorted({c for c in list(vars(module).values()) if isinstance(c, type) and issubclass(c, base)},
+                  key=lambda c: f"{c.__module__}.{c.__name__}")
+
+
+def _make(exc, message):
+    """An instance of any httpx2 or openai exception class, whatever its constructor asks for."""
+    import inspect
+
+    request = httpx2.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    response = httpx2.Response(500, request=request, content=message.encode())
+    fill = {"message": message, "request": request, "response": response, "body": None}
+    params = [p for p in inspect.signature(exc.__init__).parameters.values() if p.name != "self"
+              and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.default is p.empty]
+    args = [fill.get(p.name, message) for p in params if p.kind != p.KEYWORD_ONLY]
+    kwargs = {p.name: fill.get(p.name, message) for p in params if p.kind == p.KEYWORD_ONLY}
+    return exc(*args, **kwargs)
+
+
+TRANSPORT_ERRORS = [*_exception_classes(httpx2, Exception), *_exception_classes(openai, openai.OpenAIError)]
+
+
+@pytest.mark.parametrize("where", ["sending", "reading the body"])
+@pytest.mark.parametrize("exc", TRANSPORT_ERRORS, ids=lambda c: f"{c.__module__.split('.')[0]}.{c.__name__}")
+def test_every_transport_exception_is_a_per_prompt_error(exc, where, monkeypatch):
+    """The family: every exception class that httpx2 (below the SDK) or the openai SDK defines, raised where the
+    request is sent (the SDK wraps some) and where its body is read (ours to catch): each is one prompt's error,
+    never an exception out of generate, and never shows the key."""
+    def fail(*args, **kwargs):
+        raise _make(exc, f"boom with {KEY}")
 
     monkeypatch.setenv("CFAUG_FAULT_KEY", KEY)
-    client = OpenAICompatibleLLM(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="CFAUG_FAULT_KEY",
-                                 max_retries=1, backoff_s=0.0, timeout_s=0.5)
-    monkeypatch.setattr(requests.Session, "post", post)
-    result = client.generate_with_info(["a", "b"])
-    assert all(result.errors) and not any(KEY in e for e in result.errors)
+    server = FaultServer()
+    try:
+        client = OpenAICompatibleLLM(base_url=server.url, model="m", api_key_env="CFAUG_FAULT_KEY", max_retries=1,
+                                     backoff_s=0.0, timeout_s=0.5)
+        monkeypatch.setattr(httpx2.Client, "send", fail) if where == "sending" else \
+            monkeypatch.setattr(httpx2.Response, "iter_bytes", fail)
+        result = client.generate_with_info(["a", "b"])
+    finally:
+        server.close()
+    assert all(result.errors) and not any(KEY in e for e in result.errors), result.errors
 
 
 def test_an_augmenter_over_a_faulty_endpoint_completes_and_counts_the_failures(faults, monkeypatch):
@@ -339,13 +369,17 @@ def test_an_augmenter_over_a_faulty_endpoint_completes_and_counts_the_failures(f
 
 @pytest.mark.parametrize("base_url,removed", [("http://bob:hunter2@127.0.0.1:8000/v1", "user:password"),
                                               ("http://127.0.0.1:8000/v1?api-key=SECRETQ&api-version=2", "api-key")])
-def test_credentials_in_base_url_are_stripped_with_a_warning(base_url, removed, caplog):
+def test_credentials_in_base_url_are_stripped_with_a_warning(base_url, removed, caplog, faults):
+    base_url = base_url.replace("127.0.0.1:8000", faults.url.split("/")[2])
     client = OpenAICompatibleLLM(base_url=base_url, model="m", api_key_env=None)
     assert removed in caplog.text and "hunter2" not in caplog.text and "SECRETQ" not in caplog.text
     shown = repr(client) + json.dumps(client.get_config_dict())
     assert "hunter2" not in shown and "SECRETQ" not in shown
+    assert client.generate(["fine\nx"]) == [["X"]]
+    request_line, headers = faults.seen[-1]
+    assert "hunter2" not in str(headers) and "SECRETQ" not in request_line and "authorization" not in headers
     if "?" in base_url:  # kept query parameters go after the endpoint path, not into it
-        assert client._url() == "http://127.0.0.1:8000/v1/chat/completions?api-version=2"
+        assert request_line.split()[1] == "/v1/chat/completions?api-version=2"
 
 
 @pytest.mark.parametrize("bad,match", [({"api_key_env": KEY}, "is not a name"),

