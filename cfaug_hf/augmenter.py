@@ -195,6 +195,8 @@ class Augmenter(abc.ABC):
     method: ClassVar[str] = ""
     config_class: ClassVar[type[AugmenterConfig]] = AugmenterConfig
     citation: ClassVar[str] = ""
+    #: Named settings of the method (``"paper"``: the published ones), from the method's own ``paper.py``.
+    presets: ClassVar[dict[str, Any]] = {}
     #: Set on the copy that :meth:`augment` maps: rows the output would leave out are emitted as trace rows.
     _trace: bool = False
 
@@ -517,6 +519,28 @@ class Augmenter(abc.ABC):
         else:
             data, folder, where = read_recipe(recipe), Path(recipe).resolve().parent, recipe
         return build_augmenter(cls, data, folder, where, token=token, **overrides)
+
+    @classmethod
+    def from_preset(cls, name: str = "paper", schema: Any = None, **overrides: Any) -> Augmenter:
+        """The method as a named preset gives it: ``"paper"`` is the published algorithm and settings, each value
+        cited in the method's ``paper.py`` (see :mod:`cfaug_hf.presets`). Keyword arguments replace components or
+        config fields, as in :meth:`from_pretrained`; ``schema`` replaces the method's default schema.
+
+        >>> from cfaug_hf import CrossAugAugmenter
+        >>> aug = CrossAugAugmenter.from_preset("paper", generator=lambda claims: claims)
+        >>> aug.checker is None, aug.config.top_candidate_only, aug.config.reject_deletions
+        (True, True, False)
+        """
+        from pathlib import Path
+
+        from .saving import build_augmenter
+
+        if not cls.method:
+            raise TypeError("Call from_preset on a method's class, e.g. CrossAugAugmenter.from_preset('paper').")
+        data: dict[str, Any] = {"method": cls.method, "preset": name}
+        if schema is not None:
+            data["schema"] = schema.to_dict()
+        return build_augmenter(cls, data, Path.cwd(), f"{cls.__name__}.from_preset({name!r})", **overrides)
 
     def push_to_hub(self, repo_id: str, *, private: bool | None = None, token: str | None = None,
                     commit_message: str | None = None, copy_components: bool = False) -> str:

@@ -95,11 +95,13 @@ def _build_augmenter(args: argparse.Namespace, dataset: Any) -> Any:
     schema = _augment_schema(args)
     if schema is not None:
         recipe["schema"] = schema
+    if args.preset:
+        recipe["preset"] = args.preset
     overrides = config_values(args, getattr(args, "config_fields", {}))
     components = {}
     for role, value in given_components(args, getattr(args, "component_roles", [])).items():
-        if role == "llm" and value == "default" and role in (recipe.get("components") or {}):
-            continue  # --llm has a value even when not given: the recipe's own LLM stays
+        if role == "llm" and value == "default" and (role in (recipe.get("components") or {}) or "preset" in recipe):
+            continue  # --llm has a value even when not given: the recipe's or the preset's own LLM stays
         components[role] = load_component(role, value, args)
     try:
         target = registry.augmenter_class(recipe["method"])
@@ -135,6 +137,9 @@ def _augment_into(args: argparse.Namespace, tmp: Path) -> None:
 
     out = Path(args.out)
     if args.augmenter:
+        if args.preset:
+            raise UsageError("--preset applies to --method and --recipe; a saved augmenter (--augmenter) keeps the "
+                             "settings it was saved with.")
         if args.task or args.columns or args.label_column or args.id_column or args.nei:
             raise UsageError("--task, --columns, --label-column, --id-column and --nei apply to --method and "
                              "--recipe; a saved augmenter (--augmenter) keeps the schema it was saved with.")
@@ -365,6 +370,10 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     what.add_argument("--recipe", help="a recipe file (YAML or JSON)")
     what.add_argument("--augmenter", help="folder or Hub id of a saved augmenter")
     add_out_options(au, "data/, stats.json and the saved augmenter")
+    au.add_argument("--preset", choices=["paper"], default=None,
+                    help="start from a named setting of the method: 'paper' is the published algorithm and "
+                         "settings, each value cited in cfaug_hf/methods/METHOD/paper.py (other options given here "
+                         "override it)")
     au.add_argument("--task", choices=sorted(_AUGMENT_PRESETS), default=None,
                     help="task preset naming the columns (default: the recipe's schema, or the method's default "
                          "task)")

@@ -125,6 +125,9 @@ def add_component_options(parser: argparse.ArgumentParser, roles: list[str], met
                                                            "OpenAI-compatible endpoint URL ending in /v1 (its key is "
                                                            "read from --llm-api-key-env) [default]")
             group.add_argument("--llm-model", default="", help="model name the endpoint serves (with a URL)")
+            group.add_argument("--llm-temperature", type=float, default=None,
+                               help="sampling temperature of the endpoint or 'local' LLM (default 0.7; the LLM paper "
+                                    "preset: 0)")
             group.add_argument("--llm-api-key-env", default="OPENAI_API_KEY",
                                help="environment variable holding the endpoint's API key [OPENAI_API_KEY]")
         elif role == "ner" or role == "tagger":

@@ -96,6 +96,13 @@ def build_augmenter(cls: Any, data: dict[str, Any], folder: Path, where: Any, *,
     if cls.method and data.get("method") != cls.method:
         raise ComponentLoadError(f"{where} holds a {data.get('method')!r} augmenter, not "
                                  f"{cls.method or 'a known method'!r}.")
+    if "preset" in data:  # a published setting: its values first, the recipe's own over them
+        from .presets import apply_preset
+
+        try:
+            data = apply_preset(target, data, overrides, _component_roles)
+        except ValueError as err:
+            raise ComponentLoadError(f"{where}: {err}") from None
     components: dict[str, Any] = {}
     for role, ref in (data.get("components") or {}).items():
         if role in overrides:
@@ -160,15 +167,17 @@ def load_component(role: str, value: str, args: Any = None) -> Any:
     if value == "default" or role in TEXT_ROLES:
         return value
     if role == "llm":
+        temperature = getattr(args, "llm_temperature", None)
+        decoding = {} if temperature is None else {"temperature": temperature}
         if value == "local":
             from .components.llm import local_llm
 
-            return local_llm()
+            return local_llm(**decoding)
         if value.startswith(("http://", "https://")):
             from .components.llm import OpenAICompatibleLLM
 
             return OpenAICompatibleLLM(base_url=value, model=getattr(args, "llm_model", ""),
-                                       api_key_env=getattr(args, "llm_api_key_env", "OPENAI_API_KEY"))
+                                       api_key_env=getattr(args, "llm_api_key_env", "OPENAI_API_KEY"), **decoding)
         from pathlib import Path
 
         from .components.editor import Editor

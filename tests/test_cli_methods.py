@@ -147,9 +147,12 @@ def test_recipe_reruns_a_saved_augmenter_and_overrides_from_the_command_line(tmp
 
 
 @pytest.mark.shipped_checker
-@pytest.mark.parametrize("recipe,needs", [("crossaug-fever", None), ("icda-hotel", None), ("llm-sentiment", None),
-                                          ("core-imdb", "needs retriever="),
-                                          ("race-feverous", "missing 2 required positional arguments")])
+@pytest.mark.parametrize("recipe,needs", [("crossaug-fever-checked", None), ("icda-hotel-occlusion", None),
+                                          ("llm-sentiment-editor", None), ("crossaug-paper", None),
+                                          ("llm-paper", None), ("core-imdb-editor", "needs retriever="),
+                                          ("core-paper", "needs retriever="), ("icda-paper", None),
+                                          ("race-feverous-occlusion", "missing 2 required positional arguments"),
+                                          ("race-paper", "missing 2 required positional arguments")])
 def test_shipped_recipes_build_offline_or_name_what_they_need(recipe, needs):
     from pathlib import Path
 

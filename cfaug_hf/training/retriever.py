@@ -98,7 +98,7 @@ def train_cf_dpr(encoder: BiEncoder | str, train_dataset: Any, *, query_column: 
                  num_train_epochs: float = 3.0, max_steps: int = -1, learning_rate: float = 2e-5,
                  batch_size: int = 16, scale: float = 20.0, seed: int = 42, output_dir: str | None = None,
                  callbacks: list[Any] | None = None, dataset_id: str | None = None,
-                 training_args: dict[str, Any] | None = None) -> BiEncoder:
+                 training_args: dict[str, Any] | None = None, query_as_negative: bool = False) -> BiEncoder:
     """Train a CF-DPR bi-encoder on (query, positive counterfactual, hard negatives) rows.
 
     Args:
@@ -108,6 +108,9 @@ def train_cf_dpr(encoder: BiEncoder | str, train_dataset: Any, *, query_column: 
         num_train_epochs, learning_rate, batch_size: CORE used lr 2e-5 and batch 16 (sentiment) / 32 (NLI).
         scale: multiplies the similarities before the softmax; 20 suits normalised vectors (cosine in [-1, 1]),
             use 1 with ``normalize=False`` (raw inner products, as DPR).
+        query_as_negative: also score each query against itself as one more hard negative (CORE's reference
+            implementation, beside a paraphrase: a retrieved text must not be the input again). Off by default:
+            the library's mined negatives already leave the query out.
 
     Inputs:
 
@@ -151,6 +154,8 @@ def train_cf_dpr(encoder: BiEncoder | str, train_dataset: Any, *, query_column: 
         docs = [r[positive_column] for r in rows]
         if negatives_column:
             docs += [neg for r in rows for neg in r[negatives_column]]
+        if query_as_negative:
+            docs += queries  # after the positives, so row i's positive stays document i
         q = tok(queries, padding=True, truncation=True, max_length=cfg.max_query_length, return_tensors="pt")
         d = tok(docs, padding=True, truncation=True, max_length=cfg.max_document_length, return_tensors="pt")
         return {"q_input_ids": q["input_ids"], "q_attention_mask": q["attention_mask"],
@@ -169,7 +174,8 @@ def train_cf_dpr(encoder: BiEncoder | str, train_dataset: Any, *, query_column: 
     encoder.training_info = {
         "for_method": "core", "objective": "DPR (in-batch + hard negatives)",
         "train_dataset": dataset_info(train_dataset, dataset_id), "train_rows": len(train_dataset),
-        "hard_negatives_per_row": n_neg, "learning_rate": learning_rate, "num_train_epochs": num_train_epochs,
+        "hard_negatives_per_row": n_neg + int(query_as_negative), "query_as_negative": query_as_negative,
+        "learning_rate": learning_rate, "num_train_epochs": num_train_epochs,
         "max_steps": max_steps, "batch_size": batch_size, "scale": scale, "seed": seed,
         "global_step": result.global_step, "train_loss": round(float(result.training_loss), 4),
     }

@@ -11,6 +11,7 @@ from ...filters import LabelFlipFilter
 from ...fingerprint import stable_hash
 from ...generation import as_text_generator, screen_answer
 from ...schema import SchemaError, TaskSchema
+from .paper import PAPER
 from .config import COREConfig
 from .prompts import build_prompt, keywords, parse_answer
 
@@ -79,6 +80,7 @@ class COREAugmenter(Augmenter):
 
     method = "core"
     config_class = COREConfig
+    presets = {"paper": PAPER}
     citation = CORE_CITATION
 
     def __init__(self, editor: Any = DEFAULT_EDITOR, schema: TaskSchema | None = None, *, retriever: Any = None,

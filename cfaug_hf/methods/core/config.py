@@ -15,7 +15,8 @@ CORE_TASKS = ("auto", "sentiment", "nli", "text")
 
 @dataclass
 class COREConfig(AugmenterConfig):
-    """CORE settings; defaults follow Dixit et al. (2022) and their public code where the paper is silent."""
+    """CORE settings. ``COREAugmenter.from_preset("paper")`` gives Dixit et al. (2022)'s; the defaults differ where
+    they measured better (see docs/methods/core.md, departures)."""
 
     mode: str = field(default="core", metadata={
         "help": "'core' (retrieve, then edit with the retrieved words), 'retrieval_only' (the best retrieved excerpt "
@@ -28,7 +29,8 @@ class COREConfig(AugmenterConfig):
         "help": "Excerpts the keywords come from: the best ones after re-ranking (CORE's cross-encoder keeps 2), "
                 "or the first retrieved without a re-ranker."})
     max_keywords: int | None = field(default=None, metadata={
-        "help": "Keywords per prompt; None is the task's default (NLI: the first 5; sentiment and text: 8)."})
+        "help": "Keywords per prompt; None is the task's default (NLI: the first 5; sentiment and text: 8); 0 keeps "
+                "every one (the paper: all content words of the retrieved excerpts)."})
     targets: str = field(default="all", metadata={
         "help": "Which labels to write counterfactuals for: 'all' other labels, or 'one' drawn per row (seeded). "
                 "NLI uses entailment <-> contradiction only; neutral rows are passed through (as in the paper)."})
@@ -56,8 +58,8 @@ class COREConfig(AugmenterConfig):
             raise ValueError(f"targets must be 'all' or 'one', got {self.targets!r}.")
         if self.top_k < 1 or self.keyword_excerpts < 1:
             raise ValueError("top_k and keyword_excerpts must be >= 1.")
-        if self.max_keywords is not None and self.max_keywords < 1:
-            raise ValueError(f"max_keywords must be >= 1 or None, got {self.max_keywords}.")
+        if self.max_keywords is not None and self.max_keywords < 0:
+            raise ValueError(f"max_keywords must be >= 0 (0: all) or None, got {self.max_keywords}.")
         if self.edit_sentences < 0:
             raise ValueError(f"edit_sentences must be >= 0, got {self.edit_sentences}.")
         if self.demonstrations is not None:

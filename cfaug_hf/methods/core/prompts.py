@@ -226,7 +226,7 @@ def keywords(excerpts: Sequence[str], task: str, *, max_n: int | None = None, qu
     and other tasks keep every word that is not a stopword or punctuation (8 by default). The POS tags come from
     spaCy when it is installed (``tagger="auto"``); without it (or with ``tagger=None``) NLI falls back to the
     non-stopword rule too, which keeps the same content words except the prepositions. Words already in ``query``
-    are skipped: the editor gains nothing from being told to use them.
+    are skipped: the editor gains nothing from being told to use them. ``max_n=0`` keeps them all.
 
     >>> keywords(["The most delightful trailer ever!", "Spot on awesomeness in this."], "sentiment", tagger=None)
     ['delightful', 'trailer', 'spot', 'awesomeness']
@@ -247,6 +247,6 @@ def keywords(excerpts: Sequence[str], task: str, *, max_n: int | None = None, qu
         if len(w) < 2 or w in seen or w in out:
             continue
         out.append(w)
-        if len(out) == max_n:
+        if len(out) == max_n:  # max_n=0: no limit
             break
     return out

@@ -11,6 +11,7 @@ from ...generation import RowSeeds, as_text_generator
 from ...schema import SchemaError, TaskSchema
 from ...text import classify_edit, diff_tokens, substitute_span
 from .config import CrossAugConfig
+from .paper import PAPER
 
 __all__ = ["CrossAugAugmenter"]
 
@@ -75,6 +76,7 @@ class CrossAugAugmenter(Augmenter):
 
     method = "crossaug"
     config_class = CrossAugConfig
+    presets = {"paper": PAPER}
     citation = """@inproceedings{lee2021crossaug,
   title     = {CrossAug: A Contrastive Data Augmentation Method for Debiasing Fact Verification Models},
   author    = {Lee, Minwoo and Won, Seungpil and Kim, Juae and Lee, Hwanhee and Park, Cheoneum and Jung, Kyomin},
@@ -153,6 +155,8 @@ class CrossAugAugmenter(Augmenter):
                      out_cut: list[bool]) -> None:
         cfg: CrossAugConfig = self.config  # type: ignore[assignment]
         new_claim, diff, rejected = None, None, set()
+        if cfg.top_candidate_only:
+            candidates, out_cut = candidates[:1], out_cut[:1]
         for text, cut in zip(candidates, out_cut):
             if cut or not text.strip():
                 continue

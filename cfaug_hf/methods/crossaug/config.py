@@ -13,7 +13,9 @@ CROSSAUG_KINDS = ("c'+e", "c+e'", "c'+e'")
 
 @dataclass
 class CrossAugConfig(AugmenterConfig):
-    """CrossAug settings; the defaults are the paper's (Lee et al., 2021)."""
+    """CrossAug settings. ``CrossAugAugmenter.from_preset("paper")`` gives the paper's (Lee et al., 2021); the
+    defaults add the deletion and same-meaning rejections and the first acceptable candidate (see the departures
+    table in docs/methods/crossaug.md)."""
 
     max_span_tokens: int = field(default=3, metadata={
         "help": "tau: evidence is edited only when both changed claim spans have at most this many word tokens."})
@@ -40,6 +42,10 @@ class CrossAugConfig(AugmenterConfig):
                 "variant or typo, an abbreviation, an article, the tense of a copula; see cfaug_hf.text."
                 "same_meaning): they are not negations, so their REFUTES rows would be mislabelled. On by default; "
                 "False is the paper's behaviour."})
+    top_candidate_only: bool = field(default=False, metadata={
+        "help": "Use the generator's top candidate only, and skip the row when it is unusable (the paper's "
+                "behaviour: c' identical to c skips the row). False: the first acceptable candidate of those the "
+                "generator returns."})
     checker_threshold: float | None = field(default=None, metadata={
         "help": "With a checker: keep a counterfactual only if the checker's probability of its label is at least "
                 "this; None uses the checker's own accept_threshold (calibrated for the shipped checker), or its "

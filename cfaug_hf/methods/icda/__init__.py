@@ -3,6 +3,7 @@
 from .augmenter import ICDA_CITATION, RationaleSwapAugmenter
 from .config import ICDAConfig
 from .driver import ICDAResult, ICDARun, run_icda
+from .paper import PAPER_LOOP, paper_loop
 from .epoch import CounterfactualEpochDataset, JoinedTextCollator, redraw
 from .training import SelectorCheckpointCallback, SelectorTraining, keep_for_training, train_selector
 from .selection import (CounterfactualSpec, OcclusionSelector, Plan, SelectionResult, is_degenerate,
@@ -13,4 +14,4 @@ __all__ = ["RationaleSwapAugmenter", "ICDAConfig", "ICDA_CITATION", "SelectionRe
            "OcclusionSelector", "plan_counterfactuals", "rationale_set_change", "position_histograms",
            "is_degenerate", "rationale_precision", "occlusion_rationales", "run_icda", "ICDARun", "ICDAResult",
            "CounterfactualEpochDataset", "JoinedTextCollator", "redraw", "SelectorCheckpointCallback",
-           "SelectorTraining", "keep_for_training", "train_selector"]
+           "SelectorTraining", "keep_for_training", "train_selector", "paper_loop", "PAPER_LOOP"]

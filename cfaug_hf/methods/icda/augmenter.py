@@ -10,6 +10,7 @@ from ...fingerprint import digest_json
 from ...schema import SchemaError, TaskSchema
 from ...sentences import split_sentences
 from .config import ICDAConfig
+from .paper import PAPER
 from .selection import OcclusionSelector, Plan, SelectionResult, plan_counterfactuals
 
 __all__ = ["RationaleSwapAugmenter"]
@@ -68,6 +69,7 @@ class RationaleSwapAugmenter(Augmenter):
     method = "icda"
     config_class = ICDAConfig
     citation = ICDA_CITATION
+    presets = {"paper": PAPER}
 
     def __init__(self, selector: Any = "default", schema: TaskSchema | None = None, *,
                  config: ICDAConfig | None = None, filters: Sequence[Any] | None = None, **overrides: Any) -> None:

@@ -16,7 +16,8 @@ from ...fingerprint import stable_hash
 from ...generation import as_text_generator, screen_answer
 from ...schema import SchemaError, TaskSchema
 from .config import LLMConfig
-from .prompts import build_prompt, cot_consistent, parse_list, parse_replacements, parse_text
+from .paper import PAPER
+from .prompts import DEMONSTRATIONS, build_prompt, cot_consistent, parse_list, parse_replacements, parse_text
 
 __all__ = ["LLMCounterfactualAugmenter", "LLM_CF_CITATION", "balanced_target_probs"]
 
@@ -113,6 +114,7 @@ class LLMCounterfactualAugmenter(Augmenter):
     method = "llm"
     config_class = LLMConfig
     citation = LLM_CF_CITATION
+    presets = {"paper": PAPER}
 
     def __init__(self, llm: Any, schema: TaskSchema | None = None, *, checker: Any = DEFAULT_CHECKER,
                  tagger: Any = None,
@@ -246,6 +248,8 @@ class LLMCounterfactualAugmenter(Augmenter):
         with the row's label."""
         cfg: LLMConfig = self.config  # type: ignore[assignment]
         if cfg.demo_pool is None:
+            if cfg.demonstrations is None and cfg.builtin_demonstrations is not None:
+                return [DEMONSTRATIONS[self.task][:cfg.builtin_demonstrations]] * len(rows)
             return [cfg.demonstrations] * len(rows)
         import numpy as np
 

@@ -13,7 +13,8 @@ TARGET_CHOICES = ("auto", "all", "random", "balanced")
 
 @dataclass
 class LLMConfig(AugmenterConfig):
-    """Settings of LLM-prompted counterfactuals; defaults follow Li et al. (2024) where the paper decides."""
+    """Settings of LLM-prompted counterfactuals. ``LLMCounterfactualAugmenter.from_preset("paper")`` gives Li et
+    al. (2024)'s; the defaults differ where they measured better (see docs/methods/llm.md, departures)."""
 
     task: str = field(default="auto", metadata={
         "help": "Template: 'sentiment', 'nli' (the hypothesis is revised), 'ner' (entities replaced by same-type "
@@ -33,6 +34,9 @@ class LLMConfig(AugmenterConfig):
                 "sentiment, NLI and RE use pool entries whose label is the input's label."})
     num_demonstrations: int = field(default=1, metadata={
         "help": "Demonstrations chosen from demo_pool per input (the paper used one)."})
+    builtin_demonstrations: int | None = field(default=None, metadata={
+        "help": "How many of the built-in demonstrations go into each prompt: None uses all of them (2 for "
+                "sentiment and NLI); the paper gives one (Li et al. 2024, Appendix A.3)."})
     targets: str = field(default="auto", metadata={
         "help": "Target labels per input: 'all' other labels, one 'random' other label, or 'balanced' (one label "
                 "drawn so that targets are uniform over the dataset, countering the LLM's and the data's skew; "
@@ -60,6 +64,8 @@ class LLMConfig(AugmenterConfig):
             raise ValueError(f"task must be one of {LLM_TASKS}, got {self.task!r}.")
         if self.targets not in TARGET_CHOICES:
             raise ValueError(f"targets must be one of {TARGET_CHOICES}, got {self.targets!r}.")
+        if self.builtin_demonstrations is not None and self.builtin_demonstrations < 1:
+            raise ValueError(f"builtin_demonstrations must be >= 1 or None, got {self.builtin_demonstrations}.")
         if self.per_target < 1 or self.num_demonstrations < 1:
             raise ValueError("per_target and num_demonstrations must be >= 1.")
         if self.max_input_chars < 20:

@@ -13,6 +13,7 @@ from ...generation import as_text_generator
 from ...occlusion import occlusion_drops
 from ...schema import SchemaError, TaskSchema
 from .config import RACEConfig
+from .paper import PAPER
 from .editor import edit_evidence
 
 logger = logging.getLogger(__name__)
@@ -90,6 +91,7 @@ class RACEAugmenter(Augmenter):
 
     method = "race"
     config_class = RACEConfig
+    presets = {"paper": PAPER}
     citation = RACE_CITATION
 
     def __init__(self, generator: Any, checker: Any, ner: Any, schema: TaskSchema | None = None, *,
@@ -241,7 +243,7 @@ class RACEAugmenter(Augmenter):
                 continue
             pairs = [Pair(ex.values, {**ex.values, self.claim_column: c}, target, ex.label, (self.claim_column,),
                           self.schema.text_columns, 0) for c in candidates]
-            flipped, _ = self._post_check.keep(pairs)
+            flipped = self._passes_post_check(pairs, ex.label)
             pairs = [p for p, ok in zip(pairs, flipped) if ok]
             if not pairs:
                 res.events.append("race:no_flip")
@@ -270,6 +272,19 @@ class RACEAugmenter(Augmenter):
                 res.events.append("produced:race_evidence")
         return results
 
+
+    def _passes_post_check(self, pairs: list[Any], original: str) -> list[bool]:
+        """Which candidate claims pass the post-check set by ``post_check`` (see :class:`RACEConfig`)."""
+        mode = self.config.post_check  # type: ignore[attr-defined]
+        if mode == "off":
+            return [True] * len(pairs)
+        if mode == "target":
+            return self._post_check.keep(pairs)[0]
+        cols = self.schema.text_columns
+        probs = self.checker.predict_proba([p.counterfactual[cols[0]] for p in pairs],
+                                           [p.counterfactual[cols[1]] for p in pairs])
+        original_id = self.checker.label_id(original)
+        return [int(row.argmax()) != original_id for row in probs]
     def explain(self, todo: list[tuple[Example, RowResult, list[str]]], mentions: list[list[list[Any]]]
                 ) -> tuple[list[dict[str, str]], list[list[int]]]:
         """Per instance, the causal entities (text -> type) and the sentence rationales (piece indices)."""

@@ -1,0 +1,267 @@
+"""The papers one switch away: each method's ``paper`` preset covers every config field with a cited value (or a
+reason it has none), each ``recipes/<method>-paper.yaml`` resolves to exactly those values, and each preset runs
+end to end on a tiny fixture, from Python and from the command line."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from datasets import Dataset
+
+from cfaug_hf import Augmenter, CrossAugAugmenter, LLMCounterfactualAugmenter, TaskSchema, registry
+from cfaug_hf.presets import Preset
+
+RECIPES = Path(__file__).resolve().parents[1] / "recipes"
+PAPER_METHODS = ("crossaug", "llm", "core", "icda", "race")
+
+
+def plain(value):
+    return list(value) if isinstance(value, tuple) else value
+
+
+@pytest.mark.parametrize("method", PAPER_METHODS)
+def test_the_preset_gives_every_config_field_a_paper_value_or_a_reason(method):
+    cls = registry.augmenter_class(method)
+    preset = cls.presets["paper"]
+    assert isinstance(preset, Preset) and preset.method == method
+    preset.check_covers(cls.config_class)  # a new config field must be placed: the paper's value, or why none
+    for name, value in preset.config.items():
+        assert value.source.strip(), f"{method}.{name} has no source"
+    for role, value in preset.components.items():
+        assert value.source.strip(), f"{method} component {role} has no source"
+
+
+def test_a_config_field_missing_from_the_preset_is_refused():
+    @dataclasses.dataclass
+    class Grown(CrossAugAugmenter.config_class):
+        new_option: int = 1
+
+    with pytest.raises(ValueError, match=r"missing \['new_option'\]"):
+        CrossAugAugmenter.presets["paper"].check_covers(Grown)
+
+
+@pytest.mark.parametrize("method", PAPER_METHODS)
+def test_each_paper_recipe_holds_the_papers_values(method):
+    """The recipe spells the values out for its reader; they must be the table's, and the recipe must resolve to
+    them (so neither a changed default nor an edited recipe silently leaves the paper)."""
+    preset = registry.augmenter_class(method).presets["paper"]
+    recipe = yaml.safe_load((RECIPES / f"{method}-paper.yaml").read_text())
+    assert recipe["method"] == method and recipe["preset"] == "paper"
+    assert {k: plain(v) for k, v in recipe["config"].items()} == \
+        {k: plain(v.value) for k, v in preset.config.items()}
+    for role, value in (recipe.get("components") or {}).items():
+        if role in preset.components:
+            assert value == preset.components[role].value
+    built = Augmenter.from_recipe(RECIPES / f"{method}-paper.yaml", **tiny_components(method))
+    assert {k: plain(getattr(built.config, k)) for k in preset.config} == \
+        {k: plain(v.value) for k, v in preset.config.items()}
+    for role, value in preset.components.items():
+        if value.value is None:
+            assert getattr(built, role) is None, role
+
+
+class FirstSentence:
+    """A stand-in selector: always sentence 0, always right and confident."""
+
+    def select(self, documents, labels=None):
+        from cfaug_hf.methods.icda.selection import SelectionResult
+
+        return SelectionResult([[0] for _ in documents], list(labels), [0.0] * len(documents))
+
+
+def tiny_components(method):
+    """Stand-ins for the components a paper recipe leaves to the user (or builds from a real model)."""
+    from test_core import core_parts
+    from test_race import NER_STUB
+
+    from cfaug_hf.testing import tiny_encoder
+
+    echo = lambda texts: list(texts)  # noqa: E731
+    if method == "core":
+        enc, index = core_parts()
+        return {"editor": echo, "retriever": enc, "index": index}
+    return {"crossaug": {"generator": echo}, "llm": {"llm": echo}, "icda": {"selector": FirstSentence()},
+            "race": {"generator": echo, "checker": ThreeWayChecker(), "ner": NER_STUB,
+                     "embedder": tiny_encoder()}}[method]
+
+
+# ------------------------------------------------------------------------------------------- end to end, Python
+def test_crossaug_paper_uses_the_top_beam_only_and_no_checker():
+    data = Dataset.from_dict({"claim": ["It was filmed over 30 days.", "Ada was born in 1990."],
+                              "evidence": ["Filming took place over 30 days.", "Ada was born in 1990 in Rome."],
+                              "label": ["SUPPORTS", "SUPPORTS"]})
+
+    def beams(claims):  # the top beam repeats the first claim; the second beam is a real negation
+        return [[c, c.replace("over 30", "under 10")] if "filmed" in c else [c.replace("in 1990", "in 1991")]
+                for c in claims]
+
+    paper = CrossAugAugmenter.from_preset("paper", generator=beams)
+    out = paper.augment(data)
+    assert paper.checker is None and paper.config.top_candidate_only
+    assert paper.stats.skipped == {"same_claim": 1}  # the paper skips the row; it does not step to beam 2
+    assert [r["claim"] for r in out if r["cf_kind"] == "c'+e"] == ["Ada was born in 1991."]
+    ours = CrossAugAugmenter(beams, checker=None)
+    ours.augment(data)
+    assert "same_claim" not in ours.stats.skipped  # the default takes the first acceptable beam
+
+
+def test_llm_paper_prompts_one_demonstration_at_temperature_zero_without_a_checker():
+    prompts = []
+
+    def llm(batch):
+        prompts.extend(batch)
+        return ['Revised text: "The food was awful."' for _ in batch]
+
+    aug = LLMCounterfactualAugmenter.from_preset("paper", llm=llm)
+    out = aug.augment(Dataset.from_dict({"text": ["The food was great."], "label": ["positive"]}))
+    assert aug.checker is None and out[1]["text"] == "The food was awful."
+    default = LLMCounterfactualAugmenter(llm, checker=None)
+    default.augment(Dataset.from_dict({"text": ["The food was great."], "label": ["positive"]}))
+    one, two = prompts[0], prompts[1]
+    assert one.count("Revised text:") < two.count("Revised text:")  # one demonstration against the built-in two
+    built = LLMCounterfactualAugmenter.presets["paper"].built_components()["llm"]
+    assert built.config.do_sample is False  # temperature 0: greedy, and never the trained editor
+    assert type(built).__name__ == "Generator"
+
+
+def test_core_paper_keeps_every_keyword_and_edits_the_whole_text():
+    from test_core import core_parts
+
+    enc, index = core_parts()
+    prompts = []
+
+    def editor(batch):
+        prompts.extend(batch)
+        return ["Rewritten review: the food was great ." for _ in batch]
+
+    data = Dataset.from_dict({"text": ["the food was bad ."], "label": ["negative"]})
+    paper = Augmenter.from_recipe(RECIPES / "core-paper.yaml", editor=editor, retriever=enc, index=index)
+    assert paper.config.max_keywords == 0 and paper.config.keyword_excerpts == 20 and paper.checker is None
+    paper.augment(data)
+    ours = type(paper)(editor, retriever=enc, index=index, checker=None)
+    ours.augment(data)
+    import ast
+
+    paper_words = ast.literal_eval(prompts[0].split("Suggested words: ")[-1].split("]")[0] + "]")
+    our_words = ast.literal_eval(prompts[-1].split("Suggested words: ")[-1].split("]")[0] + "]")
+    assert len(paper_words) > len(our_words) and set(our_words) <= set(paper_words)
+
+
+def test_icda_paper_recipe_swaps_rationales():
+    data = Dataset.from_dict({"text": ["Great food. Nice room.", "Awful food. Nice room."],
+                              "label": ["positive", "negative"]})
+    aug = Augmenter.from_recipe(RECIPES / "icda-paper.yaml", selector=FirstSentence())
+    assert aug.config.pool_quantile == 0.1 and aug.config.size is None
+    out = aug.augment(data)
+    assert sum(out["cf_is_counterfactual"]) >= 1
+
+
+class ThreeWayChecker:
+    """NOT ENOUGH INFO for a claim saying 'maybe' or evidence without a place; else SUPPORTS when the claim's place
+    is in the evidence, REFUTES when it is not."""
+
+    label_names = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
+
+    def label_id(self, name):
+        return self.label_names.index(name)
+
+    def predict_proba(self, first, second=None):
+        out = []
+        for claim, ev in zip(first, second):
+            ev = " ".join(ev) if not isinstance(ev, str) else ev
+            in_ev = {w for w in ("Paris", "Rome", "Oslo") if w in ev}
+            if "maybe" in claim or not in_ev:
+                out.append([0.1, 0.1, 0.8])
+            else:
+                same = {w for w in ("Paris", "Rome", "Oslo") if w in claim} <= in_ev
+                out.append([0.9, 0.05, 0.05] if same else [0.05, 0.9, 0.05])
+        return np.array(out)
+
+    def predict(self, first, second=None):
+        return [self.label_names[int(p.argmax())] for p in self.predict_proba(first, second)]
+
+
+def test_race_paper_post_check_keeps_any_label_other_than_the_original():
+    from test_race import NER_STUB
+
+    from cfaug_hf import RACEAugmenter
+    from cfaug_hf.testing import tiny_encoder
+
+    def generator(texts):  # one candidate that the checker calls NOT ENOUGH INFO
+        return [["maybe Ada lived in Paris"] for _ in texts]
+
+    data = Dataset.from_dict({"claim": ["Ada lived in Oslo"], "evidence": [["Ada lived in Paris ."]],
+                              "label": ["REFUTES"]})
+    schema = TaskSchema.fact_verification(nei=True)
+    made = {}
+    for name, aug in {"paper": RACEAugmenter.from_preset("paper", schema=schema, generator=generator,
+                                                         checker=ThreeWayChecker(), ner=NER_STUB,
+                                                         embedder=tiny_encoder()),
+                      "ours": RACEAugmenter(generator, ThreeWayChecker(), NER_STUB, schema,
+                                            embedder=tiny_encoder())}.items():
+        out = aug.augment(data)
+        made[name] = [r["claim"] for r in out if r["cf_kind"] == "race_claim"]
+    assert made == {"paper": ["maybe Ada lived in Paris"], "ours": []}  # y' = NEI != y passes the paper's check
+
+
+def test_a_preset_the_method_does_not_have_is_named():
+    from cfaug_hf.hub import ComponentLoadError
+
+    with pytest.raises(ComponentLoadError, match=r"has no preset 'fast' \(its presets: paper\)"):
+        CrossAugAugmenter.from_preset("fast", generator=lambda c: c)
+    with pytest.raises(TypeError, match="on a method's class"):
+        Augmenter.from_preset("paper")
+
+
+# ------------------------------------------------------------------------------------------ the command line
+@pytest.mark.parametrize("method,columns,needs", [
+    ("crossaug", None, None), ("llm", None, None),
+    pytest.param("icda", None, None, marks=pytest.mark.shipped_checker),  # its default selector occludes with it
+    ("core", None, "needs retriever="), ("race", None, "generator")])
+def test_cli_preset_paper_for_every_method(method, columns, needs, tmp_path, capsys):
+    from cfaug_hf.cli import main
+
+    if method in ("crossaug", "race"):
+        rows = [{"claim": "Ada was born in 1990.", "evidence": ["Ada was born in 1990 in Rome."], "label": "SUPPORTS"}]
+    else:
+        rows = [{"text": "Great food. Nice room.", "label": "positive"},
+                {"text": "Awful food. Nice room.", "label": "negative"}]
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    argv = ["augment", str(data), "--method", method, "--preset", "paper", "--out", str(tmp_path / "out")]
+    if needs is None:
+        assert main(argv) in (0, None)
+        saved = json.loads((tmp_path / "out" / "augmenter" / "cfaug_augmenter.json").read_text())
+        preset = registry.augmenter_class(method).presets["paper"]
+        assert {k: plain(saved["config"][k]) for k in preset.config} == \
+            {k: plain(v.value) for k, v in preset.config.items()}
+    else:
+        assert main(argv) == 2
+        assert needs in capsys.readouterr().err
+        assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("method", PAPER_METHODS)
+def test_every_departure_is_on_the_method_page(method):
+    """A reviewer can list the departures from the page alone: every config field whose default is not the paper's
+    value, and every component the paper sets otherwise, is named in the page's departures table."""
+    import inspect
+
+    cls = registry.augmenter_class(method)
+    preset = cls.presets["paper"]
+    page = (Path(__file__).resolve().parents[1] / "docs" / "methods" / f"{method}.md").read_text()
+    assert "## The paper, and departures from it" in page
+    table = page.split("## The paper, and departures from it", 1)[1]
+    default = cls.config_class()
+    departing = [k for k, v in preset.config.items() if plain(getattr(default, k)) != plain(v.value)]
+    params = inspect.signature(cls.__init__).parameters
+    departing += [role for role, v in preset.components.items()
+                  if callable(v.value) or params[role].default is inspect.Parameter.empty
+                  or params[role].default != v.value]
+    missing = [name for name in departing if f"| `{name}`" not in table]
+    assert not missing, f"docs/methods/{method}.md does not list these departures: {missing}"
