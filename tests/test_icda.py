@@ -401,3 +401,55 @@ def test_callback_takes_the_augmenters_config():
     cb = ICDACallback(train, config=ICDAConfig(seed=7, pool_quantile=0.5))
     assert (cb.seed, cb.pool_quantile) == (7, 0.5)
     assert ICDACallback(train, seed=3).seed == 3  # keywords still work, as overrides
+
+
+def test_the_callbacks_counterfactuals_follow_the_selectors_weights():
+    """Between epochs only the selector changes (same epoch, same seed, so the donor draw is fixed): the rationale
+    positions it selects change, and every counterfactual swaps exactly the positions the new selection names, so
+    the epoch-to-epoch change comes from the weights, not from reseeding the donors alone."""
+    import torch
+
+    from cfaug_hf import RationaleSelector
+    from cfaug_hf.methods.icda import CounterfactualEpochDataset
+    from cfaug_hf.testing import tiny_encoder
+    from trainer_callbacks import ICDACallback
+
+    import math
+    import random
+    import statistics
+
+    from cfaug_hf.testing import TINY_VOCAB
+
+    torch.manual_seed(0)
+    selector = RationaleSelector.from_encoder(tiny_encoder(), sentence_layers=1, sentence_heads=2)
+    model = selector.model.eval()
+    rng = random.Random(0)
+    vocab = [w for w in TINY_VOCAB[7:] if w.isalpha()]
+    docs = [[" ".join(rng.choice(vocab) for _ in range(6)) + " ." for _ in range(3)] for _ in range(16)]
+    # An untrained classifier calls every document one class; centre its bias so that it splits them, and take
+    # its predictions as the labels, so that both classes have correctly classified documents (donor pools).
+    probe = ICDACallback(CounterfactualEpochDataset(docs, [0] * 16), tokenizer=selector.tokenizer)
+    odds = [math.log(max(1 - e, 1e-6) / max(e, 1e-6)) for e in probe.select(model, selector.tokenizer).error]
+    with torch.no_grad():
+        model.classifier.bias[0] -= statistics.median(odds)
+    labels = probe.select(model, selector.tokenizer).predicted
+    assert 0 < sum(labels) < 16
+    ds = CounterfactualEpochDataset(docs, labels)
+    icda = ICDACallback(ds, tokenizer=selector.tokenizer, pool_quantile=1.0)
+
+    def plan():
+        made = icda.regenerate(model, selector.tokenizer, epoch=1)
+        return icda.previous.selected, made.specs
+
+    before, specs_before = plan()
+    again, specs_again = plan()
+    assert (again, specs_again) == (before, specs_before)  # nothing else moves the plan
+    with torch.no_grad():
+        torch.manual_seed(1)
+        model.selector.weight.copy_(torch.randn_like(model.selector.weight) * 5)
+    after, specs_after = plan()
+    assert after != before, "the new weights select the same sentences everywhere"
+    assert specs_after, "no counterfactual was planned"
+    for spec in specs_after:
+        assert {pos for pos, _, _ in spec.swaps} == set(after[spec.source])
+    assert specs_after != specs_before

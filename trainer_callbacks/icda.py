@@ -37,8 +37,15 @@ class ICDACallback(RegenerationCallback):
     original training document; ΔA = |A_k − A_{k−1}| / |A_k| is logged; the rationale pools are rebuilt (correctly
     classified documents at or below the ``pool_quantile`` error quantile, per class); and fresh counterfactuals
     fill the dataset's slots. With a :class:`~cfaug_hf.components.SentenceRationaleModel` the rationales are the
-    model's own selector (the paper's method); with any other sequence classifier they come from occlusion (the
-    sentence whose removal lowers the predicted label's probability most), which is not in the paper.
+    model's own selector; with any other sequence classifier they come from occlusion (the sentence whose removal
+    lowers the predicted label's probability most), which is not in the paper.
+
+    This is an online variant of ICDA, not the paper's loop: the paper trains a selector to convergence on each
+    augmented set, keeps the best of three seeds and a warm start, uses the lowest-error originals with an equal
+    number of counterfactuals, and stops when the warm start no longer improves
+    (:func:`~cfaug_hf.methods.icda.run_icda` with :func:`~cfaug_hf.methods.icda.paper_loop` does that). Here the
+    counterfactuals are redrawn each epoch of one training run, every original is kept (2N rows), and ΔA and
+    degeneracy are logged, not acted on.
 
     Examples:
         >>> from transformers import Trainer, TrainingArguments
