@@ -39,10 +39,11 @@ def test_leaderboard_gathers_every_results_file(tmp_path):
     assert text.index("Sentiment (CAD IMDb): bag of words") < text.index("FEVER, paper setup")
     # none: contrast mean 55.0 ± 7.1; human +30 points; crossaug +10 of the human +30: 33%
     assert "| none (original data) | 100 | 80.0 ± 0.0 | 55.0 ± 7.1 | |" in text
-    assert "| + human CAD | 200 | 80.0 ± 0.0 (+0.0) | 85.0 ± 0.0 (+30.0) | |" in text
+    # a gain beyond 2 sd of the difference is in bold; +10 against 2 sd = 14.1 is no measurable effect
+    assert "| + human CAD | 200 | 80.0 ± 0.0 (+0.0) | 85.0 ± 0.0 (**+30.0**) | |" in text
     assert "| + CrossAug | 180 | 81.0 ± 1.4 (+1.0) | 65.0 ± 0.0 (+10.0) | 33% |" in text
     # no human CAD: no recovery column; the device is reported
-    assert "| claim-only re-weighting (Schuster et al.) | 100 | 89.0 ± 1.4 (-1.0) | 61.0 ± 1.4 (+11.0) |" in text
+    assert "| claim-only re-weighting (Schuster et al.) | 100 | 89.0 ± 1.4 (-1.0) | 61.0 ± 1.4 (**+11.0**) |" in text
     assert "2 seeds (CPU, 1 epoch)" in text
     # probes scored by the none model and the balancing filter's drops are reported under the table
     assert "flip rate: 60.0 ± 14.1 % of 40 generated rows, by the `none` model." in text
@@ -73,7 +74,7 @@ def test_few_shot_runs_get_a_table_per_task_and_k(tmp_path):
     (tmp_path / "llm_fewshot.json").write_text(json.dumps({"llm": "SmolLM2", "runs": runs}))
     text = load_leaderboard().build(tmp_path)
     assert "## NER (CoNLL-2003), 5-shot, SmolLM2" in text
-    assert "| + CFGen entity replacement | 2 | 45.5 ± 0.7 (+5.0) |" in text
+    assert "| + CFGen entity replacement | 2 | 45.5 ± 0.7 (**+5.0**) |" in text
     assert "| none (k-shot rows) | 2 | 40.5 ± 0.7 |" in text
 
 
@@ -89,3 +90,19 @@ def test_frozen_tables_say_when_and_whether_they_can_see_shortcuts_and_drop_supe
     assert "frozen MiniLM, mlp head (validity checks FAILED" in text and "commit `abcdef1234`" in text
     assert "Row `crossaug` left out" in text and "+ CrossAug |" not in text
     assert "Made before results recorded their commit" in text
+
+
+def test_headings_say_uncommitted_changes_rows_account_for_every_input_and_columns_give_their_n(tmp_path):
+    data = result("sentiment", "frozen", {"none": (100, ([0.8, 0.8], [0.5, 0.6])),
+                                          "editor+checker": (120, ([0.8, 0.8], [0.6, 0.6]))})
+    data.update(git_commit="0123456789abcdef", uncommitted_changes=True, date="2026-11-26")
+    data["rows"]["editor+checker"]["augmentation"] = {"rows_edited": 30, "counterfactuals": 20, "skipped": {}}
+    (tmp_path / "debias_sentiment_frozen-lr.json").write_text(json.dumps(data))
+    (tmp_path / "icda_precision_x.json").write_text(json.dumps({"args": {"lr": 1e-3}, "device": "CPU", "results": [
+        {"task": "connect", "path": "frozen", "train": 10, "runs": [{"mmi": 0.5, "cda": 0.7, "icda": 0.6},
+                                                                     {"mmi": 0.6}]}]}))
+    text = load_leaderboard().build(tmp_path)
+    assert "at commit `0123456789` with uncommitted changes." in text
+    assert "skipped: not recorded (10 of 30 rows gave no counterfactual)" in text and "skipped: none" not in text
+    assert "| 2 | 55.0 ± 7.1 | 70.0 (n = 1) | 60.0 (n = 1) |" in text
+    assert "Table 2" in text and "not reproductions" in text

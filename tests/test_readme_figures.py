@@ -1,0 +1,92 @@
+"""Every effect figure in the README's method table is found in a committed results JSON, with the set-up the README
+states (rows edited, seeds, iterations, runs), and a gain the README presents as an effect exceeds 2 sd of the
+difference. A rerun that changes a figure, or an edit that changes the README's words, fails here."""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+README = (ROOT / "README.md").read_text()
+
+# (README text, results file, row, test, expected gain in points, set-up fields the JSON must show)
+GAINS = [
+    ("+0.7 flip-checked", "debias_fever_frozen-lr.json", "crossaug+checker", "fever-symmetric", 0.7,
+     {"augment_limit": 1500, "seeds": 5}),
+    ("+0.5 unchecked", "debias_fever_frozen-lr.json", "crossaug", "fever-symmetric", 0.5,
+     {"augment_limit": 1500, "seeds": 5}),
+    ("IMDb contrast dev +7.2", "debias_sentiment_frozen-lr.json", "editor+checker", "contrast dev", 7.2,
+     {"rows_edited": 300, "seeds": 5}),
+    ("human CAD on every row +9.2", "debias_sentiment_frozen-lr.json", "human", "contrast dev", 9.2, {"seeds": 5}),
+    ("CAD test +9.1", "debias_sentiment_frozen-lr.json", "amplify", "new/test (CAD)", 9.1,
+     {"rows_edited": 300, "seeds": 5}),
+    ("contrast dev +4.8", "debias_sentiment_frozen-lr.json", "amplify", "contrast dev", 4.8, {"seeds": 5}),
+    ("IMDb contrast dev +3.8", "debias_sentiment_frozen-lr.json", "core+editor", "contrast dev", 3.8,
+     {"rows_edited": 300, "seeds": 5}),
+    ("CAD test +5.1", "debias_sentiment_frozen-lr.json", "core+editor", "new/test (CAD)", 5.1,
+     {"rows_edited": 300, "seeds": 5}),
+    ("SNLI revised hypotheses +0.6", "debias_nli_frozen-top1.json", "core+editor", "revised_hypothesis/test", 0.6,
+     {"rows_edited": 200, "seeds": 5}),
+    ("contrast dev +6.4", "debias_sentiment_frozen-lr.json", "icda", "contrast dev", 6.4, {"seeds": 5}),
+    ("in-domain −7.4", "debias_sentiment_frozen-lr.json", "icda", "orig/test", -7.4, {"seeds": 5}),
+    ("−3.3 in domain", "debias_fv-ood_frozen-lr.json", "race", "feverous dev", -3.3,
+     {"augment_limit": 500, "seeds": 5}),
+]
+
+
+def _two_sd(a: list[float], b: list[float]) -> float:
+    return 2 * 100 * (statistics.stdev(a) ** 2 + statistics.stdev(b) ** 2) ** 0.5
+
+
+def _claimed_two_sd(text: str) -> float | None:
+    """The '2 sd X' the README gives right after a figure, if any."""
+    at = README.index(text) + len(text)
+    found = re.match(r"[^|;]*?2 sd(?: of the difference)? (\d+\.\d)", README[at:at + 40])
+    return float(found.group(1)) if found else None
+
+
+@pytest.mark.parametrize("text,file,row,test,gain,setup", GAINS, ids=[g[0] for g in GAINS])
+def test_each_readme_gain_is_in_its_results_file_with_its_setup(text, file, row, test, gain, setup):
+    assert text in README, f"the README no longer says {text!r}"
+    data = json.loads((RESULTS / file).read_text())
+    acc, base = data["rows"][row]["accuracy"][test], data["rows"]["none"]["accuracy"][test]
+    measured = statistics.mean(acc) * 100 - statistics.mean(base) * 100  # as the leaderboard prints it
+    assert float(f"{measured:+.1f}") == gain, f"{file} {row} {test}: {measured:.2f}, README {gain}"
+    notes = data["rows"][row].get("augmentation") or {}
+    for field, value in setup.items():
+        got = len(data["seeds"]) if field == "seeds" else notes.get(field, data.get(field))
+        assert got == value, f"{file} {row}: {field} is {got}, the README says {value}"
+    claimed = _claimed_two_sd(text)
+    if claimed is not None:
+        assert round(_two_sd(acc, base), 1) == claimed
+    # a gain within 2 sd must not be presented as an effect: the README says so in the same cell
+    cell = next(c for c in README.split("|") if text in c)
+    if abs(measured) <= _two_sd(acc, base):
+        assert "no measurable effect" in cell, f"{text!r} is within 2 sd but its cell does not say so"
+
+
+def test_the_readme_icda_precision_figures_and_their_setup():
+    connect = json.loads((RESULTS / "icda_precision_connect_gumbel.json").read_text())
+    runs = connect["results"][0]["runs"]
+    args = connect["args"]
+    assert (args["lr"], args["seeds"], args["max_iterations"], args["runs"]) == (0.001, 1, 3, 3)
+    assert connect["results"][0]["train"] == 1020 and "1020 of the connect training documents" in README
+
+    def cell(key):
+        values = [100 * r[key] for r in runs if r.get(key) is not None]
+        return f"{statistics.mean(values):.1f} ± {statistics.stdev(values):.1f}", len(values)
+
+    assert f"MMI {cell('mmi')[0]}" in README
+    assert f"CDA {cell('cda')[0]} ({cell('cda')[1]} runs)" in README and cell("cda")[1] == 2
+    assert f"final {cell('icda')[0]}" in README
+    assert sum(r["iterations"] == 1 for r in runs) == 1 and "one of which never iterated" in README
+    restaurant = json.loads((RESULTS / "icda_precision_restaurant_gumbel.json").read_text())["results"][0]
+    assert len(restaurant["runs"]) == 1 and f"{100 * restaurant['runs'][0]['icda']:.1f}" == "30.4"
+    random_sentence = 100 * restaurant["baselines"]["random"]
+    assert f"below a random sentence ({random_sentence:.1f}" in README
