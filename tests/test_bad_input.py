@@ -98,7 +98,9 @@ def ner_on_disk(tmp):
                "field": "method: cfgen\nschema: {preset: ner}\nconfig: {per_inptu: 2}\n",
                "preset": "method: cfgen\nschema: {preset: tweets}\n",
                "component": "method: crossaug\ncomponents: {generator: {type: generator}}\n",
-               "method": "method: magic\n"}
+               "method": "method: magic\n",
+               "nopreset": "method: cfgen\nschema: {preset: ner}\npreset: paper\n",
+               "badpreset": "method: crossaug\npreset: [paper]\n"}
     for name, text in recipes.items():
         (tmp / f"{name}.yaml").write_text(text)
     return {"data": tmp / "ner.jsonl", "dir": tmp}
@@ -633,6 +635,21 @@ CASES = [
     ("cli-augment-missing-component", ner_on_disk,
      run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "crossaug", "--generator", "no/such/folder/here"]), 2,
      "no local folder"),
+    ("cli-augment-preset-unknown", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "cfgen", "--preset", "fast"]), SystemExit,
+     "invalid choice"),
+    ("cli-augment-preset-method-has-none", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "cfgen", "--preset", "paper"]), 2,
+     "CFGenAugmenter has no preset 'paper'"),
+    ("cli-augment-preset-with-saved", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--augmenter", "x", "--preset", "paper"]), 2,
+     "--preset applies to --method and --recipe"),
+    ("cli-augment-recipe-preset-method-has-none", ner_on_disk,
+     augment_recipe("{dir}/nopreset.yaml"), 2,
+     "has no preset 'paper'"),
+    ("cli-augment-recipe-preset-not-a-name", ner_on_disk,
+     augment_recipe("{dir}/badpreset.yaml"), 2,
+     "preset must be a preset name such as 'paper'"),
     ("cli-augment-recipe-missing", ner_on_disk,
      augment_recipe("missing.yaml"), 2,
      "no such recipe file"),
