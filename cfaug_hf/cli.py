@@ -570,9 +570,41 @@ def _message(err: BaseException) -> str:
 _MAX_MESSAGE = 2000
 
 
+def _in_flag_terms(text: str, parser: argparse.ArgumentParser, command: str) -> str:
+    """A library error in the command line's words: ``retriever=`` becomes ``--retriever``, ``mode='editor_only'``
+    becomes ``--mode editor_only`` and "Pass a TaskSchema" names ``--task`` and ``--columns``, for the options this
+    command has (the library's messages name Python arguments, which a command-line user never typed)."""
+    import re
+
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    sub = subs[0].choices.get(command) if subs else None
+    if sub is None:
+        return text
+    flags: dict[str, str] = {}
+    for action in sub._actions:
+        long = [o for o in action.option_strings if o.startswith("--")]
+        if long:
+            flags.setdefault(action.dest[4:] if action.dest.startswith("cfg_") else action.dest, long[0])
+    if "task" in flags and "columns" in flags:
+        text = text.replace("Pass a TaskSchema with the right names.",
+                            "Name the columns with --task and --columns (and --label-column for the label).")
+
+    def option(match: re.Match) -> str:
+        flag = flags.get(match.group(1))
+        if flag is None:
+            return match.group(0)
+        value = (match.group(2) or "").strip("'\"")
+        return f"{flag} {value}" if value else flag
+
+    # "COREAugmenter(mode='core') needs ..." reads "COREAugmenter with --mode core needs ..."
+    text = re.sub(r"\b([A-Z]\w*)\((\w+=[^()]*)\)", lambda m: f"{m.group(1)} with {m.group(2)}", text)
+    return re.sub(r"(?<![\w.-])([a-z][a-z_]*)=('[^']*'|\"[^\"]*\"|[\w./-]+)?", option, text)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser(argv).parse_args(argv)
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
     if args.verbose:
         from .verbosity import set_verbosity
 
@@ -586,7 +618,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         user = isinstance(err, _user_error_types())
-        print(f"cfaug {args.command}: error: {_message(err)}", file=sys.stderr)
+        message = _in_flag_terms(_message(err), parser, args.command) if user else _message(err)
+        print(f"cfaug {args.command}: error: {message}", file=sys.stderr)
         if not user:
             print(f"cfaug {args.command}: this looks like a bug ({type(err).__name__}); rerun with --debug for the "
                   f"traceback and report it.", file=sys.stderr)

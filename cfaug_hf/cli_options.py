@@ -124,20 +124,32 @@ def add_component_options(parser: argparse.ArgumentParser, roles: list[str], met
                                                            "saved Generator or Editor folder or Hub id, or an "
                                                            "OpenAI-compatible endpoint URL ending in /v1 (its key is "
                                                            "read from --llm-api-key-env) [default]")
-            group.add_argument("--llm-model", default="", help="model name the endpoint serves (with a URL)")
-            group.add_argument("--llm-temperature", type=float, default=None,
-                               help="sampling temperature of the endpoint or 'local' LLM (default 0.7; the LLM paper "
-                                    "preset: 0)")
-            group.add_argument("--llm-api-key-env", default="OPENAI_API_KEY",
-                               help="environment variable holding the endpoint's API key [OPENAI_API_KEY]")
+            _add_endpoint_options(group)
         elif role == "ner" or role == "tagger":
             group.add_argument(flag, default=argparse.SUPPRESS,
                                help="entity recognizer: 'spacy' (en_core_web_sm, the spacy extra), 'stanza', or a "
                                     "saved recognizer folder")
         elif role in TEXT_ROLES:
             group.add_argument(flag, default=argparse.SUPPRESS, help="a sentence encoder's Hub id or folder")
+        elif role == "editor":
+            group.add_argument(flag, default=argparse.SUPPRESS,
+                               help="the editor: a saved Editor folder or Hub id, 'local' (SmolLM2-135M-Instruct, "
+                                    "prompted few-shot) or an OpenAI-compatible endpoint URL ending in /v1 "
+                                    "[default: the editor shipped for the task]")
+            if "llm" not in roles:
+                _add_endpoint_options(group)
         else:
             group.add_argument(flag, default=argparse.SUPPRESS, help=f"the {role} ({ROLE_TYPES[role]})")
+
+
+def _add_endpoint_options(group: Any) -> None:
+    """Options of a prompted LLM given as 'local' or an endpoint URL (--llm, or CORE's --editor)."""
+    group.add_argument("--llm-model", default="", help="model name the endpoint serves (with a URL)")
+    group.add_argument("--llm-temperature", type=float, default=None,
+                       help="sampling temperature of the endpoint or 'local' LLM (default 0.7; the LLM paper "
+                            "preset: 0)")
+    group.add_argument("--llm-api-key-env", default="OPENAI_API_KEY",
+                       help="environment variable holding the endpoint's API key [OPENAI_API_KEY]")
 
 
 def given_components(args: argparse.Namespace, roles: list[str]) -> dict[str, str]:

@@ -166,7 +166,8 @@ def load_component(role: str, value: str, args: Any = None) -> Any:
         return None
     if value == "default" or role in TEXT_ROLES:
         return value
-    if role == "llm":
+    # A prompted LLM serves as CORE's editor too: "local" and endpoint URLs are LLMs for either role.
+    if role == "llm" or (role == "editor" and (value == "local" or value.startswith(("http://", "https://")))):
         temperature = getattr(args, "llm_temperature", None)
         decoding = {} if temperature is None else {"temperature": temperature}
         if value == "local":

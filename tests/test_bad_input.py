@@ -106,6 +106,15 @@ def ner_on_disk(tmp):
     return {"data": tmp / "ner.jsonl", "dir": tmp}
 
 
+def reviews_on_disk(tmp):
+    """A two-row sentiment JSONL file for `cfaug augment`."""
+    import json
+
+    rows = [{"text": "A fine film.", "label": "positive"}, {"text": "A dull film.", "label": "negative"}]
+    (tmp / "reviews.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    return {"data": tmp / "reviews.jsonl", "dir": tmp}
+
+
 def corrupt(path, data=b"\xff" * 16):
     path.write_bytes(data)
 
@@ -635,6 +644,12 @@ CASES = [
     ("cli-augment-missing-component", ner_on_disk,
      run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "crossaug", "--generator", "no/such/folder/here"]), 2,
      "no local folder"),
+    ("cli-augment-missing-column-in-flag-terms", ner_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "crossaug", "--checker", "none"]), 2,
+     "Name the columns with --task and --columns"),
+    ("cli-augment-missing-component-in-flag-terms", reviews_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "core", "--editor", "local"]), 2,
+     "needs --retriever .* and --index .*--mode editor_only runs without them"),
     ("cli-augment-preset-unknown", ner_on_disk,
      run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "cfgen", "--preset", "fast"]), SystemExit,
      "invalid choice"),

@@ -222,7 +222,7 @@ def test_a_preset_the_method_does_not_have_is_named():
 @pytest.mark.parametrize("method,columns,needs", [
     ("crossaug", None, None), ("llm", None, None),
     pytest.param("icda", None, None, marks=pytest.mark.shipped_checker),  # its default selector occludes with it
-    ("core", None, "needs retriever="), ("race", None, "generator")])
+    ("core", None, "needs --retriever"), ("race", None, "generator")])
 def test_cli_preset_paper_for_every_method(method, columns, needs, tmp_path, capsys):
     from cfaug_hf.cli import main
 
