@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .cli_common import (_AUGMENT_PRESETS, UsageError, _augment_schema, _check_out, _load_local, _positive_int,
+from ._version import __version__
+from .cli_common import (_AUGMENT_PRESETS, UsageError, add_data_options, load_input, _augment_schema, _check_out, _load_local, _positive_int,
                          add_out_options, parquet_rows, writing_out)
 
 
@@ -52,7 +53,7 @@ def _cmd_crossaug(args: argparse.Namespace) -> None:
     from .schema import TaskSchema
 
     _check_out(args.out, args.data, overwrite=args.overwrite)
-    dataset = _load_local(args.data)
+    dataset = load_input(args)
     schema = TaskSchema.fact_verification(claim=args.claim_column, evidence=args.evidence_column,
                                           label=args.label_column, nei=args.nei, id_column=args.id_column)
     if args.generator == "default":
@@ -147,7 +148,7 @@ def _augment_into(args: argparse.Namespace, tmp: Path) -> None:
         augmenter = None if args.engine == "ray" else Augmenter.from_pretrained(args.augmenter)
         dataset = None
     else:
-        dataset = _load_local(args.data)
+        dataset = load_input(args)
         augmenter = _build_augmenter(args, dataset)
         try:
             augmenter.save_pretrained(tmp / "augmenter")
@@ -166,20 +167,22 @@ def _augment_into(args: argparse.Namespace, tmp: Path) -> None:
         from .distributed import augment_to_parquet
 
         ray = require("ray", "--engine ray")
-        if not Path(args.data).exists():
-            raise UsageError(f"{args.data}: no such file or folder.")
         given = Path(args.data)
-        parquet = given.suffix.lower() == ".parquet" or (given.is_dir() and any(given.glob("*.parquet")))
+        if not given.exists() and dataset is None and not (args.split or args.limit):
+            raise UsageError(f"{args.data}: no such file or folder.")
+        # Parquet is handed to Ray as files; a split, a row limit or a Hub id is read here first.
+        parquet = (given.exists() and not (args.split or args.limit)
+                   and (given.suffix.lower() == ".parquet" or (given.is_dir() and any(given.glob("*.parquet")))))
         if parquet and parquet_rows(given) == 0:  # the same answer as a local run, before Ray starts
             raise UsageError(f"{args.data}: no rows (the Parquet data holds only its columns).")
         ray.init(address=args.address, ignore_reinit_error=True, include_dashboard=False)
-        data = str(given) if parquet else (dataset if dataset is not None else _load_local(args.data))
+        data = str(given) if parquet else (dataset if dataset is not None else load_input(args))
         stats = augment_to_parquet(data, augmenter_path, tmp / "data", concurrency=args.concurrency,
                                    batch_size=args.batch_size or 64, num_gpus=args.gpus_per_actor,
                                    imports=args.imports)
         where = f"Parquet files in {out / 'data'}"
     else:
-        dataset = dataset if dataset is not None else _load_local(args.data)
+        dataset = dataset if dataset is not None else load_input(args)
         augmenter.fit(dataset)
         augmented = augmenter.augment(dataset, batch_size=args.batch_size, num_proc=args.num_proc)
         save_dataset(augmented, tmp / "data")
@@ -202,7 +205,7 @@ def _cmd_amplify(args: argparse.Namespace) -> None:
         raise UsageError("amplify edits sentiment-style texts or NLI hypotheses; use --task sentiment or nli.")
     schema = _schema_from_args(args)
     _check_out(args.out, args.data, kind="amplify output", overwrite=args.overwrite)
-    dataset = _load_local(args.data)
+    dataset = _load_local(args.data, split=args.split)  # amplify's --limit is the sample it edits
     checker = None if args.no_checker else args.checker or "default"
     options: dict[str, Any] = {"num_train_epochs": args.epochs, "batch_size": args.train_batch_size}
     if args.max_steps is not None:
@@ -333,6 +336,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                                   "on its output, share components and data on the Hub.")
     parser.add_argument("--debug", action="store_true", default=os.environ.get("CFAUG_DEBUG") == "1",
                         help="show the full traceback of an error (also CFAUG_DEBUG=1)")
+    parser.add_argument("--version", action="version", version=f"cfaug {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0,
                         help="log more (-v info, -vv debug); CFAUG_VERBOSITY sets the default")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -364,7 +368,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                  "augmenter/cfaug_augmenter.json) or a saved augmenter (--augmenter PATH_OR_HUB_ID). OUT/data holds "
                  "the rows (save_to_disk; Parquet with --engine ray), OUT/stats.json the statistics and "
                  "OUT/augmenter the augmenter, so --augmenter OUT/augmenter reruns it exactly.")
-    au.add_argument("data", help="saved dataset folder, a .json/.jsonl/.csv/.tsv/.parquet file, or a Parquet folder")
+    au.add_argument("data", help="saved dataset folder, a .json/.jsonl/.csv/.tsv/.parquet file, a Parquet folder, or "
+                                 "a Hub dataset id")
+    add_data_options(au)
     what = au.add_mutually_exclusive_group()
     what.add_argument("--method", choices=methods, help="a registered method: " + ", ".join(methods))
     what.add_argument("--recipe", help="a recipe file (YAML or JSON)")
@@ -409,7 +415,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                  "Augment a fact-verification dataset (claim, evidence, SUPPORTS/REFUTES labels) with CrossAug "
                  "(Lee et al., 2021) using a saved negative-claim generator; the result, with provenance columns, is "
                  "saved with Dataset.save_to_disk.")
-    ca.add_argument("data", help="saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file")
+    ca.add_argument("data", help="saved dataset folder, a .json/.jsonl/.csv/.tsv/.parquet file or a Hub dataset id")
+    add_data_options(ca)
     ca.add_argument("--generator", default="default",
                     help="folder or Hub id of a saved cfaug Generator (default: the negative-claim generator shipped "
                          "in the package)")
@@ -450,7 +457,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                  "human counterfactual in --counterfactual-column (empty or null elsewhere), then write "
                  "counterfactuals for the other rows, checked by the flip checker shipped for the task. Writes "
                  "OUT/data (originals, human and editor counterfactuals, with provenance) and OUT/report.json.")
-    am.add_argument("data", help="saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file")
+    am.add_argument("data", help="saved dataset folder, a .json/.jsonl/.csv/.tsv/.parquet file or a Hub dataset id")
+    am.add_argument("--split", default=None,
+                    help="the split to read from a saved DatasetDict folder or a Hub dataset (default train)")
     add_out_options(am, "data/ and report.json")
     am.add_argument("--task", choices=["sentiment", "nli"], default="sentiment", help="task preset (default "
                                                                                        "sentiment)")

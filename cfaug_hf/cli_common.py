@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,13 +28,43 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _load_local(path: str) -> Any:
-    """A local dataset file or saved folder, with one-line errors naming the file: no such file, an unknown suffix,
-    a file that does not parse, or one with no rows (caught here for every format, before any output is written;
-    ``datasets`` itself answers an empty JSONL file with a bare ``StopIteration``)."""
-    from datasets import load_dataset, load_from_disk
+def add_data_options(parser: argparse.ArgumentParser) -> None:
+    """``--split`` and ``--limit`` for a command that reads a dataset (the same for every command)."""
+    parser.add_argument("--split", default=None,
+                        help="the split to read from a saved DatasetDict folder or a Hub dataset (default train)")
+    parser.add_argument("--limit", type=_positive_int, default=None,
+                        help="read only the first N rows (a quick trial run on a large dataset)")
+
+
+def load_input(args: argparse.Namespace, attr: str = "data") -> Any:
+    """The dataset named by ``args.<attr>``, with the command's ``--split`` and ``--limit``."""
+    return _load_local(getattr(args, attr), split=getattr(args, "split", None), limit=getattr(args, "limit", None))
+
+
+#: A Hub dataset id: "name" or "owner/name" (a path that does not exist locally and has no file suffix).
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
+
+
+def _load_local(path: str, *, split: str | None = None, limit: int | None = None) -> Any:
+    """A local dataset file or saved folder, or a Hub dataset id, with one-line errors naming the file: no such
+    file, an unknown suffix, a file that does not parse, or one with no rows (caught here for every format, before
+    any output is written; ``datasets`` itself answers an empty JSONL file with a bare ``StopIteration``).
+    ``split`` picks a split of a saved DatasetDict or a Hub dataset; ``limit`` keeps the first rows."""
+    data = _read_dataset(path, split)
+    if limit is not None and limit < data.num_rows:
+        data = data.select(range(limit))
+    return data
+
+
+def _read_dataset(path: str, split: str | None) -> Any:
+    from datasets import DatasetDict, load_dataset, load_from_disk
 
     p = Path(path)
+    if not p.exists() and _HUB_ID.match(str(path)) and not p.suffix.lower().lstrip(".") in _SUFFIXES:
+        return _from_hub(str(path), split)
+    if split is not None and not p.is_dir():
+        raise UsageError(f"--split {split}: {path} is a single file; --split applies to a saved DatasetDict folder "
+                         f"or a Hub dataset.")
     if p.is_dir():
         try:
             state = json.loads((p / "state.json").read_text(encoding="utf-8")) if (p / "state.json").is_file() else {}
@@ -43,6 +74,12 @@ def _load_local(path: str) -> Any:
             raise UsageError(f"{path}: no rows (a saved dataset with no data files).")
         try:
             data = load_from_disk(str(p))
+            if isinstance(data, DatasetDict):
+                data = _pick_split(data, split, path)
+            elif split is not None:
+                raise UsageError(f"--split {split}: {path} holds one dataset, not a DatasetDict with splits.")
+        except UsageError:
+            raise
         except FileNotFoundError:
             raise UsageError(f"{path}: not a dataset saved with save_to_disk (no dataset_info.json or state.json); "
                              f"expected a saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file.") from None
@@ -73,6 +110,33 @@ def _load_local(path: str) -> Any:
             raise UsageError(f"{path}: no rows (only a header line).") from None
         raise UsageError(f"{path}: cannot be read as {suffix.upper()} ({type(cause).__name__}: {text}).") from None
     return _has_rows(data, path)
+
+
+_SUFFIXES = ("json", "jsonl", "csv", "tsv", "parquet", "arrow", "txt")
+
+
+def _pick_split(splits: Any, split: str | None, path: str) -> Any:
+    name = split or "train"
+    if name not in splits:
+        raise UsageError(f"--split {name}: {path} has the splits {sorted(splits)}; pick one with --split.")
+    return splits[name]
+
+
+def _from_hub(repo_id: str, split: str | None) -> Any:
+    """A Hub dataset through ``datasets.load_dataset`` (HF_ENDPOINT and HF_HUB_OFFLINE apply)."""
+    from datasets import load_dataset
+
+    try:
+        data = load_dataset(repo_id, split=split or "train")
+    except ValueError as err:
+        if "split" in str(err).lower():  # "Unknown split ..."
+            raise UsageError(f"--split {split or 'train'}: {repo_id} has no such split ({str(err)[:200]}).") from None
+        raise UsageError(f"{repo_id}: not a local file or folder, and the Hub dataset cannot be loaded "
+                         f"({type(err).__name__}: {str(err).splitlines()[0][:200]}).") from None
+    except Exception as err:  # noqa: BLE001 - offline, not found, no access: one line naming the id
+        raise UsageError(f"{repo_id}: not a local file or folder, and the Hub dataset cannot be loaded "
+                         f"({type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}).") from None
+    return _has_rows(data, repo_id)
 
 
 def _has_rows(data: Any, path: str) -> Any:

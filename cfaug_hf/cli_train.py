@@ -22,7 +22,10 @@ MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 def _common(p: argparse.ArgumentParser, base: str, epochs: float, lora: bool) -> None:
     from .cli_common import _positive_int, add_out_options
 
-    p.add_argument("data", help="training data: a saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file")
+    p.add_argument("data", help="training data: a saved dataset folder, a .json/.jsonl/.csv/.tsv/.parquet file or a "
+                                "Hub dataset id")
+    p.add_argument("--split", default=None,
+                   help="the split to read from a saved DatasetDict folder or a Hub dataset (default train)")
     add_out_options(p, "the trained component")
     p.add_argument("--base", default=base, help=f"model id or folder to start from [{base}]")
     p.add_argument("--epochs", type=float, default=epochs, help=f"training epochs [{epochs:g}]")
@@ -121,7 +124,7 @@ def add_train_parser(command: Any) -> None:
 def _data(args: argparse.Namespace) -> Any:
     from .cli_common import _load_local
 
-    data = _load_local(args.data)
+    data = _load_local(args.data, split=args.split)
     if args.limit and args.limit < len(data):
         data = data.shuffle(seed=args.seed).select(range(args.limit))
     return data

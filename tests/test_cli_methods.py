@@ -228,3 +228,33 @@ def test_cli_train_refuses_data_without_its_columns(tmp_path, capsys, bases):
     assert "no column 'text'" in capsys.readouterr().err
     assert cli.main(["train", "editor", data, "--base", bases["lm"], "--out", str(tmp_path / "o2")]) == 2
     assert "counterfactual" in capsys.readouterr().err
+
+
+def test_version_split_and_limit(tmp_path, capsys):
+    """`cfaug --version`; --split picks a split of a saved DatasetDict (train by default), --limit the first rows,
+    and a --split on a single file or an unknown split is refused in flag terms."""
+    from datasets import Dataset, DatasetDict
+
+    from cfaug_hf import __version__
+    from cfaug_hf.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out.strip() == f"cfaug {__version__}"
+    rows = Dataset.from_dict({"tokens": [["Ada", "lives", "in", "Paris"]] * 5,
+                              "ner_tags": [["B-PER", "O", "O", "B-LOC"]] * 5})
+    DatasetDict({"train": rows, "validation": rows.select(range(2))}).save_to_disk(tmp_path / "dd")
+    base = ["augment", str(tmp_path / "dd"), "--method", "cfgen", "--task", "token-classification"]
+    for extra, rows_in in (([], 5), (["--split", "validation"], 2), (["--limit", "3"], 3)):
+        out = tmp_path / f"out{rows_in}"
+        assert main([*base, *extra, "--out", str(out)]) == 0
+        assert json.loads((out / "stats.json").read_text())["rows_in"] == rows_in
+    capsys.readouterr()
+    assert main([*base, "--split", "test", "--out", str(tmp_path / "bad")]) == 2
+    err = capsys.readouterr().err
+    assert "--split test: " in err and "['train', 'validation']" in err
+    write(tmp_path, "ner.jsonl", NER)
+    assert main(["augment", str(tmp_path / "ner.jsonl"), "--method", "cfgen", "--split", "validation", "--out",
+                 str(tmp_path / "bad2")]) == 2
+    assert "is a single file" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists() and not (tmp_path / "bad2").exists()

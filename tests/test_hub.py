@@ -399,3 +399,19 @@ def test_share_on_hub_example_runs_the_three_steps(hub, tmp_path, monkeypatch):
     assert data.num_rows >= 6 and "cf_outcome" in data.column_names
     card = DatasetCard.load(repos["dataset"], repo_type="dataset").text
     assert repos["generator"] in card and re.search(r"revision `?[0-9a-f]{7,40}", card)
+
+
+def test_the_command_line_reads_a_hub_dataset_id_with_split_and_limit(hub, tmp_path, capsys):
+    from cfaug_hf.cli import main
+
+    repo = name("ner-src")
+    rows = Dataset.from_dict({"tokens": [["Ada", "lives", "in", "Paris"], ["Bob", "met", "Eve", "in", "Rome"]] * 3,
+                              "ner_tags": [["B-PER", "O", "O", "B-LOC"], ["B-PER", "O", "B-PER", "O", "B-LOC"]] * 3})
+    rows.push_to_hub(repo, token=ALICE)
+    out = tmp_path / "out"
+    assert main(["augment", repo, "--method", "cfgen", "--task", "token-classification", "--limit", "4",
+                 "--out", str(out)]) == 0
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["rows_in"] == 4
+    assert main(["augment", repo, "--method", "cfgen", "--split", "test", "--out", str(tmp_path / "x")]) == 2
+    assert "--split test" in capsys.readouterr().err and not (tmp_path / "x").exists()
