@@ -78,3 +78,16 @@ def test_the_table_and_auto():
     assert choose_engine(beams, AUTO, {"compute_type": "int8"}).name == "transformers"  # not the same outputs
     with pytest.raises(ValueError, match="backend must be 'auto' or one of .*'transformers'"):
         beams.use_backend("fastest")
+
+
+def test_a_new_generator_decodes_on_the_command_lines_engine():
+    """The Python API's default is the CLI's: a generator never given use_backend() takes the same engine as
+    use_backend("auto") (CTranslate2 in float32 for beam search when installed), with the same fingerprint."""
+    from cfaug_hf.deps import is_available
+
+    fresh = Generator(*tiny_causal_lm(), num_beams=2, max_new_tokens=4)
+    chosen = choose_engine(fresh, *fresh._backend)
+    assert chosen.name == ("ctranslate2" if is_available("ctranslate2") else "transformers")
+    assert chosen.exact(fresh._backend[1])  # float32: the transformers outputs
+    twin = Generator(*tiny_causal_lm(), num_beams=2, max_new_tokens=4).use_backend(AUTO)
+    assert twin._backend == fresh._backend and twin.fingerprint() == fresh.fingerprint()

@@ -11,6 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from ..engines import AUTO, choose_engine, engine_class
+
+#: The options of ``use_backend("auto")``: an engine that takes a compute type runs in float32, which keeps the
+#: transformers outputs (CTranslate2's int8 changes some).
+AUTO_OPTIONS: dict[str, Any] = {"compute_type": "float32"}
 from ..engines.transformers import cut_at_stop
 from ..fingerprint import stable_hash
 from ..generation import Constraint, GenerationResult, apply_constraints
@@ -104,7 +108,9 @@ class Generator(PretrainedComponent):
                  training_info: dict[str, Any] | None = None, **overrides: Any) -> None:
         self._setup(model, tokenizer, config=config, overrides=overrides, device=device, base_model=base_model,
                     training_info=training_info)
-        self._backend: tuple[str, dict[str, Any]] = (AUTO, {})  # the engine choice (see use_backend)
+        # The engine choice (see use_backend): "auto" from the start, as use_backend("auto") sets it, so the Python
+        # API decodes on the same engine as the command line (CTranslate2 in float32 for beams, when installed).
+        self._backend: tuple[str, dict[str, Any]] = (AUTO, dict(AUTO_OPTIONS))
         self._engines: dict[str, Any] = {}  # loaded engines by name, shared with twins (same weights)
         if tokenizer.pad_token_id is None:
             # Causal LMs often ship without a pad token; padding is masked, so the end token can stand in.
@@ -270,7 +276,7 @@ class Generator(PretrainedComponent):
                 raise ValueError(f"compute_type must be one of {list(COMPUTE_TYPES)}, got {compute_type!r}.")
             options["compute_type"] = compute_type
         elif backend == AUTO:
-            options["compute_type"] = "float32"
+            options.update(AUTO_OPTIONS)
         if backend not in (AUTO, "transformers"):
             cls = engine_class(backend)
             if not cls.available():
