@@ -257,9 +257,17 @@ def _cmd_push(args: argparse.Namespace) -> None:
                 report = AugmentationReport.load(args.report)
             except (FileNotFoundError, ValueError) as err:
                 raise UsageError(f"--report: {err}") from None
+            try:
+                from .sharing.push import check_report_matches
+
+                check_report_matches(report, dataset)
+            except ValueError as err:
+                raise UsageError(f"--report {args.report}: {err}") from None
         sha = push_augmented(dataset, args.repo_id, augmenter=augmenter, source=args.source, private=args.private,
                              token=args.token, license=args.license, report=report)
-        print(f"Pushed augmented dataset to https://huggingface.co/datasets/{args.repo_id} (card commit {sha}).")
+        from huggingface_hub import constants
+
+        print(f"Pushed augmented dataset to {constants.ENDPOINT}/datasets/{args.repo_id} (card commit {sha}).")
         return
     found = sorted(p.name for p in folder.iterdir())[:10]
     raise UsageError(f"{folder} is not a saved cfaug component (cfaug_generator.json, cfaug_checker.json), augmenter "
@@ -508,7 +516,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     push.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the saved login)")
     push.add_argument("--augmenter", help="datasets: folder or repo of the augmenter that made the data")
     push.add_argument("--source", help="datasets: Hub id of the source dataset, as id or id@revision")
-    push.add_argument("--license", help="datasets: licence identifier for the card (e.g. cc-by-sa-3.0)")
+    push.add_argument("--license", help="datasets: licence identifier for the card (e.g. cc-by-sa-3.0; default: the "
+                                      "source dataset's where it declares one, else unknown)")
     push.add_argument("--report", help="datasets: a folder written by `cfaug report --out` whose counts, quality "
                                        "and shortcut diagnostics go into the dataset card")
     push.set_defaults(func=_cmd_push)

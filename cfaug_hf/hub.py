@@ -84,6 +84,20 @@ def read_manifest(folder: str | os.PathLike) -> dict[str, Any] | None:
     return data
 
 
+def refresh_digest(folder: str | os.PathLike, rel: str) -> None:
+    """Record ``folder/rel``'s current digest in the folder's manifest, after the library itself rewrote that file
+    (the card a push merges with the one on the Hub), so a later load or pull does not warn that it changed."""
+    path = Path(folder) / MANIFEST
+    manifest = read_manifest(folder)
+    if manifest is None or not path.is_file() or not isinstance(manifest.get("digests"), dict):
+        return
+    if rel in manifest["digests"] or rel in manifest["files"]:
+        manifest["digests"][rel] = file_digest(Path(folder) / rel)
+        if rel not in manifest["files"]:
+            manifest["files"].append(rel)
+        path.write_text(json.dumps(manifest, indent=2) + "\n")
+
+
 def folder_kind(folder: str | os.PathLike) -> str | None:
     """The kind of saved object in ``folder`` (``generator``, ``augmenter``, ...), or None if it holds none."""
     folder = Path(folder)

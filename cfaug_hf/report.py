@@ -167,7 +167,9 @@ class AugmentationReport:
                                  f"The file is damaged: write the report again.")
         return cls(data["counts"], data["metrics"], data["diagnostics"], data["examples"], data.get("files", {}))
 
-    def to_markdown(self) -> str:
+    def to_markdown(self, plot_dir: str = "") -> str:
+        """The report as Markdown; its PNG plots are linked as ``plot_dir`` + file name (beside ``report.md`` by
+        default; a dataset card links them under ``report/``)."""
         lines = ["## Augmentation report", "",
                  f"Rows: {self.counts['rows_in']} in, {self.counts['rows_out']} out "
                  f"({self.counts['counterfactuals']} counterfactual).", "",
@@ -179,7 +181,9 @@ class AugmentationReport:
             lines += ["", "| kind | rows |", "|---|---|"]
             lines += [f"| {cell(k)} | {n} |" for k, n in self.counts["kinds"].items()]
         if self.counts["skipped"]:
-            lines += ["", "| skip or filter reason | rows |", "|---|---|"]
+            # Events, not rows: a filter counts each counterfactual it drops, and a row can have several.
+            lines += ["", "Skips and filter drops, counted per event (a row with several candidates or counterfactuals "
+                          "can count more than once):", "", "| skip or filter reason | events |", "|---|---|"]
             lines += [f"| {cell(k)} | {n} |" for k, n in self.counts["skipped"].items()]
         lines += ["", "### Counterfactual quality", "", "| column | metric | value |", "|---|---|---|"]
         for column, values in self.metrics.items():
@@ -205,6 +209,9 @@ class AugmentationReport:
             for when in ("before", "after"):
                 p = probe[when]
                 lines.append(f"| {when} | {p['accuracy']:.3f} | {p['majority']:.3f} | {p['gain']:+.3f} |")
+        plots = [name for name, path in self.files.items() if str(path).endswith(".png") and Path(path).is_file()]
+        if plots:
+            lines += ["", "### Plots", ""] + [f"![{name}]({plot_dir}{Path(self.files[name]).name})" for name in plots]
         if self.examples:
             lines += ["", "### Examples", ""]
             for ex in self.examples:

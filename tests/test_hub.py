@@ -3,6 +3,7 @@
 import json
 import re
 import uuid
+from pathlib import Path
 
 import pytest
 from datasets import Dataset, load_dataset
@@ -415,3 +416,50 @@ def test_the_command_line_reads_a_hub_dataset_id_with_split_and_limit(hub, tmp_p
     assert stats["rows_in"] == 4
     assert main(["augment", repo, "--method", "cfgen", "--split", "test", "--out", str(tmp_path / "x")]) == 2
     assert "--split test" in capsys.readouterr().err and not (tmp_path / "x").exists()
+
+
+def test_a_pulled_component_does_not_warn_that_its_card_changed(hub, caplog):
+    """The push merges the card with the Hub's after the manifest's digests were taken; the manifest pushed
+    describes the card pushed, so loading it back gives no false "was changed since it was saved" warning."""
+    import logging
+
+    from cfaug_hf.testing import tiny_encoder
+
+    from cfaug_hf import BiEncoder, RationaleSelector
+
+    components = {"generator": (tiny_generator(), Generator),
+                  "checker": (LabelChecker(*tiny_classifier(("SUPPORTS", "REFUTES"))), LabelChecker),
+                  "selector": (RationaleSelector.from_encoder(tiny_encoder(), sentence_layers=1, sentence_heads=2),
+                               RationaleSelector),
+                  "encoder": (BiEncoder(tiny_encoder()[0], tiny_encoder()[0], tiny_encoder()[1]), BiEncoder)}
+    for kind, (component, cls) in components.items():
+        repo = name(f"nowarn-{kind}")
+        component.push_to_hub(repo, token=ALICE)
+        component.push_to_hub(repo, token=ALICE, commit_message="again: the card is merged with the Hub's")
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            cls.from_pretrained(repo)
+        assert "was changed since it was saved" not in caplog.text, kind
+
+
+def test_a_report_of_other_data_is_refused_and_a_matching_one_brings_its_plots(hub, tmp_path):
+    from cfaug_hf.report import augmentation_report
+    from cfaug_hf.testing import NegateAugmenter
+
+    schema = TaskSchema.sentiment()
+    data = Dataset.from_dict({"text": [f"review {i} was good" for i in range(6)], "label": ["positive"] * 6})
+    aug = NegateAugmenter(schema)
+    out = aug.augment(data)
+    report = augmentation_report(data, out, schema, fluency_model=None, embedder=None, probe=False,
+                                 out_dir=tmp_path / "report")
+    plots = [p for p in report.files.values() if str(p).endswith(".png")]
+    repo = name("reported")
+    with pytest.raises(ValueError, match=r"The report describes other data: 6 rows in, 12 out .* has 9 rows"):
+        push_augmented(out.select(range(9)), repo, augmenter=aug, source=data, token=ALICE, report=report)
+    data.info.license = "cc-by-4.0"
+    push_augmented(out, repo, augmenter=aug, source=data, token=ALICE, report=report)
+    card = DatasetCard.load(repo, repo_type="dataset")
+    assert card.data.license == "cc-by-4.0"  # from the source, as no license= was given
+    files = set(hub.files(repo, repo_type="dataset"))
+    for plot in plots:
+        assert f"report/{Path(plot).name}" in files and f"(report/{Path(plot).name})" in card.text

@@ -194,6 +194,9 @@ def test_report_on_crossaug_output(fever_rows, rule_rewriter, tmp_path, embedder
     for needle in ["## Augmentation report", "| c'+e | 3 |", "| claim | mover_score |", "Shortcut tokens"]:
         assert needle in md, needle
     assert (tmp_path / "competency_before.png").is_file() and (tmp_path / "competency_after.png").is_file()
+    # the plots it writes are embedded, and the skip table counts events, not rows
+    assert "![competency_before](competency_before.png)" in md and "![competency_after](competency_after.png)" in md
+    assert "| skip or filter reason | events |" in md and "| skip or filter reason | rows |" not in md
 
 
 def test_report_needs_provenance_and_cli(tmp_path, capsys):

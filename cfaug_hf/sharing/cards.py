@@ -181,6 +181,14 @@ def _size_category(n: int) -> str:
     return "n>1M"
 
 
+def source_license(source: Any) -> str | None:
+    """The licence a source ``Dataset`` (or the first split of a ``DatasetDict``) declares in its info, if any."""
+    splits = list(source.values()) if hasattr(source, "values") and not isinstance(source, dict) else [source]
+    info = getattr(splits[0], "info", None) if splits else None
+    text = getattr(info, "license", None)
+    return text.strip() if isinstance(text, str) and text.strip() else None
+
+
 def dataset_card(dataset: Any, repo_id: str, *, augmenter: Any = None, source: Any = None,
                  pretty_name: str | None = None, license: str | None = None, language: str | list[str] | None = "en",
                  component_lines: list[str] | None = None, report: Any = None) -> Any:
@@ -220,7 +228,7 @@ def dataset_card(dataset: Any, repo_id: str, *, augmenter: Any = None, source: A
         source_datasets=[src["id"]] if src.get("id") else ["original"],
         task_categories=[task], language_creators=["found", "machine-generated"],
         annotations_creators=["found", "machine-generated"], language=[language] if isinstance(language, str)
-        else language, license=license, size_categories=[_size_category(total)],
+        else language, license=license or source_license(source) or "unknown", size_categories=[_size_category(total)],
         tags=["cfaug-hf", "counterfactual-data-augmentation", method],
     )
     config = augmenter.get_config_dict() if augmenter is not None else {"method": method}
@@ -236,6 +244,7 @@ def dataset_card(dataset: Any, repo_id: str, *, augmenter: Any = None, source: A
         component_lines=component_lines or ["none recorded"], splits=split_rows,
         citation=getattr(augmenter, "citation", "") if augmenter is not None else "",
         citation_block=fenced(getattr(augmenter, "citation", "") or "", "bibtex"),
-        report=report.to_markdown().replace("## Augmentation report", "## Augmentation report (train split)", 1)
+        report=report.to_markdown(plot_dir="report/").replace("## Augmentation report",
+                                                             "## Augmentation report (train split)", 1)
         if report is not None else "",
     )

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..hub import HubError, download_folder, hub_errors, write_folder
+from ..hub import HubError, download_folder, hub_errors, refresh_digest, write_folder
 
 from ..markdown import cell, code, fenced
 from .cards import component_card, dataset_card, merge_card
@@ -41,6 +41,7 @@ def _upload(folder: Path, repo_id: str, *, repo_type: str, card: Any, card_cls: 
         api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
         merged = merge_card(_existing_card(api, repo_id, repo_type, revision, card_cls), card)
         (folder / "README.md").write_text(str(merged), encoding="utf-8")
+        refresh_digest(folder, "README.md")  # the manifest describes the card that is pushed, not the one saved
         info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type=repo_type,
                                  commit_message=commit_message, revision=revision)
     return info.oid if hasattr(info, "oid") else str(info)
@@ -139,6 +140,8 @@ def push_augmented(dataset: Any, repo_id: str, *, augmenter: Any = None, source:
         if missing:
             raise ValueError(f"Split {name!r} lacks the provenance columns {missing}: push the output of a cfaug "
                              f"augmenter (dataset.map(augmenter, batched=True)).")
+    if report is not None:
+        check_report_matches(report, dataset)
     api = HfApi(token=token)
     card = dataset_card(dataset, repo_id, augmenter=augmenter, source=source, pretty_name=pretty_name,
                         license=license, language=language,
@@ -149,6 +152,9 @@ def push_augmented(dataset: Any, repo_id: str, *, augmenter: Any = None, source:
                             commit_message=commit_message or "Upload augmented data")
         merged = merge_card(_existing_card(api, repo_id, "dataset", None, DatasetCard), card)
         ops = [CommitOperationAdd("README.md", str(merged).encode("utf-8"))]
+        for name, path in (report.files.items() if report is not None else ()):
+            if str(path).endswith(".png") and Path(path).is_file():  # the card links them under report/
+                ops.append(CommitOperationAdd(f"report/{Path(path).name}", str(path)))
         if augmenter is not None:
             with tempfile.TemporaryDirectory(prefix="cfaug-push-") as tmp:
                 augmenter.save_pretrained(Path(tmp) / "augmenter", copy_components=False, references_only=True)
@@ -156,6 +162,24 @@ def push_augmented(dataset: Any, repo_id: str, *, augmenter: Any = None, source:
                                               (Path(tmp) / "augmenter" / "cfaug_augmenter.json").read_bytes()))
         info = api.create_commit(repo_id, ops, repo_type="dataset", commit_message="Dataset card (cfaug-hf)")
     return info.oid
+
+
+def check_report_matches(report: Any, dataset: Any) -> None:
+    """Refuse a report that describes other data than the ``train`` split being pushed (its row and
+    counterfactual counts), so a card never contradicts itself."""
+    from datasets import Dataset
+
+    train = dataset if isinstance(dataset, Dataset) else dataset.get("train")
+    want = report.counts
+    if train is None:
+        raise ValueError("The report describes a train split and the dataset pushed has none; leave the report out "
+                         "or push the split it describes.")
+    rows, counterfactuals = len(train), sum(bool(x) for x in train["cf_is_counterfactual"])
+    if (want["rows_out"], want["counterfactuals"]) != (rows, counterfactuals):
+        raise ValueError(f"The report describes other data: {want['rows_in']} rows in, {want['rows_out']} out "
+                         f"({want['counterfactuals']} counterfactual), while the train split pushed has {rows} rows "
+                         f"({counterfactuals} counterfactual). Make the report from the data you push (cfaug report "
+                         f"ORIGINAL AUGMENTED --out DIR) or leave it out.")
 
 
 def pull(repo_id: str, local_dir: str | os.PathLike, *, repo_type: str = "model", revision: str | None = None,
