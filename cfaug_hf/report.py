@@ -167,9 +167,9 @@ class AugmentationReport:
                                  f"The file is damaged: write the report again.")
         return cls(data["counts"], data["metrics"], data["diagnostics"], data["examples"], data.get("files", {}))
 
-    def to_markdown(self, plot_dir: str = "") -> str:
-        """The report as Markdown; its PNG plots are linked as ``plot_dir`` + file name (beside ``report.md`` by
-        default; a dataset card links them under ``report/``)."""
+    def to_markdown(self, plot_dir: str = "", plots: list[str] | None = None) -> str:
+        """The report as Markdown; its PNG plots (``plots``: names in :attr:`files`, default all) are linked as
+        ``plot_dir`` + file name (beside ``report.md`` by default; a dataset card links them under ``report/``)."""
         lines = ["## Augmentation report", "",
                  f"Rows: {self.counts['rows_in']} in, {self.counts['rows_out']} out "
                  f"({self.counts['counterfactuals']} counterfactual).", "",
@@ -209,7 +209,8 @@ class AugmentationReport:
             for when in ("before", "after"):
                 p = probe[when]
                 lines.append(f"| {when} | {p['accuracy']:.3f} | {p['majority']:.3f} | {p['gain']:+.3f} |")
-        plots = [name for name, path in self.files.items() if str(path).endswith(".png") and Path(path).is_file()]
+        if plots is None:
+            plots = [name for name, path in self.files.items() if str(path).endswith(".png")]
         if plots:
             lines += ["", "### Plots", ""] + [f"![{name}]({plot_dir}{Path(self.files[name]).name})" for name in plots]
         if self.examples:

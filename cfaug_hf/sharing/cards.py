@@ -181,6 +181,11 @@ def _size_category(n: int) -> str:
     return "n>1M"
 
 
+def uploaded_plots(report: Any) -> list[str]:
+    """The report's PNG plots that exist on disk, which a push uploads under ``report/``."""
+    return [name for name, path in report.files.items() if str(path).endswith(".png") and Path(path).is_file()]
+
+
 def source_license(source: Any) -> str | None:
     """The licence a source ``Dataset`` (or the first split of a ``DatasetDict``) declares in its info, if any."""
     splits = list(source.values()) if hasattr(source, "values") and not isinstance(source, dict) else [source]
@@ -244,7 +249,7 @@ def dataset_card(dataset: Any, repo_id: str, *, augmenter: Any = None, source: A
         component_lines=component_lines or ["none recorded"], splits=split_rows,
         citation=getattr(augmenter, "citation", "") if augmenter is not None else "",
         citation_block=fenced(getattr(augmenter, "citation", "") or "", "bibtex"),
-        report=report.to_markdown(plot_dir="report/").replace("## Augmentation report",
-                                                             "## Augmentation report (train split)", 1)
+        report=report.to_markdown(plot_dir="report/", plots=uploaded_plots(report)).replace(
+            "## Augmentation report", "## Augmentation report (train split)", 1)
         if report is not None else "",
     )

@@ -16,7 +16,7 @@ from typing import Any
 from ..hub import HubError, download_folder, hub_errors, refresh_digest, write_folder
 
 from ..markdown import cell, code, fenced
-from .cards import component_card, dataset_card, merge_card
+from .cards import component_card, dataset_card, merge_card, uploaded_plots
 
 __all__ = ["HubError", "hub_errors", "push_component", "push_augmenter", "push_augmented", "pull", "component_lines",
            "download_folder"]
@@ -152,9 +152,9 @@ def push_augmented(dataset: Any, repo_id: str, *, augmenter: Any = None, source:
                             commit_message=commit_message or "Upload augmented data")
         merged = merge_card(_existing_card(api, repo_id, "dataset", None, DatasetCard), card)
         ops = [CommitOperationAdd("README.md", str(merged).encode("utf-8"))]
-        for name, path in (report.files.items() if report is not None else ()):
-            if str(path).endswith(".png") and Path(path).is_file():  # the card links them under report/
-                ops.append(CommitOperationAdd(f"report/{Path(path).name}", str(path)))
+        for name in (uploaded_plots(report) if report is not None else ()):  # the card links them under report/
+            path = Path(report.files[name])
+            ops.append(CommitOperationAdd(f"report/{path.name}", str(path)))
         if augmenter is not None:
             with tempfile.TemporaryDirectory(prefix="cfaug-push-") as tmp:
                 augmenter.save_pretrained(Path(tmp) / "augmenter", copy_components=False, references_only=True)
