@@ -87,15 +87,23 @@ def serve_locally(model: str | os.PathLike, *, server: str = "transformers", pyt
                 proc.wait()
 
 
+def _log_excerpt(log: Path) -> str:
+    """The lines of a server's log that say why it failed (a traceback's root cause is often far above its
+    end), then the end of the log."""
+    text = log.read_text(errors="replace")
+    causes = [line for line in text.splitlines() if "Error" in line or "error:" in line][:10]
+    return "\n".join(causes) + "\n...\n" + text[-2000:]
+
+
 def _wait(proc: subprocess.Popen, port: int, log: Path, timeout_s: float, server: str) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"{server} server exited with code {proc.returncode}:\n{log.read_text()[-3000:]}")
+            raise RuntimeError(f"{server} server exited with code {proc.returncode}:\n{_log_excerpt(log)}")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
                 if response.status == 200:
                     return
         except OSError:
             time.sleep(0.5)
-    raise RuntimeError(f"{server} server did not answer /health within {timeout_s:g}s:\n{log.read_text()[-3000:]}")
+    raise RuntimeError(f"{server} server did not answer /health within {timeout_s:g}s:\n{_log_excerpt(log)}")

@@ -219,11 +219,11 @@ def test_a_preset_the_method_does_not_have_is_named():
 
 
 # ------------------------------------------------------------------------------------------ the command line
-@pytest.mark.parametrize("method,columns,needs", [
-    ("crossaug", None, None), ("llm", None, None),
-    pytest.param("icda", None, None, marks=pytest.mark.shipped_checker),  # its default selector occludes with it
-    ("core", None, "needs --retriever"), ("race", None, "generator")])
-def test_cli_preset_paper_for_every_method(method, columns, needs, tmp_path, capsys):
+@pytest.mark.parametrize("method,needs", [
+    ("crossaug", None), ("llm", None),
+    pytest.param("icda", None, marks=pytest.mark.shipped_checker),  # its default selector occludes with it
+    ("core", "needs --retriever"), ("race", "generator")])
+def test_cli_preset_paper_for_every_method(method, needs, tmp_path, capsys):
     from cfaug_hf.cli import main
 
     if method in ("crossaug", "race"):
