@@ -9,7 +9,7 @@ first number, else the first capitalised word after the start, is changed), so e
 pipeline: validation, tokenisation, the edit classification, the span search and substitution, provenance and
 statistics. The bare ``map`` emits exactly CrossAug's output rows (looked up per sample row, ids substituted).
 
-Each measurement runs in its own process (peak RSS is that process's ``ru_maxrss``, imports included), in
+Each measurement runs in its own process (peak RSS is that process's own high-water mark, imports included), in
 interleaved order, ``--repeats`` times for sizes up to 100k rows and ``--repeats-large`` times above. Settings:
 
 * ``augment()``: the default (map batch size rows/100 in 32..1000);
@@ -27,7 +27,7 @@ import json
 import os
 import platform
 import re
-import resource
+
 import shutil
 import statistics
 import subprocess
@@ -78,6 +78,8 @@ def child(setting: str, data_dir: str) -> None:
     """Run one setting in this process and print its time, output size and peak RSS as JSON."""
     from datasets import disable_progress_bars, load_from_disk
 
+    from cfaug_hf.testing import peak_memory_gb
+
     disable_progress_bars()
     data = load_from_disk(data_dir)
     sample = _sample()
@@ -115,7 +117,7 @@ def child(setting: str, data_dir: str) -> None:
     seconds = time.perf_counter() - t0
     n_out = len(out)
     sampler.stop()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB -> MiB on Linux
+    peak = peak_memory_gb() * 1024  # MiB
     out.cleanup_cache_files()
     print(json.dumps({"seconds": seconds, "rows_out": n_out, "peak_rss_mib": peak,
                       "peak_anon_mib": sampler.peak["RssAnon"], "peak_file_mib": sampler.peak["RssFile"]}))

@@ -3,7 +3,7 @@
     python benchmarks/quickstart_time.py [--rows 100] [--repeats 2]
 
 Both augment the first ``--rows`` claims of the embedded FEVEROUS sample with CrossAug's shipped generator and flip
-checker: the Python snippet of the README (``dataset.map(augmenter, batched=True, batch_size=8)``) and
+checker: the Python snippet of the README (``dataset.map(augmenter, batched=True, batch_size=32)``) and
 ``cfaug augment ROWS.jsonl --method crossaug``. Wall time of each process (imports and model loading included),
 median over ``--repeats`` interleaved runs, and whether both wrote the same counterfactuals. Writes
 ``benchmarks/results/quickstart_time.{json,md}``.
@@ -32,7 +32,7 @@ from cfaug_hf.embedded import load_feverous_sample
 dataset = load_feverous_sample().select(range({rows}))
 schema = TaskSchema.fact_verification(claim="claim", evidence="evidence", label="label", id_column="id")
 augmenter = CrossAugAugmenter(schema=schema)
-augmented = dataset.map(augmenter, batched=True, batch_size=8)
+augmented = dataset.map(augmenter, batched=True, batch_size=32)
 print("\\n".join(AugmentationStats.from_dataset(augmented).summary_lines()))
 json.dump(sorted(r["claim"] for r in augmented if r["cf_is_counterfactual"]), open(sys.argv[1], "w"))
 """

@@ -21,9 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 RUN = r'''
-import json, resource, sys, time
+import json, sys, time
 from datasets import Dataset
 from cfaug_hf import TaskSchema
+from cfaug_hf.testing import peak_memory_gb
 method, n = sys.argv[1], int(sys.argv[2])
 words = " ".join(f"w{i % 500}" for i in range(n))
 if method == "crossaug":
@@ -50,7 +51,7 @@ elif method == "icda":
 t = time.perf_counter()
 aug.augment(Dataset.from_dict(data), load_from_cache_file=False)
 print(json.dumps({"seconds": round(time.perf_counter() - t, 1), "stats": aug.stats.to_dict(),
-                  "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20, 2)}))
+                  "peak_rss_gb": round(peak_memory_gb(), 2)}))
 '''
 
 

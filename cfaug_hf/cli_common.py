@@ -131,10 +131,10 @@ def _from_hub(repo_id: str, split: str | None) -> Any:
     except ValueError as err:
         if "split" in str(err).lower():  # "Unknown split ..."
             raise UsageError(f"--split {split or 'train'}: {repo_id} has no such split ({str(err)[:200]}).") from None
-        raise UsageError(f"{repo_id}: not a local file or folder, and the Hub dataset cannot be loaded "
+        raise UsageError(f"{repo_id}: no such file or folder, and no Hub dataset of that name can be loaded "
                          f"({type(err).__name__}: {str(err).splitlines()[0][:200]}).") from None
     except Exception as err:  # noqa: BLE001 - offline, not found, no access: one line naming the id
-        raise UsageError(f"{repo_id}: not a local file or folder, and the Hub dataset cannot be loaded "
+        raise UsageError(f"{repo_id}: no such file or folder, and no Hub dataset of that name can be loaded "
                          f"({type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}).") from None
     return _has_rows(data, repo_id)
 

@@ -44,8 +44,8 @@ class Preset:
         >>> preset = CrossAugAugmenter.presets["paper"]
         >>> preset.config["top_candidate_only"]
         PaperValue(value=True, source='reference implementation (the first of the returned beams is used)')
-        >>> sorted(preset.recipe()["config"])[:3]
-        ['kinds', 'max_span_tokens', 'min_span_tokens']
+        >>> preset.recipe()["components"]
+        {'generator': 'default', 'checker': None}
     """
 
     method: str
