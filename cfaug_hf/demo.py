@@ -27,8 +27,15 @@ __all__ = ["run_demo", "format_examples"]
 logger = logging.getLogger(__name__)
 
 
-def format_examples(dataset: Any, n: int = 3, kinds: tuple[str, ...] = ("c+e'", "c'+e'", "c'+e")) -> list[str]:
-    """Readable before/after blocks for up to ``n`` counterfactuals, preferring evidence edits."""
+#: What each CrossAug kind is, in one line, beside its label change.
+KIND_NOTES = {"c'+e": "the negated claim with the original evidence: now refuted",
+              "c+e'": "the original claim with the edited evidence: now refuted",
+              "c'+e'": "claim and evidence edited alike: still supported"}
+
+
+def format_examples(dataset: Any, n: int = 3, kinds: tuple[str, ...] = ("c+e'", "c'+e", "c'+e'")) -> list[str]:
+    """Readable before/after blocks for up to ``n`` counterfactuals: label flips first (evidence edits, then
+    negated claims), then the consistent pairs whose label stays."""
     picked: list[dict] = []
     for kind in kinds:
         for row in dataset.filter(lambda k: k == kind, input_columns="cf_kind"):
@@ -39,7 +46,9 @@ def format_examples(dataset: Any, n: int = 3, kinds: tuple[str, ...] = ("c+e'", 
     blocks = []
     for row in picked:
         edit = json.loads(row["cf_edit"])
-        lines = [f"[{row['cf_kind']}] label {row['cf_original_label']} -> {row['label']}"]
+        note = KIND_NOTES.get(row["cf_kind"])
+        lines = [f"[{row['cf_kind']}] label {row['cf_original_label']} -> {row['label']}"
+                 + (f"  ({note})" if note else "")]
         claim_edit = edit.get("claim") or edit.get("from_claim")
         if claim_edit:
             lines.append(f"  claim edit:    {claim_edit['old']!r} -> {claim_edit['new']!r}")

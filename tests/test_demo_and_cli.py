@@ -95,3 +95,24 @@ def test_the_demo_writes_only_where_it_may(tmp_path, tiny_recipe, capsys):
     assert (out / "notes.txt").read_text() == "mine"
     assert cli.main(["demo", "--out", str(mine), "--rows", "3", "--overwrite"]) == 0
     assert (mine / "stats.json").is_file()
+
+
+def test_the_demo_shows_a_flip_first_and_says_what_each_kind_is():
+    import json
+
+    from datasets import Dataset
+
+    from cfaug_hf.demo import format_examples
+
+    edit_claim = {"claim": {"old": "over 30", "new": "under 10"}}
+    edit_both = {**edit_claim, "evidence": {"piece": 0, "start": 13, "old": "over 30", "new": "under 10"}}
+    rows = [("c'+e'", "s1", edit_both, "SUPPORTS"), ("c'+e", "s2", edit_claim, "REFUTES"),
+            ("c+e'", "s3", {"from_claim": edit_claim["claim"], "evidence": edit_both["evidence"]}, "REFUTES")]
+    data = Dataset.from_dict({"cf_kind": [r[0] for r in rows], "cf_source_id": [r[1] for r in rows],
+                              "cf_edit": [json.dumps(r[2]) for r in rows], "label": [r[3] for r in rows],
+                              "cf_original_label": ["SUPPORTS"] * 3, "claim": ["It was filmed under 10 days."] * 3,
+                              "evidence": [["Filming took under 10 days."]] * 3})
+    blocks = format_examples(data)
+    assert [b.split("]")[0] for b in blocks] == ["[c+e'", "[c'+e", "[c'+e'"]
+    assert "SUPPORTS -> REFUTES  (the original claim with the edited evidence: now refuted)" in blocks[0]
+    assert "SUPPORTS -> SUPPORTS  (claim and evidence edited alike: still supported)" in blocks[2]
