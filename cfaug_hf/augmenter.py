@@ -427,6 +427,8 @@ class Augmenter(abc.ABC):
         # Every row went through this process (no cache hit, no workers): its own counts are exact, and reading
         # them back from the output would only touch every page of it.
         done_here = runner.stats.rows_in == len(dataset)
+        # Nothing ran in this process and no worker was asked to: the datasets cache served the whole map.
+        self.served_from_cache = runner.stats.rows_in == 0 and len(dataset) > 0 and not (num_proc and num_proc > 1)
         self.stats = runner.stats if done_here else AugmentationStats.from_dataset(result)
         if self.stats.rows_out != len(result):  # trace rows to remove
             result = result.filter(lambda kinds: [k != TRACE_KIND for k in kinds], input_columns="cf_kind",

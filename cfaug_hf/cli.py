@@ -185,6 +185,9 @@ def _augment_into(args: argparse.Namespace, tmp: Path) -> None:
         dataset = dataset if dataset is not None else load_input(args)
         augmenter.fit(dataset)
         augmented = augmenter.augment(dataset, batch_size=args.batch_size, num_proc=args.num_proc)
+        if getattr(augmenter, "served_from_cache", False):
+            print("The rows came from the datasets cache: this augmenter ran on this data before (set "
+                  "HF_DATASETS_CACHE elsewhere, or change an option, to compute them again).")
         save_dataset(augmented, tmp / "data")
         stats, where = augmenter.stats, f"{len(augmented)} rows in {out / 'data'} (load_from_disk)"
     (tmp / "stats.json").write_text(json.dumps(stats.to_dict(), indent=1) + "\n")

@@ -259,3 +259,14 @@ def test_version_split_and_limit(tmp_path, capsys):
                  str(tmp_path / "bad2")]) == 2
     assert "is a single file" in capsys.readouterr().err
     assert not (tmp_path / "bad").exists() and not (tmp_path / "bad2").exists()
+
+
+def test_a_rerun_served_from_the_datasets_cache_says_so(tmp_path, capsys):
+    from cfaug_hf.cli import main
+
+    data = write(tmp_path, "ner.jsonl", NER)
+    first = ["augment", data, "--method", "cfgen", "--out", str(tmp_path / "a")]
+    assert main(first) == 0
+    assert "datasets cache" not in capsys.readouterr().out
+    assert main(["augment", data, "--augmenter", str(tmp_path / "a" / "augmenter"), "--out", str(tmp_path / "b")]) == 0
+    assert "The rows came from the datasets cache" in capsys.readouterr().out
