@@ -622,8 +622,30 @@ def _in_flag_terms(text: str, parser: argparse.ArgumentParser, command: str) -> 
     return re.sub(r"(?<![\w.-])([a-z][a-z_]*)=('[^']*'|\"[^\"]*\"|[\w./-]+)?", option, text)
 
 
+#: Commands whose first argument is a dataset (file, folder or Hub id), checked before the method imports.
+_DATA_COMMANDS = {"augment": 1, "crossaug": 1, "amplify": 1, "report": 2}
+
+
+def _missing_input(argv: list[str]) -> str | None:
+    """The first dataset argument that names a local file that is not there, found before the parser imports the
+    methods (torch, transformers: seconds), so the commonest mistake is answered at once."""
+    if not argv or argv[0] not in _DATA_COMMANDS or any(a in ("-h", "--help") for a in argv):
+        return None
+    for arg in argv[1:1 + _DATA_COMMANDS[argv[0]]]:
+        if arg.startswith("-"):
+            return None
+        path = Path(arg)
+        if not path.exists() and path.suffix.lower().lstrip(".") in ("json", "jsonl", "csv", "tsv", "parquet"):
+            return f"cfaug {argv[0]}: error: {arg}: no such file or folder."
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    missing = _missing_input(argv)
+    if missing:
+        print(missing, file=sys.stderr)
+        return 2
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     if args.verbose:

@@ -270,3 +270,15 @@ def test_a_rerun_served_from_the_datasets_cache_says_so(tmp_path, capsys):
     assert "datasets cache" not in capsys.readouterr().out
     assert main(["augment", data, "--augmenter", str(tmp_path / "a" / "augmenter"), "--out", str(tmp_path / "b")]) == 0
     assert "The rows came from the datasets cache" in capsys.readouterr().out
+
+
+def test_a_missing_input_file_is_answered_before_the_methods_are_imported(tmp_path):
+    """The commonest mistake is answered without importing torch, transformers or datasets (seconds)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from cfaug_hf.cli import main; rc = main(['augment', 'nope.jsonl', '--method', 'crossaug', "
+            "'--out', 'x']); print(rc, [m for m in ('torch', 'transformers', 'datasets') if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.stdout.strip() == "2 []", done.stdout + done.stderr
+    assert "nope.jsonl: no such file or folder." in done.stderr and not (tmp_path / "x").exists()
