@@ -16,6 +16,8 @@ from datasets import Dataset
 from cfaug_hf import Augmenter, CrossAugAugmenter, LLMCounterfactualAugmenter, TaskSchema, registry
 from cfaug_hf.presets import Preset
 
+from test_race import RuleChecker
+
 RECIPES = Path(__file__).resolve().parents[1] / "recipes"
 PAPER_METHODS = ("crossaug", "llm", "core", "icda", "race")
 
@@ -161,29 +163,16 @@ def test_icda_paper_recipe_swaps_rationales():
     assert sum(out["cf_is_counterfactual"]) >= 1
 
 
-class ThreeWayChecker:
-    """NOT ENOUGH INFO for a claim saying 'maybe' or evidence without a place; else SUPPORTS when the claim's place
-    is in the evidence, REFUTES when it is not."""
+class ThreeWayChecker(RuleChecker):
+    """RACE's rule checker with NOT ENOUGH INFO: for a claim saying 'maybe' or evidence without a place; else
+    SUPPORTS when the claim's place is in the evidence, REFUTES when it is not."""
 
     label_names = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 
-    def label_id(self, name):
-        return self.label_names.index(name)
-
     def predict_proba(self, first, second=None):
-        out = []
-        for claim, ev in zip(first, second):
-            ev = " ".join(ev) if not isinstance(ev, str) else ev
-            in_ev = {w for w in ("Paris", "Rome", "Oslo") if w in ev}
-            if "maybe" in claim or not in_ev:
-                out.append([0.1, 0.1, 0.8])
-            else:
-                same = {w for w in ("Paris", "Rome", "Oslo") if w in claim} <= in_ev
-                out.append([0.9, 0.05, 0.05] if same else [0.05, 0.9, 0.05])
-        return np.array(out)
-
-    def predict(self, first, second=None):
-        return [self.label_names[int(p.argmax())] for p in self.predict_proba(first, second)]
+        two_way = super().predict_proba(first, second)
+        return np.array([[0.1, 0.1, 0.8] if "maybe" in claim or p[0] == 0.5 else [p[0], p[1], 0.0]
+                         for claim, p in zip(first, two_way)])
 
 
 def test_race_paper_post_check_keeps_any_label_other_than_the_original():
