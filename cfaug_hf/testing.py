@@ -235,6 +235,6 @@ def peak_memory_gb() -> float:
             for line in status:
                 if line.startswith("VmHWM:"):
                     return int(line.split()[1]) / 2 ** 20  # kB
-    except OSError:
+    except OSError:  # no /proc (macOS): ru_maxrss is the best there is
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
