@@ -17,6 +17,11 @@ editor go to ``benchmarks/results/editors_sample_<task>.jsonl`` for reading by h
 against the bare base (``Generator.from_base``), each in a fresh process after the imports, median of 3.
 ``--candidates 1 2 4 8 16`` measures only the flip rate when the checker chooses among the first k sampled
 candidates, for each k (one sampling run at the largest k; candidate j has its own seed, so every k is a prefix).
+Each point is judged twice: by the picking checker, and by an **independent judge** that did not choose the
+candidate (a logistic regression over frozen all-MiniLM-L6-v2 features, the frozen yardstick's model, trained on
+CAD train: sentiment orig + new reviews, NLI all_combined pairs; a different model family and training procedure
+from the LoRA checker). The human counterfactuals of the same rows are judged too, as the judge's own ceiling; NLI
+is also reported per target label.
 Writes benchmarks/results/editors_quality.{json,md}.
 """
 
@@ -80,6 +85,7 @@ def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int]) -> dic
     from cfaug_hf import Editor
     from cfaug_hf.components.editor import candidates, rank_by_checker
 
+    judge = FrozenJudge(task)  # before sampling, so a judge that cannot be built fails in seconds
     editor = Editor.default(task)
     editor.config.num_return_sequences = max(ks)
     start = time.perf_counter()
@@ -88,10 +94,63 @@ def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int]) -> dic
     seconds = time.perf_counter() - start
     premises = rows["context"] if task == "nli" else None
     out: dict[str, Any] = {"sampling_seconds": round(seconds, 1), "flip_rate": {}}
+    out["judge"] = "frozen all-MiniLM-L6-v2 + logistic regression, CAD train"
+    out["judge_flip_rate"] = {"human": judged(task, rows, rows["counterfactual"], judge)}
     for k in ks:
         options = [candidates(t, r[:k]) for t, r in zip(rows["text"], raw)]
         ranked = rank_by_checker(options, rows["target"], checker, premises)
-        out["flip_rate"][str(k)] = flips(task, rows, [r[0][0] if r else None for r in ranked], checker)
+        chosen = [r[0][0] if r else None for r in ranked]
+        out["flip_rate"][str(k)] = flips(task, rows, chosen, checker)
+        out["judge_flip_rate"][str(k)] = judged(task, rows, chosen, judge)
+        print(json.dumps({task: {"k": k, "checker": out["flip_rate"][str(k)],
+                                 "judge": out["judge_flip_rate"][str(k)]}}), flush=True)
+    return out
+
+
+class FrozenJudge:
+    """The independent judge: the frozen yardstick's logistic-regression head over MiniLM features, trained on CAD
+    train (sentiment: orig + new reviews; NLI: all_combined premise/hypothesis pairs), so it neither picked the
+    candidates nor shares the checker's weights."""
+
+    def __init__(self, task: str) -> None:
+        import numpy as np
+        from frozen_yardstick import EncodingStore, features, train_head
+        from shared_data import cad_nli, cad_sentiment
+
+        from cfaug_hf import TaskSchema
+
+        self.task, self.np, self.features = task, np, features
+        self.store = EncodingStore(max_length=256)
+        if task == "sentiment":
+            from datasets import concatenate_datasets
+
+            train = concatenate_datasets([cad_sentiment("orig", "train"), cad_sentiment("new", "train")])
+            self.schema = TaskSchema.sentiment()
+        else:
+            train = cad_nli("all_combined", "train")
+            self.schema = TaskSchema.nli()
+        y = np.array([self.schema.label_id(v) for v in train[self.schema.label_column]])
+        self.model = train_head(features(self.store, train, self.schema), y, 0, "lr")
+
+    def predict(self, texts: list[str], contexts: list[str] | None = None) -> list[str]:
+        from datasets import Dataset
+
+        cols = ({"premise": contexts, "hypothesis": texts} if self.task == "nli" else {"text": texts})
+        ids = self.model.predict(self.features(self.store, Dataset.from_dict(cols), self.schema))
+        return [self.schema.label_names[int(i)] for i in ids]
+
+
+def judged(task: str, rows: Any, outputs: list[str | None], judge: Any) -> dict[str, Any]:
+    """Flip rate (%) of ``outputs`` by ``judge`` over all rows, and for NLI per target label."""
+    done = [(i, o) for i, o in enumerate(outputs) if o]
+    labels = (judge.predict([o for _, o in done], [rows[i]["context"] for i, _ in done] if task == "nli" else None)
+              if done else [])
+    hit = {i for (i, _), lab in zip(done, labels) if lab == rows[i]["target"]}
+    out: dict[str, Any] = {"all": round(100 * len(hit) / len(rows), 1)}
+    if task == "nli":
+        for target in sorted(set(rows["target"])):
+            idx = [i for i, t in enumerate(rows["target"]) if t == target]
+            out[target] = round(100 * sum(i in hit for i in idx) / len(idx), 1)
     return out
 
 
@@ -208,6 +267,20 @@ def main() -> None:
         for task, c in curves.items():
             lines.append(f"| {task} | {c['rows']} | " + " | ".join(str(c["flip_rate"].get(str(k), "")) for k in ks)
                          + f" | {c['sampling_seconds']} |")
+        judged_curves = {t: c for t, c in curves.items() if "judge_flip_rate" in c}
+        if judged_curves:
+            lines += ["", "The same candidates judged independently (" + next(iter(judged_curves.values()))["judge"]
+                      + "; it did not choose them); `human`: the human counterfactuals of the same rows by that "
+                      "judge, its own ceiling. NLI per target label in brackets.", "",
+                      "| task | human | " + " | ".join(f"k={k}" for k in ks) + " |", "|---|---|" + "---|" * len(ks)]
+            for task, c in judged_curves.items():
+                def cell(v: Any) -> str:
+                    if not v:
+                        return ""
+                    rest = ", ".join(f"{lab} {x}" for lab, x in v.items() if lab != "all")
+                    return f"{v['all']}" + (f" ({rest})" if rest else "")
+                j = c["judge_flip_rate"]
+                lines.append(f"| {task} | {cell(j['human'])} | " + " | ".join(cell(j.get(str(k))) for k in ks) + " |")
     (RESULTS / "editors_quality.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -1,7 +1,8 @@
 """Counterfactual data augmentation for Hugging Face Datasets and Trainer.
 
->>> import cfaug_hf
->>> schema = cfaug_hf.TaskSchema.fact_verification()
+Examples:
+    >>> import cfaug_hf
+    >>> schema = cfaug_hf.TaskSchema.fact_verification()
 
 Names are imported on first use (as in transformers), so ``import cfaug_hf`` and ``cfaug --help`` do not load torch.
 """

@@ -1,10 +1,10 @@
 """The amplification protocol: annotate a few rows with human counterfactuals, let an editor learned from them
 write counterfactuals for the rest.
 
-A practitioner's real budget is a few hundred human counterfactuals. :func:`amplify` trains an
-:class:`~cfaug_hf.Editor` on the pairs of the annotated rows (:func:`~cfaug_hf.training.edit_pairs`: sentence by
+A practitioner's real budget is a few hundred human counterfactuals. `amplify` trains an
+`Editor` on the pairs of the annotated rows (`edit_pairs`: sentence by
 sentence for long texts, whole hypotheses with their premise for NLI), then runs it through
-:class:`~cfaug_hf.COREAugmenter` (``mode="editor_only"``; the flip checker picks among its candidates and filters
+`COREAugmenter` (``mode="editor_only"``; the flip checker picks among its candidates and filters
 what it writes) over the other rows, and returns the original rows, the human counterfactuals and the editor's, all
 with provenance columns, plus a report of what it did.
 """
@@ -27,7 +27,7 @@ __all__ = ["amplify", "AmplifyReport"]
 
 @dataclass
 class AmplifyReport:
-    """What :func:`amplify` did: the annotated rows and the pairs the editor learned from, the rows it edited, and
+    """What `amplify` did: the annotated rows and the pairs the editor learned from, the rows it edited, and
     the augmenter's counts (produced, filtered by the checker, skipped, by reason)."""
 
     annotated_rows: int
@@ -75,11 +75,11 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
         dataset: a ``datasets.Dataset`` with the schema's columns and ``counterfactual_column``: the human
             counterfactual of the row's edited text (the text; the hypothesis for NLI), or None / "" where the row
             was not annotated.
-        schema: the task (default :meth:`TaskSchema.sentiment`); sentiment and other one-text tasks, and NLI.
+        schema: the task (default `TaskSchema.sentiment`); sentiment and other one-text tasks, and NLI.
         target_column: the label of each human counterfactual; optional when the task has two labels (it is the
             other one).
         editor: a causal LM id/folder to train the editor from (default SmolLM2-135M-Instruct, shipped on PyPI),
-            or an :class:`~cfaug_hf.Editor` or its saved folder (trained further on the pairs unless
+            or an `Editor` or its saved folder (trained further on the pairs unless
             ``train_options`` is ``{"max_steps": 0}``).
         checker: the flip checker (CORE's argument: ``"default"`` is the one shipped for the task, None is off);
             it picks among the editor's candidates and filters the counterfactuals.
@@ -89,12 +89,12 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
         limit: edit a seeded sample of this many rows (all by default): unannotated rows, or with ``folds`` any.
         folds: cross-fitting over this many folds (at least 2; K editors are trained); None: one editor.
         include_human: keep the annotators' counterfactuals in the output (``cf_method="human"``).
-        train_options: keyword arguments of :func:`~cfaug_hf.training.train_editor` (e.g. ``num_train_epochs``,
+        train_options: keyword arguments of `train_editor` (e.g. ``num_train_epochs``,
             ``lora``, ``training_args``).
 
     Returns:
         The augmented dataset (every original row, then the human and the editor's counterfactuals, with the
-        provenance columns; ``cf_method`` is ``human`` for the annotators' rows) and an :class:`AmplifyReport`.
+        provenance columns; ``cf_method`` is ``human`` for the annotators' rows) and an `AmplifyReport`.
 
     Examples:
         >>> from datasets import Dataset

@@ -4,20 +4,18 @@ An augmenter is a picklable callable for ``dataset.map(augmenter, batched=True)`
 input row in order, the row itself (unless ``keep_original=False``) followed by that row's counterfactuals, with every
 input column re-emitted and these provenance columns added:
 
-=========================  ================  ==========================================================================
-column                     type              meaning
-=========================  ================  ==========================================================================
-``cf_is_counterfactual``   bool              False for the original row, True for a generated one
-``cf_method``              string            the method that made the row (``"crossaug"``, ...); ``""`` on originals
-``cf_kind``                string            ``"original"`` or the method's kind of counterfactual (e.g. ``"c'+e"``)
-``cf_source_id``           string            the source row's id column, or a digest of its texts and label
-``cf_original_label``      string            the source row's label name
-``cf_edit``                string            JSON description of the edit (``""`` on originals)
-``cf_outcome``             list of string    everything that happened to the source row (shared by its whole group)
-=========================  ================  ==========================================================================
+| column | type | meaning |
+|---|---|---|
+| ``cf_is_counterfactual`` | bool | False for the original row, True for a generated one |
+| ``cf_method`` | string | the method that made the row (``"crossaug"``, ...); ``""`` on originals |
+| ``cf_kind`` | string | ``"original"`` or the method's kind of counterfactual (e.g. ``"c'+e"``) |
+| ``cf_source_id`` | string | the source row's id column, or a digest of its texts and label |
+| ``cf_original_label`` | string | the source row's label name |
+| ``cf_edit`` | string | JSON description of the edit (``""`` on originals) |
+| ``cf_outcome`` | list of string | everything that happened to the source row (shared by its whole group) |
 
 ``cf_outcome`` makes the statistics recoverable from the output alone (after a cache hit or with ``num_proc``):
-:meth:`AugmentationStats.from_dataset`. Every input row is accounted for: it produced counterfactuals or was skipped
+`AugmentationStats.from_dataset`. Every input row is accounted for: it produced counterfactuals or was skipped
 with a reason.
 
 Determinism: a row's output depends only on the augmenter (config, seed, components) and the row, never on the batch
@@ -160,14 +158,15 @@ def _raised_by_us(err: BaseException) -> bool:
 
 
 def auto_batch_size(rows: int) -> int:
-    """The map batch size :meth:`Augmenter.augment` uses by default: ``rows // 100`` clipped to 32..1000.
+    """The map batch size `Augmenter.augment` uses by default: ``rows // 100`` clipped to 32..1000.
 
     Small batches make the progress bar move with a slow generator; large ones matter at scale, because every map
     batch becomes its own Arrow record batch and opening an output of many tiny record batches costs memory (1M
     rows in batches of 32: 2.15 GiB peak RSS against 1.08 GiB in batches of 1000; see benchmarks/pipeline_overhead.py).
 
-    >>> auto_batch_size(500), auto_batch_size(10_000), auto_batch_size(1_000_000)
-    (32, 100, 1000)
+    Examples:
+        >>> auto_batch_size(500), auto_batch_size(10_000), auto_batch_size(1_000_000)
+        (32, 100, 1000)
     """
     return max(32, min(1000, rows // 100))
 
@@ -175,8 +174,8 @@ def auto_batch_size(rows: int) -> int:
 class Augmenter(abc.ABC):
     """Base class of all augmenters: validation, provenance, per-row seeds, statistics and fingerprinting.
 
-    Subclasses set ``method``, ``config_class`` and ``citation`` and implement :meth:`augment_examples`, which gets a
-    whole batch of :class:`Example` objects (so models run batched) and returns one :class:`RowResult` per example.
+    Subclasses set ``method``, ``config_class`` and ``citation`` and implement `augment_examples`, which gets a
+    whole batch of `Example` objects (so models run batched) and returns one `RowResult` per example.
 
     Examples:
         >>> from datasets import Dataset
@@ -197,7 +196,7 @@ class Augmenter(abc.ABC):
     citation: ClassVar[str] = ""
     #: Named settings of the method (``"paper"``: the published ones), from the method's own ``paper.py``.
     presets: ClassVar[dict[str, Any]] = {}
-    #: Set on the copy that :meth:`augment` maps: rows the output would leave out are emitted as trace rows.
+    #: Set on the copy that `augment` maps: rows the output would leave out are emitted as trace rows.
     _trace: bool = False
 
     def __init__(self, schema: TaskSchema, config: AugmenterConfig | None = None, *,
@@ -245,7 +244,7 @@ class Augmenter(abc.ABC):
     # ------------------------------------------------------------------------------------------- the map contract
     @abc.abstractmethod
     def augment_examples(self, examples: list[Example]) -> list[RowResult]:
-        """Produce the counterfactuals of a batch of examples, one :class:`RowResult` per example, in order."""
+        """Produce the counterfactuals of a batch of examples, one `RowResult` per example, in order."""
 
     def __call__(self, batch: Mapping[str, Sequence[Any]], indices: Sequence[int] | None = None) -> dict[str, list]:
         if getattr(self, "_pid", None) != os.getpid():
@@ -374,7 +373,7 @@ class Augmenter(abc.ABC):
         Same output as calling ``map`` yourself; in addition:
 
         * ``batch_size`` (rows per map batch) defaults to about a hundredth of the dataset, between 32 and 1000
-          (see :func:`auto_batch_size`): the progress bar moves about a hundred times whatever the size, and a
+          (see `auto_batch_size`): the progress bar moves about a hundred times whatever the size, and a
           million rows become a thousand Arrow record batches instead of 31,250, which keeps peak memory flat.
           Models still run in their own batches (``Generator`` config ``batch_size``);
 
@@ -471,7 +470,7 @@ class Augmenter(abc.ABC):
         A component that came from (or was pushed to) the Hub is stored as a reference (repo id and commit);
         others, or all with ``copy_components=True``, are saved into a subfolder named after their role.
         ``references_only=True`` writes the config alone, naming local components without saving them. The folder
-        rules are those of :func:`cfaug_hf.hub.write_folder` (a foreign non-empty folder needs ``overwrite=True``;
+        rules are those of `cfaug_hf.hub.write_folder` (a foreign non-empty folder needs ``overwrite=True``;
         no file of yours is deleted).
         """
         from .saving import save_augmenter
@@ -485,11 +484,13 @@ class Augmenter(abc.ABC):
                         **overrides: Any) -> Augmenter:
         """Rebuild a saved augmenter (with its filters) from a folder or a Hub repository.
 
-        Called on :class:`Augmenter` itself, the saved method picks the class. Keyword arguments named like a
+        Called on `Augmenter` itself, the saved method picks the class. Keyword arguments named like a
         component role (``generator=...``) replace that component, ``filters=[...]`` replaces the saved filters;
-        others override config fields. Example::
+        others override config fields. Example:
 
-            augmenter = Augmenter.from_pretrained("org/fever-crossaug", repo_type="dataset", subfolder="augmenter")
+        ```python
+        augmenter = Augmenter.from_pretrained("org/fever-crossaug", repo_type="dataset", subfolder="augmenter")
+        ```
         """
         from .saving import load_augmenter
 
@@ -505,12 +506,13 @@ class Augmenter(abc.ABC):
         ``recipes/``. A component is a reference (``{"type": "generator", "repo_id": ..., "revision": ...}``,
         ``{"type": ..., "path": "relative/folder"}``, ``{"type": ..., "shipped": "editors/claims"}``), ``"default"``
         (the method's shipped default) or null; ``overrides`` replace components or config fields, as in
-        :meth:`from_pretrained`.
+        `from_pretrained`.
 
-        >>> recipe = {"method": "cfgen", "schema": {"preset": "ner"},
-        ...           "config": {"per_input": 2, "lexicon": {"PER": {"Ada": 1, "Bob": 1}}}}
-        >>> type(Augmenter.from_recipe(recipe)).__name__, Augmenter.from_recipe(recipe).config.per_input
-        ('CFGenAugmenter', 2)
+        Examples:
+            >>> recipe = {"method": "cfgen", "schema": {"preset": "ner"},
+            ...           "config": {"per_input": 2, "lexicon": {"PER": {"Ada": 1, "Bob": 1}}}}
+            >>> type(Augmenter.from_recipe(recipe)).__name__, Augmenter.from_recipe(recipe).config.per_input
+            ('CFGenAugmenter', 2)
         """
         from pathlib import Path
 
@@ -525,13 +527,14 @@ class Augmenter(abc.ABC):
     @classmethod
     def from_preset(cls, name: str = "paper", schema: Any = None, **overrides: Any) -> Augmenter:
         """The method as a named preset gives it: ``"paper"`` is the published algorithm and settings, each value
-        cited in the method's ``paper.py`` (see :mod:`cfaug_hf.presets`). Keyword arguments replace components or
-        config fields, as in :meth:`from_pretrained`; ``schema`` replaces the method's default schema.
+        cited in the method's ``paper.py`` (see `cfaug_hf.presets`). Keyword arguments replace components or
+        config fields, as in `from_pretrained`; ``schema`` replaces the method's default schema.
 
-        >>> from cfaug_hf import CrossAugAugmenter
-        >>> aug = CrossAugAugmenter.from_preset("paper", generator=lambda claims: claims)
-        >>> aug.checker is None, aug.config.top_candidate_only, aug.config.reject_deletions
-        (True, True, False)
+        Examples:
+            >>> from cfaug_hf import CrossAugAugmenter
+            >>> aug = CrossAugAugmenter.from_preset("paper", generator=lambda claims: claims)
+            >>> aug.checker is None, aug.config.top_candidate_only, aug.config.reject_deletions
+            (True, True, False)
         """
         from pathlib import Path
 

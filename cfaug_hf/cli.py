@@ -277,7 +277,7 @@ def _cmd_push(args: argparse.Namespace) -> None:
                      f"(cfaug_augmenter.json) or dataset (save_to_disk); it holds {json.dumps(found)}.")
 
 
-#: The presets ``cfaug report`` and ``cfaug amplify`` offer (a subset of :data:`_AUGMENT_PRESETS`).
+#: The presets ``cfaug report`` and ``cfaug amplify`` offer (a subset of `_AUGMENT_PRESETS`).
 _PRESETS = {name: _AUGMENT_PRESETS[name] for name in ("fact-verification", "nli", "sentiment")}
 
 

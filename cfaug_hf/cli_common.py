@@ -158,7 +158,7 @@ def parquet_rows(path: str | Path) -> int:
 
 def add_out_options(parser: argparse.ArgumentParser, what: str, *, default: str | None = None) -> None:
     """``--out`` and ``--overwrite``, with the same rules for every command (those of
-    :func:`cfaug_hf.hub.write_folder`)."""
+    `cfaug_hf.hub.write_folder`)."""
     where = f" (default {default})" if default else ""
     parser.add_argument("--out", required=default is None, default=default,
                         help=f"folder for {what}{where}: new, empty, or written by this command before (its files "
@@ -170,7 +170,7 @@ def add_out_options(parser: argparse.ArgumentParser, what: str, *, default: str 
 
 def _check_out(out: str, *inputs: str, kind: str = "dataset", overwrite: bool = False) -> None:
     """Refuse an output folder that is, contains or lies inside an input, or that holds files the library did not
-    write (see :func:`cfaug_hf.hub.check_writable`), before anything is read or written."""
+    write (see `cfaug_hf.hub.check_writable`), before anything is read or written."""
     from .hub import FolderNotEmptyError, check_writable
 
     o = Path(out).resolve()
@@ -189,7 +189,7 @@ def _check_out(out: str, *inputs: str, kind: str = "dataset", overwrite: bool = 
 @contextlib.contextmanager
 def writing_out(args: argparse.Namespace, kind: str) -> Iterator[Path]:
     """The temporary folder a command writes its whole ``--out`` into; it takes ``--out``'s place only when the
-    command succeeds (:func:`cfaug_hf.hub.write_folder`), so a failed run leaves nothing behind."""
+    command succeeds (`cfaug_hf.hub.write_folder`), so a failed run leaves nothing behind."""
     from .hub import FolderNotEmptyError, write_folder
 
     try:

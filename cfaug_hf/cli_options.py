@@ -4,13 +4,14 @@
 the field's ``help`` metadata), and one option per component role of its constructor, so a method registered
 tomorrow gets its options without a change here.
 
->>> import argparse
->>> from cfaug_hf.methods.crossaug import CrossAugConfig
->>> parser = argparse.ArgumentParser()
->>> fields = add_config_options(parser, CrossAugConfig, method="crossaug")
->>> args = parser.parse_args(["--max-span-tokens", "2", "--no-reject-deletions"])
->>> config_values(args, fields)
-{'max_span_tokens': 2, 'reject_deletions': False}
+Examples:
+    >>> import argparse
+    >>> from cfaug_hf.methods.crossaug import CrossAugConfig
+    >>> parser = argparse.ArgumentParser()
+    >>> fields = add_config_options(parser, CrossAugConfig, method="crossaug")
+    >>> args = parser.parse_args(["--max-span-tokens", "2", "--no-reject-deletions"])
+    >>> config_values(args, fields)
+    {'max_span_tokens': 2, 'reject_deletions': False}
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """``cfaug train generator|checker|editor|retriever|selector``: the library's training functions from the command line.
 
 Each reads a local dataset (a saved folder or a JSON/JSONL/CSV/Parquet file), trains with ``transformers.Trainer``
-through the matching function (:func:`~cfaug_hf.train_generator`, :func:`~cfaug_hf.train_checker`,
-:func:`~cfaug_hf.train_editor`, :func:`~cfaug_hf.train_cf_dpr`, :func:`~cfaug_hf.methods.icda.run_icda`) and
+through the matching function (`train_generator`, `train_checker`,
+`train_editor`, `train_cf_dpr`, `run_icda`) and
 saves the component with ``save_pretrained`` into ``--out``, ready for ``cfaug augment --generator OUT`` (or
 ``--checker``, ``--editor``, ``--retriever``/``--index``, ``--selector``) and ``cfaug push OUT REPO_ID``.
 """

@@ -3,17 +3,18 @@
 A saved config is data that anybody may have edited (or pulled from the Hub): a field of the wrong type must fail at
 load time naming the file and the field, not deep inside a model call with "this looks like a bug".
 
->>> from dataclasses import dataclass
->>> @dataclass
-... class C:
-...     beams: int = 4
-...     stop: tuple[str, ...] = ()
->>> config_from_dict(C, {"beams": 5, "stop": ["\\n"]}, "cfaug_generator.json")
-C(beams=5, stop=('\\n',))
->>> config_from_dict(C, {"beams": "five"}, "cfaug_generator.json")
-Traceback (most recent call last):
-...
-cfaug_hf.configs.ConfigError: cfaug_generator.json: field 'beams' is 'five' (str); expected int.
+Examples:
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class C:
+    ...     beams: int = 4
+    ...     stop: tuple[str, ...] = ()
+    >>> config_from_dict(C, {"beams": 5, "stop": ["\\n"]}, "cfaug_generator.json")
+    C(beams=5, stop=('\\n',))
+    >>> config_from_dict(C, {"beams": "five"}, "cfaug_generator.json")
+    Traceback (most recent call last):
+    ...
+    cfaug_hf.configs.ConfigError: cfaug_generator.json: field 'beams' is 'five' (str); expected int.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def _describe(hint: Any) -> str:
 
 def check_value(cls: type, name: str, value: Any, where: str) -> Any:
     """``value`` checked against the type of ``cls``'s field ``name`` (converted where JSON cannot say it: a list
-    for a tuple, an int for a float); raises :class:`ConfigError` naming ``where`` and the field."""
+    for a tuple, an int for a float); raises `ConfigError` naming ``where`` and the field."""
     hints = typing.get_type_hints(cls)
     ok, converted = _matches(value, hints.get(name, Any))
     if isinstance(converted, float) and not math.isfinite(converted) and not ok:
@@ -113,12 +114,13 @@ def count_arg(name: str, value: Any, *, minimum: int = 0, allow_none: bool = Fal
     """``value`` as a whole number ``>= minimum`` (or None where allowed); anything else is a ``ValueError`` naming
     the argument, so a negative size or budget fails when it is given instead of silently dropping rows.
 
-    >>> count_arg("budget", 3), count_arg("size", None, allow_none=True)
-    (3, None)
-    >>> count_arg("budget", -1)
-    Traceback (most recent call last):
-    ...
-    ValueError: budget must be a whole number >= 0, got -1.
+    Examples:
+        >>> count_arg("budget", 3), count_arg("size", None, allow_none=True)
+        (3, None)
+        >>> count_arg("budget", -1)
+        Traceback (most recent call last):
+        ...
+        ValueError: budget must be a whole number >= 0, got -1.
     """
     if value is None and allow_none:
         return None

@@ -1,5 +1,5 @@
 """Lexically constrained beam search: every returned output holds, for each group of a constraint, at least one of
-the group's phrases (a conjunction of disjunctions, :data:`cfaug_hf.generation.Constraint`).
+the group's phrases (a conjunction of disjunctions, `cfaug_hf.generation.Constraint`).
 
 transformers 5 removed ``constrained_beam_search``; this is a small decoding loop in the spirit of grid beam
 search (Hokamp and Liu 2017) with dynamic beam allocation (Post and Vilar 2018), over disjunctive groups as in
@@ -9,12 +9,13 @@ one); the beam is then shared out between "banks" by the constraint tokens produ
 took on a constraint are not crowded out by freer ones with a better score. A hypothesis may end only once every group is
 met. Decoding reuses the key/value cache (reordered per step), so a step costs about what a beam-search step does.
 
->>> from cfaug_hf.testing import tiny_seq2seq
->>> model, tok = tiny_seq2seq()
->>> outs = constrained_beam_search(model, tok, "the cat sat on the mat", [["paris", "london"], ["king"]],
-...                                num_beams=6, max_new_tokens=8)
->>> all(("paris" in o or "london" in o) and "king" in o for o in outs)
-True
+Examples:
+    >>> from cfaug_hf.testing import tiny_seq2seq
+    >>> model, tok = tiny_seq2seq()
+    >>> outs = constrained_beam_search(model, tok, "the cat sat on the mat", [["paris", "london"], ["king"]],
+    ...                                num_beams=6, max_new_tokens=8)
+    >>> all(("paris" in o or "london" in o) and "king" in o for o in outs)
+    True
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def constrained_beam_search(model: Any, tokenizer: Any, prompt: str, constraint:
     """Decode ``prompt`` with beam search under ``constraint`` (a list of groups of phrases; each output contains
     at least one phrase of every group). Returns up to ``num_return_sequences`` texts, best first (by log
     probability over length ** ``length_penalty``); fewer, or none, when no hypothesis met every group within
-    ``max_new_tokens``. Works with seq2seq and causal LMs. :func:`constrained_beam_search_batch` decodes many
+    ``max_new_tokens``. Works with seq2seq and causal LMs. `constrained_beam_search_batch` decodes many
     prompts at once."""
     return constrained_beam_search_batch(model, tokenizer, [prompt], [constraint], num_beams=num_beams,
                                          num_return_sequences=num_return_sequences, max_new_tokens=max_new_tokens,
@@ -162,7 +163,7 @@ def constrained_beam_search_batch(model: Any, tokenizer: Any, prompts: Sequence[
                                   num_return_sequences: int = 1, max_new_tokens: int = 64,
                                   max_source_length: int = 512, length_penalty: float = 1.0,
                                   eos_token_ids: Sequence[int] | None = None) -> list[list[str]]:
-    """:func:`constrained_beam_search` over many prompts at once, each with its own constraint: the beams of all
+    """`constrained_beam_search` over many prompts at once, each with its own constraint: the beams of all
     unfinished rows go through the model together, and each row selects its own next beams."""
     import torch
 

@@ -5,12 +5,13 @@ that iterates like the right one and is silently misread: a dict iterates over i
 string over its characters, and ``zip`` drops whatever a short list leaves out. Each contract check refuses those,
 naming the component and what it should return.
 
->>> batch_output(["a", "b"], 2, who="The generator", contract="expected one string per input")
-['a', 'b']
->>> batch_output({"a": 1, "b": 2}, 2, who="The generator", contract="expected one string per input")
-Traceback (most recent call last):
-...
-TypeError: The generator returned dict for 2 inputs; expected one string per input.
+Examples:
+    >>> batch_output(["a", "b"], 2, who="The generator", contract="expected one string per input")
+    ['a', 'b']
+    >>> batch_output({"a": 1, "b": 2}, 2, who="The generator", contract="expected one string per input")
+    Traceback (most recent call last):
+    ...
+    TypeError: The generator returned dict for 2 inputs; expected one string per input.
 """
 
 from __future__ import annotations

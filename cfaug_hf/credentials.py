@@ -4,18 +4,19 @@ One place decides what a secret looks like, so the HTTP LLM client, the Hub help
 Three rules:
 
 * a key is never taken as an argument: only the *name* of the environment variable that holds it, and only a name
-  that is one (:func:`check_env_name` refuses anything shaped like a key, without repeating it);
+  that is one (`check_env_name` refuses anything shaped like a key, without repeating it);
 * text leaving the process is scrubbed by the key's *value*, including any 6-character piece of it (an error body
   cut at N bytes may end with the first characters of a key), and by credential shapes (``Bearer ...``);
 * a URL keeps no credential-bearing part: no ``user:password@``, no path parameters (``;api_key=``), no fragment,
   and no query parameter whose name or value is a credential.
 
->>> scrub("401: bad header 'Authorization: Bearer sk-abc123def456ghi789'", ["sk-abc123def456ghi789"])
-"401: bad header 'Authorization: Bearer ***'"
->>> scrub("error: invalid key 0f3a9c2e...", ["0f3a9c2e7d1b4a5f8e6c0b9a2d4f6e8a"])
-'error: invalid key ***...'
->>> split_url_credentials("https://bob:hunter2@llm.example/v1;api_key=XYZ?api-key=XYZ&api-version=2024#token=XYZ")
-('https://llm.example/v1?api-version=2024', ['user:password', 'path parameters', 'api-key', 'fragment'])
+Examples:
+    >>> scrub("401: bad header 'Authorization: Bearer sk-abc123def456ghi789'", ["sk-abc123def456ghi789"])
+    "401: bad header 'Authorization: Bearer ***'"
+    >>> scrub("error: invalid key 0f3a9c2e...", ["0f3a9c2e7d1b4a5f8e6c0b9a2d4f6e8a"])
+    'error: invalid key ***...'
+    >>> split_url_credentials("https://bob:hunter2@llm.example/v1;api_key=XYZ?api-key=XYZ&api-version=2024#token=XYZ")
+    ('https://llm.example/v1?api-version=2024', ['user:password', 'path parameters', 'api-key', 'fragment'])
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def _windows(secret: str) -> set[str]:
 
 
 def scrub(text: object, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with every known secret (and any run of :data:`WINDOW` or more of its characters) and every
+    """``text`` with every known secret (and any run of `WINDOW` or more of its characters) and every
     credential-shaped substring replaced by ``***``."""
     out = scrub_values(text, secrets)
     for pattern in _PATTERNS:
@@ -125,7 +126,7 @@ def scrub(text: object, secrets: Iterable[str | None] = ()) -> str:
 
 
 def scrub_values(text: object, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with every known secret, and every run of at least :data:`WINDOW` of its characters, replaced by
+    """``text`` with every known secret, and every run of at least `WINDOW` of its characters, replaced by
     ``***``; nothing else is touched (for generated text, which may legitimately say "password: ...")."""
     out = str(text)
     for secret in secrets:

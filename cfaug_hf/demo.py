@@ -72,11 +72,11 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrai
              batch_size: int = 32, seed: int = 0, backend: str = "auto", rows: int = 100,
              overwrite: bool = False) -> dict[str, Any]:
     """Run the main job and return its summary (also written to ``out/stats.json``). ``backend``: how the generator
-    decodes (see :meth:`Generator.use_backend`): ``auto`` is CTranslate2 in float32 when installed (the same
+    decodes (see `Generator.use_backend`): ``auto`` is CTranslate2 in float32 when installed (the same
     outputs, about 1.5x faster on CPU), else transformers. ``rows``: claims augmented, a seeded sample of the 300
     shipped (all 300 take about three times as long).
 
-    ``out`` follows the rules of :func:`cfaug_hf.hub.write_folder`: a new or empty folder, or one an earlier demo
+    ``out`` follows the rules of `cfaug_hf.hub.write_folder`: a new or empty folder, or one an earlier demo
     wrote (its files are replaced, files you added are kept); a folder holding anything else is refused unless
     ``overwrite=True``. Everything is written to a temporary folder first, so a failed or interrupted run changes
     nothing there."""

@@ -2,24 +2,23 @@
 
 The core install (``pip install cfaug-hf``) needs only the Hugging Face stack; features that need more are extras:
 
-==============  ==================  =====================================================
-extra           packages            used by
-==============  ==================  =====================================================
-``lora``        peft                LoRA generators (training and loading adapters)
-``retrieval``   faiss-cpu           corpus indexes for retrieval (CORE)
-``ner``         stanza, spaCy       NER components and the stanza/spaCy sentence splitters
-``plot``        matplotlib          competency-test plots
-``llm``         gguf                loading GGUF checkpoints (the offline SmolLM2)
-``fast``        ctranslate2         CTranslate2 generation on CPU (``Generator.use_backend``)
-``ray``         ray[data]           scale-out on a Ray cluster (:mod:`cfaug_hf.distributed`)
-==============  ==================  =====================================================
+| extra | packages | used by |
+|---|---|---|
+| ``lora`` | peft | LoRA generators (training and loading adapters) |
+| ``retrieval`` | faiss-cpu | corpus indexes for retrieval (CORE) |
+| ``ner`` | stanza, spaCy | NER components and the stanza/spaCy sentence splitters |
+| ``plot`` | matplotlib | competency-test plots |
+| ``llm`` | gguf | loading GGUF checkpoints (the offline SmolLM2) |
+| ``fast`` | ctranslate2 | CTranslate2 generation on CPU (``Generator.use_backend``) |
+| ``ray`` | ray[data] | scale-out on a Ray cluster (`cfaug_hf.distributed`) |
 
->>> is_available("json"), is_available("surely_not_a_module")
-(True, False)
->>> require("surely_not_a_module", "this feature")
-Traceback (most recent call last):
-...
-ImportError: this feature needs surely_not_a_module, which is not installed: pip install surely_not_a_module
+Examples:
+    >>> is_available("json"), is_available("surely_not_a_module")
+    (True, False)
+    >>> require("surely_not_a_module", "this feature")
+    Traceback (most recent call last):
+    ...
+    ImportError: this feature needs surely_not_a_module, which is not installed: pip install surely_not_a_module
 """
 
 from __future__ import annotations

@@ -140,10 +140,11 @@ def competency_test(data: Any, schema: TaskSchema | None = None, *, columns: Seq
     examples are not tested (too few to reach significance after correction). ``alpha`` is the family-wise error
     rate, Bonferroni-corrected over every (token, label) test.
 
-    >>> texts = ["the film was not good"] * 30 + ["the film was good"] * 30
-    >>> result = competency_test((texts, ["neg"] * 30 + ["pos"] * 30))
-    >>> [t["token"] for t in result.significant]
-    ['not']
+    Examples:
+        >>> texts = ["the film was not good"] * 30 + ["the film was good"] * 30
+        >>> result = competency_test((texts, ["neg"] * 30 + ["pos"] * 30))
+        >>> [t["token"] for t in result.significant]
+        ['not']
     """
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}.")
@@ -208,9 +209,10 @@ def claim_only_probe(data: Any, schema: TaskSchema | None = None, *, columns: Se
     that share a group in one fold; on augmented data pass ``cf_source_id`` (the default when that column exists)
     so a counterfactual is never scored against a model that saw its original.
 
-    >>> texts = ["the film was not good"] * 20 + ["the film was good"] * 20
-    >>> claim_only_probe((texts, ["neg"] * 20 + ["pos"] * 20)).accuracy
-    1.0
+    Examples:
+        >>> texts = ["the film was not good"] * 20 + ["the film was good"] * 20
+        >>> claim_only_probe((texts, ["neg"] * 20 + ["pos"] * 20)).accuracy
+        1.0
     """
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.linear_model import LogisticRegression

@@ -2,25 +2,27 @@
 
 Ray does the scheduling, the retries and the spilling; this module only turns an augmenter into a Ray Data UDF:
 
-* each actor calls :meth:`Augmenter.from_pretrained` once, on a folder every node can read or a Hub id;
+* each actor calls `Augmenter.from_pretrained` once, on a folder every node can read or a Hub id;
 * a block of rows becomes a ``datasets.Dataset`` (features kept from the Arrow schema's metadata) and goes
   through the augmenter's ``datasets.map`` transform, so a row's output is the one a local ``augmenter.augment``
   writes: rows are seeded from their own id, never from their worker or batch, and the output keeps the input
   order;
 * every input row leaves a trace row carrying its outcome, so the statistics are counted exactly from the output
-  (as :meth:`Augmenter.augment` does); trace rows are dropped before writing;
+  (as `Augmenter.augment` does); trace rows are dropped before writing;
 * a batch that raises is retried by Ray (``max_retries`` times, on a fresh call of the actor) and, if it keeps
-  failing, the run stops with an :class:`~cfaug_hf.augmenter.AugmentationError` naming the batch's rows: no row is
+  failing, the run stops with an `AugmentationError` naming the batch's rows: no row is
   ever dropped silently.
 
-Example (a local Ray instance; on a cluster, ``ray.init(address="auto")`` and a shared folder or Hub id)::
+Example (a local Ray instance; on a cluster, ``ray.init(address="auto")`` and a shared folder or Hub id):
 
-    import ray
-    from cfaug_hf.distributed import augment_to_parquet
+```python
+import ray
+from cfaug_hf.distributed import augment_to_parquet
 
-    ray.init(num_cpus=2)
-    stats = augment_to_parquet("claims.parquet", "runs/demo/augmenter", "runs/augmented", concurrency=2)
-    print(stats.summary_lines())
+ray.init(num_cpus=2)
+stats = augment_to_parquet("claims.parquet", "runs/demo/augmenter", "runs/augmented", concurrency=2)
+print(stats.summary_lines())
+```
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ __all__ = ["augment_ray", "augment_to_parquet", "AugmentActor"]
 class AugmentActor:
     """The Ray Data UDF: loads a saved augmenter once and augments blocks of rows (``batch_format="pyarrow"``).
 
-    >>> actor = AugmentActor.__new__(AugmentActor)  # built by Ray in practice: AugmentActor("path/or/hub-id")
+    Examples:
+        >>> actor = AugmentActor.__new__(AugmentActor)  # built by Ray in practice: AugmentActor("path/or/hub-id")
     """
 
     def __init__(self, augmenter: str, load_kwargs: dict[str, Any] | None = None,
@@ -133,7 +136,7 @@ def augment_ray(data: Any, augmenter: Any, *, concurrency: int = 1, batch_size: 
         imports: modules each actor imports before loading: those defining a method of your own (an augmenter
             object's module is added for you).
         keep_trace: keep the trace rows (one per input row whose original is not kept, with its outcome);
-            :func:`augment_to_parquet` uses them for the statistics.
+            `augment_to_parquet` uses them for the statistics.
     """
     ray = require("ray", "Ray scale-out")
     if not isinstance(concurrency, int) or concurrency < 1:
@@ -165,12 +168,12 @@ def augment_ray(data: Any, augmenter: Any, *, concurrency: int = 1, batch_size: 
 
 def augment_to_parquet(data: Any, augmenter: Any, output_dir: str | os.PathLike, *, overwrite: bool = False,
                        **kwargs: Any) -> Any:
-    """Augment ``data`` on Ray (see :func:`augment_ray` for the arguments), write the rows to Parquet files in
-    ``output_dir`` and return the exact :class:`~cfaug_hf.AugmentationStats`, counted from the output's provenance.
+    """Augment ``data`` on Ray (see `augment_ray` for the arguments), write the rows to Parquet files in
+    ``output_dir`` and return the exact `AugmentationStats`, counted from the output's provenance.
     Read the result with ``datasets.load_dataset("parquet", data_dir=output_dir)``; an output of no rows is one
     empty Parquet file holding the columns (read it with pyarrow: ``datasets`` refuses a file of no rows).
 
-    ``output_dir`` follows :func:`cfaug_hf.hub.write_folder`: the files are written to a fresh folder beside it that
+    ``output_dir`` follows `cfaug_hf.hub.write_folder`: the files are written to a fresh folder beside it that
     takes its place when every row is written, so a rerun replaces the parts of the run before completely (no
     old part is left beside the new ones) and a failed run leaves ``output_dir`` as it was."""
     ray = require("ray", "Ray scale-out")

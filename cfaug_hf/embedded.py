@@ -12,7 +12,7 @@ __all__ = ["DATA_DIR", "CHECKER_DIR", "CHECKER_TASKS", "load_feverous_sample", "
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 CHECKER_DIR = DATA_DIR / "checkers"
-#: Tasks (``TaskSchema.task``) with a shipped flip checker, and the folder each lives in under :data:`CHECKER_DIR`.
+#: Tasks (``TaskSchema.task``) with a shipped flip checker, and the folder each lives in under `CHECKER_DIR`.
 CHECKER_TASKS = {"fact-verification": "claims", "natural-language-inference": "nli",
                  "sentiment-analysis": "sentiment"}
 
@@ -29,9 +29,10 @@ def load_feverous_sample() -> Any:
     Columns: ``id``, ``claim``, ``evidence`` (list of strings), ``label`` (SUPPORTS/REFUTES), ``page``,
     ``challenge``. Licence CC BY-SA 3.0.
 
-    >>> ds = load_feverous_sample()
-    >>> len(ds), sorted(set(ds["label"]))
-    (300, ['REFUTES', 'SUPPORTS'])
+    Examples:
+        >>> ds = load_feverous_sample()
+        >>> len(ds), sorted(set(ds["label"]))
+        (300, ['REFUTES', 'SUPPORTS'])
     """
     return _load_jsonl("feverous_sample.jsonl")
 
@@ -43,8 +44,9 @@ def load_claim_pairs(origin: str | None = None) -> Any:
     Wikipedia evidence, mostly a number, comparative or name changed) or ``"cad-snli"`` (1866 entailed ->
     contradicted SNLI hypotheses of the same premise), or both joined by ``+``; None gives all of them.
 
-    >>> len(load_claim_pairs("vitaminc")), len(load_claim_pairs("vitaminc+cad-snli"))
-    (4000, 5866)
+    Examples:
+        >>> len(load_claim_pairs("vitaminc")), len(load_claim_pairs("vitaminc+cad-snli"))
+        (4000, 5866)
     """
     ds = _load_jsonl("claim_pairs.jsonl")
     if origin is not None:
@@ -84,9 +86,10 @@ def synthetic_reviews(n: int = 400, *, seed: int = 0, shortcut: float = 0.8) -> 
     model can learn instead of the food). Columns: ``text`` (sentences joined with spaces), ``sentences``,
     ``label``, ``rationale`` (index of the food sentence).
 
-    >>> ds = synthetic_reviews(10)
-    >>> ds[0]["sentences"][ds[0]["rationale"]] in ds[0]["text"], sorted(set(ds["label"]))
-    (True, [0, 1])
+    Examples:
+        >>> ds = synthetic_reviews(10)
+        >>> ds[0]["sentences"][ds[0]["rationale"]] in ds[0]["text"], sorted(set(ds["label"]))
+        (True, [0, 1])
     """
     import random
 

@@ -4,13 +4,14 @@ tags, a lexicon of the entities a dataset holds, and the ``<e1>head</e1> ... <e2
 Shared by the NER counterfactual methods (the CFGen baseline and the LLM's NER template), their constraint filters,
 and RACE's in-dataset entity replacement.
 
->>> tokens, tags = ["John", "lives", "in", "New", "York", "."], ["B-PER", "O", "O", "B-LOC", "I-LOC", "O"]
->>> [(e.text, e.type) for e in iob2_spans(tokens, tags)]
-[('John', 'PER'), ('New York', 'LOC')]
->>> substitute(tokens, tags, {1: "Paris"})
-(['John', 'lives', 'in', 'Paris', '.'], ['B-PER', 'O', 'O', 'B-LOC', 'O'])
->>> relation_entities("The <e1>key</e1> is in the <e2>chest</e2>.")
-('key', 'chest', True)
+Examples:
+    >>> tokens, tags = ["John", "lives", "in", "New", "York", "."], ["B-PER", "O", "O", "B-LOC", "I-LOC", "O"]
+    >>> [(e.text, e.type) for e in iob2_spans(tokens, tags)]
+    [('John', 'PER'), ('New York', 'LOC')]
+    >>> substitute(tokens, tags, {1: "Paris"})
+    (['John', 'lives', 'in', 'Paris', '.'], ['B-PER', 'O', 'O', 'B-LOC', 'O'])
+    >>> relation_entities("The <e1>key</e1> is in the <e2>chest</e2>.")
+    ('key', 'chest', True)
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ def iob2_problem(tags: Sequence[str]) -> str | None:
     """Why ``tags`` is not a valid IOB2 sequence (an ``I-X`` must follow ``B-X`` or ``I-X``; tags are ``O``,
     ``B-X`` or ``I-X``), or None when it is.
 
-    >>> iob2_problem(["O", "I-PER"]), iob2_problem(["B-PER", "I-PER", "O"])
-    ("tag 1 is 'I-PER' after 'O'; IOB2 starts an entity with 'B-PER'", None)
+    Examples:
+        >>> iob2_problem(["O", "I-PER"]), iob2_problem(["B-PER", "I-PER", "O"])
+        ("tag 1 is 'I-PER' after 'O'; IOB2 starts an entity with 'B-PER'", None)
     """
     previous = "O"
     for i, tag in enumerate(tags):
@@ -70,7 +72,7 @@ def iob2_spans(tokens: Sequence[str], tags: Sequence[str]) -> list[Entity]:
 
 def substitute(tokens: Sequence[str], tags: Sequence[str], replacements: Mapping[int, str | Sequence[str]]
                ) -> tuple[list[str], list[str]]:
-    """Replace entities (by their position in :func:`iob2_spans`) with new text, re-computing the IOB2 tags: the
+    """Replace entities (by their position in `iob2_spans`) with new text, re-computing the IOB2 tags: the
     new tokens get ``B-<type>`` then ``I-<type>``. A replacement is a string (split on whitespace) or tokens."""
     entities = iob2_spans(tokens, tags)
     for k in replacements:
@@ -96,10 +98,11 @@ def substitute(tokens: Sequence[str], tags: Sequence[str], replacements: Mapping
 
 def replace_entities(tokens: Sequence[str], tags: Sequence[str], replacements: Mapping[int, str]
                      ) -> tuple[list[str], list[str], list[dict[str, str]]]:
-    """:func:`substitute`, plus a record of each replacement (``old``, ``new``, ``type``) for provenance.
+    """`substitute`, plus a record of each replacement (``old``, ``new``, ``type``) for provenance.
 
-    >>> replace_entities(["Ada", "ran"], ["B-PER", "O"], {0: "Bob"})
-    (['Bob', 'ran'], ['B-PER', 'O'], [{'old': 'Ada', 'new': 'Bob', 'type': 'PER'}])
+    Examples:
+        >>> replace_entities(["Ada", "ran"], ["B-PER", "O"], {0: "Bob"})
+        (['Bob', 'ran'], ['B-PER', 'O'], [{'old': 'Ada', 'new': 'Bob', 'type': 'PER'}])
     """
     entities = iob2_spans(tokens, tags)
     new_tokens, new_tags = substitute(tokens, tags, replacements)
@@ -131,7 +134,7 @@ class EntityLexicon:
 
     @classmethod
     def from_dataset(cls, dataset: Any, schema: Any) -> EntityLexicon:
-        """Every entity of a token-classification dataset (``schema`` from :meth:`TaskSchema.token_classification`)."""
+        """Every entity of a token-classification dataset (``schema`` from `TaskSchema.token_classification`)."""
         tokens_col, tags_col = schema.text_columns[0], schema.label_column
         found: dict[str, list[str]] = {}
         for tokens, tags in zip(dataset[tokens_col], dataset[tags_col]):
@@ -187,7 +190,7 @@ def _marked(text: str, markup: tuple[str, str]) -> tuple[int, str]:
 
 def relation_entities(text: str, head: tuple[str, str] = HEAD_MARKUP, tail: tuple[str, str] = TAIL_MARKUP
                       ) -> tuple[str, str, bool]:
-    """``(head text, tail text, head comes first)`` of a marked-up sentence; :class:`MarkupError` when the markup
+    """``(head text, tail text, head comes first)`` of a marked-up sentence; `MarkupError` when the markup
     is missing or malformed."""
     h_at, h = _marked(text, head)
     t_at, t = _marked(text, tail)

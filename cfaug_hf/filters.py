@@ -1,35 +1,33 @@
 """Quality filters shared by every method: each sees a batch of (source row, counterfactual) pairs and keeps or drops
 each one; the augmenter base applies them in order, batched, and counts every drop as ``filtered:<name>``.
 
-================================  =====================================================================================
-filter                            keeps a counterfactual when
-================================  =====================================================================================
-:class:`LabelFlipFilter`          a label checker predicts its new label (or gives it at least ``threshold``)
-:class:`MinimalityFilter`         its normalised word edit distance from the source is within bounds
-:class:`SemanticFidelityFilter`   its MoverScore similarity to the source is within bounds
-:class:`FluencyFilter`            its perplexity under a causal LM is at most ``max_ratio`` times the source's
-:class:`EntityFidelityFilter`     it keeps at least ``min_share`` of the source's entities
-:class:`TopK`                     it is among a source row's ``k`` best by the summed scores of other filters
-:class:`ShortcutBalanceFilter`    it does not push any of its tokens past the competency test's significance threshold
-                                  for its label (keeps the counterfactuals from creating a new shortcut)
-:class:`NERConstraintFilter`      its tokens and IOB2 tags keep the source's entity types, in order, and its context
-:class:`REConstraintFilter`       its head and tail markup, texts and order are the source's
-:class:`NLIConstraintFilter`      its premise is the source's, and its hypothesis is not the premise
-:class:`TagConsistencyFilter`     a tagger trained on the original data finds exactly its entities (NER)
-================================  =====================================================================================
+| filter | keeps a counterfactual when |
+|---|---|
+| `LabelFlipFilter` | a label checker predicts its new label (or gives it at least ``threshold``) |
+| `MinimalityFilter` | its normalised word edit distance from the source is within bounds |
+| `SemanticFidelityFilter` | its MoverScore similarity to the source is within bounds |
+| `FluencyFilter` | its perplexity under a causal LM is at most ``max_ratio`` times the source's |
+| `EntityFidelityFilter` | it keeps at least ``min_share`` of the source's entities |
+| `TopK` | it is among a source row's ``k`` best by the summed scores of other filters |
+| `ShortcutBalanceFilter` | it does not push any of its tokens past the competency test's significance threshold for its label (keeps the counterfactuals from creating a new shortcut) |
+| `NERConstraintFilter` | its tokens and IOB2 tags keep the source's entity types, in order, and its context |
+| `REConstraintFilter` | its head and tail markup, texts and order are the source's |
+| `NLIConstraintFilter` | its premise is the source's, and its hypothesis is not the premise |
+| `TagConsistencyFilter` | a tagger trained on the original data finds exactly its entities (NER) |
 
-The arithmetic is :mod:`cfaug_hf.metrics`'s. Every filter's settings go into the augmenter's config, fingerprint
+The arithmetic is `cfaug_hf.metrics`'s. Every filter's settings go into the augmenter's config, fingerprint
 and card.
 
->>> from datasets import Dataset
->>> from cfaug_hf import TaskSchema
->>> from cfaug_hf.testing import NegateAugmenter
->>> ds = Dataset.from_dict({"text": ["the film was good", "it was a long and very slow film"],
-...                         "label": ["positive", "negative"]})
->>> aug = NegateAugmenter(TaskSchema.sentiment(), filters=[MinimalityFilter(max_distance=0.15)])
->>> out = aug.augment(ds)
->>> aug.stats.produced, aug.stats.by_prefix("filtered")
-({'negated': 1}, {'minimality': 1})
+Examples:
+    >>> from datasets import Dataset
+    >>> from cfaug_hf import TaskSchema
+    >>> from cfaug_hf.testing import NegateAugmenter
+    >>> ds = Dataset.from_dict({"text": ["the film was good", "it was a long and very slow film"],
+    ...                         "label": ["positive", "negative"]})
+    >>> aug = NegateAugmenter(TaskSchema.sentiment(), filters=[MinimalityFilter(max_distance=0.15)])
+    >>> out = aug.augment(ds)
+    >>> aug.stats.produced, aug.stats.by_prefix("filtered")
+    ({'negated': 1}, {'minimality': 1})
 """
 
 from __future__ import annotations
@@ -79,14 +77,14 @@ class Pair:
 class Filter(abc.ABC):
     """Scores pairs and keeps those whose score is in ``[low, high]``. Subclasses set ``name`` and ``scores``.
 
-    A filter that can say why it dropped a pair sets ``reasons`` in :meth:`keep` (one short string or None per
+    A filter that can say why it dropped a pair sets ``reasons`` in `keep` (one short string or None per
     pair); the augmenter records each dropped pair's reason as a ``<name>:<reason>`` event, so it is counted in the
     stats, the report and the dataset card (e.g. ``shortcut_balance:not``).
     """
 
     name: ClassVar[str] = ""
     reasons: list[str | None] | None = None
-    #: Set by :meth:`keep` when a model cut some pairs' input to its maximum length: one flag per pair (counted in
+    #: Set by `keep` when a model cut some pairs' input to its maximum length: one flag per pair (counted in
     #: the rows' outcomes as ``truncated:<name>_input``).
     truncated: list[bool] | None = None
 
@@ -128,7 +126,7 @@ class Filter(abc.ABC):
 
 
 class LabelFlipFilter(Filter):
-    """Keeps a counterfactual that ``checker`` (a :class:`~cfaug_hf.LabelChecker`) labels as intended: a probability
+    """Keeps a counterfactual that ``checker`` (a `LabelChecker`) labels as intended: a probability
     of at least ``threshold`` for the new label (default: the checker's own ``config.accept_threshold``), or, with
     neither set, its top prediction. The score is that probability."""
 
@@ -202,7 +200,7 @@ class MinimalityFilter(Filter):
 
 class SemanticFidelityFilter(Filter):
     """Keeps counterfactuals whose MoverScore similarity to the source is in ``[min_similarity, max_similarity]``
-    (``embedder``: a :class:`~cfaug_hf.metrics.intrinsic.TextEmbedder`, a Hub id or folder; default MiniLM)."""
+    (``embedder``: a `TextEmbedder`, a Hub id or folder; default MiniLM)."""
 
     name = "semantic_fidelity"
 
@@ -308,7 +306,7 @@ class EntityFidelityFilter(Filter):
 
 
 class ConstraintFilter(Filter):
-    """A hard check: keeps a counterfactual when :meth:`problem` finds nothing wrong with it, and records the
+    """A hard check: keeps a counterfactual when `problem` finds nothing wrong with it, and records the
     problem as the drop reason (``<name>:<problem>`` in the stats). Scores are 1 (kept) or 0."""
 
     @abc.abstractmethod
@@ -334,7 +332,7 @@ class NERConstraintFilter(ConstraintFilter):
     Reasons: ``tag_count``, ``iob2``, ``entity_types``, ``context_changed``, ``type_conflict``.
 
     Args:
-        lexicon: an optional :class:`~cfaug_hf.entities.EntityLexicon` of the original data.
+        lexicon: an optional `EntityLexicon` of the original data.
     """
 
     name = "ner_constraints"
@@ -444,7 +442,7 @@ class NLIConstraintFilter(ConstraintFilter):
 class TagConsistencyFilter(ConstraintFilter):
     """The NER consistency filter: keeps a counterfactual when a small tagger trained on the original data finds
     exactly its entities (same spans, same types). ``tagger`` maps a batch of token lists to tag lists (e.g.
-    :func:`cfaug_hf.training.train_tagger`). Reason: ``tags_disagree``."""
+    `cfaug_hf.training.train_tagger`). Reason: ``tags_disagree``."""
 
     name = "tag_consistency"
 
@@ -540,7 +538,7 @@ class ShortcutBalanceFilter(Filter):
     Counts every word of the bias field (the claim, the hypothesis, or the edited text; ``schema.bias_columns``) per
     label in the original data, then takes counterfactuals in order: one is dropped when adding it would put one of
     its words past the competency test's significance threshold for its label (Gardner et al. 2021; the same
-    Bonferroni z as :func:`cfaug_hf.diagnostics.competency_test`, fixed from the original data) *and* raise that
+    Bonferroni z as `cfaug_hf.diagnostics.competency_test`, fixed from the original data) *and* raise that
     word's z, e.g. the tenth "not" a generator adds to a REFUTES claim once "not" is about to predict REFUTES.
     Kept ones are added to the counts. Counterfactuals that weaken a correlation are always kept. The score is
     minus the largest such z (higher is safer); ``blocked`` counts the words that caused drops, and each drop is

@@ -76,7 +76,7 @@ def digest_module(module: Any) -> str:
 
 def weights_state(module: Any) -> tuple[tuple[int, int], ...]:
     """A cheap key that changes whenever any of ``module``'s tensors is replaced or modified in place (torch bumps a
-    tensor's version counter on every in-place write), for remembering a :func:`digest_module`."""
+    tensor's version counter on every in-place write), for remembering a `digest_module`."""
     return tuple((t.data_ptr(), t._version) for t in module.state_dict(keep_vars=True).values())
 
 

@@ -1,17 +1,18 @@
-"""One small protocol for everything that writes text: a trained :class:`~cfaug_hf.Generator`, an LLM backend, or
+"""One small protocol for everything that writes text: a trained `Generator`, an LLM backend, or
 a plain Python callable.
 
-A method asks :func:`as_text_generator` for a :class:`TextGenerator` and calls ``generate_with_info(texts,
-seeds=..., constraints=...)``; it gets a :class:`GenerationResult` with several candidates per input, and which
+A method asks `as_text_generator` for a `TextGenerator` and calls ``generate_with_info(texts,
+seeds=..., constraints=...)``; it gets a `GenerationResult` with several candidates per input, and which
 inputs and outputs were cut. Per-row seeds make sampling reproducible whatever the batch. Per-row constraints
 ("the output must contain at least one of these strings, for each group") are checked on every candidate:
 candidates that break them are dropped and counted, so a method never sees one (a generator may also enforce them
 while decoding).
 
->>> gen = as_text_generator(lambda texts: [t.upper() for t in texts])
->>> res = gen.generate_with_info(["paris is big", "rome is old"], constraints=[[["PARIS"]], [["LYON"]]])
->>> res.texts, res.constraint_failures
-([['PARIS IS BIG'], []], [0, 1])
+Examples:
+    >>> gen = as_text_generator(lambda texts: [t.upper() for t in texts])
+    >>> res = gen.generate_with_info(["paris is big", "rome is old"], constraints=[[["PARIS"]], [["LYON"]]])
+    >>> res.texts, res.constraint_failures
+    ([['PARIS IS BIG'], []], [0, 1])
 """
 
 from __future__ import annotations
@@ -58,10 +59,11 @@ class TextGenerator(Protocol):
 def satisfies(text: str, constraint: Constraint | None) -> bool:
     """Whether ``text`` contains, for every group of ``constraint``, at least one of the group's strings.
 
-    >>> satisfies("Obama was born in Hawaii", [["Obama", "Barack"], ["Hawaii", "Honolulu"]])
-    True
-    >>> satisfies("Obama was born in Kenya", [["Obama"], ["Hawaii", "Honolulu"]])
-    False
+    Examples:
+        >>> satisfies("Obama was born in Hawaii", [["Obama", "Barack"], ["Hawaii", "Honolulu"]])
+        True
+        >>> satisfies("Obama was born in Kenya", [["Obama"], ["Hawaii", "Honolulu"]])
+        False
     """
     if not constraint:
         return True
@@ -88,7 +90,7 @@ def apply_constraints(result: GenerationResult, constraints: Sequence[Constraint
 
 class CallableGenerator:
     """Wraps ``fn(texts) -> outputs`` (one string, or a list of candidate strings, per text) as a
-    :class:`TextGenerator`, checking that ``fn`` keeps that contract. Seeds are ignored (a callable that samples
+    `TextGenerator`, checking that ``fn`` keeps that contract. Seeds are ignored (a callable that samples
     should seed itself)."""
 
     def __init__(self, fn: Callable[[list[str]], Any], *, what: str = "text") -> None:
@@ -121,8 +123,8 @@ class CallableGenerator:
 
 
 def as_text_generator(obj: Any, *, what: str = "text") -> TextGenerator:
-    """``obj`` itself when it already speaks the protocol (a :class:`~cfaug_hf.Generator`, an LLM backend),
-    else a :class:`CallableGenerator` around it."""
+    """``obj`` itself when it already speaks the protocol (a `Generator`, an LLM backend),
+    else a `CallableGenerator` around it."""
     if isinstance(obj, TextGenerator) and not isinstance(obj, type):
         return obj
     return CallableGenerator(obj, what=what)
@@ -132,10 +134,11 @@ class RowSeeds(Sequence):
     """The per-row seeds of a batch of examples, derived only when read: a generator that does not sample (beam
     search, a callable) never pays for them.
 
-    >>> from cfaug_hf.augmenter import Example
-    >>> seeds = RowSeeds([Example({}, "a", "row-1", base_seed=0)])
-    >>> len(seeds), seeds[0] == Example({}, "a", "row-1", base_seed=0).seed
-    (1, True)
+    Examples:
+        >>> from cfaug_hf.augmenter import Example
+        >>> seeds = RowSeeds([Example({}, "a", "row-1", base_seed=0)])
+        >>> len(seeds), seeds[0] == Example({}, "a", "row-1", base_seed=0).seed
+        (1, True)
     """
 
     def __init__(self, examples: Sequence[Any]) -> None:
@@ -166,14 +169,15 @@ def screen_answer(answer: str, original: str, prompt: str | None = None, *, max_
     * ``llm_echo``: the answer repeats the prompt: the whole of it, or one of its lines of instructions or
       demonstrations (any prompt line of 20 characters or more that is not part of the text being revised).
 
-    >>> screen_answer("A dull film.", "A fine film.", "Rewrite the review so that it is negative.\nA fine film.")
-    >>> screen_answer("Rewrite the review so that it is negative.", "A fine film.",
-    ...               "Rewrite the review so that it is negative.\nA fine film.")
-    'llm_echo'
-    >>> screen_answer("bad " * 500, "A fine film.")
-    'llm_too_long'
-    >>> screen_answer("Bad.", "a fine film with a warm cast and a clever plot")
-    'llm_too_short'
+    Examples:
+        >>> screen_answer("A dull film.", "A fine film.", "Rewrite the review so that it is negative.\nA fine film.")
+        >>> screen_answer("Rewrite the review so that it is negative.", "A fine film.",
+        ...               "Rewrite the review so that it is negative.\nA fine film.")
+        'llm_echo'
+        >>> screen_answer("bad " * 500, "A fine film.")
+        'llm_too_long'
+        >>> screen_answer("Bad.", "a fine film with a warm cast and a clever plot")
+        'llm_too_short'
     """
     if prompt:
         said, asked, source = _norm(answer), _norm(prompt), _norm(original)

@@ -1,7 +1,7 @@
 """Folders and Hub I/O for everything the library saves: atomic writes that never delete a user's files, a manifest
 that lets a load check nothing is missing, versioned JSON configs, and downloads with errors that say what to do.
 
-This module is the core's only door to the Hub; :mod:`cfaug_hf.sharing` builds cards and pushes on top of it.
+This module is the core's only door to the Hub; `cfaug_hf.sharing` builds cards and pushes on top of it.
 
 Saving into a folder follows three rules:
 
@@ -179,7 +179,7 @@ def path_inside(folder: Path, rel: Any, what: str) -> Path:
 
 
 def folder_inside(folder: Path, rel: Any, what: str) -> Path:
-    """:func:`path_inside`, and the real location too: a symlinked folder inside ``folder`` that points elsewhere
+    """`path_inside`, and the real location too: a symlinked folder inside ``folder`` that points elsewhere
     is refused (a pulled or hand-made folder could link ``model -> /home/you/private``). Files may still be links:
     the Hub cache links every file of a snapshot to a blob outside it."""
     path = path_inside(folder, rel, what)
@@ -199,7 +199,7 @@ def is_pulled(folder: str | os.PathLike) -> bool:
 
 
 def check_writable(target: str | os.PathLike, kind: str, *, overwrite: bool = False) -> Path:
-    """Raise :class:`FolderNotEmptyError` unless ``write_folder(target, kind)`` may write there; returns the real
+    """Raise `FolderNotEmptyError` unless ``write_folder(target, kind)`` may write there; returns the real
     folder (a symlink is followed: the link stays and what it points to is written).
 
     Usable before a long job, so that a refused output folder is known before hours of work, not after.
@@ -289,7 +289,7 @@ def recover_folder(target: str | os.PathLike) -> list[str]:
 
 
 def _restore_legacy(old: Path, target: Path) -> str:
-    """Put back the files an earlier release's interrupted save left in ``old/x`` (see :func:`recover_folder`)."""
+    """Put back the files an earlier release's interrupted save left in ``old/x`` (see `recover_folder`)."""
     inner = old / "x"
     if not inner.is_dir():
         shutil.rmtree(old, ignore_errors=True)
@@ -380,21 +380,22 @@ def write_folder(target: str | os.PathLike, kind: str, *, overwrite: bool = Fals
     ``target`` may be missing, empty, or hold a saved object of the same ``kind`` (it is then replaced: files the
     library wrote there before, as its manifest's digests prove, and does not write now are removed; any other file
     is kept where it is). A non-empty folder of another kind, or one whose listed files were changed, raises
-    :class:`FolderNotEmptyError` unless ``overwrite=True``; even then only files with the same names as the new ones
+    `FolderNotEmptyError` unless ``overwrite=True``; even then only files with the same names as the new ones
     are replaced. A symlinked ``target`` is followed (the link is kept). If the block fails, ``target`` is left as
     it was. If the process dies while the files move in, the next save or load of ``target`` finishes the move
-    (:func:`recover_folder`); a user's file is never moved anywhere. ``hidden_manifest`` names the manifest
+    (`recover_folder`); a user's file is never moved anywhere. ``hidden_manifest`` names the manifest
     ``.cfaug_manifest.json``, for folders of data files that a reader takes whole.
 
-    >>> import tempfile, pathlib
-    >>> d = pathlib.Path(tempfile.mkdtemp()) / "out"
-    >>> d.mkdir(); (d / "notes.txt").write_text("mine")
-    4
-    >>> with write_folder(d, "generator") as tmp:
-    ...     pass
-    Traceback (most recent call last):
-    ...
-    cfaug_hf.hub.FolderNotEmptyError: ...
+    Examples:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp()) / "out"
+        >>> d.mkdir(); (d / "notes.txt").write_text("mine")
+        4
+        >>> with write_folder(d, "generator") as tmp:
+        ...     pass
+        Traceback (most recent call last):
+        ...
+        cfaug_hf.hub.FolderNotEmptyError: ...
     """
     target = check_writable(target, kind, overwrite=overwrite)
     existing = _files(target) if target.is_dir() else []
@@ -435,7 +436,7 @@ def write_folder(target: str | os.PathLike, kind: str, *, overwrite: bool = Fals
 
 
 def save_dataset(dataset: Any, folder: str | os.PathLike, *, overwrite: bool = False, **save_kwargs: Any) -> Path:
-    """``dataset.save_to_disk(folder)`` under the rules of :func:`write_folder`: a folder holding anything the
+    """``dataset.save_to_disk(folder)`` under the rules of `write_folder`: a folder holding anything the
     library did not write (a dataset saved by other code included) is refused unless ``overwrite=True``, and the
     old files are replaced only once the new ones are complete."""
     with write_folder(folder, "dataset", overwrite=overwrite) as tmp:
@@ -444,7 +445,7 @@ def save_dataset(dataset: Any, folder: str | os.PathLike, *, overwrite: bool = F
 
 
 def check_manifest(folder: Path, what: str) -> None:
-    """Raise :class:`ComponentLoadError` naming the first file the manifest lists that is gone."""
+    """Raise `ComponentLoadError` naming the first file the manifest lists that is gone."""
     manifest = read_manifest(folder)
     if manifest is None:
         return
@@ -546,7 +547,7 @@ def _scrub(text: str, token: Any) -> str:
 
 @contextlib.contextmanager
 def hub_errors(action: str, repo_id: str, token: Any = None) -> Iterator[None]:
-    """Translate huggingface_hub and connection errors into a :class:`HubError` naming ``action`` and ``repo_id``."""
+    """Translate huggingface_hub and connection errors into a `HubError` naming ``action`` and ``repo_id``."""
     import httpx2 as httpx  # huggingface_hub's HTTP client
     from huggingface_hub import constants
     from huggingface_hub.errors import (EntryNotFoundError, HFValidationError, HfHubHTTPError,

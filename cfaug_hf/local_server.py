@@ -1,5 +1,5 @@
 """An OpenAI-compatible server on 127.0.0.1 for a model on disk, for tests, benchmarks and trying
-:class:`~cfaug_hf.OpenAICompatibleLLM` without a remote endpoint.
+`OpenAICompatibleLLM` without a remote endpoint.
 
 Two servers from the ecosystem, started as a child process and stopped on exit:
 

@@ -4,12 +4,13 @@ A label name with ``|`` or a newline breaks a table; HTML in a card renders on t
 inside a config would make the next push merge the wrong block. Every value that did not come from this library goes
 through one of these.
 
->>> cell("a|b\\n<i>c</i>")
-'a\\\\|b &lt;i&gt;c&lt;/i&gt;'
->>> print(fenced('{"note": "<!-- cfaug:end -->"}', "json"))
-```json
-{"note": "\\u003c!-- cfaug:end --\\u003e"}
-```
+Examples:
+    >>> cell("a|b\\n<i>c</i>")
+    'a\\\\|b &lt;i&gt;c&lt;/i&gt;'
+    >>> print(fenced('{"note": "<!-- cfaug:end -->"}', "json"))
+    ```json
+    {"note": "\\u003c!-- cfaug:end --\\u003e"}
+    ```
 """
 
 from __future__ import annotations
@@ -29,15 +30,16 @@ def inline(value: Any) -> str:
 
 
 def cell(value: Any) -> str:
-    """A Markdown table cell: :func:`inline`, with ``|`` escaped so the row keeps its columns."""
+    """A Markdown table cell: `inline`, with ``|`` escaped so the row keeps its columns."""
     return inline(value).replace("|", "\\|")
 
 
 def code(value: Any) -> str:
     """An inline code span outside tables: one line, no backtick inside to close it early.
 
-    >>> code("a`b\\nc")
-    "`a'b c`"
+    Examples:
+        >>> code("a`b\\nc")
+        "`a'b c`"
     """
     return "`" + re.sub(r"[\r\n]+", " ", str(value)).replace("`", "'") + "`"
 

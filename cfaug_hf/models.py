@@ -68,8 +68,9 @@ def embedded_models() -> dict[str, str | None]:
 def resolve_model(name_or_path: str | os.PathLike, revision: str | None = None) -> ResolvedModel:
     """Resolve a model reference: an existing folder, an embedded copy of a known Hub id, or the Hub id itself.
 
-    >>> resolve_model("sentence-transformers/all-MiniLM-L6-v2").embedded
-    True
+    Examples:
+        >>> resolve_model("sentence-transformers/all-MiniLM-L6-v2").embedded
+        True
     """
     name = os.fspath(name_or_path)
     if os.path.isdir(name):
@@ -181,13 +182,13 @@ def discard_cache(path: Path, why: str, what: str) -> None:
 
 
 def file_sizes(folder: Path) -> dict[str, int]:
-    """``{name: bytes}`` of the files in ``folder``, for a cache marker (checked by :func:`cache_problem`)."""
+    """``{name: bytes}`` of the files in ``folder``, for a cache marker (checked by `cache_problem`)."""
     return {f.name: f.stat().st_size for f in sorted(folder.iterdir()) if f.is_file()}
 
 
 def local_copy(ref: ResolvedModel) -> ResolvedModel:
     """``ref`` in a form that loads fast: a GGUF file is converted once to safetensors (model, tokenizer, config)
-    in :func:`cache_dir`, keyed by the library version and the file's digest, and every later load in any process
+    in `cache_dir`, keyed by the library version and the file's digest, and every later load in any process
     reads that copy (about 0.05 s instead of 16 s for SmolLM2-135M). Other references are returned unchanged.
 
     When the cache cannot be written, the GGUF file is used directly (slower; logged once per process).
@@ -251,7 +252,7 @@ def load_config(name_or_path: str | os.PathLike, *, revision: str | None = None,
 def load_model(auto_class: Any, name_or_path: str | os.PathLike, *, revision: str | None = None,
                **kwargs: Any) -> Any:
     """``auto_class.from_pretrained`` on a resolved reference (GGUF copies are dequantised to float32 once and
-    cached as safetensors; see :func:`local_copy`)."""
+    cached as safetensors; see `local_copy`)."""
     ref = local_copy(resolve_model(name_or_path, revision))
     model = auto_class.from_pretrained(ref.path, **ref.kwargs, **kwargs)
     if "gguf_file" in ref.kwargs:

@@ -2,11 +2,12 @@
 rationales, RACE's evidence and entity rationales): a unit's score is how much leaving it out lowers the
 probability of the label being explained.
 
->>> import numpy as np
->>> prob_good = lambda texts: np.array([[1 - ("good" in t) * 0.8, ("good" in t) * 0.8] for t in texts])
->>> drops, full = occlusion_drops(prob_good, [["the food", "was good", "today"]])
->>> [round(d, 2) for d in drops[0]], int(full[0].argmax())
-([0.0, 0.8, 0.0], 1)
+Examples:
+    >>> import numpy as np
+    >>> prob_good = lambda texts: np.array([[1 - ("good" in t) * 0.8, ("good" in t) * 0.8] for t in texts])
+    >>> drops, full = occlusion_drops(prob_good, [["the food", "was good", "today"]])
+    >>> [round(d, 2) for d in drops[0]], int(full[0].argmax())
+    ([0.0, 0.8, 0.0], 1)
 """
 
 from __future__ import annotations

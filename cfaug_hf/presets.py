@@ -1,17 +1,19 @@
 """Method presets: a published algorithm and its settings, one switch away, every value cited to its paper.
 
 Each method package declares its presets in its own ``paper.py`` (``presets = {"paper": PAPER}`` on the augmenter
-class). A :class:`Preset` says, for **every** field of the method's config, either the paper's value and where the
-paper gives it (:class:`PaperValue`), or why the paper has nothing to say about it (``not_in_paper``); the test
+class). A `Preset` says, for **every** field of the method's config, either the paper's value and where the
+paper gives it (`PaperValue`), or why the paper has nothing to say about it (``not_in_paper``); the test
 suite refuses a config field that is in neither, so a new option cannot silently leave the paper. It also names the
 components the paper used, and lists what the library cannot reproduce (``not_reproduced``), which the method's
 docs page repeats in its "Departures from the paper" table.
 
-Use::
+Use:
 
-    augmenter = CrossAugAugmenter.from_preset("paper")          # Python
-    cfaug augment claims.jsonl --method crossaug --preset paper  # command line
-    preset: paper                                                # a recipe (recipes/<method>-paper.yaml)
+```text
+augmenter = CrossAugAugmenter.from_preset("paper")          # Python
+cfaug augment claims.jsonl --method crossaug --preset paper  # command line
+preset: paper                                                # a recipe (recipes/<method>-paper.yaml)
+```
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ class Preset:
 
     def recipe(self) -> dict[str, Any]:
         """The preset as a recipe: ``method``, ``config`` (the paper's values) and the components that are
-        references (``"default"``, null or a folder); components built by a callable are left to :meth:`build`."""
+        references (``"default"``, null or a folder); components built by a callable are left to `build`."""
         components = {role: v.value for role, v in self.components.items() if not callable(v.value)}
         return {"method": self.method, "config": {k: _plain(v.value) for k, v in self.config.items()},
                 "components": components}

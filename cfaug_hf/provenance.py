@@ -1,7 +1,7 @@
 """Provenance columns and augmentation statistics: what every augmented row records about where it came from, and
 the counts that can be recovered from those columns alone (after a cache hit, with ``num_proc``, after a shuffle).
 
-See :mod:`cfaug_hf.augmenter` for the table of columns.
+See `cfaug_hf.augmenter` for the table of columns.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from .schema import SchemaError, TaskSchema
 __all__ = ["PROVENANCE_COLUMNS", "TRACE_KIND", "provenance_features", "AugmentationStats", "refuse_augmented",
            "source_id"]
 
-#: ``cf_kind`` of the rows :meth:`Augmenter.augment` maps only to carry an outcome, then removes.
+#: ``cf_kind`` of the rows `Augmenter.augment` maps only to carry an outcome, then removes.
 TRACE_KIND = "trace"
 
 PROVENANCE_COLUMNS = ("cf_is_counterfactual", "cf_method", "cf_kind", "cf_source_id", "cf_original_label", "cf_edit",
@@ -100,11 +100,11 @@ class AugmentationStats:
         """Recover the statistics from an augmented dataset's provenance columns, whatever the order of its rows.
 
         Each input row leaves one non-counterfactual row (its original, or the trace row of
-        :meth:`Augmenter.augment`) that carries its outcome, so counting those is exact after a shuffle, a
+        `Augmenter.augment`) that carries its outcome, so counting those is exact after a shuffle, a
         ``select`` or with duplicate ids. Counterfactuals whose source left no such row (``keep_original=False`` in
         a plain ``map``) are grouped by source id and outcome (identical sources told apart by their number of rows);
         rows that left nothing at all are counted as
-        ``skipped:untraced`` when the number of input rows ``rows_in`` is given. Use :meth:`Augmenter.augment` to
+        ``skipped:untraced`` when the number of input rows ``rows_in`` is given. Use `Augmenter.augment` to
         get every reason.
         """
         needed = ("cf_is_counterfactual", "cf_kind", "cf_source_id", "cf_outcome")

@@ -5,9 +5,10 @@ The core never imports a method or a component by hand: a class registers when i
 ``component_type``. The built-in ones are imported on first lookup from the table below (by module name, so the
 core has no import edge up to them); a third-party method registers simply by being imported.
 
->>> from cfaug_hf.registry import augmenter_class, component_class
->>> augmenter_class("crossaug").__name__, component_class("generator").__name__
-('CrossAugAugmenter', 'Generator')
+Examples:
+    >>> from cfaug_hf.registry import augmenter_class, component_class
+    >>> augmenter_class("crossaug").__name__, component_class("generator").__name__
+    ('CrossAugAugmenter', 'Generator')
 """
 
 from __future__ import annotations

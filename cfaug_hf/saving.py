@@ -25,7 +25,7 @@ AUGMENTER_CONFIG = "cfaug_augmenter.json"
 
 def save_augmenter(augmenter: Any, save_directory: str | os.PathLike, *, copy_components: bool = False,
                    references_only: bool = False, overwrite: bool = False) -> Path:
-    """See :meth:`cfaug_hf.Augmenter.save_pretrained`."""
+    """See `cfaug_hf.Augmenter.save_pretrained`."""
 
     with write_folder(save_directory, "augmenter", overwrite=overwrite) as tmp:
         refs: dict[str, Any] = {}
@@ -63,7 +63,7 @@ def save_augmenter(augmenter: Any, save_directory: str | os.PathLike, *, copy_co
 def load_augmenter(cls: Any, name_or_path: str | os.PathLike, *, revision: str | None = None,
                    token: str | None = None, repo_type: str = "model", subfolder: str | None = None,
                    **overrides: Any) -> Any:
-    """See :meth:`cfaug_hf.Augmenter.from_pretrained`; ``cls`` is the class it was called on."""
+    """See `cfaug_hf.Augmenter.from_pretrained`; ``cls`` is the class it was called on."""
 
     folder, _ = resolve_folder(name_or_path, "augmenter", revision=revision, token=token, repo_type=repo_type,
                                subfolder=subfolder)
@@ -199,10 +199,10 @@ _KEYWORDS = frozenset({"default", "none", "local", "spacy", "stanza"})
 
 
 def local_reference(folder: Path, value: str, field: str, where: Any) -> str:
-    """A component given as a string in a saved augmenter, a pulled one or a recipe, as :func:`load_component`
+    """A component given as a string in a saved augmenter, a pulled one or a recipe, as `load_component`
     takes it: a keyword or an address as it is, a folder inside ``folder`` as its path, anything else as a Hub id.
 
-    Every reference read from a file goes through here (or :func:`cfaug_hf.hub.folder_inside` for the ``{"path":
+    Every reference read from a file goes through here (or `cfaug_hf.hub.folder_inside` for the ``{"path":
     ...}`` form): a file is data, so it may name its own subfolders and Hub repositories but nothing else on this
     machine. A component elsewhere is given by the user: on the command line or as a keyword argument.
     """
@@ -252,8 +252,8 @@ MAX_RECIPE_DEPTH = 64
 
 
 def _check_yaml_size(root: Any, path: Any) -> None:
-    """Refuse a YAML document whose aliases expand to more than :data:`MAX_RECIPE_VALUES` values or nest deeper than
-    :data:`MAX_RECIPE_DEPTH` (a 615-byte "billion laughs" recipe expands to hundreds of megabytes), counted on the
+    """Refuse a YAML document whose aliases expand to more than `MAX_RECIPE_VALUES` values or nest deeper than
+    `MAX_RECIPE_DEPTH` (a 615-byte "billion laughs" recipe expands to hundreds of megabytes), counted on the
     composed node graph, where an alias is one shared node, so nothing is expanded to count it."""
     import yaml
 

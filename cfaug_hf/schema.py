@@ -1,6 +1,6 @@
 """Which columns of a dataset an augmenter reads, edits and labels.
 
-A :class:`TaskSchema` is the one place that knows the shape of a task: the text columns, which of them a method may
+A `TaskSchema` is the one place that knows the shape of a task: the text columns, which of them a method may
 edit, the label column and the label names. Augmenters, checkers and metrics take a schema instead of hard-coding
 ``"claim"`` or ``"label"``, and every bad-input error in the library is raised from here, so each names the column,
 the row and what was expected.
@@ -25,7 +25,7 @@ SEMEVAL2010_RELATIONS = tuple(
 
 
 class SchemaError(ValueError):
-    """A dataset or a batch does not match the :class:`TaskSchema` an augmenter was built with."""
+    """A dataset or a batch does not match the `TaskSchema` an augmenter was built with."""
 
 
 def _did_you_mean(name: str, options: Sequence[str]) -> str:
@@ -186,8 +186,9 @@ class TaskSchema:
         """A row's label as one string: its canonical name, or for token classification the tag names joined by
         spaces (what ``cf_original_label`` holds).
 
-        >>> TaskSchema.token_classification().row_label([1, 2, 0])
-        'B-PER I-PER O'
+        Examples:
+            >>> TaskSchema.token_classification().row_label([1, 2, 0])
+            'B-PER I-PER O'
         """
         if self.is_token_level:
             return " ".join(self.label_name(v, row=row) for v in value)
@@ -199,10 +200,11 @@ class TaskSchema:
 
         For token classification ``name`` is a row label (tag names joined by spaces) and ``like`` the row's list.
 
-        >>> s = TaskSchema.fact_verification(nei=True)
-        >>> s.encode_label_like("REFUTES", "supports"), s.encode_label_like("REFUTES", 0), s.encode_label_like(
-        ...     "NOT ENOUGH INFO", "Supports")
-        ('refutes', 1, 'Not enough info')
+        Examples:
+            >>> s = TaskSchema.fact_verification(nei=True)
+            >>> s.encode_label_like("REFUTES", "supports"), s.encode_label_like("REFUTES", 0), s.encode_label_like(
+            ...     "NOT ENOUGH INFO", "Supports")
+            ('refutes', 1, 'Not enough info')
         """
         if self.is_token_level and not isinstance(like, (str, int)):
             first = like[0] if len(like) else "O"
@@ -352,7 +354,7 @@ class TaskSchema:
         return out
 
     def batch_labels(self, batch: Mapping[str, Sequence[Any]], indices: Sequence[int] | None = None) -> list[str]:
-        """:meth:`validate_batch`, then each row's label as :meth:`row_label` spells it."""
+        """`validate_batch`, then each row's label as `row_label` spells it."""
         ids = self.validate_batch(batch, indices)
         if self.is_token_level:
             return [" ".join(self.label_names[t] for t in row) for row in ids]
@@ -375,8 +377,9 @@ class TaskSchema:
     def preset(cls, name: str, **columns: Any) -> TaskSchema:
         """The schema of a task preset by name, with the factory's keyword arguments (column names, labels).
 
-        >>> TaskSchema.preset("nli", hypothesis="h").text_columns
-        ('premise', 'h')
+        Examples:
+            >>> TaskSchema.preset("nli", hypothesis="h").text_columns
+            ('premise', 'h')
         """
         factory = cls.PRESETS.get(name)
         if factory is None:
@@ -391,7 +394,7 @@ class TaskSchema:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TaskSchema:
-        """Rebuild a schema from :meth:`to_dict`, or from ``{"preset": name, **factory_arguments}`` (a recipe's
+        """Rebuild a schema from `to_dict`, or from ``{"preset": name, **factory_arguments}`` (a recipe's
         short form, e.g. ``{"preset": "sentiment", "text": "review"}``)."""
         if "preset" in data:
             rest = {k: v for k, v in data.items() if k != "preset"}

@@ -40,8 +40,9 @@ def _builtin(text: str) -> list[str]:
 def split_sentences(text: str, splitter: str = "builtin") -> list[str]:
     """Split ``text`` into sentences with the built-in rules, spaCy (``en_core_web_sm``) or stanza.
 
-    >>> split_sentences("Great location. Dr. Who stayed here! The room was 5 min. from the station.")
-    ['Great location.', 'Dr. Who stayed here!', 'The room was 5 min. from the station.']
+    Examples:
+        >>> split_sentences("Great location. Dr. Who stayed here! The room was 5 min. from the station.")
+        ['Great location.', 'Dr. Who stayed here!', 'The room was 5 min. from the station.']
     """
     if not isinstance(text, str):
         raise TypeError(f"split_sentences takes a string, got {type(text).__name__}.")
@@ -72,17 +73,18 @@ def split_sentences(text: str, splitter: str = "builtin") -> list[str]:
 class SentenceTable:
     """Unique sentences, each with an integer id; documents are lists of ids.
 
-    >>> table = SentenceTable()
-    >>> table.add_document(["Nice room.", "Bad food."]), table.add_document(["Bad food.", "Loud street."])
-    ([0, 1], [1, 2])
-    >>> table.texts([2, 0])
-    ['Loud street.', 'Nice room.']
+    Examples:
+        >>> table = SentenceTable()
+        >>> table.add_document(["Nice room.", "Bad food."]), table.add_document(["Bad food.", "Loud street."])
+        ([0, 1], [1, 2])
+        >>> table.texts([2, 0])
+        ['Loud street.', 'Nice room.']
     """
 
     def __init__(self) -> None:
         self.sentences: list[str] = []
         self._ids: dict[str, int] = {}
-        #: ``(len(sentences), hidden)`` tensor once :meth:`embed` has run (the frozen-encoder fast path).
+        #: ``(len(sentences), hidden)`` tensor once `embed` has run (the frozen-encoder fast path).
         self.embeddings: Any = None
 
     def __len__(self) -> int:

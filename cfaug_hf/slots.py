@@ -1,6 +1,6 @@
 """The constant-length dataset every regenerating callback trains on.
 
-The Trainer builds its dataloader (and sampler) once, for one length. A :class:`SlotDataset` is the originals
+The Trainer builds its dataloader (and sampler) once, for one length. A `SlotDataset` is the originals
 followed by a fixed number of counterfactual slots that a callback refills in place each epoch; an empty slot
 repeats an original, so every epoch has the same number of steps.
 """

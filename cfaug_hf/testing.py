@@ -28,7 +28,7 @@ _CHAT_TEMPLATE = ("{% for m in messages %}[BOS] {{ m['content'] }} [SEP] {% endf
 
 
 def tiny_tokenizer() -> Any:
-    """A lower-casing word-level fast tokenizer over :data:`TINY_VOCAB` (unknown words map to ``[UNK]``)."""
+    """A lower-casing word-level fast tokenizer over `TINY_VOCAB` (unknown words map to ``[UNK]``)."""
     from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors
     from tokenizers.models import WordLevel
     from transformers import PreTrainedTokenizerFast
@@ -109,7 +109,7 @@ def tiny_encoder(seed: int = 0) -> tuple[Any, Any]:
 
 
 def tiny_word_encoder(seed: int = 0, hidden_size: int = 32) -> tuple[Any, Any]:
-    """A BERT with no transformer layers over :func:`tiny_tokenizer`: a sentence's mean-pooled vector is the mean of
+    """A BERT with no transformer layers over `tiny_tokenizer`: a sentence's mean-pooled vector is the mean of
     its (normalised) word vectors, so different sentences get well separated vectors. A random deep encoder maps
     every sentence to nearly the same direction (cosine 0.95-0.99 between any two here), which hides what a
     rationale model could learn; this one behaves like a bag of words, a stand-in for a pretrained encoder."""
@@ -139,9 +139,10 @@ def planted_reviews(n: int, *, agree: float, seed: int = 0) -> tuple[list[list[s
     two filler sentences say nothing. Positions are shuffled. Returns documents, labels and, per document, which
     sentence is the true rationale.
 
-    >>> docs, labels, truth = planted_reviews(2, agree=1.0)
-    >>> labels, [sum(t) for t in truth], len(docs[0])
-    ([0, 1], [1, 1], 4)
+    Examples:
+        >>> docs, labels, truth = planted_reviews(2, agree=1.0)
+        >>> labels, [sum(t) for t in truth], len(docs[0])
+        ([0, 1], [1, 1], 4)
     """
     import random
 
@@ -181,7 +182,7 @@ def _busy(text: str, loops: int) -> int:
 
 @dataclass
 class NegateConfig(AugmenterConfig):
-    """:class:`NegateAugmenter`'s options."""
+    """`NegateAugmenter`'s options."""
 
     busy_loops: int = field(default=0, metadata={
         "help": "Pure-Python work per row (iterations of a hashing loop), standing in for a slow generator in "
@@ -192,11 +193,12 @@ class NegateAugmenter(Augmenter):
     """A rule augmenter for tests and examples: adds or removes "not" after is/was/are/were in the first edit column
     and gives the row the other label of a two-label schema; rows without such a verb are skipped.
 
-    >>> from datasets import Dataset
-    >>> from cfaug_hf import TaskSchema
-    >>> ds = Dataset.from_dict({"text": ["the film was good"], "label": ["positive"]})
-    >>> list(ds.map(NegateAugmenter(TaskSchema.sentiment()), batched=True)["text"])
-    ['the film was good', 'the film was not good']
+    Examples:
+        >>> from datasets import Dataset
+        >>> from cfaug_hf import TaskSchema
+        >>> ds = Dataset.from_dict({"text": ["the film was good"], "label": ["positive"]})
+        >>> list(ds.map(NegateAugmenter(TaskSchema.sentiment()), batched=True)["text"])
+        ['the film was good', 'the film was not good']
     """
 
     method = "negate"
@@ -225,8 +227,9 @@ def peak_memory_gb() -> float:
     across ``fork`` + ``exec``, so a child started by a large process (a test runner) reports the parent's size.
     Elsewhere it falls back to ``ru_maxrss``.
 
-    >>> 0 < peak_memory_gb() < 1024
-    True
+    Examples:
+        >>> 0 < peak_memory_gb() < 1024
+        True
     """
     import resource
 

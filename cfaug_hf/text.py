@@ -77,10 +77,11 @@ def tokenize(text: str) -> tuple[Token, ...]:
 
     Results are cached (a claim's evidence is searched once per candidate rewrite), so the tokens are a tuple.
 
-    >>> [t.text for t in tokenize("Filming took place over 30,000 days, in L'Oréal's town.")]
-    ['Filming', 'took', 'place', 'over', '30,000', 'days', ',', 'in', "L'Oréal", "'s", 'town', '.']
-    >>> [t.text for t in tokenize("It wasn't Tolkien's.")]
-    ['It', 'was', "n't", 'Tolkien', "'s", '.']
+    Examples:
+        >>> [t.text for t in tokenize("Filming took place over 30,000 days, in L'Oréal's town.")]
+        ['Filming', 'took', 'place', 'over', '30,000', 'days', ',', 'in', "L'Oréal", "'s", 'town', '.']
+        >>> [t.text for t in tokenize("It wasn't Tolkien's.")]
+        ['It', 'was', "n't", 'Tolkien', "'s", '.']
     """
     return _tokenize(text)
 
@@ -145,9 +146,10 @@ class SpanDiff:
 def diff_tokens(old: str, new: str) -> SpanDiff:
     """Strip the common token prefix and suffix of two texts; what is left in each is the changed span.
 
-    >>> d = diff_tokens("It took over 30 days.", "It took less than 10 days.")
-    >>> [t.text for t in d.old_tokens], [t.text for t in d.new_tokens]
-    (['over', '30'], ['less', 'than', '10'])
+    Examples:
+        >>> d = diff_tokens("It took over 30 days.", "It took less than 10 days.")
+        >>> [t.text for t in d.old_tokens], [t.text for t in d.new_tokens]
+        (['over', '30'], ['less', 'than', '10'])
     """
     a, b = tokenize(old), tokenize(new)
     ka, kb = [t.key for t in a], [t.key for t in b]
@@ -182,7 +184,7 @@ def find_span(pieces: Sequence[str], span: Sequence[str]) -> list[tuple[int, int
 
 @dataclass(frozen=True)
 class Substitution:
-    """The outcome of :func:`substitute_span`: new pieces, or ``None`` with the reason nothing was replaced."""
+    """The outcome of `substitute_span`: new pieces, or ``None`` with the reason nothing was replaced."""
 
     pieces: list[str] | None
     reason: str
@@ -231,11 +233,11 @@ def substitute_span(pieces: Sequence[str], diff: SpanDiff, old_text: str, new_te
 
     Args:
         pieces: the evidence, as one or more strings.
-        diff: :func:`diff_tokens` of the original claim (``old_text``) and its rewrite (``new_text``).
+        diff: `diff_tokens` of the original claim (``old_text``) and its rewrite (``new_text``).
         max_span_tokens, min_span_tokens: both changed spans must have a word count in this range
             (CrossAug's threshold tau is 3; punctuation tokens are not counted).
 
-    Returns a :class:`Substitution` whose ``reason`` is ``substituted``, ``identical``, ``insertion``, ``deletion``,
+    Returns a `Substitution` whose ``reason`` is ``substituted``, ``identical``, ``insertion``, ``deletion``,
     ``span_too_long``, ``span_not_found`` or ``span_not_unique``.
     """
     kind = diff.kind
@@ -279,7 +281,7 @@ _SUFFIXES = ("ically", "ational", "ations", "ation", "ities", "ity", "ness", "in
 
 
 def _stem(word: str) -> str:
-    """A crude suffix stripper: the fallback when no lemmatiser is installed (see :func:`set_lemmatizer`)."""
+    """A crude suffix stripper: the fallback when no lemmatiser is installed (see `set_lemmatizer`)."""
     w = word
     changed = True
     while changed and len(w) > 4:
@@ -314,10 +316,12 @@ def set_synonym_test(are_synonyms: Callable[[str, str], bool] | None) -> None:
     """Also treat two words as the same meaning when ``are_synonyms(a, b)`` (lower-cased words) is true.
 
     No thesaurus ships with the library (WordNet cannot be installed offline), so synonyms ("began" -> "started")
-    are not recognised by default. With NLTK's WordNet, for example::
+    are not recognised by default. With NLTK's WordNet, for example:
 
-        from nltk.corpus import wordnet as wn
-        set_synonym_test(lambda a, b: bool(set(wn.synsets(a)) & set(wn.synsets(b))))
+    ```python
+    from nltk.corpus import wordnet as wn
+    set_synonym_test(lambda a, b: bool(set(wn.synsets(a)) & set(wn.synsets(b))))
+    ```
     """
     global _SYNONYMS
     _SYNONYMS = are_synonyms
@@ -358,12 +362,13 @@ def same_meaning(old: Sequence[str], new: Sequence[str]) -> bool:
 
     Words are compared case-insensitively. Numbers and negations always count as a change of meaning.
 
-    >>> same_meaning(["listings"], ["lists"]), same_meaning(["historic"], ["historical"])
-    (True, True)
-    >>> same_meaning(["United", "Kingdom"], ["UK"]), same_meaning(["was"], ["is"]), same_meaning(["an"], ["a"])
-    (True, True, True)
-    >>> same_meaning(["believed"], ["belived"]), same_meaning(["larger"], ["smaller"]), same_meaning(["1990"], ["1991"])
-    (True, False, False)
+    Examples:
+        >>> same_meaning(["listings"], ["lists"]), same_meaning(["historic"], ["historical"])
+        (True, True)
+        >>> same_meaning(["United", "Kingdom"], ["UK"]), same_meaning(["was"], ["is"]), same_meaning(["an"], ["a"])
+        (True, True, True)
+        >>> same_meaning(["believed"], ["belived"]), same_meaning(["larger"], ["smaller"]), same_meaning(["1990"], ["1991"])
+        (True, False, False)
     """
     a = [w.casefold() for w in old if any(ch.isalnum() for ch in w)]
     b = [w.casefold() for w in new if any(ch.isalnum() for ch in w)]
@@ -399,13 +404,14 @@ class ClaimEdit:
 
     ``kind`` is ``identical`` (at most punctuation or case changed), ``deletion`` (words only removed, anywhere,
     any number), ``insertion`` (words only added), ``same_meaning`` (every change keeps the meaning: see
-    :func:`same_meaning`, or changes that do once some words are taken as deleted) or ``change``.
+    `same_meaning`, or changes that do once some words are taken as deleted) or ``change``.
     ``flips_negation`` says a negation word was added or removed.
 
-    >>> classify_edit("Acme Ltd. was founded in 1990 in Paris.", "Acme Ltd was founded in Paris").kind
-    'deletion'
-    >>> classify_edit("He was born in 1990.", "He was not born in 1990.").flips_negation
-    True
+    Examples:
+        >>> classify_edit("Acme Ltd. was founded in 1990 in Paris.", "Acme Ltd was founded in Paris").kind
+        'deletion'
+        >>> classify_edit("He was born in 1990.", "He was not born in 1990.").flips_negation
+        True
     """
 
     kind: str

@@ -3,11 +3,12 @@
 Every module logs to a child of the ``cfaug_hf`` logger. By default it shows warnings; ``CFAUG_VERBOSITY``
 (``debug``, ``info``, ``warning``, ``error``) sets the level at import, and these helpers change it later:
 
->>> import cfaug_hf
->>> cfaug_hf.set_verbosity_info()
->>> cfaug_hf.get_verbosity() == logging.INFO
-True
->>> cfaug_hf.set_verbosity_warning()
+Examples:
+    >>> import cfaug_hf
+    >>> cfaug_hf.set_verbosity_info()
+    >>> cfaug_hf.get_verbosity() == logging.INFO
+    True
+    >>> cfaug_hf.set_verbosity_warning()
 """
 
 from __future__ import annotations

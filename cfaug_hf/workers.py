@@ -104,7 +104,7 @@ def _exit_with_parent() -> None:
             util.Finalize(None, end_orphaned_siblings, exitpriority=100)
 
 
-#: While set (inside :meth:`Augmenter.augment`), every process forked from this one watches for its parent's death:
+#: While set (inside `Augmenter.augment`), every process forked from this one watches for its parent's death:
 #: that covers the ``multiprocess`` Manager server that ``datasets`` forks beside its workers, which never runs our
 #: code. Outside ``augment()`` forks are left alone (a daemon that double-forks must outlive its parent).
 _WATCH_FORKS = False

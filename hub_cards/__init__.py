@@ -1,8 +1,9 @@
 """Model and dataset cards for cfaug-hf, and helpers to push and pull components, augmenters and datasets.
 
->>> from hub_cards import push_augmented, component_card, dataset_card
+Examples:
+    >>> from hub_cards import push_augmented, component_card, dataset_card
 
-The code lives in :mod:`cfaug_hf.sharing` (the core's ``push_to_hub`` methods need it, and the core never imports
+The code lives in `cfaug_hf.sharing` (the core's ``push_to_hub`` methods need it, and the core never imports
 upward); this package is where users find it.
 """
 

@@ -55,7 +55,55 @@ def test_docs_build_without_warnings(tmp_path):
                           capture_output=True, text=True, env={**__import__("os").environ,
                                                                "NO_MKDOCS_2_WARNING": "1"})
     assert done.returncode == 0, done.stderr[-3000:]
-    assert (tmp_path / "site" / "api" / "index.html").read_text().count("augment") > 10
+    api = (tmp_path / "site" / "api" / "index.html").read_text()
+    assert api.count("augment") > 10
+    # What a reader would see if a docstring were not in the configured (Google, Markdown) style: reST roles,
+    # simple tables drawn as rows of "=", doctests outside an Examples section (Markdown quotes ">>>").
+    for page in (tmp_path / "site").rglob("*.html"):
+        html = page.read_text()
+        where = page.relative_to(tmp_path / "site")
+        assert not re.findall(r":(?:class|meth|func|attr|mod|data|exc|obj):", html), where
+        assert not re.findall(r"(?m)^\s*={4,}(?:\s+={4,})+\s*$|<p>={4,}", html), where
+        assert not re.findall(r"<blockquote>\s*(?:<p>)?&gt;&gt;&gt;", html), where
+    # The API reference has what the quick starts import and what a user catches, and config fields carry their help.
+    for name in ("cfaug_hf.models.MINILM", "cfaug_hf.models.load_model", "cfaug_hf.augmenter.Counterfactual",
+                 "cfaug_hf.augmenter.RowResult", "cfaug_hf.methods.crossaug.CrossAugConfig",
+                 "cfaug_hf.schema.SchemaError", "cfaug_hf.hub.HubError", "cfaug_hf.configs.ConfigError"):
+        assert f'id="{name}"' in api, name
+    from cfaug_hf import CrossAugConfig
+
+    assert CrossAugConfig.help()["max_span_tokens"] in api.replace("&quot;", '"')
+
+
+def test_library_docstrings_use_one_style():
+    """Google-style sections with Markdown inside: no reST roles, literal blocks (``::``) or simple tables, and every
+    doctest inside an ``Examples:`` section (the mkdocstrings handler is configured for exactly this)."""
+    import ast
+
+    bad = []
+    for path in sorted(p for d in ("cfaug_hf", "trainer_callbacks", "hub_cards") for p in (ROOT / d).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            doc = ast.get_docstring(node, clean=True)
+            if not doc:
+                continue
+            where = f"{path.relative_to(ROOT)}:{getattr(node, 'name', '<module>')}"
+            if re.search(r":(?:class|meth|func|attr|mod|data|exc|obj):`", doc):
+                bad.append(f"{where}: reST role")
+            if re.search(r"(?m)::$", doc):
+                bad.append(f"{where}: reST literal block")
+            if re.search(r"(?m)^\s*={3,}\s+={3,}", doc):
+                bad.append(f"{where}: reST table")
+            section = None
+            for line in doc.splitlines():
+                indent = len(line) - len(line.lstrip())
+                if line.strip() and indent == 0:
+                    section = line.strip() if line.strip() in ("Examples:", "Example:") else None
+                if line.lstrip().startswith(">>>") and (section is None or indent == 0):
+                    bad.append(f"{where}: doctest outside an Examples section")
+                    break
+    assert not bad, "\n".join(bad)
 
 
 @pytest.fixture

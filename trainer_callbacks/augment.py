@@ -1,7 +1,7 @@
 """Any registered augmenter inside an unchanged ``transformers.Trainer``: fresh counterfactuals every epoch.
 
-:class:`AugmentedEpochDataset` holds a ``datasets.Dataset``'s rows plus a fixed number of counterfactual slots (so
-the Trainer's sampler never sees the length change); :class:`AugmentationCallback` refills the slots at each
+`AugmentedEpochDataset` holds a ``datasets.Dataset``'s rows plus a fixed number of counterfactual slots (so
+the Trainer's sampler never sees the length change); `AugmentationCallback` refills the slots at each
 ``on_epoch_begin`` by running the augmenter over the originals, in one of two modes:
 
 * ``"sampling"``: a fresh seed each epoch (sampling generators, donor redraws), so every epoch sees new
@@ -38,7 +38,7 @@ __all__ = ["AugmentedEpochDataset", "SchemaCollator", "AugmentationCallback"]
 class AugmentedEpochDataset(SlotDataset):
     """The rows of ``dataset`` followed by ``size`` counterfactual slots; ``len`` never changes.
 
-    Items are ``{<text columns>, "labels": class id, "is_counterfactual"}``; use :class:`SchemaCollator` and
+    Items are ``{<text columns>, "labels": class id, "is_counterfactual"}``; use `SchemaCollator` and
     ``remove_unused_columns=False``. An empty slot repeats an original, so every epoch has the same steps.
 
     Examples:
@@ -114,8 +114,8 @@ class AugmentationCallback(RegenerationCallback):
     """Regenerates any augmenter's counterfactuals every epoch inside a plain Trainer.
 
     Args:
-        augmenter: any :class:`~cfaug_hf.Augmenter` (CrossAug, ICDA's ``RationaleSwapAugmenter``, your own).
-        dataset: the :class:`AugmentedEpochDataset` given to the Trainer as ``train_dataset``.
+        augmenter: any `Augmenter` (CrossAug, ICDA's ``RationaleSwapAugmenter``, your own).
+        dataset: the `AugmentedEpochDataset` given to the Trainer as ``train_dataset``.
         mode: ``"sampling"`` (a fresh augmenter seed each epoch) or ``"hard"`` (keep what the model gets wrong).
         tokenizer: for ``"hard"`` mode (default: the Trainer's ``processing_class``).
         start_epoch: the first epoch that trains on counterfactuals (0: from the start).

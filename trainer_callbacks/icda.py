@@ -2,8 +2,8 @@
 callback that regenerates them from the model being trained.
 
 The Trainer builds its train dataloader once, so swapping ``trainer.train_dataset`` from a callback does nothing.
-What works is one dataset object of constant length whose rows are redrawn in place: :class:`CounterfactualEpochDataset`
-holds the originals plus a fixed number of counterfactual slots, and :class:`ICDACallback` refills the slots at
+What works is one dataset object of constant length whose rows are redrawn in place: `CounterfactualEpochDataset`
+holds the originals plus a fixed number of counterfactual slots, and `ICDACallback` refills the slots at
 ``on_epoch_begin``, before the epoch's dataloader iterator (and any worker process) is created.
 """
 
@@ -36,14 +36,14 @@ class ICDACallback(RegenerationCallback):
     At each ``on_epoch_begin`` from ``start_epoch`` on: the current model selects a rationale sentence for every
     original training document; ΔA = |A_k − A_{k−1}| / |A_k| is logged; the rationale pools are rebuilt (correctly
     classified documents at or below the ``pool_quantile`` error quantile, per class); and fresh counterfactuals
-    fill the dataset's slots. With a :class:`~cfaug_hf.components.SentenceRationaleModel` the rationales are the
+    fill the dataset's slots. With a `SentenceRationaleModel` the rationales are the
     model's own selector; with any other sequence classifier they come from occlusion (the sentence whose removal
     lowers the predicted label's probability most), which is not in the paper.
 
     This is an online variant of ICDA, not the paper's loop: the paper trains a selector to convergence on each
     augmented set, keeps the best of three seeds and a warm start, uses the lowest-error originals with an equal
     number of counterfactuals, and stops when the warm start no longer improves
-    (:func:`~cfaug_hf.methods.icda.run_icda` with :func:`~cfaug_hf.methods.icda.paper_loop` does that). Here the
+    (`run_icda` with `paper_loop` does that). Here the
     counterfactuals are redrawn each epoch of one training run, every original is kept (2N rows), and ΔA and
     degeneracy are logged, not acted on.
 

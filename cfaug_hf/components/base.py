@@ -23,7 +23,7 @@ __all__ = ["Component", "PretrainedComponent", "ComponentLoadError", "atomic_dir
 logger = logging.getLogger(__name__)
 
 def atomic_directory(target: str | os.PathLike, kind: str = "folder") -> Any:
-    """Deprecated alias of :func:`cfaug_hf.hub.write_folder` (``overwrite=True``), kept for earlier code; it no
+    """Deprecated alias of `cfaug_hf.hub.write_folder` (``overwrite=True``), kept for earlier code; it no
     longer deletes files the library did not write."""
     import warnings
 
@@ -37,7 +37,7 @@ def load_weights(model_class: Any, folder: Path, what: str, **kwargs: Any) -> An
 
     transformers fills any parameter it cannot find with random values and only logs it; a component that loads
     with random weights would generate garbage without a word, so a missing, unexpected or mismatched key is a
-    :class:`ComponentLoadError` naming the weights file.
+    `ComponentLoadError` naming the weights file.
     """
     model, info = model_class.from_pretrained(folder, use_safetensors=True, output_loading_info=True, **kwargs)
     bad = {kind: sorted(info.get(kind) or ()) for kind in ("missing_keys", "unexpected_keys", "mismatched_keys")}
@@ -67,7 +67,7 @@ class Component(abc.ABC):
     Subclasses define ``config_name`` (the JSON file that marks a saved folder), ``component_type`` and implement
     ``get_config_dict``, ``_save(folder)`` (any files) and ``_load(folder, config, **kwargs)``; this class handles
     versions, manifests, atomic writes, Hub loading and fingerprints, and registers the class by its
-    ``component_type``. Parts built on a transformers model subclass :class:`PretrainedComponent`.
+    ``component_type``. Parts built on a transformers model subclass `PretrainedComponent`.
     """
 
     config_name: ClassVar[str] = ""
@@ -102,7 +102,7 @@ class Component(abc.ABC):
     @classmethod
     @abc.abstractmethod
     def _load(cls, folder: Path, config: dict[str, Any], **kwargs: Any) -> Component:
-        """Build the component from a folder written by :meth:`_save` and its config."""
+        """Build the component from a folder written by `_save` and its config."""
 
     # --- cards (subclasses may refine)
     def card_tags(self) -> list[str]:
@@ -139,7 +139,7 @@ class Component(abc.ABC):
         Hashing the weights reads every byte once (about 0.3 s for a 135M-parameter model); ``datasets`` asks for
         the fingerprint at every ``map``, so the answer is kept and reused while the config and the weights' version
         counters are unchanged (torch bumps them on every in-place write, e.g. an optimiser step; writes through
-        ``tensor.data`` bypass them, so call :meth:`forget_fingerprint` after such surgery).
+        ``tensor.data`` bypass them, so call `forget_fingerprint` after such surgery).
         """
         return digest_json({"type": type(self).__qualname__, "config": digest_json(self.get_config_dict()),
                             "weights": self._weights_digests()})
@@ -165,7 +165,7 @@ class Component(abc.ABC):
         return tuple(weights_state(m) for m in self._modules())
 
     def _keep_fingerprint(self, digests: list[str]) -> None:
-        """Keep the weights' ``digests`` (from :meth:`_weights_digests`) for the current weights: for changes of
+        """Keep the weights' ``digests`` (from `_weights_digests`) for the current weights: for changes of
         representation that keep the function (merging a LoRA adapter into its base), so caches keyed on the
         fingerprint stay valid."""
         self._memo_box()["memo"] = (self._weights_key(), digests)
@@ -179,7 +179,7 @@ class Component(abc.ABC):
 
         The folder may be new, empty, or a saved component of the same type (replaced; files you added are kept). A
         non-empty folder holding anything else is refused unless ``overwrite=True``, and even then no file of yours
-        is deleted (see :func:`cfaug_hf.hub.write_folder`).
+        is deleted (see `cfaug_hf.hub.write_folder`).
         """
         from .._version import __version__
 
@@ -254,7 +254,7 @@ class PretrainedComponent(Component):
     """A component around a transformers model and its tokenizer: device placement, the base model's name, what it
     was trained on, counters, weights in safetensors and the tokenizer beside them.
 
-    Subclasses call :meth:`_setup` from ``__init__`` and load with :func:`load_weights` in ``_load``.
+    Subclasses call `_setup` from ``__init__`` and load with `load_weights` in ``_load``.
     """
 
     required_files = ("tokenizer_config.json",)
@@ -365,7 +365,7 @@ class PretrainedComponent(Component):
         self.forget_fingerprint()
 
     def _saves_adapter(self) -> bool:
-        """Whether :meth:`save_pretrained` writes only a LoRA adapter: it has one and its base has a name to be
+        """Whether `save_pretrained` writes only a LoRA adapter: it has one and its base has a name to be
         loaded from again (an in-memory base is saved whole, adapter merged in)."""
         return self._is_peft() and bool(self.base_model)
 

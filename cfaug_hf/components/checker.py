@@ -23,7 +23,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class LabelCheckerConfig:
-    """How a :class:`LabelChecker` reads its inputs."""
+    """How a `LabelChecker` reads its inputs."""
 
     max_length: int = field(default=128, metadata={
         "help": "Tokens per (first, second) pair; longer pairs are cut (longest text first) and counted."})
@@ -123,7 +123,7 @@ class LabelChecker(PretrainedComponent):
         return rows
 
     def predict_proba(self, first: Sequence[str], second: Sequence[str | Sequence[str]] | None = None) -> Any:
-        """Class probabilities, shape ``(n, num_labels)``, in the order of :attr:`label_names`."""
+        """Class probabilities, shape ``(n, num_labels)``, in the order of `label_names`."""
         import numpy as np
         import torch
 
@@ -187,15 +187,16 @@ def _shipped_checker(folder: str) -> LabelChecker:
 
 
 def default_checker(task: str) -> LabelChecker | None:
-    """The flip checker shipped for ``task`` (a :class:`LabelChecker`), or None when no checker ships for it.
+    """The flip checker shipped for ``task`` (a `LabelChecker`), or None when no checker ships for it.
     Loaded once per process (about a second from the installed MiniLM) and shared.
 
     Shipped: ``fact-verification`` (SUPPORTS / REFUTES; VitaminC and FEVER claims), ``natural-language-inference``
     (CAD-SNLI) and ``sentiment-analysis`` (CAD IMDb); each is all-MiniLM-L6-v2 with a 1.6 MB LoRA adapter, built by
     ``scripts/build_checkers.py`` and measured by ``benchmarks/flip_checker.py`` (see each folder's README.md).
 
-    >>> default_checker("token-classification") is None
-    True
+    Examples:
+        >>> default_checker("token-classification") is None
+        True
     """
     from ..embedded import CHECKER_DIR, CHECKER_TASKS
 
@@ -214,9 +215,10 @@ def resolve_checker(checker: Any, schema: Any, labels: Sequence[str], what: str)
     schema's task, or None where none ships), a folder or Hub id (loaded), or a checker object. The checker must
     know every name in ``labels`` (the labels the augmenter writes).
 
-    >>> from cfaug_hf import TaskSchema
-    >>> resolve_checker(None, TaskSchema.sentiment(), ["positive"], "CORE") is None
-    True
+    Examples:
+        >>> from cfaug_hf import TaskSchema
+        >>> resolve_checker(None, TaskSchema.sentiment(), ["positive"], "CORE") is None
+        True
     """
     if checker is None:
         return None

@@ -27,11 +27,12 @@ EDITOR_DIR = Path(__file__).resolve().parents[1] / "data" / "editors"
 def edit_input(text: str, target: str, *, context: str | None = None, keywords: Sequence[str] | None = None) -> str:
     """The editor's input for one edit; training and generation both build it here, so they always agree.
 
-    >>> print(edit_input("A dull film.", "positive", context="I saw it twice."))
-    Target: positive
-    Context: I saw it twice.
-    Text: A dull film.
-    Rewrite:
+    Examples:
+        >>> print(edit_input("A dull film.", "positive", context="I saw it twice."))
+        Target: positive
+        Context: I saw it twice.
+        Text: A dull film.
+        Rewrite:
     """
     lines = [f"Target: {_one_line(target)}"]
     if context:
@@ -49,7 +50,7 @@ def _one_line(text: str) -> str:
 
 @dataclass
 class EditorConfig(GeneratorConfig):
-    """A :class:`GeneratorConfig` with an editor's defaults: sampled candidates, one of which a checker picks."""
+    """A `GeneratorConfig` with an editor's defaults: sampled candidates, one of which a checker picks."""
 
     task: str = field(default="text", metadata={
         "help": "What the editor was trained to edit (sentiment, nli, claims, text): recorded for cards and checks."})
@@ -70,9 +71,9 @@ class Editor(Generator):
     """A counterfactual editor: rewrites a text so that its label becomes ``target``, writing
     ``num_return_sequences`` candidates per edit (seeded per row).
 
-    Train one on human pairs with :func:`~cfaug_hf.training.train_editor`; the package ships editors trained on CAD
-    (``Editor.default("sentiment")``, ``"nli"``). :class:`~cfaug_hf.COREAugmenter` and
-    :class:`~cfaug_hf.LLMCounterfactualAugmenter` accept one as their editor.
+    Train one on human pairs with `train_editor`; the package ships editors trained on CAD
+    (``Editor.default("sentiment")``, ``"nli"``). `COREAugmenter` and
+    `LLMCounterfactualAugmenter` accept one as their editor.
 
     Examples:
         >>> from cfaug_hf.testing import tiny_causal_lm
@@ -107,7 +108,7 @@ class Editor(Generator):
 
     @classmethod
     def default(cls, task: str) -> Editor:
-        """The editor shipped for ``task`` (one of :data:`EDITOR_TASKS`): weights loaded once per process, settings
+        """The editor shipped for ``task`` (one of `EDITOR_TASKS`): weights loaded once per process, settings
         (``config``) its own on each call."""
         if task not in EDITOR_TASKS:
             raise ValueError(f"No editor ships for task {task!r}; shipped: {list(EDITOR_TASKS)}. Train one with "
@@ -118,7 +119,7 @@ class Editor(Generator):
                        contexts: Sequence[str | None] | None = None,
                        keywords: Sequence[Sequence[str] | None] | None = None,
                        seeds: Sequence[int] | None = None) -> Any:
-        """Like :meth:`edit`, with the :class:`~cfaug_hf.generation.GenerationResult` (truncation, raw outputs)."""
+        """Like `edit`, with the `GenerationResult` (truncation, raw outputs)."""
         n = len(texts)
         for name, values in (("targets", targets), ("contexts", contexts), ("keywords", keywords),
                              ("seeds", seeds)):
@@ -185,7 +186,7 @@ def _load_default(task: str) -> Editor:
 
 def resolve_editor(editor: Any, task: str, what: str) -> Any:
     """An augmenter's ``editor=`` argument as an object: ``"default"`` is the editor shipped for ``task``; a string
-    other than that is a folder or Hub id of a saved :class:`Editor`; anything else is returned as given."""
+    other than that is a folder or Hub id of a saved `Editor`; anything else is returned as given."""
     if isinstance(editor, str):
         if editor == DEFAULT_EDITOR:
             if task not in EDITOR_TASKS:

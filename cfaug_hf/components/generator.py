@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class GeneratorConfig:
-    """How a :class:`Generator` turns input texts into prompts and decodes outputs."""
+    """How a `Generator` turns input texts into prompts and decodes outputs."""
 
     input_template: str = field(default="{text}", metadata={
         "help": "Prompt built from each input; must contain '{text}'. For causal LMs it is followed by the output."})
@@ -183,8 +183,8 @@ class Generator(PretrainedComponent):
 
     def generate_with_info(self, texts: list[str], *, seeds: list[int] | None = None,
                            constraints: Sequence[Constraint | None] | None = None) -> GenerationResult:
-        """Like :meth:`generate`, plus which inputs and outputs were truncated. ``seeds`` matter only for sampling;
-        candidates that break their row's ``constraints`` are dropped and counted (see :mod:`cfaug_hf.generation`).
+        """Like `generate`, plus which inputs and outputs were truncated. ``seeds`` matter only for sampling;
+        candidates that break their row's ``constraints`` are dropped and counted (see `cfaug_hf.generation`).
         """
         if seeds is not None and len(seeds) != len(texts):
             raise ValueError(f"Got {len(seeds)} seeds for {len(texts)} texts.")
@@ -236,23 +236,24 @@ class Generator(PretrainedComponent):
         return memo[1]
 
     def configure(self, **changes: Any) -> Generator:
-        """Change decoding settings (fields of :class:`GeneratorConfig`), checked together as a new config is:
+        """Change decoding settings (fields of `GeneratorConfig`), checked together as a new config is:
         setting fields one by one could leave a combination the config refuses (beam search with sampling).
 
-        >>> from cfaug_hf.testing import tiny_seq2seq
-        >>> gen = Generator(*tiny_seq2seq(), num_beams=2, max_new_tokens=5)
-        >>> gen.configure(num_beams=4, num_return_sequences=3).config.num_return_sequences
-        3
-        >>> Generator(*tiny_seq2seq(), do_sample=True, num_beams=1).configure(num_beams=3)
-        Traceback (most recent call last):
-        ...
-        ValueError: do_sample=True needs num_beams=1: beam sampling is not reproducible per row.
+        Examples:
+            >>> from cfaug_hf.testing import tiny_seq2seq
+            >>> gen = Generator(*tiny_seq2seq(), num_beams=2, max_new_tokens=5)
+            >>> gen.configure(num_beams=4, num_return_sequences=3).config.num_return_sequences
+            3
+            >>> Generator(*tiny_seq2seq(), do_sample=True, num_beams=1).configure(num_beams=3)
+            Traceback (most recent call last):
+            ...
+            ValueError: do_sample=True needs num_beams=1: beam sampling is not reproducible per row.
         """
         self.config = dataclasses.replace(self.config, **changes)
         return self
 
     def use_backend(self, backend: str = AUTO, *, compute_type: str | None = None, threads: int = 0) -> Generator:
-        """Decode on ``backend``, a name in the engine table (:mod:`cfaug_hf.engines`): ``"auto"`` (the default)
+        """Decode on ``backend``, a name in the engine table (`cfaug_hf.engines`): ``"auto"`` (the default)
         uses, for each call, the best installed engine that supports the settings and gives the transformers
         outputs (CTranslate2 in float32 for beam search and greedy decoding of a causal LM, when the ``fast`` extra
         is installed; transformers otherwise); ``"transformers"``; ``"ctranslate2"`` (causal LMs, converted once
@@ -261,10 +262,11 @@ class Generator(PretrainedComponent):
         loaded now, so a conversion happens here rather than in the first batch. Returns the generator; its
         fingerprint records the engine when its outputs may differ from transformers'.
 
-        >>> from cfaug_hf.testing import tiny_causal_lm
-        >>> gen = Generator(*tiny_causal_lm(), max_new_tokens=4)
-        >>> gen.use_backend("transformers").backend is None
-        True
+        Examples:
+            >>> from cfaug_hf.testing import tiny_causal_lm
+            >>> gen = Generator(*tiny_causal_lm(), max_new_tokens=4)
+            >>> gen.use_backend("transformers").backend is None
+            True
         """
         if backend != AUTO:
             engine_class(backend)  # an unknown name fails here, naming the table
@@ -377,8 +379,8 @@ class Generator(PretrainedComponent):
 
     def merge_adapter(self) -> None:
         """Fold a LoRA adapter into the base weights for generation (1.1-1.2x faster, same outputs); a no-op
-        without an adapter or when already merged. :meth:`generate` calls it; the adapter-only save and the
-        fingerprint are unchanged. Call :meth:`unmerge_adapter` before training ``generator.model`` yourself
+        without an adapter or when already merged. `generate` calls it; the adapter-only save and the
+        fingerprint are unchanged. Call `unmerge_adapter` before training ``generator.model`` yourself
         (``train_generator`` does)."""
         layers = self._lora_layers()
         if not layers or all(m.merged for m in layers):
@@ -391,7 +393,7 @@ class Generator(PretrainedComponent):
         self._keep_fingerprint(digests)
 
     def unmerge_adapter(self) -> None:
-        """Undo :meth:`merge_adapter`, so the adapter's own weights take gradients again."""
+        """Undo `merge_adapter`, so the adapter's own weights take gradients again."""
         layers = self._lora_layers()
         if not any(m.merged for m in layers):
             return

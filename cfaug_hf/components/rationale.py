@@ -4,7 +4,7 @@ A token encoder embeds each sentence (mean-pooled, ``max_sentence_tokens`` word 
 first and last halves); a sentence-level transformer runs over the sentence vectors; a selector scores sentences and
 makes a hard choice of ``k`` of them with a straight-through gradient; the token-level vectors of the other sentences
 are masked, the rest max-pooled and classified. With ``freeze_encoder=True`` the token encoder is not trained and
-sentence vectors can be precomputed once (:meth:`SentenceTable.embed`), so a counterfactual that swaps a sentence
+sentence vectors can be precomputed once (`SentenceTable.embed`), so a counterfactual that swaps a sentence
 only swaps a vector.
 """
 
@@ -29,7 +29,7 @@ __all__ = ["SentenceRationaleConfig", "SentenceRationaleModel", "RationaleOutput
 
 
 class SentenceRationaleConfig(PretrainedConfig):
-    """Configuration of :class:`SentenceRationaleModel`.
+    """Configuration of `SentenceRationaleModel`.
 
     Args:
         encoder: the token encoder's own config as a dict (so the model is rebuilt without downloading anything).
@@ -106,14 +106,15 @@ class SentenceRationaleModel(PreTrainedModel):
     Inputs are either ``input_ids``/``attention_mask`` of shape ``(batch, sentences, tokens)`` or precomputed
     ``sentence_embeddings`` ``(batch, sentences, hidden)``, plus ``sentence_mask`` ``(batch, sentences)``.
 
-    >>> from cfaug_hf.testing import tiny_encoder
-    >>> encoder, tok = tiny_encoder()
-    >>> model = SentenceRationaleModel.from_encoder(encoder, sentence_layers=1, sentence_heads=2)
-    >>> collate = SentenceBatchCollator(tok, max_sentence_tokens=8)
-    >>> batch = collate([{"sentences": ["the room was clean .", "the food was bad ."], "labels": 0}])
-    >>> out = model(**batch)
-    >>> tuple(out.logits.shape), tuple(out.selected.shape)
-    ((1, 2), (1, 1))
+    Examples:
+        >>> from cfaug_hf.testing import tiny_encoder
+        >>> encoder, tok = tiny_encoder()
+        >>> model = SentenceRationaleModel.from_encoder(encoder, sentence_layers=1, sentence_heads=2)
+        >>> collate = SentenceBatchCollator(tok, max_sentence_tokens=8)
+        >>> batch = collate([{"sentences": ["the room was clean .", "the food was bad ."], "labels": 0}])
+        >>> out = model(**batch)
+        >>> tuple(out.logits.shape), tuple(out.selected.shape)
+        ((1, 2), (1, 1))
     """
 
     config_class = SentenceRationaleConfig
@@ -258,7 +259,7 @@ def encode_sentences(tokenizer: Any, sentences: Sequence[str], max_tokens: int) 
 
 
 class SentenceBatchCollator:
-    """Turns ``{"sentences": [...], "labels": y}`` items (or ``"sentence_ids"`` into a :class:`SentenceTable`) into
+    """Turns ``{"sentences": [...], "labels": y}`` items (or ``"sentence_ids"`` into a `SentenceTable`) into
     ``input_ids``/``attention_mask``/``sentence_mask``, or into ``sentence_embeddings`` when the table is embedded.
 
     Documents longer than ``max_sentences`` keep their first ``max_sentences`` sentences.
@@ -320,15 +321,16 @@ class SentenceBatchCollator:
 
 
 class RationaleSelector(PretrainedComponent):
-    """A :class:`SentenceRationaleModel` with its tokenizer: selects rationale sentences, saves and shares.
+    """A `SentenceRationaleModel` with its tokenizer: selects rationale sentences, saves and shares.
 
-    >>> from cfaug_hf.testing import tiny_encoder
-    >>> encoder, tok = tiny_encoder()
-    >>> selector = RationaleSelector.from_encoder((encoder, tok), label_names=["negative", "positive"],
-    ...                                           sentence_layers=1, sentence_heads=2)
-    >>> result = selector.select([["the room was clean .", "the food was bad ."]], labels=[1])
-    >>> len(result.selected[0]), result.predicted[0] in (0, 1)
-    (1, True)
+    Examples:
+        >>> from cfaug_hf.testing import tiny_encoder
+        >>> encoder, tok = tiny_encoder()
+        >>> selector = RationaleSelector.from_encoder((encoder, tok), label_names=["negative", "positive"],
+        ...                                           sentence_layers=1, sentence_heads=2)
+        >>> result = selector.select([["the room was clean .", "the food was bad ."]], labels=[1])
+        >>> len(result.selected[0]), result.predicted[0] in (0, 1)
+        (1, True)
     """
 
     config_name = "cfaug_rationale.json"

@@ -1,8 +1,8 @@
 """Counterfactual dense retrieval (CORE's CF-DPR): a query/document bi-encoder and a FAISS index over a corpus.
 
-:class:`BiEncoder` holds two transformers encoders (query and document, DPR-style) that map texts to vectors whose
+`BiEncoder` holds two transformers encoders (query and document, DPR-style) that map texts to vectors whose
 inner product is high when the document is a counterfactual of the query; ``training.train_cf_dpr`` trains it.
-:class:`CorpusIndex` encodes an unlabeled corpus with the document encoder into a FAISS index (exact flat search
+`CorpusIndex` encodes an unlabeled corpus with the document encoder into a FAISS index (exact flat search
 for small corpora, IVF-Flat on inner product above that), remembers which encoder built it, and refuses to be
 searched with another.
 """
@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class BiEncoderConfig:
-    """How a :class:`BiEncoder` reads texts and pools them into vectors."""
+    """How a `BiEncoder` reads texts and pools them into vectors."""
 
     max_query_length: int = field(default=96, metadata={
         "help": "Tokens kept per query (CORE: 96 for sentiment, 32 for NLI)."})
@@ -66,7 +66,7 @@ class BiEncoder(Component):
     Args:
         query_model, document_model: ``AutoModel`` encoders (the same architecture; the same tokenizer).
         tokenizer: their tokenizer.
-        config: a :class:`BiEncoderConfig`; keyword arguments override its fields.
+        config: a `BiEncoderConfig`; keyword arguments override its fields.
 
     Examples:
         >>> from cfaug_hf.testing import tiny_encoder
@@ -192,7 +192,7 @@ class EncoderMismatchError(ValueError):
 
 @dataclass
 class IndexConfig:
-    """How a :class:`CorpusIndex` is built and searched."""
+    """How a `CorpusIndex` is built and searched."""
 
     index_type: str = field(default="auto", metadata={
         "help": "'flat' (exact inner-product search), 'ivf' (IVF-Flat on inner product) or 'auto' (IVF when the "
@@ -216,7 +216,7 @@ class IndexConfig:
 class CorpusIndex(Component):
     """An unlabeled corpus, its document vectors in a FAISS index, and the fingerprint of the encoder that built it.
 
-    The corpus is a :class:`datasets.Dataset` with a ``text`` column, encoded with ``Dataset.map(batched=True)``
+    The corpus is a `datasets.Dataset` with a ``text`` column, encoded with ``Dataset.map(batched=True)``
     (a large corpus streams through Arrow files instead of memory) and saved as Parquet beside the FAISS index.
     FAISS is used directly rather than through ``Dataset.add_faiss_index``: the IVF index needs its own training
     sample and ``nprobe``, and the index must be saved together with the fingerprint of the encoder that built it.

@@ -1,8 +1,8 @@
-"""Generation engines: what decodes a :class:`~cfaug_hf.Generator`'s prompts, chosen per call from a table.
+"""Generation engines: what decodes a `Generator`'s prompts, chosen per call from a table.
 
 Everything around decoding stays the generator's (prompt template, truncation, stop strings, per-row seeds,
 constraints checked on the outputs, stats), so an augmenter never knows which engine ran. An engine is one module in
-this package that defines an :class:`Engine` subclass and registers it with :func:`register_engine`; the table,
+this package that defines an `Engine` subclass and registers it with `register_engine`; the table,
 ``use_backend(name)`` and the command line's ``--backend`` choices read it, so adding an engine is adding one file.
 
 ``"auto"`` (the default) picks, for each call, the highest-ranked installed engine that supports the generator and
@@ -10,9 +10,10 @@ its decoding settings and reproduces the transformers outputs: CTranslate2 in fl
 decoding of causal LMs, transformers for everything else (sampling stays on transformers, where each row's
 candidates depend on its own seed only).
 
->>> from cfaug_hf.engines import engine_names
->>> "transformers" in engine_names() and "ctranslate2" in engine_names()
-True
+Examples:
+    >>> from cfaug_hf.engines import engine_names
+    >>> "transformers" in engine_names() and "ctranslate2" in engine_names()
+    True
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ class Engine(abc.ABC):
     """What an engine module implements.
 
     Class-level (no loading needed): ``name``, ``requires`` (the module that must be importable), ``rank`` (higher
-    is tried first by ``"auto"``), :meth:`supports` (why it cannot decode a generator's current settings, or None)
-    and :meth:`exact` (whether its outputs are the transformers outputs, so fingerprints and caches need not tell
-    them apart). Instance-level: :meth:`decode` and :meth:`describe`; :meth:`load` builds the instance for one
+    is tried first by ``"auto"``), `supports` (why it cannot decode a generator's current settings, or None)
+    and `exact` (whether its outputs are the transformers outputs, so fingerprints and caches need not tell
+    them apart). Instance-level: `decode` and `describe`; `load` builds the instance for one
     generator's weights.
     """
 

@@ -1,4 +1,4 @@
-"""Generation on CTranslate2: a causal-LM :class:`~cfaug_hf.Generator` converted once (LoRA merged) and decoded by
+"""Generation on CTranslate2: a causal-LM `Generator` converted once (LoRA merged) and decoded by
 CTranslate2's C++ engine, int8 on CPU by default.
 
 Use it through the generator: ``generator.use_backend("ctranslate2")``, or ``"auto"`` (the default), which uses it in
@@ -15,7 +15,7 @@ ran. What differs:
 * rows with lexical constraints and ``constrained_decoding=True`` still run on transformers (CTranslate2 has no
   constrained beam search).
 
-The converted copy lives in :func:`cfaug_hf.models.cache_dir` under ``ctranslate2/``, keyed by the generator's
+The converted copy lives in `cfaug_hf.models.cache_dir` under ``ctranslate2/``, keyed by the generator's
 weights digest, so every later load in any process reads it (the way GGUF checkpoints are cached).
 """
 
@@ -104,7 +104,7 @@ def _convert(generator: Any, target: Path) -> None:
 @register_engine
 @dataclass
 class CTranslate2Engine(Engine):
-    """A CTranslate2 ``Generator`` for one causal-LM :class:`~cfaug_hf.Generator`'s weights.
+    """A CTranslate2 ``Generator`` for one causal-LM `Generator`'s weights.
 
     Examples:
         >>> from cfaug_hf import Generator

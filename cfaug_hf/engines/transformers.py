@@ -2,7 +2,7 @@
 
 Beam search, greedy decoding and seq2seq models run ``model.generate``. Sampled candidates of a causal LM run a
 decoding loop of its own, which gives exactly the tokens ``generate`` gives with the per-row Gumbel noise
-(:func:`gumbel_warpers`) at a fraction of the cost (``benchmarks/engines.py``):
+(`gumbel_warpers`) at a fraction of the cost (``benchmarks/engines.py``):
 
 * each prompt is computed once for all of its candidates (``generate`` repeats it ``num_return_sequences`` times);
 * candidates of a row that have sampled the same tokens so far are one sequence in the batch until their samples
@@ -33,8 +33,9 @@ def candidate_seeds(seed: int, k: int) -> list[int]:
 def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
     r"""``text`` up to the first of the ``stop`` strings, and whether one was found.
 
-    >>> cut_at_stop("Paris is small.\nNext claim:", ["\n"])
-    ('Paris is small.', True)
+    Examples:
+        >>> cut_at_stop("Paris is small.\nNext claim:", ["\n"])
+        ('Paris is small.', True)
     """
     ends = [pos for pos in (text.find(s) for s in stop) if pos >= 0]
     return (text[:min(ends)], True) if ends else (text, False)

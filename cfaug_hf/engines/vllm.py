@@ -107,7 +107,7 @@ class VLLMEngine(Engine):
 
 
 def _chunks(rows: list[int], ids: dict[int, list[int]], n: int) -> list[list[int]]:
-    """Rows in calls whose prompt tokens fit in one scheduler step (see :data:`MAX_BATCHED_TOKENS`): vLLM schedules
+    """Rows in calls whose prompt tokens fit in one scheduler step (see `MAX_BATCHED_TOKENS`): vLLM schedules
     each of a row's ``n`` samples as a request of its own, prompt included; half the step is kept free for the
     decoding tokens scheduled beside them."""
     chunks: list[list[int]] = [[]]
@@ -124,7 +124,7 @@ def _chunks(rows: list[int], ids: dict[int, list[int]], n: int) -> list[list[int
 
 def merged_copy(generator: Any) -> Path:
     """A folder with the generator's model (LoRA merged) and tokenizer in transformers' format, converted once and
-    cached under :func:`cfaug_hf.models.cache_dir` by the weights' digest; a damaged entry is made again."""
+    cached under `cfaug_hf.models.cache_dir` by the weights' digest; a damaged entry is made again."""
     import copy
 
     from ..fingerprint import digest_json

@@ -1,9 +1,10 @@
-"""Metrics for counterfactuals: plain functions in :mod:`.intrinsic`, and the same as local ``evaluate`` modules.
+"""Metrics for counterfactuals: plain functions in `.intrinsic`, and the same as local ``evaluate`` modules.
 
->>> from cfaug_hf import metrics
->>> edit = metrics.load("edit_distance")
->>> edit.compute(predictions=["the film was bad"], references=["the film was good"])["edit_distance"]
-0.25
+Examples:
+    >>> from cfaug_hf import metrics
+    >>> edit = metrics.load("edit_distance")
+    >>> edit.compute(predictions=["the film was bad"], references=["the film was good"])["edit_distance"]
+    0.25
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Intrinsic quality of counterfactuals: does the label flip, is the text fluent, close, diverse and on topic.
 
-Every function takes plain lists, so it works on any pairs; :func:`cfaug_hf.report.augmentation_report` pairs
+Every function takes plain lists, so it works on any pairs; `cfaug_hf.report.augmentation_report` pairs
 each counterfactual row with its source row and calls them. The same metrics load as ``evaluate`` modules with
-:func:`cfaug_hf.metrics.load`.
+`cfaug_hf.metrics.load`.
 """
 
 from __future__ import annotations
@@ -56,8 +56,9 @@ def flip_rate(predictions: Sequence[Any], targets: Sequence[Any]) -> dict[str, f
     ``predictions`` are the classifier's labels for the counterfactuals (e.g. ``LabelChecker.predict``),
     ``targets`` the labels the counterfactuals were given. Label names compare case-insensitively.
 
-    >>> flip_rate(["REFUTES", "SUPPORTS", "refutes"], ["REFUTES", "REFUTES", "REFUTES"])
-    {'flip_rate': 0.666..., 'n': 3}
+    Examples:
+        >>> flip_rate(["REFUTES", "SUPPORTS", "refutes"], ["REFUTES", "REFUTES", "REFUTES"])
+        {'flip_rate': 0.666..., 'n': 3}
     """
     _check_pairs(predictions, targets, ("predictions", "targets"))
     if not predictions:
@@ -113,11 +114,12 @@ def perplexity(texts: Sequence[str], model: Any = "HuggingFaceTB/SmolLM2-135M-In
 class TextEmbedder:
     """Contextual token embeddings from an encoder (default the embedded MiniLM), cached per instance.
 
-    >>> from cfaug_hf.testing import tiny_encoder
-    >>> emb = TextEmbedder(tiny_encoder())     # or a Hub id / folder, or (model, tokenizer)
-    >>> vecs, toks = emb.tokens(["the cat sat"])[0]
-    >>> vecs.shape[0] == len(toks)
-    True
+    Examples:
+        >>> from cfaug_hf.testing import tiny_encoder
+        >>> emb = TextEmbedder(tiny_encoder())     # or a Hub id / folder, or (model, tokenizer)
+        >>> vecs, toks = emb.tokens(["the cat sat"])[0]
+        >>> vecs.shape[0] == len(toks)
+        True
     """
 
     def __init__(self, model: Any = "sentence-transformers/all-MiniLM-L6-v2", tokenizer: Any = None, *,
@@ -202,7 +204,7 @@ def mover_score(candidates: Sequence[str], references: Sequence[str], embedder: 
     Each text becomes a distribution over its word pieces, weighted by IDF (computed on ``idf_corpus``, by default
     the candidates and references together); the transport cost between pieces is the Euclidean distance between
     their L2-normalised embeddings, scaled by the pair's largest distance as in the reference implementation. Higher
-    means closer in meaning; identical texts score 1. ``embedder`` is a :class:`TextEmbedder` (default MiniLM).
+    means closer in meaning; identical texts score 1. ``embedder`` is a `TextEmbedder` (default MiniLM).
     """
     import numpy as np
     import torch
@@ -236,9 +238,10 @@ def bleu_diversity(candidates: Sequence[str], references: Sequence[str]) -> dict
     100 minus the mean sentence BLEU of each pair. Pairs with an empty (or all-space) side are left out and counted
     as ``empty``: an empty text shares no n-gram with anything, which would score as maximal diversity.
 
-    >>> r = bleu_diversity(["the cat sat on the mat"], ["the cat sat on the mat"])
-    >>> round(r["self_bleu"]), round(r["inverse_bleu"])
-    (100, 0)
+    Examples:
+        >>> r = bleu_diversity(["the cat sat on the mat"], ["the cat sat on the mat"])
+        >>> round(r["self_bleu"]), round(r["inverse_bleu"])
+        (100, 0)
     """
     import sacrebleu
 
@@ -269,8 +272,9 @@ def edit_distance(candidates: Sequence[str], references: Sequence[str], *, level
 
     ``level="word"`` compares word tokens (case-folded), ``"char"`` characters.
 
-    >>> edit_distance(["the film was bad"], ["the film was good"])["edit_distance"]
-    0.25
+    Examples:
+        >>> edit_distance(["the film was bad"], ["the film was good"])["edit_distance"]
+        0.25
     """
     if level not in ("word", "char"):
         raise ValueError(f"edit_distance: level must be 'word' or 'char', got {level!r}.")
@@ -325,12 +329,13 @@ def perturbation_type(original: str, counterfactual: str) -> str:
     same words in another order; insertion / deletion: words only added / only removed; lexical: at most two words
     replaced by at most two; resemantic: a longer span rewritten.
 
-    >>> perturbation_type("The film is good.", "The film is not good.")
-    'negation'
-    >>> perturbation_type("Three people attended.", "Many people attended.")
-    'quantifier'
-    >>> perturbation_type("The food was tasty.", "The food was bland.")
-    'lexical'
+    Examples:
+        >>> perturbation_type("The film is good.", "The film is not good.")
+        'negation'
+        >>> perturbation_type("Three people attended.", "Many people attended.")
+        'quantifier'
+        >>> perturbation_type("The food was tasty.", "The food was bland.")
+        'lexical'
     """
     d = diff_tokens(original, counterfactual)
     if d.kind == "identical":
@@ -351,10 +356,11 @@ def perturbation_type(original: str, counterfactual: str) -> str:
 
 
 def perturbation_types(originals: Sequence[str], counterfactuals: Sequence[str]) -> dict[str, Any]:
-    """Counts (and shares) of :data:`PERTURBATION_TYPES` over pairs.
+    """Counts (and shares) of `PERTURBATION_TYPES` over pairs.
 
-    >>> perturbation_types(["a good film", "a good film"], ["not a good film", "a bad film"])["counts"]["negation"]
-    1
+    Examples:
+        >>> perturbation_types(["a good film", "a good film"], ["not a good film", "a bad film"])["counts"]["negation"]
+        1
     """
     _check_pairs(originals, counterfactuals, ("originals", "counterfactuals"))
     counts = Counter(perturbation_type(o, c) for o, c in zip(originals, counterfactuals))

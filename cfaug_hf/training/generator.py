@@ -1,4 +1,4 @@
-"""Fine-tune a :class:`~cfaug_hf.Generator` on (source, target) text pairs with ``transformers.Trainer``."""
+"""Fine-tune a `Generator` on (source, target) text pairs with ``transformers.Trainer``."""
 
 from __future__ import annotations
 
@@ -67,12 +67,12 @@ def train_generator(generator: Generator | str, train_dataset: Any, *, source_co
     stores.
 
     Args:
-        generator: a :class:`Generator`, or a model id/folder passed to :meth:`Generator.from_base`.
+        generator: a `Generator`, or a model id/folder passed to `Generator.from_base`.
         train_dataset: a ``datasets.Dataset`` with the two text columns.
         bidirectional: also train target->source (CrossAug's recipe for negative-claim generation).
         training_args: extra ``TrainingArguments`` fields (e.g. ``{"gradient_accumulation_steps": 2}``).
         dataset_id: the Hub id of the training data, recorded for the model card.
-        **generator_overrides: :class:`GeneratorConfig` fields when ``generator`` is a name (e.g. the template).
+        **generator_overrides: `GeneratorConfig` fields when ``generator`` is a name (e.g. the template).
 
     Examples:
         >>> from datasets import Dataset

@@ -2,7 +2,7 @@
 
 Training rows are (query, positive, hard negatives): the query an original input, the positive its human
 counterfactual, the hard negatives texts that look like the query but keep its label (a paraphrase column when you
-have one, else same-label nearest neighbours mined with the untrained encoder by :func:`mine_hard_negatives`). The
+have one, else same-label nearest neighbours mined with the untrained encoder by `mine_hard_negatives`). The
 loss is the negative log-likelihood of the positive against every other document in the batch: the other rows'
 positives and every hard negative (Karpukhin et al. 2020).
 """
@@ -102,7 +102,7 @@ def train_cf_dpr(encoder: BiEncoder | str, train_dataset: Any, *, query_column: 
     """Train a CF-DPR bi-encoder on (query, positive counterfactual, hard negatives) rows.
 
     Args:
-        encoder: a :class:`BiEncoder`, or a model id/folder to start both encoders from (default MiniLM offline).
+        encoder: a `BiEncoder`, or a model id/folder to start both encoders from (default MiniLM offline).
         train_dataset: a ``datasets.Dataset`` with a query column, a positive column and (optionally) a column
             holding a list of hard-negative texts per row (every row the same number).
         num_train_epochs, learning_rate, batch_size: CORE used lr 2e-5 and batch 16 (sentiment) / 32 (NLI).
@@ -114,13 +114,11 @@ def train_cf_dpr(encoder: BiEncoder | str, train_dataset: Any, *, query_column: 
 
     Inputs:
 
-    ===============  ===================  =========================================
-    column           type                 meaning
-    ===============  ===================  =========================================
-    query            string               an original input
-    positive         string               its counterfactual (the label flipped)
-    hard_negatives   list of strings      texts like the query with its label
-    ===============  ===================  =========================================
+    | column | type | meaning |
+    |---|---|---|
+    | query | string | an original input |
+    | positive | string | its counterfactual (the label flipped) |
+    | hard_negatives | list of strings | texts like the query with its label |
 
     Examples:
         >>> from datasets import Dataset
@@ -186,10 +184,11 @@ def retrieval_accuracy(encoder: BiEncoder, queries: Sequence[str], positives: Se
                        ks: Sequence[int] = (1, 5)) -> dict[str, float]:
     """Top-k accuracy of finding each query's own counterfactual among all the positives (held-out pairs).
 
-    >>> from cfaug_hf.testing import tiny_encoder
-    >>> enc = BiEncoder(tiny_encoder()[0], tiny_encoder()[0], tiny_encoder()[1])
-    >>> sorted(retrieval_accuracy(enc, ["a", "b"], ["c", "d"]))
-    ['top1', 'top5']
+    Examples:
+        >>> from cfaug_hf.testing import tiny_encoder
+        >>> enc = BiEncoder(tiny_encoder()[0], tiny_encoder()[0], tiny_encoder()[1])
+        >>> sorted(retrieval_accuracy(enc, ["a", "b"], ["c", "d"]))
+        ['top1', 'top5']
     """
     import numpy as np
 

@@ -1,5 +1,5 @@
 """A small token tagger for NER data, fine-tuned with ``transformers.Trainer``: the consistency check of NER
-counterfactuals (:class:`~cfaug_hf.filters.TagConsistencyFilter`) and the few-shot NER model of the benchmarks."""
+counterfactuals (`TagConsistencyFilter`) and the few-shot NER model of the benchmarks."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def train_tagger(base: str | Any, train_dataset: Any, schema: TaskSchema | None 
                  num_train_epochs: float = 10.0, max_steps: int = -1, learning_rate: float = 5e-5,
                  batch_size: int = 16, seed: int = 42, max_length: int = 128, output_dir: str | None = None,
                  callbacks: list[Any] | None = None, training_args: dict[str, Any] | None = None) -> TokenTagger:
-    """Fine-tune a token-classification head on ``train_dataset`` (a :meth:`TaskSchema.token_classification`
+    """Fine-tune a token-classification head on ``train_dataset`` (a `TaskSchema.token_classification`
     dataset; tags as names or ids). ``base`` is a model id or folder (e.g. MiniLM), or a ``(model, tokenizer)``
     pair of a token-classification model with one label per tag."""
     from transformers import AutoModelForTokenClassification, DataCollatorForTokenClassification, Trainer

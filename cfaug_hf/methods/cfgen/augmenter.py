@@ -49,12 +49,12 @@ class CFGenAugmenter(Augmenter):
     context, not from memorised names.
 
     Rows without entities pass through (``skipped:no_entities``); types the lexicon lacks are left alone. The
-    :class:`~cfaug_hf.filters.NERConstraintFilter` (with the lexicon) runs first.
+    `NERConstraintFilter` (with the lexicon) runs first.
 
     Args:
-        schema: a :meth:`TaskSchema.token_classification` schema.
-        lexicon: an :class:`~cfaug_hf.entities.EntityLexicon` (or its ``to_dict()``); or build the augmenter with
-            :meth:`from_dataset`.
+        schema: a `TaskSchema.token_classification` schema.
+        lexicon: an `EntityLexicon` (or its ``to_dict()``); or build the augmenter with
+            `from_dataset`.
 
     Examples:
         >>> from datasets import Dataset
@@ -100,7 +100,7 @@ class CFGenAugmenter(Augmenter):
 
     @classmethod
     def config_from_data(cls, dataset: Any, schema: TaskSchema | None) -> dict[str, Any]:
-        """The entity lexicon of ``dataset`` (see :meth:`from_dataset`)."""
+        """The entity lexicon of ``dataset`` (see `from_dataset`)."""
         schema = schema or TaskSchema.token_classification()
         schema.validate_features(dataset.features)
         return {"lexicon": EntityLexicon.from_dataset(dataset, schema).to_dict()}

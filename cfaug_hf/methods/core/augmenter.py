@@ -33,7 +33,7 @@ class COREAugmenter(Augmenter):
 
     For each row and each target label: the query (the text; premise ``[SEP]`` hypothesis for NLI) is searched in
     ``index`` with ``retriever`` (top ``top_k``, de-duplicated), optionally re-ranked by ``reranker`` (a
-    :class:`~cfaug_hf.LabelChecker` over (query, excerpt) whose last label means "counterfactual"); keywords from
+    `LabelChecker` over (query, excerpt) whose last label means "counterfactual"); keywords from
     the best ``keyword_excerpts`` excerpts go into a few-shot prompt with the instructions and the target label;
     the editor's answer is parsed into the edited text (NLI edits the hypothesis). Rows the editor could not serve
     are counted: ``skipped:llm_error`` (the request failed), ``skipped:llm_unparseable``, ``skipped:llm_unchanged``.
@@ -44,22 +44,22 @@ class COREAugmenter(Augmenter):
     Input columns: the schema's text columns (sentiment / text: one text; NLI: premise, hypothesis) and label.
 
     Args:
-        editor: ``"default"``: the :class:`~cfaug_hf.Editor` shipped for the task (sentiment, NLI: SmolLM2-135M
+        editor: ``"default"``: the `Editor` shipped for the task (sentiment, NLI: SmolLM2-135M
             with an adapter learned from CAD), which reads the retrieved keywords and the context and writes
             candidates the checker chooses among; a trained Editor or its folder / Hub id; or a text generator taking
-            whole few-shot prompts: :func:`~cfaug_hf.components.llm.local_llm`,
-            :class:`~cfaug_hf.components.llm.OpenAICompatibleLLM` (an endpoint LLM), or a callable
+            whole few-shot prompts: `local_llm`,
+            `OpenAICompatibleLLM` (an endpoint LLM), or a callable
             ``prompts -> answers``. Not needed with ``mode="retrieval_only"``.
-        schema: the task schema (default :meth:`TaskSchema.sentiment`).
-        retriever, index: a :class:`~cfaug_hf.components.retriever.BiEncoder` and the
-            :class:`~cfaug_hf.components.retriever.CorpusIndex` it built. Not needed with ``mode="editor_only"``.
+        schema: the task schema (default `TaskSchema.sentiment`).
+        retriever, index: a `BiEncoder` and the
+            `CorpusIndex` it built. Not needed with ``mode="editor_only"``.
         reranker: optional cross-encoder re-ranker.
-        checker: the label-flip check: keeps counterfactuals this :class:`~cfaug_hf.LabelChecker` labels with
+        checker: the label-flip check: keeps counterfactuals this `LabelChecker` labels with
             their target. ``"default"``: the checker shipped for the schema's task (sentiment: CAD IMDb; NLI:
             CAD-SNLI), none for other tasks; a folder or Hub id; None: off.
         sentence_scorer: with ``edit_sentences``: ``(sentences, label) -> scores`` (higher: the sentence carries
             ``label`` more); defaults to the checker's probability of the label.
-        config: a :class:`COREConfig`; keyword arguments override its fields.
+        config: a `COREConfig`; keyword arguments override its fields.
 
     Examples:
         >>> from datasets import Dataset
@@ -313,7 +313,7 @@ class COREAugmenter(Augmenter):
 
     def _edit_with_editor(self, jobs: list[Any], todo: list[Any], split: dict[int, list[str]],
                           edits: dict[tuple[int, str], list[Any]], failures: dict[tuple[int, str], list[str]]) -> None:
-        """Edit with a trained :class:`~cfaug_hf.Editor`: its own input (target, context, retrieved keywords,
+        """Edit with a trained `Editor`: its own input (target, context, retrieved keywords,
         text) instead of a few-shot prompt; of its candidates, the one the checker rates highest for the target."""
         if not jobs:
             return

@@ -4,23 +4,22 @@ A prompt holds task instructions (after the crowd instructions of Kaushik et al.
 demonstrations, then the input with its label, the keywords taken from the retrieved excerpts and the target label;
 the editor continues after the answer cue. Demonstrations are dicts with the keys of the task's template:
 
-=========  ==============================================================================================
-task       keys
-=========  ==============================================================================================
-sentiment  ``text``, ``label``, ``keywords`` (list), ``target``, ``edited``
-nli        ``premise``, ``hypothesis``, ``label``, ``keywords``, ``target``, ``edited`` (the new hypothesis)
-text       ``text``, ``label``, ``keywords``, ``target``, ``edited``
-=========  ==============================================================================================
+| task | keys |
+|---|---|
+| sentiment | ``text``, ``label``, ``keywords`` (list), ``target``, ``edited`` |
+| nli | ``premise``, ``hypothesis``, ``label``, ``keywords``, ``target``, ``edited`` (the new hypothesis) |
+| text | ``text``, ``label``, ``keywords``, ``target``, ``edited`` |
 
 Labels are shown as written in the dataset, except NLI's, shown as "definitely true" / "definitely false" (how the
 crowd instructions put it). The sentiment prompt states the target label as given: the reference code passes the
 opposite of the label it means, which we do not copy.
 
->>> p = build_prompt("sentiment", {"text": "A dull film.", "label": "negative"}, "positive", ["lively", "fun"])
->>> p.splitlines()[-1], p.count("Rewritten review:")
-('Rewritten review:', 3)
->>> parse_answer('Rewritten review: "A lively film."', "A dull film.", "sentiment")
-('A lively film.', None)
+Examples:
+    >>> p = build_prompt("sentiment", {"text": "A dull film.", "label": "negative"}, "positive", ["lively", "fun"])
+    >>> p.splitlines()[-1], p.count("Rewritten review:")
+    ('Rewritten review:', 3)
+    >>> parse_answer('Rewritten review: "A lively film."', "A dull film.", "sentiment")
+    ('A lively film.', None)
 """
 
 from __future__ import annotations
@@ -155,12 +154,13 @@ def parse_answer(answer: str, original: str, task: str) -> tuple[str | None, str
     quotes and a trailing demonstration block; ``reason`` is ``"llm_unparseable"`` (nothing usable: empty, or the
     model started a new prompt block) or ``"llm_unchanged"`` (the text came back as it was).
 
-    >>> parse_answer("\n  'The plot was gripping.'\nReview: next", "The plot was thin.", "sentiment")
-    ('The plot was gripping.', None)
-    >>> parse_answer("Target sentiment: positive", "x", "sentiment")
-    (None, 'llm_unparseable')
-    >>> parse_answer("The plot was thin.", "The plot was thin.", "text")
-    (None, 'llm_unchanged')
+    Examples:
+        >>> parse_answer("\n  'The plot was gripping.'\nReview: next", "The plot was thin.", "sentiment")
+        ('The plot was gripping.', None)
+        >>> parse_answer("Target sentiment: positive", "x", "sentiment")
+        (None, 'llm_unparseable')
+        >>> parse_answer("The plot was thin.", "The plot was thin.", "text")
+        (None, 'llm_unchanged')
     """
     if not isinstance(answer, str):
         return None, "llm_unparseable"
@@ -228,8 +228,9 @@ def keywords(excerpts: Sequence[str], task: str, *, max_n: int | None = None, qu
     non-stopword rule too, which keeps the same content words except the prepositions. Words already in ``query``
     are skipped: the editor gains nothing from being told to use them. ``max_n=0`` keeps them all.
 
-    >>> keywords(["The most delightful trailer ever!", "Spot on awesomeness in this."], "sentiment", tagger=None)
-    ['delightful', 'trailer', 'spot', 'awesomeness']
+    Examples:
+        >>> keywords(["The most delightful trailer ever!", "Spot on awesomeness in this."], "sentiment", tagger=None)
+        ['delightful', 'trailer', 'spot', 'awesomeness']
     """
     if max_n is None:
         max_n = 5 if task == "nli" else 8

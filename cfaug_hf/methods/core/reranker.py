@@ -1,4 +1,4 @@
-"""CORE's optional cross-encoder re-ranker: a binary :class:`~cfaug_hf.LabelChecker` over (query, excerpt) pairs,
+"""CORE's optional cross-encoder re-ranker: a binary `LabelChecker` over (query, excerpt) pairs,
 trained on the same seed pairs as CF-DPR (the counterfactual is positive, the hard negatives are negative)."""
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ def reranker_rows(triples: Any, *, query_column: str = "query", positive_column:
                   negatives_column: str = "hard_negatives") -> Any:
     """(query, excerpt, label) rows from CF-DPR training triples: one positive and one negative per hard negative.
 
-    >>> from datasets import Dataset
-    >>> rows = reranker_rows(Dataset.from_dict({"query": ["good"], "positive": ["bad"], "hard_negatives": [["fine"]]}))
-    >>> list(rows["excerpt"]), list(rows["label"])
-    (['bad', 'fine'], ['counterfactual', 'other'])
+    Examples:
+        >>> from datasets import Dataset
+        >>> rows = reranker_rows(Dataset.from_dict({"query": ["good"], "positive": ["bad"], "hard_negatives": [["fine"]]}))
+        >>> list(rows["excerpt"]), list(rows["label"])
+        (['bad', 'fine'], ['counterfactual', 'other'])
     """
     from datasets import Dataset
 
@@ -40,7 +41,7 @@ def reranker_rows(triples: Any, *, query_column: str = "query", positive_column:
 
 
 def train_reranker(base: LabelChecker | str, triples: Any, **kwargs: Any) -> LabelChecker:
-    """Train the re-ranker on CF-DPR triples (see :func:`reranker_rows`) with :func:`~cfaug_hf.training.train_checker`;
+    """Train the re-ranker on CF-DPR triples (see `reranker_rows`) with `train_checker`;
     ``kwargs`` go to ``train_checker`` (CORE: 10 epochs, batch 64, lr 2e-5, on BERT-base)."""
     from ...training.checker import train_checker
 

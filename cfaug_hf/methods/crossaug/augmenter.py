@@ -32,30 +32,28 @@ class CrossAugAugmenter(Augmenter):
        boundaries, in any evidence piece), it is replaced there by c''s span, giving e' with its original spacing;
     3. it emits (c', e, REFUTES) and, when e' exists, (c, e', REFUTES) and (c', e', SUPPORTS).
 
-    An optional :class:`~cfaug_hf.LabelChecker` drops counterfactuals whose label it does not predict (not in the
+    An optional `LabelChecker` drops counterfactuals whose label it does not predict (not in the
     paper). Rows with other labels are passed through; NOT ENOUGH INFO rows are left out unless ``keep_nei``.
 
-    Input columns (from the schema, default :meth:`TaskSchema.fact_verification`):
+    Input columns (from the schema, default `TaskSchema.fact_verification`):
 
-    ==========  ================================  ===========================================
-    column      type                              notes
-    ==========  ================================  ===========================================
-    claim       string                            rewritten by the generator
-    evidence    string or list of strings         one piece is edited when the span is found
-    label       name, id or ClassLabel            SUPPORTS / REFUTES (/ NOT ENOUGH INFO)
-    ==========  ================================  ===========================================
+    | column | type | notes |
+    |---|---|---|
+    | claim | string | rewritten by the generator |
+    | evidence | string or list of strings | one piece is edited when the span is found |
+    | label | name, id or ClassLabel | SUPPORTS / REFUTES (/ NOT ENOUGH INFO) |
 
     Args:
         generator: ``"default"``: the negative-claim generator shipped in the package (SmolLM2-135M + a LoRA
-            adapter learned from VitaminC claim pairs; see :func:`~cfaug_hf.methods.crossaug.recipes.
-            default_claim_generator`); a folder or Hub id of a saved :class:`~cfaug_hf.Generator`; a Generator; or
+            adapter learned from VitaminC claim pairs; see `
+            default_claim_generator`); a folder or Hub id of a saved `Generator`; a Generator; or
             any callable taking a list of claims and returning one rewrite (or a list of candidates) per claim. With
             several candidates, the first that differs from the claim is used.
         schema: the task schema; defaults to fact verification with columns claim/evidence/label.
         checker: the label-flip check, first in the filter stack: a counterfactual is kept only when this
-            :class:`~cfaug_hf.LabelChecker` predicts its label over (claim, evidence). ``"default"``: the checker
+            `LabelChecker` predicts its label over (claim, evidence). ``"default"``: the checker
             shipped for fact verification (MiniLM + a VitaminC-trained adapter); a folder or Hub id; None: off.
-        config: a :class:`CrossAugConfig`; keyword arguments override its fields.
+        config: a `CrossAugConfig`; keyword arguments override its fields.
 
     Examples:
         >>> from datasets import Dataset

@@ -48,7 +48,7 @@ def negative_claim_generator(base: str = "smollm2-lora", *, pairs: Any = None, m
         base: ``"smollm2-lora"`` (SmolLM2-135M-Instruct with a LoRA adapter; the default) or
             ``"minilm-encoder-decoder"`` (all-MiniLM-L6-v2 as encoder and decoder, fully fine-tuned).
         pairs: a ``datasets.Dataset`` with ``source`` (positive) and ``target`` (negative) columns; default the
-            shipped VitaminC pairs (:func:`cfaug_hf.embedded.load_claim_pairs`; ``DEFAULT_PAIRS``). Trained in both
+            shipped VitaminC pairs (`cfaug_hf.embedded.load_claim_pairs`; ``DEFAULT_PAIRS``). Trained in both
             directions.
         max_steps: optimiser steps (16 pairs each by default).
         max_seconds: stop earlier once this much training time has passed.
@@ -84,7 +84,7 @@ def negative_claim_generator(base: str = "smollm2-lora", *, pairs: Any = None, m
 
 def default_claim_generator() -> Generator:
     """The negative-claim generator shipped in the package, loaded once per process: SmolLM2-135M-Instruct with a
-    half-precision LoRA adapter trained by :func:`negative_claim_generator` on the shipped VitaminC pairs (49 steps of
+    half-precision LoRA adapter trained by `negative_claim_generator` on the shipped VitaminC pairs (49 steps of
     16 pairs, constant rate; rebuilt by ``scripts/build_editors.py --task claims``). It is the generator every
     CrossAug row of the leaderboard was made with, and CrossAug's default. Each call returns its own settings
     (``config``) over weights loaded once per process."""

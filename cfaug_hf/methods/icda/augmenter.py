@@ -27,7 +27,7 @@ ICDA_CITATION = """@inproceedings{plyler2025icda,
 def default_selector(task: str) -> OcclusionSelector:
     """Rationales by occlusion with the flip checker shipped for ``task`` (sentiment and NLI): the sentence whose
     removal most lowers the checker's confidence in the label. What ``selector="default"`` gives; a trained
-    :class:`~cfaug_hf.RationaleSelector` finds rationales the checker was not trained on."""
+    `RationaleSelector` finds rationales the checker was not trained on."""
     from ...components.checker import default_checker
 
     checker = default_checker(task)
@@ -42,12 +42,12 @@ def default_selector(task: str) -> OcclusionSelector:
 class RationaleSwapAugmenter(Augmenter):
     """ICDA's counterfactuals (Plyler and Chi): swap a document's rationale sentence for one of another class.
 
-    A rationale selector (a trained :class:`~cfaug_hf.components.RationaleSelector`, or any object with
-    ``select(documents, labels) -> SelectionResult`` such as :class:`OcclusionSelector`) picks each document's
-    rationale. :meth:`fit` runs it over the whole dataset and draws the plan (the pools and donors depend on every
-    row); ``dataset.map(augmenter, batched=True)`` then emits the rows. :meth:`augment` does both.
+    A rationale selector (a trained `RationaleSelector`, or any object with
+    ``select(documents, labels) -> SelectionResult`` such as `OcclusionSelector`) picks each document's
+    rationale. `fit` runs it over the whole dataset and draws the plan (the pools and donors depend on every
+    row); ``dataset.map(augmenter, batched=True)`` then emits the rows. `augment` does both.
 
-    Input columns (default :meth:`TaskSchema.sentiment`): the edit column holds the document, as a string (split
+    Input columns (default `TaskSchema.sentiment`): the edit column holds the document, as a string (split
     into sentences with ``splitter``) or a list of sentences; the label column two or more classes.
 
     Examples:
@@ -100,7 +100,7 @@ class RationaleSwapAugmenter(Augmenter):
                           f"of sentence strings.")
 
     def fit(self, dataset: Any) -> RationaleSwapAugmenter:
-        """Select rationales on ``dataset`` and draw the counterfactual plan that :meth:`__call__` emits."""
+        """Select rationales on ``dataset`` and draw the counterfactual plan that `__call__` emits."""
         self.schema.validate_features(dataset.features)
         rows = list(dataset)
         docs = [self.sentences(r[self.column], i) for i, r in enumerate(rows)]
@@ -140,7 +140,7 @@ class RationaleSwapAugmenter(Augmenter):
         return digest_json({"base": super().fingerprint(), "plan": json.loads(json.dumps(plan))})
 
     def augment(self, dataset: Any, **kwargs: Any) -> Any:
-        """:meth:`fit` on ``dataset`` (unless already fitted on it) then ``map``; see :meth:`Augmenter.augment`."""
+        """`fit` on ``dataset`` (unless already fitted on it) then ``map``; see `Augmenter.augment`."""
         if self._by_source is None or getattr(self, "_fitted_on", None) != dataset._fingerprint:
             self.fit(dataset)
             self._fitted_on = dataset._fingerprint

@@ -5,7 +5,7 @@ trains on the documents the previous iteration's selector classifies correctly w
 per class, balanced) plus one counterfactual each, donors redrawn every epoch; its dev set is the dev documents kept
 by the same rule plus their counterfactuals. Each iteration trains one run per seed and, from iteration 1, one run
 warm-started from the previous iteration's selector (with that run's seed). Every run trains to convergence
-(:func:`train_selector`: constant learning rate, early stopping with degeneracy checks). The run kept is the one
+(`train_selector`: constant learning rate, early stopping with degeneracy checks). The run kept is the one
 with the lowest dev loss among those that are not degenerate and, from iteration 2 on, whose rationale-set change ΔA
 is smaller than the previous iteration's. The loop stops when the kept run is a warm start that training did not
 improve (the paper's convergence test) in ``converge_after`` iterations in a row, when every run of an iteration is
@@ -100,7 +100,7 @@ def run_icda(train_documents: Sequence[Sequence[str]], train_labels: Sequence[in
              training_args: dict[str, Any] | None = None, degeneration_threshold: float = 0.2,
              pool_quantile: float = 0.1, converge_after: int = 2, table: SentenceTable | None = None,
              on_iteration: Callable[[int, Any], dict[str, Any]] | None = None) -> ICDAResult:
-    """Run ICDA. ``make_selector(seed)`` returns a fresh :class:`~cfaug_hf.components.RationaleSelector` (new
+    """Run ICDA. ``make_selector(seed)`` returns a fresh `RationaleSelector` (new
     sentence layers seeded with ``seed``, pretrained token encoder). ``on_iteration(k, selector)`` may return
     metrics (e.g. rationale precision on a test set) recorded for each iteration's kept selector.
 
@@ -108,7 +108,7 @@ def run_icda(train_documents: Sequence[Sequence[str]], train_labels: Sequence[in
         seeds: one fresh run per seed at every iteration (the reference uses 3).
         max_iterations: the reference's 10.
         max_epochs, patience: each run trains until ``patience`` epochs pass without a checkpoint (10), at most
-            ``max_epochs`` (100); see :func:`train_selector`.
+            ``max_epochs`` (100); see `train_selector`.
         learning_rate, encoder_learning_rate: AdamW at a constant rate for the new layers, and for a token encoder
             that is not frozen (the reference's 1e-6).
         batch_size, samples_per_step: gradients of ``batch_size`` examples accumulated to ``samples_per_step``.
@@ -120,7 +120,7 @@ def run_icda(train_documents: Sequence[Sequence[str]], train_labels: Sequence[in
             paper stops at the first; but each iteration draws new donors, and on small data an unimproved warm
             start often wins one draw by a hair over a fresh run that would have moved on (a planted case went
             from 39% to 100% rationale precision two iterations after the paper's rule had stopped it).
-        table: a :class:`~cfaug_hf.sentences.SentenceTable` to share; with frozen encoders its cached vectors are
+        table: a `SentenceTable` to share; with frozen encoders its cached vectors are
             reused by every run given the same table (several ICDA runs over the same data embed once).
 
     Selectors built with ``freeze_encoder=True`` use the fast path: every sentence is embedded once and shared by

@@ -2,8 +2,8 @@
 
 The Trainer builds its train dataloader once, so swapping ``trainer.train_dataset`` from a callback does nothing.
 What works is one dataset object of constant length whose rows are redrawn in place before each epoch's dataloader
-iterator (and any worker process) is created: :class:`trainer_callbacks.ICDACallback` does that from the model being
-trained, :func:`redraw` from a fixed selection (the iteration driver).
+iterator (and any worker process) is created: `trainer_callbacks.ICDACallback` does that from the model being
+trained, `redraw` from a fixed selection (the iteration driver).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ logger = logging.getLogger(__name__)
 class CounterfactualEpochDataset(SlotDataset):
     """Originals followed by ``size`` counterfactual slots; ``len`` never changes.
 
-    Items are ``{"sentence_ids", "labels", "is_counterfactual"}``; sentence ids point into :attr:`table`, so use
-    :class:`~cfaug_hf.components.rationale.SentenceBatchCollator` (rationale model; with cached vectors when the table
-    is embedded) or :class:`JoinedTextCollator` (any sequence classifier), and ``remove_unused_columns=False``.
+    Items are ``{"sentence_ids", "labels", "is_counterfactual"}``; sentence ids point into `table`, so use
+    `SentenceBatchCollator` (rationale model; with cached vectors when the table
+    is embedded) or `JoinedTextCollator` (any sequence classifier), and ``remove_unused_columns=False``.
     Until a plan is set (e.g. the first epoch, which trains the selector on originals only) a slot repeats an
     original, so every epoch has the same number of steps.
 
@@ -105,16 +105,17 @@ class CounterfactualEpochDataset(SlotDataset):
     @classmethod
     def from_dataset(cls, dataset: Any, schema: Any, *, size: int | None = None, splitter: str = "builtin",
                      table: SentenceTable | None = None) -> CounterfactualEpochDataset:
-        """From a ``datasets.Dataset`` and a :class:`~cfaug_hf.TaskSchema`: the document is the schema's first edit
+        """From a ``datasets.Dataset`` and a `TaskSchema`: the document is the schema's first edit
         column (a string, split with ``splitter``, or a list of sentences), labels in any form the schema reads.
-        Bad cells raise :class:`~cfaug_hf.SchemaError` naming the column and row.
+        Bad cells raise `SchemaError` naming the column and row.
 
-        >>> from datasets import Dataset
-        >>> from cfaug_hf import TaskSchema
-        >>> ds = Dataset.from_dict({"text": ["Good food. Nice room.", "Bad food. Nice room."],
-        ...                         "label": ["positive", "negative"]})
-        >>> CounterfactualEpochDataset.from_dataset(ds, TaskSchema.sentiment()).labels
-        [1, 0]
+        Examples:
+            >>> from datasets import Dataset
+            >>> from cfaug_hf import TaskSchema
+            >>> ds = Dataset.from_dict({"text": ["Good food. Nice room.", "Bad food. Nice room."],
+            ...                         "label": ["positive", "negative"]})
+            >>> CounterfactualEpochDataset.from_dataset(ds, TaskSchema.sentiment()).labels
+            [1, 0]
         """
         schema.validate_features(dataset.features)
         column = schema.edit_columns[0]

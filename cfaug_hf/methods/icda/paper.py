@@ -2,8 +2,8 @@
 (https://arxiv.org/abs/2502.18249). Section names are the paper's ("Implementation", appendix "Rationalization
 Settings", "Algorithm 2").
 
-Two parts: :data:`PAPER`, the rationale-swap augmenter's settings (``RationaleSwapAugmenter.from_preset("paper")``),
-and :data:`PAPER_LOOP`, the iterated loop's (``run_icda(..., **paper_loop())``), which is the paper's method; the
+Two parts: `PAPER`, the rationale-swap augmenter's settings (``RationaleSwapAugmenter.from_preset("paper")``),
+and `PAPER_LOOP`, the iterated loop's (``run_icda(..., **paper_loop())``), which is the paper's method; the
 ``ICDACallback`` is an online variant of it (see docs/methods/icda.md, departures).
 """
 
@@ -54,7 +54,8 @@ PAPER_LOOP: dict[str, PaperValue] = {
 def paper_loop() -> dict[str, Any]:
     """The paper's ``run_icda`` settings as keyword arguments.
 
-    >>> paper_loop()["learning_rate"], paper_loop()["converge_after"]
-    (1e-06, 1)
+    Examples:
+        >>> paper_loop()["learning_rate"], paper_loop()["converge_after"]
+        (1e-06, 1)
     """
     return {name: v.value for name, v in PAPER_LOOP.items()}

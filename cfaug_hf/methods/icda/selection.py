@@ -1,7 +1,7 @@
 """ICDA's counterfactual plan: which documents get a swapped rationale, from which pool, and how to check it.
 
 Everything here is plain Python over indices, shared by the ``datasets.map`` augmenter, the per-epoch dataset that
-:class:`trainer_callbacks.ICDACallback` drives and the iteration driver.
+`trainer_callbacks.ICDACallback` drives and the iteration driver.
 """
 
 from __future__ import annotations
@@ -53,10 +53,11 @@ def plan_counterfactuals(result: SelectionResult, labels: Sequence[int], num_sen
     Documents with one sentence cannot be swapped; they, misclassified documents and documents not drawn are
     accounted in ``outcomes`` (``skipped:single_sentence``, ``skipped:misclassified``, ``skipped:not_drawn``).
 
-    >>> r = SelectionResult([[0], [1], [0], [1]], [0, 0, 1, 1], [0.1, 0.2, 0.1, 0.3])
-    >>> plan = plan_counterfactuals(r, [0, 0, 1, 1], [2, 2, 2, 2], seed=0)
-    >>> [(s.source, s.label) for s in plan.specs]
-    [(0, 1), (1, 1), (2, 0), (3, 0)]
+    Examples:
+        >>> r = SelectionResult([[0], [1], [0], [1]], [0, 0, 1, 1], [0.1, 0.2, 0.1, 0.3])
+        >>> plan = plan_counterfactuals(r, [0, 0, 1, 1], [2, 2, 2, 2], seed=0)
+        >>> [(s.source, s.label) for s in plan.specs]
+        [(0, 1), (1, 1), (2, 0), (3, 0)]
     """
     if result.error is None:
         raise ValueError("plan_counterfactuals needs prediction errors: call select(..., labels=...).")
@@ -124,9 +125,10 @@ def rationale_set_change(current: SelectionResult, previous: SelectionResult | N
     of selected sentence *strings* of that class's documents; the change is (|A_prev| − |A_prev ∩ A_cur|) / |A_cur|,
     averaged over classes. Without them, |A_k − A_{k−1}| / |A_k| over (document, sentence index) pairs.
 
-    >>> a, b = SelectionResult([[0], [1]], [0, 1]), SelectionResult([[1], [1]], [0, 1])
-    >>> rationale_set_change(b, a, labels=[0, 1], sentences=[["x.", "y."], ["y.", "z."]])
-    0.5
+    Examples:
+        >>> a, b = SelectionResult([[0], [1]], [0, 1]), SelectionResult([[1], [1]], [0, 1])
+        >>> rationale_set_change(b, a, labels=[0, 1], sentences=[["x.", "y."], ["y.", "z."]])
+        0.5
     """
     if previous is None:
         return None
@@ -190,8 +192,9 @@ def position_histograms(result: SelectionResult, labels: Sequence[int], num_sent
     """Per class, the normalised histogram of selected positions over correctly classified documents, each position
     binned by its normalised index (index / sentences, in tenths): the paper's rationale-index bins.
 
-    >>> position_histograms(SelectionResult([[0], [3]], [0, 1]), [0, 1], [4, 4], bins=4)
-    {0: [1.0, 0.0, 0.0, 0.0], 1: [0.0, 0.0, 0.0, 1.0]}
+    Examples:
+        >>> position_histograms(SelectionResult([[0], [3]], [0, 1]), [0, 1], [4, 4], bins=4)
+        {0: [1.0, 0.0, 0.0, 0.0], 1: [0.0, 0.0, 0.0, 1.0]}
     """
     counts, classes = _position_counts(result, labels, num_sentences, bins)
     order = sorted(set(classes.tolist()))
@@ -202,7 +205,7 @@ def position_histograms(result: SelectionResult, labels: Sequence[int], num_sent
 def is_degenerate(result: SelectionResult, labels: Sequence[int], num_sentences: Sequence[int], *,
                   threshold: float = 0.2, noise_quantile: float | None = 0.99, permutations: int = 200,
                   seed: int = 0) -> tuple[bool, float]:
-    """The paper's two degeneracy tests on class-wise rationale-index histograms (:func:`position_histograms`);
+    """The paper's two degeneracy tests on class-wise rationale-index histograms (`position_histograms`);
     True when either fails:
 
     * class test: some bin is picked for one class more than ``threshold`` (20 points) more often than for another;
@@ -216,12 +219,13 @@ def is_degenerate(result: SelectionResult, labels: Sequence[int], num_sentences:
     the class labels are shuffled among the same documents (``permutations`` seeded draws); ``None`` turns this
     off (the paper's test as written). Returns (flag, largest gap).
 
-    >>> r = SelectionResult([[0], [0], [3], [3]] * 10, [0, 0, 1, 1] * 10, [0.1] * 40)
-    >>> is_degenerate(r, [0, 0, 1, 1] * 10, [4] * 40)
-    (True, 1.0)
-    >>> r = SelectionResult([[0], [1], [2], [3]], [0, 0, 1, 1], [0.1] * 4)  # 2 documents a class: chance
-    >>> is_degenerate(r, [0, 0, 1, 1], [4] * 4)[0]
-    False
+    Examples:
+        >>> r = SelectionResult([[0], [0], [3], [3]] * 10, [0, 0, 1, 1] * 10, [0.1] * 40)
+        >>> is_degenerate(r, [0, 0, 1, 1] * 10, [4] * 40)
+        (True, 1.0)
+        >>> r = SelectionResult([[0], [1], [2], [3]], [0, 0, 1, 1], [0.1] * 4)  # 2 documents a class: chance
+        >>> is_degenerate(r, [0, 0, 1, 1], [4] * 4)[0]
+        False
     """
     import numpy as np
 
@@ -241,8 +245,9 @@ def is_degenerate(result: SelectionResult, labels: Sequence[int], num_sentences:
 def rationale_precision(selected: Sequence[Sequence[int]], truth: Sequence[Sequence[bool]]) -> float:
     """Share of selected sentences that are true rationales (sentences past the end of ``truth`` count as wrong).
 
-    >>> rationale_precision([[0], [2]], [[True, False], [False, False, True]])
-    1.0
+    Examples:
+        >>> rationale_precision([[0], [2]], [[True, False], [False, False, True]])
+        1.0
     """
     hits = total = 0
     for sel, t in zip(selected, truth):
@@ -273,16 +278,17 @@ def occlusion_rationales(predict_proba: Any, documents: Sequence[Sequence[str]],
 
 
 class OcclusionSelector:
-    """Rationales from any ``AutoModelForSequenceClassification`` by occlusion (see :func:`occlusion_rationales`).
+    """Rationales from any ``AutoModelForSequenceClassification`` by occlusion (see `occlusion_rationales`).
 
     Documents are joined with spaces and classified whole; each sentence is scored by how much removing it lowers
     the predicted label's probability.
 
-    >>> from cfaug_hf.testing import tiny_classifier
-    >>> selector = OcclusionSelector(*tiny_classifier(("negative", "positive")))
-    >>> result = selector.select([["the food was bad .", "the room was clean ."]], labels=[0])
-    >>> len(result.selected[0])
-    1
+    Examples:
+        >>> from cfaug_hf.testing import tiny_classifier
+        >>> selector = OcclusionSelector(*tiny_classifier(("negative", "positive")))
+        >>> result = selector.select([["the food was bad .", "the room was clean ."]], labels=[0])
+        >>> len(result.selected[0])
+        1
     """
 
     def __init__(self, model: Any, tokenizer: Any, *, k: int = 1, max_length: int = 512, batch_size: int = 32,

@@ -22,7 +22,7 @@ __all__ = ["SelectorCheckpointCallback", "SelectorTraining", "train_selector", "
 
 @dataclass
 class SelectorTraining:
-    """What one :func:`train_selector` run did. ``best_epoch`` is -1 when no epoch beat the starting point with
+    """What one `train_selector` run did. ``best_epoch`` is -1 when no epoch beat the starting point with
     non-degenerate selections (the weights are then the starting ones)."""
 
     best_loss: float
@@ -47,17 +47,17 @@ def dev_selection(selector: Any, dev: CounterfactualEpochDataset) -> tuple[list[
 
 
 class SelectorCheckpointCallback(TrainerCallback):
-    """Early stopping on dev loss with the ICDA degeneracy checks, for a :class:`RationaleSelector` in a Trainer.
+    """Early stopping on dev loss with the ICDA degeneracy checks, for a `RationaleSelector` in a Trainer.
 
-    After every epoch (and once before training, by calling :meth:`evaluate`) the selector classifies the dev set;
+    After every epoch (and once before training, by calling `evaluate`) the selector classifies the dev set;
     the epoch earns a checkpoint (its weights are kept in memory) when its dev loss (mean negative log-likelihood)
     is below the best so far and the selected positions are not degenerate, checked separately on the dev
     originals and on the dev counterfactuals (the reference's two dev files). Training stops after ``patience``
-    epochs without a checkpoint; :meth:`restore` loads the kept weights.
+    epochs without a checkpoint; `restore` loads the kept weights.
 
     Args:
-        selector: the :class:`~cfaug_hf.RationaleSelector` being trained (its ``model`` is the Trainer's model).
-        dev: the dev :class:`CounterfactualEpochDataset` (originals, plus counterfactuals from iteration 1 on).
+        selector: the `RationaleSelector` being trained (its ``model`` is the Trainer's model).
+        dev: the dev `CounterfactualEpochDataset` (originals, plus counterfactuals from iteration 1 on).
         patience: epochs without a checkpoint before stopping (the reference's 10).
         degeneration_threshold: the largest class gap in selected-position histograms (0.2).
 
@@ -133,7 +133,7 @@ def train_selector(selector: Any, train: CounterfactualEpochDataset, dev: Counte
 
     The reference's loop: AdamW at a constant learning rate (``learning_rate`` for the new layers,
     ``encoder_learning_rate`` for a token encoder that is not frozen), gradients accumulated to
-    ``samples_per_step`` samples, no gradient clipping; :class:`SelectorCheckpointCallback` for checkpoints and early
+    ``samples_per_step`` samples, no gradient clipping; `SelectorCheckpointCallback` for checkpoints and early
     stopping; with ``redraw_from`` the counterfactual slots get fresh donors every epoch. The selector ends with
     the weights of its best checkpoint.
     """
@@ -181,9 +181,10 @@ def keep_for_training(result: SelectionResult, labels: Sequence[int], num_senten
     more sentences, lowest error first, the same number from every class: at most ``len(labels) / cap_factor``
     per class, and no more than the smallest class has.
 
-    >>> r = SelectionResult([[0]] * 6, [0, 0, 1, 1, 1, 0], [0.3, 0.1, 0.2, 0.4, 0.1, 0.9])
-    >>> keep_for_training(r, [0, 0, 1, 1, 1, 1], [2] * 6, cap_factor=2)
-    [1, 0, 4, 2]
+    Examples:
+        >>> r = SelectionResult([[0]] * 6, [0, 0, 1, 1, 1, 0], [0.3, 0.1, 0.2, 0.4, 0.1, 0.9])
+        >>> keep_for_training(r, [0, 0, 1, 1, 1, 1], [2] * 6, cap_factor=2)
+        [1, 0, 4, 2]
     """
     if result.error is None:
         raise ValueError("keep_for_training needs prediction errors: call select(..., labels=...).")

@@ -40,9 +40,10 @@ def balanced_target_probs(label_counts: dict[str, int], options: dict[str, list[
     """Per source label, the probability of each target label such that the targets of the whole dataset are as
     uniform as the options allow (iterative proportional fitting of one weight per target).
 
-    >>> p = balanced_target_probs({"a": 8, "b": 1, "c": 1}, {"a": ["b", "c"], "b": ["a", "c"], "c": ["a", "b"]})
-    >>> round(p["b"]["a"], 2), round(p["a"]["b"], 2)
-    (1.0, 0.5)
+    Examples:
+        >>> p = balanced_target_probs({"a": 8, "b": 1, "c": 1}, {"a": ["b", "c"], "b": ["a", "c"], "c": ["a", "b"]})
+        >>> round(p["b"]["a"], 2), round(p["a"]["b"], 2)
+        (1.0, 0.5)
     """
     total = sum(label_counts.get(s, 0) for s in options) or 1
     targets = sorted({t for opts in options.values() for t in opts})
@@ -76,9 +77,9 @@ class LLMCounterfactualAugmenter(Augmenter):
       sentence is revised so the head and tail hold the target relation; markup the LLM dropped is put back when
       both entities are still there (``re:markup_restored``).
 
-    The task's constraint filter runs first (:class:`~cfaug_hf.filters.NERConstraintFilter`,
-    :class:`~cfaug_hf.filters.REConstraintFilter`, :class:`~cfaug_hf.filters.NLIConstraintFilter`), then the
-    consistency filter (``checker=``, a :class:`~cfaug_hf.LabelChecker`, by default the one shipped for sentiment
+    The task's constraint filter runs first (`NERConstraintFilter`,
+    `REConstraintFilter`, `NLIConstraintFilter`), then the
+    consistency filter (``checker=``, a `LabelChecker`, by default the one shipped for sentiment
     and NLI, keeps counterfactuals it labels with their target; NER: ``tagger=``), then ``filters``.
     Every drop is counted per reason. Generation problems never raise: ``skipped:llm_error``, ``llm_empty``,
     ``llm_unparseable``, ``llm_meta``, ``llm_unchanged``, ``llm_truncated``, ``llm_missing_target`` (an NLI list
@@ -86,17 +87,17 @@ class LLMCounterfactualAugmenter(Augmenter):
     events, so ``stats.by_prefix("target")`` is the target distribution.
 
     Args:
-        llm: a text generator taking whole prompts: :func:`~cfaug_hf.components.llm.local_llm` (SmolLM2, offline),
-            :class:`~cfaug_hf.components.llm.OpenAICompatibleLLM` (vLLM, TGI, llama.cpp, any OpenAI-style
+        llm: a text generator taking whole prompts: `local_llm` (SmolLM2, offline),
+            `OpenAICompatibleLLM` (vLLM, TGI, llama.cpp, any OpenAI-style
             endpoint) or a callable ``prompts -> answers``.
-        schema: the task schema (default :meth:`TaskSchema.sentiment`); the template follows its task.
-        checker: the consistency check for sentiment, NLI and RE (a :class:`~cfaug_hf.LabelChecker`).
+        schema: the task schema (default `TaskSchema.sentiment`); the template follows its task.
+        checker: the consistency check for sentiment, NLI and RE (a `LabelChecker`).
             ``"default"``: the checker shipped for the schema's task (sentiment, NLI; none for RE); a folder or Hub
             id; None: off.
         tagger: optional consistency tagger for NER (``token lists -> tag lists``).
-        demo_encoder: with ``demo_pool``: a :class:`~cfaug_hf.components.retriever.BiEncoder` (or anything with
+        demo_encoder: with ``demo_pool``: a `BiEncoder` (or anything with
             ``encode(texts)`` returning normalised vectors) to pick the most similar demonstrations per input.
-        config: an :class:`LLMConfig`; keyword arguments override its fields.
+        config: an `LLMConfig`; keyword arguments override its fields.
 
     Examples:
         >>> from datasets import Dataset
@@ -219,7 +220,7 @@ class LLMCounterfactualAugmenter(Augmenter):
         return self._balanced_probs
 
     def augment(self, dataset: Any, **kwargs: Any) -> Any:
-        """:meth:`Augmenter.augment`; with ``targets='balanced'`` and no ``label_counts``, the dataset's own label
+        """`Augmenter.augment`; with ``targets='balanced'`` and no ``label_counts``, the dataset's own label
         counts are used for this call."""
         from datasets import Dataset
 
@@ -335,7 +336,7 @@ class LLMCounterfactualAugmenter(Augmenter):
         return results
 
     def _edit(self, examples: list[Example], results: list[RowResult], jobs: list[Any]) -> None:
-        """Rewrite with a trained :class:`~cfaug_hf.Editor` (NLI: the hypothesis, the premise as its context); its
+        """Rewrite with a trained `Editor` (NLI: the hypothesis, the premise as its context); its
         candidates go to the usual checks best first, as the checker rates them for the target."""
         premises = ([examples[i][self.schema.text_columns[0]] for i, _, _, _ in jobs] if self.task == "nli"
                     else None)

@@ -3,32 +3,27 @@ r"""Prompt templates for LLM-written counterfactuals, and the parsing of the ans
 A prompt follows Li et al. (2024): task guidelines (a definition, then step-by-step instructions), demonstrations,
 then the input in the demonstrations' format, ending at the answer cue. The wording is ours. Four tasks:
 
-=========  ===============================================================  ==============================================
-task       the LLM is asked for                                              demonstration keys
-=========  ===============================================================  ==============================================
-sentiment  the text with its causal words replaced for the target polarity  ``text``, ``label``, ``target``, ``edited``
-nli        a list of revised hypotheses, one per target relation            ``premise``, ``hypothesis``, ``label``,
-                                                                            ``targets`` (list), ``edited`` (list)
-ner        replacement words of the same type for each entity              ``tokens``, ``entities`` (list of
-                                                                            ``{"span", "type"}``), ``replacements``
-                                                                            (list of lists)
-re         the sentence revised so the marked head and tail hold the       ``text`` (marked up), ``label``,
-           target relation, entities and markup kept                        ``target``, ``edited``
-=========  ===============================================================  ==============================================
+| task | the LLM is asked for | demonstration keys |
+|---|---|---|
+| sentiment | the text with its causal words replaced for the target polarity | ``text``, ``label``, ``target``, ``edited`` |
+| nli | a list of revised hypotheses, one per target relation | ``premise``, ``hypothesis``, ``label``, ``targets`` (list), ``edited`` (list) |
+| ner | replacement words of the same type for each entity              ` | `tokens``, ``entities`` (list of ``{"span", "type"}``), ``replacements`` (list of lists) |
+| re | the sentence revised so the marked head and tail hold the       ` target relation, entities and markup kept | `text`` (marked up), ``label``, ``target``, ``edited`` |
 
 With ``cot=True`` (sentiment, NLI, RE) the demonstrations show the reasoning first, on the answer line: the causal
 words, their replacements, then the revision; only the revision is kept, and a revision that does not use the
 replacements it announced is counted (``cot:inconsistent``, the failure the paper describes).
 
-Answers are parsed leniently (:func:`parse_text`, :func:`parse_list`, :func:`parse_replacements`): quotes, JSON or
+Answers are parsed leniently (`parse_text`, `parse_list`, `parse_replacements`): quotes, JSON or
 Python-like lists and objects, a repeated answer cue, a "Sure, here is..." preamble, reasoning before the answer,
 and lists cut off by the token limit all yield what they hold; what cannot be used comes back as a reason
 (``llm_empty``, ``llm_unparseable``, ``llm_meta``, ``llm_unchanged``), never as an exception.
 
->>> parse_text('Sure! Here is the revised text: "A dull film."', "A fine film.", "Revised text")
-('A dull film.', None)
->>> parse_list('["Kids sleep.", "Kids pl', 2)
-['Kids sleep.']
+Examples:
+    >>> parse_text('Sure! Here is the revised text: "A dull film."', "A fine film.", "Revised text")
+    ('A dull film.', None)
+    >>> parse_list('["Kids sleep.", "Kids pl', 2)
+    ['Kids sleep.']
 """
 
 from __future__ import annotations
@@ -123,8 +118,9 @@ def relation_text(label: str) -> str:
     """How a relation label is put to the LLM: SemEval's ``Cause-Effect(e2,e1)`` reads "effect-cause" (the head
     is the effect), as in the paper's prompts; other labels are lower-cased, ``_`` and ``:`` spelled as spaces.
 
-    >>> relation_text("Cause-Effect(e2,e1)"), relation_text("Entity-Origin(e1,e2)"), relation_text("org:founded_by")
-    ('effect-cause', 'entity-origin', 'org founded by')
+    Examples:
+        >>> relation_text("Cause-Effect(e2,e1)"), relation_text("Entity-Origin(e1,e2)"), relation_text("org:founded_by")
+        ('effect-cause', 'entity-origin', 'org founded by')
     """
     m = re.fullmatch(r"\s*([\w]+)-([\w]+)\s*\(\s*e([12])\s*,\s*e([12])\s*\)\s*", label)
     if m:
@@ -184,9 +180,10 @@ def build_prompt(task: str, row: dict[str, Any], *, demonstrations: Sequence[dic
     your own text. ``cot=True`` asks for the causal words and their replacements before the revision (sentiment,
     NLI, RE; chain-of-thought demonstrations need ``causal`` and ``replaced`` lists).
 
-    >>> p = build_prompt("sentiment", {"text": "A fine film.", "label": "positive", "target": "negative"})
-    >>> p.splitlines()[-1]
-    'Revised text:'
+    Examples:
+        >>> p = build_prompt("sentiment", {"text": "A fine film.", "label": "positive", "target": "negative"})
+        >>> p.splitlines()[-1]
+        'Revised text:'
     """
     if task not in TASKS:
         raise ValueError(f"Unknown task {task!r}; the LLM templates are {list(TASKS)}.")
@@ -261,13 +258,14 @@ def parse_text(answer: Any, original: str, cue: str = "Revised text") -> tuple[s
     Reasons: ``llm_empty``, ``llm_unparseable`` (the model started a new prompt field), ``llm_meta`` (it talked
     about the task instead of answering), ``llm_unchanged``.
 
-    >>> parse_text('Causal words: "dull" | Replacements: "dull" -> "bright" | Revised text: "A bright film."',
-    ...            "A dull film.")
-    ('A bright film.', None)
-    >>> parse_text('{"revised_sentence": "The key came from a chest."}', "x")
-    ('The key came from a chest.', None)
-    >>> parse_text("Target sentiment: negative", "x"), parse_text("  ", "x")
-    ((None, 'llm_unparseable'), (None, 'llm_empty'))
+    Examples:
+        >>> parse_text('Causal words: "dull" | Replacements: "dull" -> "bright" | Revised text: "A bright film."',
+        ...            "A dull film.")
+        ('A bright film.', None)
+        >>> parse_text('{"revised_sentence": "The key came from a chest."}', "x")
+        ('The key came from a chest.', None)
+        >>> parse_text("Target sentiment: negative", "x"), parse_text("  ", "x")
+        ((None, 'llm_unparseable'), (None, 'llm_empty'))
     """
     if not isinstance(answer, str) or not answer.strip():
         return None, "llm_empty"
@@ -306,10 +304,11 @@ def parse_list(answer: Any, n: int | None = None) -> list[str]:
     token limit (its complete items are kept), or, without brackets, numbered or dashed lines. Items that are
     objects give their text field. Empty when nothing is found.
 
-    >>> parse_list("Revised hypotheses: ['A dog sleeps.', \"A cat runs.\"]")
-    ['A dog sleeps.', 'A cat runs.']
-    >>> parse_list("1. A dog sleeps.\n2) A cat runs.")
-    ['A dog sleeps.', 'A cat runs.']
+    Examples:
+        >>> parse_list("Revised hypotheses: ['A dog sleeps.', \"A cat runs.\"]")
+        ['A dog sleeps.', 'A cat runs.']
+        >>> parse_list("1. A dog sleeps.\n2) A cat runs.")
+        ['A dog sleeps.', 'A cat runs.']
     """
     if not isinstance(answer, str):
         return []
@@ -340,16 +339,17 @@ def parse_replacements(answer: Any, spans: Sequence[str]) -> list[list[str]]:
     entity order, or ``span: a, b, c`` lines. Lists cut off by the token limit keep their complete items; an entity
     the answer does not cover gets an empty list.
 
-    >>> parse_replacements('[{"span": "Paris", "type": "location", "replacements": ["Rome", "Oslo"]}]', ["Paris"])
-    [['Rome', 'Oslo']]
-    >>> parse_replacements('[{"span": "Ada", "replacements": ["Bob", "Eve"]}, {"span": "Rome", "replacements": ["Ly',
-    ...                    ["Ada", "Rome"])
-    [['Bob', 'Eve'], []]
-    >>> parse_replacements('[{"span": "Ada", "type": "person", "replacement": "Bob"}]', ["Ada", "Rome"])
-    [['Bob'], []]
-    >>> parse_replacements('[{"span": "Ada", "replacements": [None], "words": [Bob]}, {"span": "Rome", '
-    ...                    '"replacements": ["Oslo"]}]}', ["Ada", "Rome"])
-    [[], ['Oslo']]
+    Examples:
+        >>> parse_replacements('[{"span": "Paris", "type": "location", "replacements": ["Rome", "Oslo"]}]', ["Paris"])
+        [['Rome', 'Oslo']]
+        >>> parse_replacements('[{"span": "Ada", "replacements": ["Bob", "Eve"]}, {"span": "Rome", "replacements": ["Ly',
+        ...                    ["Ada", "Rome"])
+        [['Bob', 'Eve'], []]
+        >>> parse_replacements('[{"span": "Ada", "type": "person", "replacement": "Bob"}]', ["Ada", "Rome"])
+        [['Bob'], []]
+        >>> parse_replacements('[{"span": "Ada", "replacements": [None], "words": [Bob]}, {"span": "Rome", '
+        ...                    '"replacements": ["Oslo"]}]}', ["Ada", "Rome"])
+        [[], ['Oslo']]
     """
     out: list[list[str]] = [[] for _ in spans]
     if not isinstance(answer, str) or not spans:
@@ -395,10 +395,11 @@ def cot_consistent(answer: str, revised: str | Sequence[str]) -> bool | None:
     """Whether a chain-of-thought answer's revision uses the replacement words it announced ("a" -> "b"); None when
     the answer announced none (nothing to check).
 
-    >>> cot_consistent('Replacements: "dull" -> "bright" | Revised text: "A bright film."', "A bright film.")
-    True
-    >>> cot_consistent('Replacements: "dull" -> "bright" | Revised text: "A fine film."', "A fine film.")
-    False
+    Examples:
+        >>> cot_consistent('Replacements: "dull" -> "bright" | Revised text: "A bright film."', "A bright film.")
+        True
+        >>> cot_consistent('Replacements: "dull" -> "bright" | Revised text: "A fine film."', "A fine film.")
+        False
     """
     announced = [b for _, b in re.findall(r"[\"']([^\"']+)[\"']\s*->\s*[\"']([^\"']+)[\"']", answer or "")]
     if not announced:

@@ -48,7 +48,7 @@ class RACEAugmenter(Augmenter):
     3. **Ad-check**: the checker must label (c, E') REFUTES, else E' is dropped (``race:ad_check_rejected``).
     4. **Generate**: the claim generator (E -> c, fine-tuned on SUPPORTS instances) writes candidates from the
        sentence rationales of E' (SUPPORTS) or E (REFUTES), under the entity constraint "at least one causal entity
-       of each piece" (constrained beam search, :mod:`cfaug_hf.constrained`).
+       of each piece" (constrained beam search, `cfaug_hf.constrained`).
     5. **Post-check**: a candidate c' is kept when the checker labels (c', E) with the flipped label.
     6. **Filter**: the kept candidate with the highest MoverScore fidelity + entity fidelity to c wins.
 
@@ -58,16 +58,16 @@ class RACEAugmenter(Augmenter):
     (nothing met the constraint), ``race:no_flip`` (no candidate passed the post-check).
 
     Evidence is a list column or one string split on ``piece_separator``; use
-    :func:`~cfaug_hf.methods.race.pieces_from_pairs` for (title, sentence) pairs.
+    `pieces_from_pairs` for (title, sentence) pairs.
 
     Args:
-        generator: a :class:`~cfaug_hf.Generator` writing a claim from evidence (paper: T5-base). RACE decodes
+        generator: a `Generator` writing a claim from evidence (paper: T5-base). RACE decodes
             with the paper's beam 30, 10 candidates and 96 tokens on a copy that shares its weights
             (``paper_decoding=False`` keeps the generator's settings); or any callable texts -> claims.
-        checker: a :class:`~cfaug_hf.LabelChecker` over (claim, evidence) with the schema's labels
-            (:func:`~cfaug_hf.methods.race.with_nei` builds NOT ENOUGH INFO training rows when the data has none).
-        ner: an :class:`~cfaug_hf.components.ner.EntityRecognizer` (stanza, spaCy, transformers, lexicon).
-        schema: default :meth:`TaskSchema.fact_verification`.
+        checker: a `LabelChecker` over (claim, evidence) with the schema's labels
+            (`with_nei` builds NOT ENOUGH INFO training rows when the data has none).
+        ner: an `EntityRecognizer` (stanza, spaCy, transformers, lexicon).
+        schema: default `TaskSchema.fact_verification`.
         embedder: the MoverScore embedder of the semantic filter (default MiniLM, offline).
 
     Examples:
@@ -165,7 +165,7 @@ class RACEAugmenter(Augmenter):
         return self
 
     def augment(self, dataset: Any, **kwargs: Any) -> Any:
-        """:meth:`Augmenter.augment`, fitting the entity lexicon on ``dataset`` first when there is none."""
+        """`Augmenter.augment`, fitting the entity lexicon on ``dataset`` first when there is none."""
         from datasets import Dataset
 
         if self.lexicon is None and isinstance(dataset, Dataset):
@@ -274,7 +274,7 @@ class RACEAugmenter(Augmenter):
 
 
     def _passes_post_check(self, pairs: list[Any], original: str) -> list[bool]:
-        """Which candidate claims pass the post-check set by ``post_check`` (see :class:`RACEConfig`)."""
+        """Which candidate claims pass the post-check set by ``post_check`` (see `RACEConfig`)."""
         mode = self.config.post_check  # type: ignore[attr-defined]
         if mode == "off":
             return [True] * len(pairs)

@@ -46,7 +46,7 @@ def with_nei(dataset: Any, schema: Any, *, seed: int = 0, nei_label: str = "NOT 
 
 def claim_generation_pairs(dataset: Any, schema: Any, *, separator: str = " ") -> Any:
     """``source`` (the joined evidence) -> ``target`` (the claim) rows from the SUPPORTS instances, for
-    :func:`cfaug_hf.training.train_generator` (RACE's E -> c generator)."""
+    `cfaug_hf.training.train_generator` (RACE's E -> c generator)."""
     claim_col, ev_col = schema.text_columns
     sup = dataset.filter(lambda y: schema.label_name(y).upper() == "SUPPORTS", input_columns=schema.label_column)
     return sup.map(lambda c, e: {"source": schema.joined(e, separator), "target": c}, input_columns=[claim_col, ev_col],

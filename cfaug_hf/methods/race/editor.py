@@ -6,13 +6,14 @@
 * consistent: an entity is edited the same way wherever it occurs, in every piece, which keeps the links between
   the pieces (the bridge entity of a two-hop claim changes in both hops).
 
->>> import random
->>> from cfaug_hf.entities import EntityLexicon
->>> pieces = ["Ford drove for Lola in 2006.", "Lola was run by Carpentier in 2006."]
->>> causal = {"Ford": "PERSON", "Carpentier": "PERSON", "2006": "DATE"}
->>> new, edits = edit_evidence(pieces, causal, EntityLexicon({"DATE": ["2008"]}), random.Random(0))
->>> new
-['Carpentier drove for Lola in 2008.', 'Lola was run by Ford in 2008.']
+Examples:
+    >>> import random
+    >>> from cfaug_hf.entities import EntityLexicon
+    >>> pieces = ["Ford drove for Lola in 2006.", "Lola was run by Carpentier in 2006."]
+    >>> causal = {"Ford": "PERSON", "Carpentier": "PERSON", "2006": "DATE"}
+    >>> new, edits = edit_evidence(pieces, causal, EntityLexicon({"DATE": ["2008"]}), random.Random(0))
+    >>> new
+    ['Carpentier drove for Lola in 2008.', 'Lola was run by Ford in 2008.']
 """
 
 from __future__ import annotations
