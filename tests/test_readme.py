@@ -159,3 +159,43 @@ def test_readme_snippets_run_as_written(tiny_world, capsys):
     assert "rows in: 300" in out and "## Augmentation report" in out
     assert (tiny_world / "my-negclaim-generator" / "cfaug_generator.json").is_file()
     assert hub_server.ACTIVE.files("you/feverous-crossaug", repo_type="dataset")
+
+
+def readme_command_lines() -> list[list[str]]:
+    """The ``cfaug`` lines of the README's "Command line" block, comments dropped."""
+    import shlex
+
+    text = README.read_text()
+    block = text[text.index("## Command line"):]
+    block = block[block.index("```bash\n") + 8:]
+    block = block[:block.index("```")]
+    return [shlex.split(line.split("  #")[0])[1:] for line in block.splitlines() if line.startswith("cfaug ")]
+
+
+def test_readme_command_lines_run_as_written(tiny_world, capsys):
+    """The README's command block, in order, on the embedded claims and a tiny CAD file: every line succeeds, and
+    its own push line publishes a card whose counts and report agree (the report describes the data pushed)."""
+    import json
+
+    from cfaug_hf.cli import main
+    from cfaug_hf.embedded import load_feverous_sample
+
+    load_feverous_sample().select(range(8)).to_json("claims.jsonl")
+    Path("cad.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [
+        {"text": "It was dull. The end.", "counterfactual": "It was gripping. The end.", "target": "positive"},
+        {"text": "A fine cast. Loved it.", "counterfactual": "A weak cast. Hated it.", "target": "negative"}]))
+    lines = readme_command_lines()
+    assert [argv[0] for argv in lines] == ["augment", "augment", "augment", "augment", "train", "report", "push"]
+    for argv in lines:
+        if "--help" in argv:
+            with pytest.raises(SystemExit) as done:
+                main(argv)
+            assert done.value.code == 0
+            continue
+        if argv[:2] == ["train", "editor"]:
+            argv = [*argv, "--max-steps", "1"]  # the one change: a tiny training run
+        assert main(argv) == 0, (argv, capsys.readouterr())
+    files = hub_server.ACTIVE.files("you/my-cf-data", repo_type="dataset")
+    card = files["README.md"].decode()
+    rows = len(__import__("datasets").load_from_disk("runs/x/data"))
+    assert f"{rows}" in card and any(name.startswith("report/") for name in files), sorted(files)
