@@ -19,7 +19,7 @@ from cfaug_hf.testing import tiny_causal_lm, tiny_encoder, tiny_seq2seq
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 #: The docs pages in the order their snippets run (later pages use what earlier ones defined, as in a notebook).
-DOCS = ["usage", "contract", "cli", "methods/crossaug", "methods/editors", "components", "measure", "methods/icda",
+DOCS = ["install", "usage", "contract", "cli", "methods/crossaug", "methods/editors", "components", "measure", "methods/icda",
         "methods/core", "methods/llm", "methods/race", "hub", "scale-out", "benchmarks", "licences", "index"]
 
 
@@ -57,6 +57,8 @@ def test_docs_build_without_warnings(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     api = (tmp_path / "site" / "api" / "index.html").read_text()
     assert api.count("augment") > 10
+    home = (tmp_path / "site" / "index.html").read_text()
+    assert "scripts/setup.sh" in home and 'href="install/"' in home and "dataset.map" in home.replace("claims.map", "dataset.map")
     # What a reader would see if a docstring were not in the configured (Google, Markdown) style: reST roles,
     # simple tables drawn as rows of "=", doctests outside an Examples section (Markdown quotes ">>>").
     for page in (tmp_path / "site").rglob("*.html"):
