@@ -19,7 +19,7 @@ from typing import Any
 
 from .components.checker import DEFAULT_CHECKER
 from .models import SMOLLM2
-from .provenance import PROVENANCE_COLUMNS, provenance_features, refuse_augmented, source_id
+from .provenance import PROVENANCE_COLUMNS, describe_change, provenance_features, refuse_augmented, source_id
 from .schema import SchemaError, TaskSchema
 
 __all__ = ["amplify", "AmplifyReport"]
@@ -259,6 +259,7 @@ def _with_provenance(base: Any, schema: TaskSchema, indices: Any, human: tuple[l
     out: dict[str, list[Any]] = {c: [] for c in (*base.column_names, *PROVENANCE_COLUMNS)}
     for k, i in enumerate(indices):
         row = {c: values[c][k] for c in base.column_names}
+        source = dict(row)
         label = schema.row_label(row[label_column], row=i)
         sid = source_id(row, schema)
         if human is not None:
@@ -272,5 +273,6 @@ def _with_provenance(base: Any, schema: TaskSchema, indices: Any, human: tuple[l
         out["cf_source_id"].append(sid)
         out["cf_original_label"].append(label)
         out["cf_edit"].append(json.dumps({"target": human[1][k]}) if human is not None else "")
+        out["cf_change"].append(describe_change(source, row, [edit_column]) if human is not None else "")
         out["cf_outcome"].append(["produced:human"] if human is not None else [])
     return Dataset.from_dict(out, features=Features({**base.features, **provenance_features()}))

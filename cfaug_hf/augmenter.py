@@ -11,7 +11,8 @@ input column re-emitted and these provenance columns added:
 | ``cf_kind`` | string | ``"original"`` or the method's kind of counterfactual (e.g. ``"c'+e"``) |
 | ``cf_source_id`` | string | the source row's id column, or a digest of its texts and label |
 | ``cf_original_label`` | string | the source row's label name |
-| ``cf_edit`` | string | JSON description of the edit (``""`` on originals) |
+| ``cf_edit`` | string | JSON description of the edit, in the method's own keys (``""`` on originals) |
+| ``cf_change`` | string | the words changed, e.g. ``claim: won → lost`` (``""`` on originals): searchable in the Hub's dataset viewer |
 | ``cf_outcome`` | list of string | everything that happened to the source row (shared by its whole group) |
 
 ``cf_outcome`` makes the statistics recoverable from the output alone (after a cache hit or with ``num_proc``):
@@ -38,8 +39,8 @@ from typing import Any, ClassVar
 from . import registry
 from .fingerprint import (code_digest, digest_json, digest_object, global_state_digest, register_cheap_hash,
                           row_seed)
-from .provenance import (PROVENANCE_COLUMNS, TRACE_KIND, AugmentationStats, provenance_features, refuse_augmented,
-                         source_id)
+from .provenance import (PROVENANCE_COLUMNS, TRACE_KIND, AugmentationStats, describe_change, provenance_features,
+                         refuse_augmented, source_id)
 from .saving import AUGMENTER_CONFIG  # noqa: F401 (re-exported: the file that marks a saved augmenter)
 from .workers import enter_worker_process, remove_stale_temp_files, watching_forks
 from .schema import SchemaError, TaskSchema
@@ -356,6 +357,7 @@ class Augmenter(abc.ABC):
         out["cf_source_id"].append(ex.source_id)
         out["cf_original_label"].append(ex.label)
         out["cf_edit"].append(edit)
+        out["cf_change"].append(describe_change(ex.values, row, self.schema.edit_columns) if is_cf else "")
         out["cf_outcome"].append(outcome)
 
     # ------------------------------------------------------------------------------------------------ conveniences

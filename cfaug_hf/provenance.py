@@ -21,7 +21,47 @@ __all__ = ["PROVENANCE_COLUMNS", "TRACE_KIND", "provenance_features", "Augmentat
 TRACE_KIND = "trace"
 
 PROVENANCE_COLUMNS = ("cf_is_counterfactual", "cf_method", "cf_kind", "cf_source_id", "cf_original_label", "cf_edit",
-                      "cf_outcome")
+                      "cf_change", "cf_outcome")
+
+#: Longest ``cf_change`` kept; a longer one ends in an ellipsis (the full edit is in ``cf_edit`` and the row).
+CHANGE_CHARS = 300
+
+
+def _words(value: Any) -> list[str]:
+    if isinstance(value, (list, tuple)):
+        return [w for v in value for w in _words(v)]
+    return str(value).split() if value is not None else []
+
+
+def describe_change(source: Mapping[str, Any], new: Mapping[str, Any], columns: Sequence[str]) -> str:
+    """``cf_change``: the words a counterfactual changed, readable and searchable in a dataset viewer (``cf_edit``
+    holds each method's own JSON, whose keys differ by method and so cannot be one Arrow struct).
+
+    Examples:
+        >>> describe_change({"claim": "He won in 1999 ."}, {"claim": "He lost in 2001 ."}, ["claim"])
+        'claim: won → lost; 1999 → 2001'
+        >>> describe_change({"text": "good film"}, {"text": "not a good film"}, ["text"])
+        'text: + not a'
+    """
+    import difflib
+
+    parts = []
+    for column in columns:
+        old, new_words = _words(source.get(column)), _words(new.get(column))
+        if old == new_words:
+            continue
+        edits = []
+        for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new_words, autojunk=False).get_opcodes():
+            before, after = " ".join(old[i1:i2]), " ".join(new_words[j1:j2])
+            if op == "replace":
+                edits.append(f"{before} → {after}")
+            elif op == "insert":
+                edits.append(f"+ {after}")
+            elif op == "delete":
+                edits.append(f"- {before}")
+        parts.append(f"{column}: " + "; ".join(edits))
+    text = " | ".join(parts)
+    return text if len(text) <= CHANGE_CHARS else text[:CHANGE_CHARS - 1] + "…"
 
 
 def provenance_features() -> dict[str, Any]:
@@ -37,7 +77,7 @@ def provenance_features() -> dict[str, Any]:
     return {
         "cf_is_counterfactual": Value("bool"), "cf_method": Value("string"), "cf_kind": Value("string"),
         "cf_source_id": Value("string"), "cf_original_label": Value("string"), "cf_edit": Value("string"),
-        "cf_outcome": outcome,
+        "cf_change": Value("string"), "cf_outcome": outcome,
     }
 
 

@@ -50,6 +50,8 @@ def test_provenance_columns_and_order():
     assert row["cf_source_id"] == out[0]["cf_source_id"] and row["cf_outcome"] == ["produced:negated"]
     assert "seed" in json.loads(row["cf_edit"])
     assert out[0]["cf_edit"] == "" and out[0]["cf_method"] == ""
+    # cf_change: the changed words as a plain string, so the Hub's viewer can search it ("not" finds negations)
+    assert row["cf_change"] == "text: + not" and out[0]["cf_change"] == ""
 
 
 def test_classlabel_ids_stay_ids():
