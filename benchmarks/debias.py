@@ -484,27 +484,32 @@ def augment_subset(train: Any) -> tuple[Any, list[int]]:
     return train.select(rows), rows
 
 
-def cached_augment(augmenter: Any, subset: Any, prefix: str, what: str, part_rows: int = 25) -> Any:
+def cached_augment(augmenter: Any, subset: Any, prefix: str, what: str, part_rows: int = 25,
+                   parts_key: str | None = None) -> Any:
     """``augmenter.augment(subset)``, saved in CACHE under the data's and the augmenter's fingerprints and loaded
     from there on later runs (generation is the slow part of every augmented row).
 
-    The rows are augmented in contiguous parts of ``part_rows``, each saved as it finishes, so a run killed after
-    hours resumes from its last finished part; a row's output does not depend on its batch (the augmenter contract
-    seeds per row), so the parts concatenate to what one call would have written."""
+    The rows are augmented in parts of ``part_rows`` consecutive rows, each saved as it finishes, so a run killed
+    after hours resumes from its last finished part; a row's output does not depend on its batch (the augmenter
+    contract seeds per row), so the parts concatenate to what one call would have written. ``parts_key`` names the
+    parts by something other than this subset (the full row order a subset is a prefix of), so subsets that are
+    prefixes of one order share their parts."""
     from datasets import concatenate_datasets, load_from_disk
 
     out_dir = CACHE / f"{prefix}_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
     if (out_dir / "dataset_info.json").is_file():
         return load_from_disk(str(out_dir))
+    parts_dir = CACHE / f"{prefix}_{(parts_key or subset._fingerprint)[:12]}_{augmenter.fingerprint()[:12]}.parts"
     start = time.perf_counter()
     n_parts = max(1, -(-len(subset) // part_rows))
     parts = []
     for index in range(n_parts):
-        part_dir = out_dir.with_name(out_dir.name + ".parts") / f"{index:05d}-of-{n_parts:05d}"
+        rows = range(index * part_rows, min((index + 1) * part_rows, len(subset)))
+        part_dir = parts_dir / f"{index:05d}-{len(rows)}"
         if (part_dir / "dataset_info.json").is_file():
             parts.append(load_from_disk(str(part_dir)))
             continue
-        part = augmenter.augment(subset.shard(n_parts, index, contiguous=True))
+        part = augmenter.augment(subset.select(rows))
         part.save_to_disk(str(part_dir))
         parts.append(part)
         print(f"{what}: part {index + 1}/{n_parts} done after {time.perf_counter() - start:.0f}s", flush=True)
@@ -622,14 +627,21 @@ def annotated_rows(train: Any, task: str) -> list[int]:
 
 
 def editor_subset(train: Any, task: str) -> Any:
-    """The rows the shipped editor rewrites: a seeded sample of AUGMENT_LIMIT rows outside the annotated quarter
-    (EDITOR_LIMIT when set; all of them without a limit), so it never rewrites a row whose human counterfactual it
-    learned from."""
+    """The rows the shipped editor rewrites: the rows outside the annotated quarter (so it never rewrites a row whose
+    human counterfactual it learned from) in one seeded order, the first EDITOR_LIMIT (else AUGMENT_LIMIT) of them,
+    or all. Every limit takes a prefix of the same order, so the coverage curve's points (25%, 50%, 100% of the
+    rows) share their counterfactuals: a larger limit only writes the rows the smaller one had not."""
     seen, limit = set(annotated_rows(train, task)), EDITOR_LIMIT or AUGMENT_LIMIT
     rest = [i for i in range(len(train)) if i not in seen]
-    if limit and limit < len(rest):
-        rest = sorted(random.Random(0).sample(rest, limit))
-    return train.select(rest)
+    random.Random(0).shuffle(rest)
+    return train.select(rest[:limit] if limit else rest)
+
+
+def editor_order_key(train: Any, task: str) -> str:
+    """A name for the full row order of `editor_subset` (the data and the rows left out), shared by every limit."""
+    from cfaug_hf.fingerprint import digest_json
+
+    return digest_json({"data": train._fingerprint, "left_out": annotated_rows(train, task), "order_seed": 0})
 
 
 def human_rows(train: Any, task: str, subset: Any, note: str) -> Any:
@@ -715,7 +727,8 @@ def editor_counterfactuals(train: Any, task: str, quarter: int = 0, *, retrieval
         augmenter = COREAugmenter(_editor_of(task, quarter), _schema_of(task), mode="core" if retrieval else
                                   "editor_only", keep_original=False, edit_sentences=3 if task == "sentiment" else 0,
                                   **parts)
-        cfs = cached_augment(augmenter, subset, "editor", f"{note} ({task})")
+        order = None if quarter else editor_order_key(train, task)
+        cfs = cached_augment(augmenter, subset, "editor", f"{note} ({task})", part_rows=20, parts_key=order)
         components = component_digests(augmenter)
     stats = AugmentationStats.from_dataset(cfs).to_dict()
     NOTES[note] = {

@@ -18,9 +18,9 @@ against the bare base (``Generator.from_base``), each in a fresh process after t
 ``--candidates 1 2 4 8 16`` measures only the flip rate when the checker chooses among the first k sampled
 candidates, for each k (one sampling run at the largest k; candidate j has its own seed, so every k is a prefix).
 Each point is judged twice: by the picking checker, and by an **independent judge** that did not choose the
-candidate (a logistic regression over frozen all-MiniLM-L6-v2 features, the frozen yardstick's model, trained on
-CAD train: sentiment orig + new reviews, NLI all_combined pairs; a different model family and training procedure
-from the LoRA checker). The human counterfactuals of the same rows are judged too, as the judge's own ceiling; NLI
+candidate (`FrozenJudge`: a head over frozen all-MiniLM-L6-v2 features, the frozen yardstick's model, trained on
+CAD train: sentiment the changed sentences and their edits, NLI all_combined pairs; a different model and
+training procedure from the LoRA checker; its accuracy on CAD test is recorded). The human counterfactuals of the same rows are judged too, as the judge's own ceiling; NLI
 is also reported per target label.
 Writes benchmarks/results/editors_quality.{json,md}.
 """
@@ -78,14 +78,14 @@ def flips(task: str, rows: Any, outputs: list[str | None], checker: Any) -> floa
     return round(100 * sum(lab == rows[i]["target"] for (i, _), lab in zip(done, labels)) / len(rows), 1)
 
 
-def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int]) -> dict[str, Any]:
+def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int], judge_head: str = "mlp") -> dict[str, Any]:
     """Flip rate when the checker chooses among the first k sampled candidates, for each k in ``ks``. Candidate j
     of a row is sampled from its own seed (the row's seed and j), so the first 4 of 16 are the shipped default's
     4 and one sampling run at max(ks) serves every k."""
     from cfaug_hf import Editor
     from cfaug_hf.components.editor import candidates, rank_by_checker
 
-    judge = FrozenJudge(task)  # before sampling, so a judge that cannot be built fails in seconds
+    judge = FrozenJudge(task, judge_head)  # before sampling, so a judge that cannot be built fails in seconds
     editor = Editor.default(task)
     editor.config.num_return_sequences = max(ks)
     start = time.perf_counter()
@@ -94,7 +94,7 @@ def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int]) -> dic
     seconds = time.perf_counter() - start
     premises = rows["context"] if task == "nli" else None
     out: dict[str, Any] = {"sampling_seconds": round(seconds, 1), "flip_rate": {}}
-    out["judge"] = "frozen all-MiniLM-L6-v2 + logistic regression, CAD train"
+    out["judge"] = judge.description
     out["judge_flip_rate"] = {"human": judged(task, rows, rows["counterfactual"], judge)}
     for k in ks:
         options = [candidates(t, r[:k]) for t, r in zip(rows["text"], raw)]
@@ -107,30 +107,50 @@ def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int]) -> dic
     return out
 
 
-class FrozenJudge:
-    """The independent judge: the frozen yardstick's logistic-regression head over MiniLM features, trained on CAD
-    train (sentiment: orig + new reviews; NLI: all_combined premise/hypothesis pairs), so it neither picked the
-    candidates nor shares the checker's weights."""
+FLIP = {"negative": "positive", "positive": "negative"}
 
-    def __init__(self, task: str) -> None:
+
+def judge_rows(task: str, split: str) -> Any:
+    """What the judge learns from (train) or is checked on (test): NLI, CAD-SNLI all_combined pairs; sentiment, the
+    sentences CAD's annotators changed, each original sentence with the review's label and its edit with the
+    flipped one (the editor's outputs are sentences, so the judge reads sentences too)."""
+    from datasets import Dataset
+    from shared_data import cad_nli
+
+    from cfaug_hf.training import edit_pairs
+
+    if task == "nli":
+        return cad_nli("all_combined", split)
+    pairs = edit_pairs(cad_sentiment_edit_rows(split), level="sentence", neighbours=0)
+    return Dataset.from_dict({"text": list(pairs["text"]) + list(pairs["counterfactual"]),
+                              "label": [FLIP[t] for t in pairs["target"]] + list(pairs["target"])})
+
+
+class FrozenJudge:
+    """The independent judge: a head over frozen MiniLM features (the frozen yardstick's model) trained on CAD
+    train (`judge_rows`), so it neither picked the candidates nor shares the checker's weights or training
+    procedure. ``validity``: its accuracy on CAD test (`judge_rows(task, "test")`), rows no editor, checker or
+    judge was trained on, and not the dev rows the curve is measured on."""
+
+    def __init__(self, task: str, head: str = "mlp") -> None:
         import numpy as np
         from frozen_yardstick import EncodingStore, features, train_head
-        from shared_data import cad_nli, cad_sentiment
 
         from cfaug_hf import TaskSchema
 
-        self.task, self.np, self.features = task, np, features
+        self.task, self.head, self.features = task, head, features
         self.store = EncodingStore(max_length=256)
-        if task == "sentiment":
-            from datasets import concatenate_datasets
-
-            train = concatenate_datasets([cad_sentiment("orig", "train"), cad_sentiment("new", "train")])
-            self.schema = TaskSchema.sentiment()
-        else:
-            train = cad_nli("all_combined", "train")
-            self.schema = TaskSchema.nli()
+        self.schema = TaskSchema.sentiment() if task == "sentiment" else TaskSchema.nli()
+        train = judge_rows(task, "train")
         y = np.array([self.schema.label_id(v) for v in train[self.schema.label_column]])
-        self.model = train_head(features(self.store, train, self.schema), y, 0, "lr")
+        self.model = train_head(features(self.store, train, self.schema), y, 0, head)
+        test = judge_rows(task, "test")
+        gold = np.array([self.schema.label_id(v) for v in test[self.schema.label_column]])
+        self.validity = round(100 * float((self.model.predict(features(self.store, test, self.schema)) == gold).mean()),
+                              1)
+        self.description = (f"frozen all-MiniLM-L6-v2 + {head} head trained on CAD train "
+                            f"({'changed sentences and their edits' if task == 'sentiment' else 'all_combined pairs'}; "
+                            f"{len(train)} rows); accuracy on CAD test {self.validity}%")
 
     def predict(self, texts: list[str], contexts: list[str] | None = None) -> list[str]:
         from datasets import Dataset
@@ -211,6 +231,8 @@ def main() -> None:
     ap.add_argument("--candidates", type=int, nargs="+", default=None,
                     help="only measure the flip rate when the checker chooses among the first k sampled candidates, "
                          "for each k given (e.g. 1 2 4 8 16), and add it to the results")
+    ap.add_argument("--judge-head", choices=["lr", "mlp"], default="mlp",
+                    help="the independent judge's head over frozen MiniLM features (see FrozenJudge)")
     args = ap.parse_args()
     path = RESULTS / "editors_quality.json"
     results = json.loads(path.read_text()) if path.is_file() else {}
@@ -220,7 +242,8 @@ def main() -> None:
         if args.candidates:
             results.setdefault(task, {})["by_candidates"] = {"rows": len(rows), "where": "CPU, 2 cores",
                                                              **flip_by_candidates(task, rows, checker,
-                                                                                  sorted(args.candidates))}
+                                                                                  sorted(args.candidates),
+                                                                                  args.judge_head)}
             print(json.dumps({task: results[task]["by_candidates"]}), flush=True)
             path.write_text(json.dumps(results, indent=1) + "\n")
             continue
@@ -269,7 +292,8 @@ def main() -> None:
                          + f" | {c['sampling_seconds']} |")
         judged_curves = {t: c for t, c in curves.items() if "judge_flip_rate" in c}
         if judged_curves:
-            lines += ["", "The same candidates judged independently (" + next(iter(judged_curves.values()))["judge"]
+            lines += ["", "The same candidates judged independently (" + "; ".join(
+                          f"{t}: {c['judge']}" for t, c in judged_curves.items())
                       + "; it did not choose them); `human`: the human counterfactuals of the same rows by that "
                       "judge, its own ceiling. NLI per target label in brackets.", "",
                       "| task | human | " + " | ".join(f"k={k}" for k in ks) + " |", "|---|---|" + "---|" * len(ks)]

@@ -1,0 +1,154 @@
+"""How much does an editor add as it covers more of the unannotated rows? The gain as a curve in coverage.
+
+    python benchmarks/coverage_curve.py [--task sentiment] [--shares 25 50 100] [--seeds 0 1 2 3 4] [--plot]
+
+For each share of the rows outside the annotated quarter (sentiment: 1280 CAD IMDb training reviews; NLI: the
+CAD-SNLI originals outside it), ``benchmarks/debias.py`` on the frozen yardstick (lr head) trains on
+
+* ``none``: the original rows;
+* ``editor+checker``: + the shipped editor's counterfactuals of the covered rows (COREAugmenter, editor_only, the
+  shipped checker choosing among 4 candidates and filtering);
+* ``human (editor rows)``: + the human counterfactuals of the same rows (the twin: what annotation of those rows
+  would give);
+* ``amplify``: + the annotated quarter's human counterfactuals + the editor's of the covered rows;
+* ``human (quarter)`` and ``human``: the quarter's, and every row's, human counterfactuals (coverage-free).
+
+The covered rows are a prefix of one seeded order, so each share's counterfactuals are the smaller share's plus
+new ones (``debias.editor_subset``); generation is cached and resumable in parts of 20 rows, so the first run of
+the largest share is the long one (CPU, 2 cores: about 1.5 s a review). Each share's table goes to
+``benchmarks/results/coverage/<task>-<share>/``; this script then writes ``benchmarks/results/coverage_<task>.{json,md}``
+(each row's gain over ``none`` on every test, with 2 sd of the difference, and the share of the full human gain
+recovered) and, with ``--plot``, ``docs/img/coverage_<task>.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+ROWS = ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify"]
+CONTRAST = {"sentiment": "contrast dev", "nli": "revised_hypothesis/test"}
+
+
+def unannotated(task: str) -> int:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import debias
+
+    train = debias.CONFIGS[task]()["train"]
+    return len(train) - len(debias.annotated_rows(train, task))
+
+
+def run_share(task: str, share: int, total: int, seeds: list[int]) -> Path:
+    out = RESULTS / "coverage" / f"{task}-{share}"
+    out.mkdir(parents=True, exist_ok=True)
+    limit = round(total * share / 100)
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "debias.py"), "--config", task, "--model", "frozen", "--head",
+           "lr", "--rows", *ROWS, "--seeds", *map(str, seeds), "--editor-limit", str(limit)]
+    subprocess.run(cmd, check=True, cwd=ROOT, env={**os.environ, "CFAUG_RESULTS_DIR": str(out)})
+    return out / f"debias_{task}_frozen-lr.json"
+
+
+def gain(rows: dict, row: str, test: str) -> dict[str, float]:
+    a, b = rows[row]["accuracy"][test], rows["none"]["accuracy"][test]
+    sd = (statistics.stdev(a) ** 2 + statistics.stdev(b) ** 2) ** 0.5 if len(a) > 1 else 0.0
+    return {"gain": round(100 * (statistics.mean(a) - statistics.mean(b)), 2), "two_sd": round(200 * sd, 2)}
+
+
+def summarize(task: str, shares: list[int], total: int) -> dict:
+    points = []
+    for share in shares:
+        result = json.loads((RESULTS / "coverage" / f"{task}-{share}" / f"debias_{task}_frozen-lr.json").read_text())
+        rows = result["rows"]
+        tests = list(rows["none"]["accuracy"])
+        point = {"share": share, "rows_covered": round(total * share / 100), "seeds": len(result["seeds"]),
+                 "train_rows": {row: rows[row]["train_rows"] for row in ROWS if row in rows},
+                 "augmentation": rows.get("editor+checker", {}).get("augmentation"), "gains": {}}
+        for row in ROWS[1:]:
+            if row in rows:
+                point["gains"][row] = {test: gain(rows, row, test) for test in tests}
+        full = point["gains"].get("human", {}).get(CONTRAST[task], {}).get("gain")
+        if full:
+            point["recovered_of_full_human"] = {row: round(100 * g[CONTRAST[task]]["gain"] / full, 1)
+                                                for row, g in point["gains"].items() if row != "human"}
+        points.append(point)
+    return {"task": task, "unannotated_rows": total, "yardstick": "frozen all-MiniLM-L6-v2, lr head",
+            "contrast_test": CONTRAST[task], "points": points}
+
+
+def markdown(summary: dict) -> str:
+    task, test = summary["task"], summary["contrast_test"]
+    lines = [f"# Gain against coverage: {task}", "",
+             f"The editor's counterfactuals over a growing share of the {summary['unannotated_rows']} training rows "
+             f"outside the annotated quarter ({summary['yardstick']}; gain over `none` in points on {test}, "
+             "± 2 sd of the difference; **bold**: beyond 2 sd; the last column: share of the gain of every row's "
+             "human counterfactuals).", "",
+             "| share | rows | row | gain | 2 sd | of the full human gain |", "|---|---|---|---|---|---|"]
+    for p in summary["points"]:
+        for row, g in p["gains"].items():
+            c = g.get(test)
+            if not c:
+                continue
+            cell = f"**{c['gain']:+.1f}**" if c["gain"] > c["two_sd"] > 0 else f"{c['gain']:+.1f}"
+            rec = p.get("recovered_of_full_human", {}).get(row, "")
+            lines.append(f"| {p['share']}% | {p['rows_covered']} | {row} | {cell} | {c['two_sd']:.1f} | "
+                         f"{f'{rec}%' if rec != '' else ''} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(summary: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    test = summary["contrast_test"]
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for row in ("editor+checker", "human (editor rows)", "amplify"):
+        xs = [p["share"] for p in summary["points"] if row in p["gains"]]
+        ys = [p["gains"][row][test]["gain"] for p in summary["points"] if row in p["gains"]]
+        err = [p["gains"][row][test]["two_sd"] for p in summary["points"] if row in p["gains"]]
+        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=row)
+    full = [p["gains"]["human"][test]["gain"] for p in summary["points"] if "human" in p["gains"]]
+    if full:
+        ax.axhline(statistics.mean(full), color="grey", linestyle="--", label="every row's human counterfactuals")
+    ax.set_xlabel(f"share of the {summary['unannotated_rows']} unannotated rows covered (%)")
+    ax.set_ylabel(f"gain over none on {test} (points)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--task", choices=sorted(CONTRAST), default="sentiment")
+    ap.add_argument("--shares", type=int, nargs="+", default=[25, 50, 100])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    ap.add_argument("--summarize-only", action="store_true", help="only rebuild the summary from finished shares")
+    ap.add_argument("--plot", action="store_true", help="also draw docs/img/coverage_<task>.png")
+    args = ap.parse_args()
+    total = unannotated(args.task)
+    if not args.summarize_only:
+        # Largest share first: it writes every counterfactual once; the smaller shares then reuse its parts.
+        for share in sorted(args.shares, reverse=True):
+            run_share(args.task, share, total, args.seeds)
+            summary = summarize(args.task, [s for s in args.shares if (RESULTS / "coverage" / f"{args.task}-{s}").is_dir()
+                                            and any((RESULTS / "coverage" / f"{args.task}-{s}").glob("*.json"))], total)
+            (RESULTS / f"coverage_{args.task}.json").write_text(json.dumps(summary, indent=1) + "\n")
+    summary = summarize(args.task, args.shares, total)
+    (RESULTS / f"coverage_{args.task}.json").write_text(json.dumps(summary, indent=1) + "\n")
+    (RESULTS / f"coverage_{args.task}.md").write_text(markdown(summary))
+    print(markdown(summary))
+    if args.plot:
+        plot(summary, ROOT / "docs" / "img" / f"coverage_{args.task}.png")
+
+
+if __name__ == "__main__":
+    main()
