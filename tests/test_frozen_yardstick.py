@@ -99,3 +99,35 @@ def test_top_layer_head_trains_over_cached_states(tmp_path, monkeypatch):
     again = yardstick.StateStore(encoder, top=1, max_length=16)
     states = again.states([("claim 3", "proof 3")])
     assert again.encoded_now == 0 and states[0].ndim == 2  # reloaded from disk, one row per token
+
+
+def _shared_data_or_skip():
+    data = Path(__import__("os").environ.get("CFAUG_SHARED_DATA", ROOT.parent / "shared" / "data"))
+    if not (data / "MANIFEST.md").is_file():
+        pytest.skip("the benchmark data (../shared/data) is not here")
+
+
+def test_editor_rows_of_every_coverage_are_prefixes_of_one_order():
+    """The coverage curve's points share their counterfactuals: a larger --editor-limit only adds rows, and no limit
+    takes a row of the annotated quarter (whose human pairs the shipped editor learned from)."""
+    _shared_data_or_skip()
+    debias = load("debias")
+    train = debias.CONFIGS["sentiment"]()["train"]
+    quarter = set(train.select(debias.annotated_rows(train, "sentiment"))["id"])
+    subsets = []
+    for limit in (20, 60, None):
+        debias.EDITOR_LIMIT = limit
+        subsets.append(list(debias.editor_subset(train, "sentiment")["id"]))
+    assert subsets[1][:20] == subsets[0] and subsets[2][:60] == subsets[1]
+    assert len(subsets[2]) == len(train) - len(quarter) and not quarter & set(subsets[2])
+
+
+def test_gpu_suite_parts_name_rows_their_configs_have():
+    _shared_data_or_skip()
+    debias, suite = load("debias"), load("gpu_suite")
+    for name, config, rows, seconds, share in suite.PARTS:
+        cfg = debias.CONFIGS[config]()
+        for row in rows:
+            assert row in ("none", "reweight", "eda") or row in cfg, (name, row)
+        assert seconds > 0 and (share is None or 0 < share <= 100)
+    assert sum(p[3] for p in suite.PARTS) <= 900  # the parts fit one device call and a rerun

@@ -1,0 +1,219 @@
+"""Everything a GPU makes possible, prepared here and run there in one call, in priority order.
+
+    python benchmarks/gpu_suite.py prepare               # here: build gpu_carry/ (what the GPU machine lacks)
+    bash benchmarks/gpu_suite.sh                          # there: install the carried wheels, then `run`
+    python benchmarks/gpu_suite.py run --smoke --out DIR  # here: the same parts on CPU with tiny settings
+
+The GPU machines have torch, transformers, peft, accelerate, safetensors, scikit-learn and pyarrow but no
+``datasets``, no internet and no ``../shared/data``; at most 64 MiB travels with the tree. ``prepare`` therefore
+writes ``gpu_carry/`` (git-ignored; name it in the device call's ``carry``):
+
+* ``wheels/``: ``datasets`` and the packages it needs that the GPU image lacks (pure-Python wheels for 3.12);
+* ``shared_data.tar.xz``: the parts of ../shared/data the parts below read (CAD, the IMDb contrast set, FEVER);
+* ``minilm/``: all-MiniLM-L6-v2 in half precision (the fine-tuned yardstick's start; fine-tuning runs in fp32/bf16);
+* ``counterfactuals/<task>-<share>/``: the editors' counterfactuals written here on CPU for the coverage curve
+  (``benchmarks/coverage_curve.py``), reused there through ``CFAUG_EDITOR_DATA_<TASK>``: a generator would need
+  SmolLM2's weights, which do not fit.
+
+``run`` goes through ``PARTS`` in order; each part is one ``benchmarks/debias.py`` table with the fine-tuned MiniLM
+yardstick (5 seeds, bf16 on a GPU), writes its JSON and Markdown into ``--out`` as its rows finish, and is stopped
+at its own time limit and the suite's ``--budget-s`` (a part cut short keeps its finished rows: debias writes a
+partial table). ``gpu_suite.json`` in ``--out`` records each part's status, seconds and the device after every
+part. A part whose carried counterfactuals are missing is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CARRY = ROOT / "gpu_carry"
+#: The shared data the parts read (relative to ../shared/data), and the wheels the GPU image lacks.
+DATA = ["MANIFEST.md", "cad_kaushik/sentiment", "cad_kaushik/NLI", "contrast_sets_imdb", "fever_symmetric",
+        "fever_paper_dev"]
+WHEELS = ["datasets", "dill", "multiprocess", "fsspec"]
+#: Carried data plus the tree must stay under the device's 64 MiB transfer limit.
+LIMIT_MIB = 60
+#: A smoke run's editor rows: what `debias.py --editor-limit 20` caches on CPU in about a minute.
+SMOKE_EDITOR_ROWS = 20
+
+#: (name, debias config, rows, seconds allowed, the coverage share whose counterfactuals it reads or None).
+PARTS = [
+    ("sentiment, full coverage", "sentiment",
+     ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify"], 330, 100),
+    ("fever validity", "fever", ["none", "reweight"], 180, None),
+    ("nli, full coverage", "nli",
+     ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify"], 180, 100),
+    ("sentiment, 25% coverage", "sentiment", ["none", "editor+checker", "human (editor rows)", "amplify"], 150, 25),
+]
+
+
+def _size_mib(path: Path) -> float:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
+
+
+def prepare(args: argparse.Namespace) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from importlib.metadata import version
+
+    from shared_data import shared_dir
+
+    CARRY.mkdir(exist_ok=True)
+    wheels = CARRY / "wheels"
+    shutil.rmtree(wheels, ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                    "--python-version", "3.12", "-d", str(wheels), *(f"{w}=={version(w)}" for w in WHEELS)],
+                   check=True)
+    with tarfile.open(CARRY / "shared_data.tar.xz", "w:xz") as tar:
+        for part in DATA:
+            tar.add(shared_dir() / part, arcname=part)
+    if not (CARRY / "minilm" / "config.json").is_file():
+        import torch
+        from transformers import AutoModel
+
+        from cfaug_hf.models import MINILM, load_model, load_tokenizer
+
+        load_model(AutoModel, MINILM).to(torch.float16).save_pretrained(CARRY / "minilm")
+        load_tokenizer(MINILM).save_pretrained(CARRY / "minilm")
+    copied = carry_counterfactuals()
+    (CARRY / "COMMIT").write_text(_commit() + "\n")
+    total = _size_mib(CARRY)
+    print(json.dumps({"carry": str(CARRY), "mib": round(total, 1), "counterfactuals": copied}, indent=1))
+    if total > LIMIT_MIB:
+        raise SystemExit(f"gpu_carry/ is {total:.1f} MiB; the device takes at most {LIMIT_MIB} MiB with the tree.")
+
+
+def editor_cache(task: str, limit: int) -> Path:
+    """Where debias.py cached the shipped editor's counterfactuals of the first ``limit`` unannotated rows."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import debias
+
+    from cfaug_hf import COREAugmenter, Editor
+
+    debias.EDITOR_LIMIT = limit
+    subset = debias.editor_subset(debias.CONFIGS[task]()["train"], task)
+    augmenter = COREAugmenter(Editor.default(task), debias._schema_of(task), mode="editor_only",
+                              keep_original=False, edit_sentences=3 if task == "sentiment" else 0)
+    return debias.CACHE / f"editor_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
+
+
+def carry_counterfactuals() -> dict[str, str]:
+    """Copy the editors' cached counterfactuals of each (task, share) the parts read, where they exist."""
+    out = {}
+    for task, share in sorted({(p[1], p[4]) for p in PARTS if p[4]}):
+        cached = editor_cache(task, _share_rows(task, share))
+        target = CARRY / "counterfactuals" / f"{task}-{share}"
+        if (cached / "dataset_info.json").is_file():
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(cached, target)
+            out[f"{task}-{share}"] = f"{_share_rows(task, share)} rows edited"
+        else:
+            out[f"{task}-{share}"] = "missing: run benchmarks/coverage_curve.py first"
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    data = Path(args.data or CARRY / "shared_data")
+    if not (data / "MANIFEST.md").is_file():
+        with tarfile.open(CARRY / "shared_data.tar.xz") as tar:
+            tar.extractall(data, filter="data")
+    model = str(CARRY / "minilm") if (CARRY / "minilm" / "config.json").is_file() else "sentence-transformers/all-MiniLM-L6-v2"
+    device = _device()
+    started, report = time.monotonic(), {"device": device, "parts": []}
+    for name, config, rows, seconds, share in PARTS:
+        left = args.budget_s - (time.monotonic() - started)
+        entry: dict = {"part": name, "config": config, "rows": rows}
+        env = {**os.environ, "CFAUG_SHARED_DATA": str(data), "CFAUG_RESULTS_DIR": str(out / config.replace(" ", "_")
+                                                                                      + (f"-{share}" if share else "")),
+               "CFAUG_COMMIT": args.commit or _carried_commit()}
+        limit = (SMOKE_EDITOR_ROWS if args.smoke else _share_rows(config, share, data)) if share else None
+        if share:
+            # A smoke run reads what a 20-row debias run cached here, as the GPU run reads the carried copy.
+            carried = editor_cache(config, limit) if args.smoke else CARRY / "counterfactuals" / f"{config}-{share}"
+            if not (carried / "dataset_info.json").is_file():
+                report["parts"].append({**entry, "status": f"skipped: no carried counterfactuals in {carried}"})
+                continue
+            env[f"CFAUG_EDITOR_DATA_{config.upper()}"] = str(carried)
+        if left < 30:
+            report["parts"].append({**entry, "status": "skipped: the suite's time budget is spent"})
+            continue
+        cmd = [sys.executable, str(ROOT / "benchmarks" / "debias.py"), "--config", config, "--model", model,
+               "--rows", *rows, "--device-note", f"{device}, gpu_suite.py part '{name}'", "--merge"]
+        if share:
+            cmd += ["--editor-limit", str(limit)]
+        cmd += (["--seeds", "0", "--epochs", "0.02", "--max-length", "64", "--batch-size", "8"]
+                if args.smoke else ["--seeds", "0", "1", "2", "3", "4", "--batch-size", "32"]
+                + (["--bf16"] if "GPU" in device or "NVIDIA" in device else []))
+        begin = time.monotonic()
+        try:
+            done = subprocess.run(cmd, cwd=ROOT, env=env, timeout=min(seconds, left), capture_output=True, text=True)
+            entry["status"] = "done" if done.returncode == 0 else f"failed ({done.returncode}): {done.stderr[-800:]}"
+        except subprocess.TimeoutExpired:
+            entry["status"] = "stopped at its time limit (finished rows are in its partial table)"
+        entry["seconds"] = round(time.monotonic() - begin, 1)
+        report["parts"].append(entry)
+        (out / "gpu_suite.json").write_text(json.dumps(report, indent=1) + "\n")
+        print(f"{entry['seconds']:7.1f} s  {name}: {entry['status'][:200]}", flush=True)
+    (out / "gpu_suite.json").write_text(json.dumps(report, indent=1) + "\n")
+    return 0 if all(not p["status"].startswith("failed") for p in report["parts"]) else 1
+
+
+def _share_rows(task: str, share: int, data: Path | None = None) -> int:
+    if data is not None:
+        os.environ["CFAUG_SHARED_DATA"] = str(data)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import debias
+
+    train = debias.CONFIGS[task]()["train"]
+    return round((len(train) - len(debias.annotated_rows(train, task))) * share / 100)
+
+
+def _device() -> str:
+    import torch
+
+    if torch.cuda.is_available():
+        return f"one {torch.cuda.get_device_name(0)}"
+    return f"CPU ({os.cpu_count()} cores)"
+
+
+def _carried_commit() -> str:
+    path = CARRY / "COMMIT"
+    return path.read_text().strip() if path.is_file() else _commit()
+
+
+def _commit() -> str:
+    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", required=True)
+    sub.add_parser("prepare", help="build gpu_carry/ here")
+    r = sub.add_parser("run", help="run the parts (on the GPU machine, or --smoke here)")
+    r.add_argument("--out", default=os.environ.get("OUT", "benchmarks/results/gpu"), help="where the tables go")
+    r.add_argument("--budget-s", type=float, default=540, help="stop starting parts after this many seconds")
+    r.add_argument("--smoke", action="store_true",
+                   help="tiny settings on CPU: one seed, a few training steps, 20 editor rows (cached by a "
+                        "`debias.py --editor-limit 20` run here)")
+    r.add_argument("--data", default=None, help="an unpacked shared/data (default: gpu_carry/shared_data)")
+    r.add_argument("--commit", default=None, help="the commit the carried tree is at (no .git travels)")
+    args = ap.parse_args()
+    if args.command == "prepare":
+        prepare(args)
+    else:
+        sys.exit(run(args))
+
+
+if __name__ == "__main__":
+    main()
