@@ -1,7 +1,9 @@
 """Everything a GPU makes possible, prepared here and run there in one call, in priority order.
 
     python benchmarks/gpu_suite.py prepare               # here: build gpu_carry/ (what the GPU machine lacks)
-    bash benchmarks/gpu_suite.sh                          # there: install the carried wheels, then `run`
+    python benchmarks/gpu_suite.py slim                  # here: move the shipped editors' weights aside (30 MiB)
+    bash benchmarks/gpu_suite.sh                          # there (device run, carry gpu_carry): `run` into $OUT
+    python benchmarks/gpu_suite.py unslim                # here: put them back (or: git checkout -- cfaug_hf/data)
     python benchmarks/gpu_suite.py run --smoke --out DIR  # here: the same parts on CPU with tiny settings
 
 The GPU machines have torch, transformers, peft, accelerate, safetensors, scikit-learn and pyarrow but no
@@ -14,6 +16,10 @@ writes ``gpu_carry/`` (git-ignored; name it in the device call's ``carry``):
 * ``counterfactuals/<task>-<share>/``: the editors' counterfactuals written here on CPU for the coverage curve
   (``benchmarks/coverage_curve.py``), reused there through ``CFAUG_EDITOR_DATA_<TASK>``: a generator would need
   SmolLM2's weights, which do not fit.
+
+The tree travels too, and its shipped editors' weights (which the suite does not load: it reads their
+counterfactuals) would push the transfer over the limit; ``slim`` moves them into ``.slim/`` (git-ignored) for the
+device call and ``unslim`` moves them back. ``prepare`` prints the transfer size with and without them.
 
 ``run`` goes through ``PARTS`` in order; each part is one ``benchmarks/debias.py`` table with the fine-tuned MiniLM
 yardstick (5 seeds, bf16 on a GPU), writes its JSON and Markdown into ``--out`` as its rows finish, and is stopped
@@ -42,6 +48,9 @@ DATA = ["MANIFEST.md", "cad_kaushik/sentiment", "cad_kaushik/NLI", "contrast_set
 WHEELS = ["datasets", "dill", "multiprocess", "fsspec"]
 #: Carried data plus the tree must stay under the device's 64 MiB transfer limit.
 LIMIT_MIB = 60
+#: Tracked files the suite never reads on the GPU, moved aside by ``slim`` for the transfer.
+SLIM = [f"cfaug_hf/data/editors/{task}/{name}" for task in ("claims", "nli", "sentiment")
+        for name in ("adapter_model.safetensors", "tokenizer.json")]
 #: A smoke run's editor rows: what `debias.py --editor-limit 20` caches on CPU in about a minute.
 SMOKE_EDITOR_ROWS = 20
 
@@ -85,10 +94,32 @@ def prepare(args: argparse.Namespace) -> None:
         load_tokenizer(MINILM).save_pretrained(CARRY / "minilm")
     copied = carry_counterfactuals()
     (CARRY / "COMMIT").write_text(_commit() + "\n")
-    total = _size_mib(CARRY)
-    print(json.dumps({"carry": str(CARRY), "mib": round(total, 1), "counterfactuals": copied}, indent=1))
-    if total > LIMIT_MIB:
-        raise SystemExit(f"gpu_carry/ is {total:.1f} MiB; the device takes at most {LIMIT_MIB} MiB with the tree.")
+    carry, tree = _size_mib(CARRY), _tree_mib()
+    slim = sum((ROOT / f).stat().st_size for f in SLIM if (ROOT / f).is_file()) / 2**20
+    print(json.dumps({"carry": str(CARRY), "carry_mib": round(carry, 1), "tree_mib": round(tree, 1),
+                      "transfer_mib": round(carry + tree, 1), "transfer_mib_after_slim": round(carry + tree - slim, 1),
+                      "counterfactuals": copied}, indent=1))
+    if carry + tree - slim > LIMIT_MIB:
+        raise SystemExit(f"The transfer would be {carry + tree - slim:.1f} MiB even after `slim`; the device takes "
+                         f"at most {LIMIT_MIB}.")
+
+
+def _tree_mib() -> float:
+    """What the device call sends besides the carry: tracked files and untracked ones git does not ignore."""
+    done = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                          capture_output=True, text=True, check=True)
+    return sum((ROOT / f).stat().st_size for f in done.stdout.split("\0") if f and (ROOT / f).is_file()) / 2**20
+
+
+def slim(undo: bool = False) -> None:
+    aside = ROOT / ".slim"
+    for rel in SLIM:
+        here, there = ROOT / rel, aside / rel
+        src, dst = (there, here) if undo else (here, there)
+        if src.is_file():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(src), str(dst))
+    print(f"{'restored' if undo else 'moved aside'}: {len(SLIM)} files; tree now {_tree_mib():.1f} MiB")
 
 
 def editor_cache(task: str, limit: int) -> Path:
@@ -200,6 +231,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("prepare", help="build gpu_carry/ here")
+    sub.add_parser("slim", help="move the shipped editors' weights into .slim/ for the device call")
+    sub.add_parser("unslim", help="move them back")
     r = sub.add_parser("run", help="run the parts (on the GPU machine, or --smoke here)")
     r.add_argument("--out", default=os.environ.get("OUT", "benchmarks/results/gpu"), help="where the tables go")
     r.add_argument("--budget-s", type=float, default=540, help="stop starting parts after this many seconds")
@@ -211,6 +244,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.command == "prepare":
         prepare(args)
+    elif args.command in ("slim", "unslim"):
+        slim(undo=args.command == "unslim")
     else:
         sys.exit(run(args))
 
