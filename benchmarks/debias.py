@@ -101,6 +101,8 @@ from cfaug_hf import TaskSchema
 
 CACHE = ROOT / "benchmarks" / ".cache"
 RESULTS = Path(os.environ.get("CFAUG_RESULTS_DIR", ROOT / "benchmarks" / "results"))
+#: Committed copies of the editors' finished generation parts (the cache is not kept between sessions).
+PARTS_ARCHIVE = ROOT / "benchmarks" / "results" / "editor_parts"
 
 
 # -------------------------------------------------------------------------------------------- configurations
@@ -484,8 +486,48 @@ def augment_subset(train: Any) -> tuple[Any, list[int]]:
     return train.select(rows), rows
 
 
+def _archive_parts(parts_dir: Path, archive: Path) -> None:
+    """Every finished part of ``parts_dir`` into one compressed JSON Lines file (rows tagged with their part) and
+    its features beside it: the cache is not kept between sessions, this file is committed."""
+    import gzip
+
+    from datasets import load_from_disk
+
+    features = None
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(archive.with_suffix(".tmp"), "wt", encoding="utf-8") as f:
+        for part in sorted(parts_dir.glob("*/dataset_info.json")):
+            data = load_from_disk(str(part.parent))
+            features = features or data.features.to_dict()
+            for row in data:
+                f.write(json.dumps({"_part": part.parent.name, **row}, ensure_ascii=False) + "\n")
+    archive.with_suffix(".tmp").replace(archive)
+    archive.with_name(archive.name.replace(".jsonl.gz", ".features.json")).write_text(json.dumps(features) + "\n")
+
+
+def _restore_parts(archive: Path, parts_dir: Path) -> None:
+    """The parts an earlier session archived, as part folders again (those not already there)."""
+    import gzip
+    from collections import defaultdict
+
+    from datasets import Dataset, Features
+
+    if not archive.is_file():
+        return
+    features = Features.from_dict(json.loads(archive.with_name(archive.name.replace(".jsonl.gz", ".features.json"))
+                                             .read_text()))
+    rows: dict[str, list] = defaultdict(list)
+    with gzip.open(archive, "rt", encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            rows[row.pop("_part")].append(row)
+    for name, part in rows.items():
+        if not (parts_dir / name / "dataset_info.json").is_file():
+            Dataset.from_list(part, features=features).save_to_disk(str(parts_dir / name))
+
+
 def cached_augment(augmenter: Any, subset: Any, prefix: str, what: str, part_rows: int = 25,
-                   parts_key: str | None = None) -> Any:
+                   parts_key: str | None = None, archive: Path | None = None) -> Any:
     """``augmenter.augment(subset)``, saved in CACHE under the data's and the augmenter's fingerprints and loaded
     from there on later runs (generation is the slow part of every augmented row).
 
@@ -493,13 +535,17 @@ def cached_augment(augmenter: Any, subset: Any, prefix: str, what: str, part_row
     after hours resumes from its last finished part; a row's output does not depend on its batch (the augmenter
     contract seeds per row), so the parts concatenate to what one call would have written. ``parts_key`` names the
     parts by something other than this subset (the full row order a subset is a prefix of), so subsets that are
-    prefixes of one order share their parts."""
+    prefixes of one order share their parts. ``archive``: a committed file the finished parts are also written to
+    after each part, and read back from when the cache is empty (a later session resumes where this one stopped)."""
     from datasets import concatenate_datasets, load_from_disk
 
     out_dir = CACHE / f"{prefix}_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
     if (out_dir / "dataset_info.json").is_file():
         return load_from_disk(str(out_dir))
     parts_dir = CACHE / f"{prefix}_{(parts_key or subset._fingerprint)[:12]}_{augmenter.fingerprint()[:12]}.parts"
+    if archive is not None:
+        archive = archive.with_name(f"{archive.name}_{parts_dir.name.removesuffix('.parts')}.jsonl.gz")
+        _restore_parts(archive, parts_dir)
     start = time.perf_counter()
     n_parts = max(1, -(-len(subset) // part_rows))
     parts = []
@@ -512,6 +558,8 @@ def cached_augment(augmenter: Any, subset: Any, prefix: str, what: str, part_row
         part = augmenter.augment(subset.select(rows))
         part.save_to_disk(str(part_dir))
         parts.append(part)
+        if archive is not None:
+            _archive_parts(parts_dir, archive)
         print(f"{what}: part {index + 1}/{n_parts} done after {time.perf_counter() - start:.0f}s", flush=True)
     cfs = concatenate_datasets(parts) if len(parts) > 1 else parts[0]
     from cfaug_hf import AugmentationStats
@@ -728,7 +776,8 @@ def editor_counterfactuals(train: Any, task: str, quarter: int = 0, *, retrieval
                                   "editor_only", keep_original=False, edit_sentences=3 if task == "sentiment" else 0,
                                   **parts)
         order = None if quarter else editor_order_key(train, task)
-        cfs = cached_augment(augmenter, subset, "editor", f"{note} ({task})", part_rows=20, parts_key=order)
+        cfs = cached_augment(augmenter, subset, "editor", f"{note} ({task})", part_rows=20, parts_key=order,
+                             archive=None if quarter or retrieval else PARTS_ARCHIVE / task)
         components = component_digests(augmenter)
     stats = AugmentationStats.from_dataset(cfs).to_dict()
     NOTES[note] = {

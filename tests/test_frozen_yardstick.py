@@ -131,3 +131,23 @@ def test_gpu_suite_parts_name_rows_their_configs_have():
             assert row in ("none", "reweight", "eda") or row in cfg, (name, row)
         assert seconds > 0 and (share is None or 0 < share <= 100)
     assert sum(p[3] for p in suite.PARTS) <= 900  # the parts fit one device call and a rerun
+
+
+def test_generation_parts_survive_in_their_archive(tmp_path):
+    """debias.py's cache is not kept between sessions; its editor parts are archived to a committed file after each
+    part and restored from it, with their features, so a later session resumes where this one stopped."""
+    from datasets import load_from_disk
+
+    debias = load("debias")
+    parts = tmp_path / "run.parts"
+    for i in range(2):
+        Dataset.from_dict({"text": [f"a{i}", f"b{i}"], "cf_outcome": [["produced:editor"], []]}).save_to_disk(
+            str(parts / f"{i:05d}-2"))
+    archive = tmp_path / "archive" / "sentiment_run.jsonl.gz"
+    debias._archive_parts(parts, archive)
+    back = tmp_path / "again.parts"
+    debias._restore_parts(archive, back)
+    restored = load_from_disk(str(back / "00001-2"))
+    assert sorted(p.name for p in back.iterdir()) == ["00000-2", "00001-2"]
+    assert restored.to_dict() == {"text": ["a1", "b1"], "cf_outcome": [["produced:editor"], []]}
+    assert restored.features == load_from_disk(str(parts / "00001-2")).features
