@@ -45,8 +45,12 @@ def unannotated(task: str) -> int:
     return len(train) - len(debias.annotated_rows(train, task))
 
 
-def run_share(task: str, share: int, total: int, seeds: list[int]) -> Path:
-    out = RESULTS / "coverage" / f"{task}-{share}"
+def share_dir(task: str, share: float) -> Path:
+    return RESULTS / "coverage" / f"{task}-{share:g}"
+
+
+def run_share(task: str, share: float, total: int, seeds: list[int]) -> Path:
+    out = share_dir(task, share)
     out.mkdir(parents=True, exist_ok=True)
     limit = round(total * share / 100)
     cmd = [sys.executable, str(ROOT / "benchmarks" / "debias.py"), "--config", task, "--model", "frozen", "--head",
@@ -61,10 +65,10 @@ def gain(rows: dict, row: str, test: str) -> dict[str, float]:
     return {"gain": round(100 * (statistics.mean(a) - statistics.mean(b)), 2), "two_sd": round(200 * sd, 2)}
 
 
-def summarize(task: str, shares: list[int], total: int) -> dict:
+def summarize(task: str, shares: list[float], total: int) -> dict:
     points = []
     for share in shares:
-        result = json.loads((RESULTS / "coverage" / f"{task}-{share}" / f"debias_{task}_frozen-lr.json").read_text())
+        result = json.loads((share_dir(task, share) / f"debias_{task}_frozen-lr.json").read_text())
         rows = result["rows"]
         tests = list(rows["none"]["accuracy"])
         point = {"share": share, "rows_covered": round(total * share / 100), "seeds": len(result["seeds"]),
@@ -97,7 +101,7 @@ def markdown(summary: dict) -> str:
                 continue
             cell = f"**{c['gain']:+.1f}**" if c["gain"] > c["two_sd"] > 0 else f"{c['gain']:+.1f}"
             rec = p.get("recovered_of_full_human", {}).get(row, "")
-            lines.append(f"| {p['share']}% | {p['rows_covered']} | {row} | {cell} | {c['two_sd']:.1f} | "
+            lines.append(f"| {p['share']:g}% | {p['rows_covered']} | {row} | {cell} | {c['two_sd']:.1f} | "
                          f"{f'{rec}%' if rec != '' else ''} |")
     return "\n".join(lines) + "\n"
 
@@ -129,7 +133,7 @@ def plot(summary: dict, path: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--task", choices=sorted(CONTRAST), default="sentiment")
-    ap.add_argument("--shares", type=int, nargs="+", default=[25, 50, 100])
+    ap.add_argument("--shares", type=float, nargs="+", default=[25, 50, 100])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     ap.add_argument("--summarize-only", action="store_true", help="only rebuild the summary from finished shares")
     ap.add_argument("--plot", action="store_true", help="also draw docs/img/coverage_<task>.png")
@@ -139,8 +143,8 @@ def main() -> None:
         # Largest share first: it writes every counterfactual once; the smaller shares then reuse its parts.
         for share in sorted(args.shares, reverse=True):
             run_share(args.task, share, total, args.seeds)
-            summary = summarize(args.task, [s for s in args.shares if (RESULTS / "coverage" / f"{args.task}-{s}").is_dir()
-                                            and any((RESULTS / "coverage" / f"{args.task}-{s}").glob("*.json"))], total)
+            summary = summarize(args.task, [s for s in args.shares if any(share_dir(args.task, s).glob("*.json"))],
+                                total)
             (RESULTS / f"coverage_{args.task}.json").write_text(json.dumps(summary, indent=1) + "\n")
     summary = summarize(args.task, args.shares, total)
     (RESULTS / f"coverage_{args.task}.json").write_text(json.dumps(summary, indent=1) + "\n")

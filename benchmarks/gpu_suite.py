@@ -164,8 +164,8 @@ def run(args: argparse.Namespace) -> int:
     for name, config, rows, seconds, share in PARTS:
         left = args.budget_s - (time.monotonic() - started)
         entry: dict = {"part": name, "config": config, "rows": rows}
-        env = {**os.environ, "CFAUG_SHARED_DATA": str(data), "CFAUG_RESULTS_DIR": str(out / config.replace(" ", "_")
-                                                                                      + (f"-{share}" if share else "")),
+        tables = out / (config + (f"-{share}" if share else ""))
+        env = {**os.environ, "CFAUG_SHARED_DATA": str(data), "CFAUG_RESULTS_DIR": str(tables),
                "CFAUG_COMMIT": args.commit or _carried_commit()}
         limit = (SMOKE_EDITOR_ROWS if args.smoke else _share_rows(config, share, data)) if share else None
         if share:
@@ -182,6 +182,8 @@ def run(args: argparse.Namespace) -> int:
                "--rows", *rows, "--device-note", f"{device}, gpu_suite.py part '{name}'", "--merge"]
         if share:
             cmd += ["--editor-limit", str(limit)]
+        if args.smoke and not share:
+            cmd += ["--max-train", "300"]  # the editor rows need the whole training set; the others do not
         cmd += (["--seeds", "0", "--epochs", "0.02", "--max-length", "64", "--batch-size", "8"]
                 if args.smoke else ["--seeds", "0", "1", "2", "3", "4", "--batch-size", "32"]
                 + (["--bf16"] if "GPU" in device or "NVIDIA" in device else []))
@@ -192,6 +194,10 @@ def run(args: argparse.Namespace) -> int:
         except subprocess.TimeoutExpired:
             entry["status"] = "stopped at its time limit (finished rows are in its partial table)"
         entry["seconds"] = round(time.monotonic() - begin, 1)
+        # At most 8 files come back from a device call: keep the JSON (the raw result; leaderboard.py and debias.py
+        # draw the tables from it here) and drop each table's Markdown copy.
+        for md in tables.glob("*.md"):
+            md.unlink()
         report["parts"].append(entry)
         (out / "gpu_suite.json").write_text(json.dumps(report, indent=1) + "\n")
         print(f"{entry['seconds']:7.1f} s  {name}: {entry['status'][:200]}", flush=True)
