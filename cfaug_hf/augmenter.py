@@ -43,6 +43,7 @@ from .provenance import (PROVENANCE_COLUMNS, TRACE_KIND, AugmentationStats, desc
                          refuse_augmented, source_id)
 from .saving import AUGMENTER_CONFIG  # noqa: F401 (re-exported: the file that marks a saved augmenter)
 from .workers import enter_worker_process, remove_stale_temp_files, watching_forks
+from .roles import Role
 from .schema import SchemaError, TaskSchema
 
 __all__ = [
@@ -197,6 +198,9 @@ class Augmenter(abc.ABC):
     citation: ClassVar[str] = ""
     #: Named settings of the method (``"paper"``: the published ones), from the method's own ``paper.py``.
     presets: ClassVar[dict[str, Any]] = {}
+    #: The component slots of the constructor, by keyword: what `components` returns, what a saved augmenter
+    #: records and a recipe or ``--ROLE`` option may name (see `cfaug_hf.roles.Role`).
+    roles: ClassVar[dict[str, Role]] = {}
     #: Set on the copy that `augment` maps: rows the output would leave out are emitted as trace rows.
     _trace: bool = False
 
@@ -444,8 +448,8 @@ class Augmenter(abc.ABC):
 
     # ------------------------------------------------------------------------------------ config and fingerprint
     def components(self) -> dict[str, Any]:
-        """Learned or external parts (generator, checker, ...) by role; subclasses extend."""
-        return {}
+        """Learned or external parts (generator, checker, ...) by role: the attribute of each declared role."""
+        return {name: getattr(self, name) for name in self.roles}
 
     def get_config_dict(self) -> dict[str, Any]:
         config = {"method": self.method, "augmenter": type(self).__name__, "config": self.config.to_dict(),

@@ -85,7 +85,7 @@ def _build_augmenter(args: argparse.Namespace, dataset: Any) -> Any:
     """The augmenter of --method or --recipe, with the config options and components the user gave."""
     from . import registry
     from .augmenter import Augmenter
-    from .cli_options import config_values, given_components, load_component
+    from .cli_options import config_values, endpoint_options, given_components, load_component
     from .saving import build_augmenter, read_recipe
     from .schema import TaskSchema
 
@@ -100,14 +100,15 @@ def _build_augmenter(args: argparse.Namespace, dataset: Any) -> Any:
         recipe["preset"] = args.preset
     overrides = config_values(args, getattr(args, "config_fields", {}))
     components = {}
-    for role, value in given_components(args, getattr(args, "component_roles", [])).items():
-        if role == "llm" and value == "default" and (role in (recipe.get("components") or {}) or "preset" in recipe):
-            continue  # --llm has a value even when not given: the recipe's or the preset's own LLM stays
-        components[role] = load_component(role, value, args)
     try:
         target = registry.augmenter_class(recipe["method"])
     except KeyError as err:
         raise UsageError(f"{where}: {err.args[0]}") from None
+    for role, value in given_components(args, getattr(args, "component_roles", [])).items():
+        default = target.roles[role].cli_default if role in target.roles else None
+        if value == default and (role in (recipe.get("components") or {}) or "preset" in recipe):
+            continue  # an option with a value when not given: the recipe's or the preset's own component stays
+        components[role] = load_component(target, role, value, **endpoint_options(args))
     given = {**(recipe.get("config") or {}), **overrides}
     from_data = target.config_from_data(dataset, TaskSchema.from_dict(recipe["schema"])
                                         if recipe.get("schema") else None)
@@ -412,12 +413,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     _add_backend_option(au)
     method = _method_in(argv)
     if method in methods:
-        from .cli_options import add_component_options, add_config_options, component_roles
+        from .cli_options import add_component_options, add_config_options
         from .registry import augmenter_class
 
         target = augmenter_class(method)
-        roles = component_roles(target)
-        add_component_options(au, roles, method)
+        roles = add_component_options(au, target, method)
         au.set_defaults(config_fields=add_config_options(au, target.config_class, method=method),
                         component_roles=roles)
     au.set_defaults(func=_cmd_augment)

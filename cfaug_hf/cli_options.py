@@ -24,9 +24,10 @@ import types
 import typing
 from typing import Any
 
-from .saving import ROLE_TYPES, TEXT_ROLES, load_component
+from .saving import load_component
 
-__all__ = ["add_config_options", "config_values", "component_roles", "add_component_options", "load_component"]
+__all__ = ["add_config_options", "config_values", "component_roles", "add_component_options", "endpoint_options",
+           "load_component"]
 
 def _unwrap_optional(hint: Any) -> tuple[Any, bool]:
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
@@ -105,42 +106,26 @@ def config_values(args: argparse.Namespace, fields: dict[str, str]) -> dict[str,
 
 
 def component_roles(augmenter_class: type) -> list[str]:
-    """The constructor arguments of ``augmenter_class`` that are components (not config fields)."""
-    from .saving import _component_roles
-
-    return sorted(r for r in _component_roles(augmenter_class) if r in ROLE_TYPES or r in TEXT_ROLES or r == "llm")
+    """The component roles of ``augmenter_class`` that the command line can fill (see its ``roles``)."""
+    return sorted(name for name, role in augmenter_class.roles.items() if role.command_line)
 
 
-def add_component_options(parser: argparse.ArgumentParser, roles: list[str], method: str) -> None:
-    """``--ROLE PATH_OR_HUB_ID`` for each component role (``default``: the method's shipped one; ``none``: none)."""
+def add_component_options(parser: argparse.ArgumentParser, augmenter_class: type, method: str) -> list[str]:
+    """``--ROLE PATH_OR_HUB_ID`` for each component role the class declares (``default``: the method's shipped
+    one; ``none``: none), with the endpoint options when a role takes a prompted LLM; returns the roles."""
     group = parser.add_argument_group(f"{method} components", "a folder written by save_pretrained or a Hub id; "
                                                               "'default' is the one the method ships with, 'none' "
                                                               "runs without")
-    for role in roles:
-        flag = "--" + role.replace("_", "-")
-        if role == "llm":
-            group.add_argument(flag, default="default", help="the LLM: 'default' (the editor shipped for the task, "
-                                                             "sentiment or NLI; else 'local'), 'local' "
-                                                             "(SmolLM2-135M-Instruct, prompted), a "
-                                                           "saved Generator or Editor folder or Hub id, or an "
-                                                           "OpenAI-compatible endpoint URL ending in /v1 (its key is "
-                                                           "read from --llm-api-key-env) [default]")
-            _add_endpoint_options(group)
-        elif role == "ner" or role == "tagger":
-            group.add_argument(flag, default=argparse.SUPPRESS,
-                               help="entity recognizer: 'spacy' (en_core_web_sm, the spacy extra), 'stanza', or a "
-                                    "saved recognizer folder")
-        elif role in TEXT_ROLES:
-            group.add_argument(flag, default=argparse.SUPPRESS, help="a sentence encoder's Hub id or folder")
-        elif role == "editor":
-            group.add_argument(flag, default=argparse.SUPPRESS,
-                               help="the editor: a saved Editor folder or Hub id, 'local' (SmolLM2-135M-Instruct, "
-                                    "prompted few-shot) or an OpenAI-compatible endpoint URL ending in /v1 "
-                                    "[default: the editor shipped for the task]")
-            if "llm" not in roles:
-                _add_endpoint_options(group)
-        else:
-            group.add_argument(flag, default=argparse.SUPPRESS, help=f"the {role} ({ROLE_TYPES[role]})")
+    roles = component_roles(augmenter_class)
+    for name in roles:
+        role = augmenter_class.roles[name]
+        default = argparse.SUPPRESS if role.cli_default is None else role.cli_default
+        shown = "" if role.cli_default is None else f" [{role.cli_default}]"
+        group.add_argument("--" + name.replace("_", "-"), dest=name, default=default,
+                           help=(role.help or f"the {name}").replace("%", "%%") + shown)
+    if any("http_llm" in augmenter_class.roles[name].types for name in roles):
+        _add_endpoint_options(group)
+    return roles
 
 
 def _add_endpoint_options(group: Any) -> None:
@@ -151,6 +136,16 @@ def _add_endpoint_options(group: Any) -> None:
                             "preset: 0)")
     group.add_argument("--llm-api-key-env", default="OPENAI_API_KEY",
                        help="environment variable holding the endpoint's API key [OPENAI_API_KEY]")
+
+
+def endpoint_options(args: argparse.Namespace) -> dict[str, Any]:
+    """What the endpoint options say, as ``Component.from_reference`` takes them (an unset temperature is left out:
+    the component's own default applies)."""
+    options = {"model": getattr(args, "llm_model", ""), "api_key_env": getattr(args, "llm_api_key_env",
+                                                                               "OPENAI_API_KEY")}
+    if getattr(args, "llm_temperature", None) is not None:
+        options["temperature"] = args.llm_temperature
+    return options
 
 
 def given_components(args: argparse.Namespace, roles: list[str]) -> dict[str, str]:

@@ -19,7 +19,7 @@ preset: paper                                                # a recipe (recipes
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,8 +93,7 @@ def preset_of(cls: Any, name: str) -> Preset:
     return presets[name]
 
 
-def apply_preset(cls: Any, data: dict[str, Any], overrides: dict[str, Any],
-                 roles: Callable[[Any], set[str]]) -> dict[str, Any]:
+def apply_preset(cls: Any, data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
     """``data`` (a recipe) on top of its ``preset``: the preset's config and components first, the recipe's own
     values over them; components the preset builds go into ``overrides`` unless the recipe or the caller names
     that role. Returns the merged recipe (without ``preset``)."""
@@ -108,6 +107,6 @@ def apply_preset(cls: Any, data: dict[str, Any], overrides: dict[str, Any],
     data["components"] = {**base["components"], **(data.get("components") or {})}
     named = set(data["components"]) | set(overrides)
     for role, value in preset.components.items():
-        if callable(value.value) and role not in named and role in roles(cls):
+        if callable(value.value) and role not in named and role in cls.roles:
             overrides[role] = value.value()
     return data

@@ -100,7 +100,7 @@ def build_augmenter(cls: Any, data: dict[str, Any], folder: Path, where: Any, *,
         from .presets import apply_preset
 
         try:
-            data = apply_preset(target, data, overrides, _component_roles)
+            data = apply_preset(target, data, overrides)
         except ValueError as err:
             raise ComponentLoadError(f"{where}: {err}") from None
     components: dict[str, Any] = {}
@@ -112,10 +112,10 @@ def build_augmenter(cls: Any, data: dict[str, Any], folder: Path, where: Any, *,
         elif ref is None:
             components[role] = None
         elif isinstance(ref, str):  # a recipe's short form: a folder (relative to the recipe), Hub id or keyword
-            components[role] = load_component(role, local_reference(folder, ref, f"components.{role}", where))
+            components[role] = load_component(target, role, local_reference(folder, ref, f"components.{role}", where))
         else:
             components[role] = _load_reference(folder, ref, token, f"components.{role}", where, role)
-    components.update({k: overrides.pop(k) for k in list(overrides) if k in _component_roles(target)})
+    components.update({k: overrides.pop(k) for k in list(overrides) if k in target.roles})
     filters = overrides.pop("filters") if "filters" in overrides else _load_filters(folder, data.get("filters"), token,
                                                                                       where)
     try:
@@ -139,59 +139,17 @@ def build_augmenter(cls: Any, data: dict[str, Any], folder: Path, where: Any, *,
         raise ComponentLoadError(f"{where}: {target.__name__} cannot be built: {err}{hint}") from None
 
 
-def _component_roles(target: Any) -> set[str]:
-    """The keyword arguments of ``target``'s constructor that are not config fields (its component roles)."""
-    import dataclasses
-    import inspect
-
-    fields = {f.name for f in dataclasses.fields(target.config_class)}
-    params = inspect.signature(target.__init__).parameters
-    return {n for n, p in params.items() if n not in fields | {"self", "schema", "config", "filters"}
-            and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
-
-
-#: Constructor roles whose value is a saved component, and the component type that loads it.
-ROLE_TYPES = {"generator": "generator", "checker": "checker", "reranker": "checker", "editor": "editor",
-              "retriever": "bi_encoder", "index": "corpus_index", "selector": "rationale_selector", "ner": "ner",
-              "tagger": "ner"}
-#: Roles that take a plain model name or folder (passed through as text).
-TEXT_ROLES = {"embedder", "demo_encoder"}
-
-
-def load_component(role: str, value: str, args: Any = None) -> Any:
-    """The object a component option names. ``default`` is returned as the string the constructors accept."""
-    from . import registry
-
-    if value == "none":
-        return None
-    if value == "default" or role in TEXT_ROLES:
-        return value
-    # A prompted LLM serves as CORE's editor too: "local" and endpoint URLs are LLMs for either role.
-    if role == "llm" or (role == "editor" and (value == "local" or value.startswith(("http://", "https://")))):
-        temperature = getattr(args, "llm_temperature", None)
-        decoding = {} if temperature is None else {"temperature": temperature}
-        if value == "local":
-            from .components.llm import local_llm
-
-            return local_llm(**decoding)
-        if value.startswith(("http://", "https://")):
-            from .components.llm import OpenAICompatibleLLM
-
-            return OpenAICompatibleLLM(base_url=value, model=getattr(args, "llm_model", ""),
-                                       api_key_env=getattr(args, "llm_api_key_env", "OPENAI_API_KEY"), **decoding)
-        from pathlib import Path
-
-        from .components.editor import Editor
-
-        kind = "editor" if (Path(value) / Editor.config_name).is_file() else "generator"
-        return registry.component_class(kind).from_pretrained(value)
-    if role not in ROLE_TYPES:
-        raise ValueError(f"Unknown component role {role!r}; known: {sorted(ROLE_TYPES) + sorted(TEXT_ROLES)}.")
-    if role in ("ner", "tagger") and value in ("spacy", "stanza"):
-        from .components.ner import SpacyNER, StanzaNER
-
-        return SpacyNER() if value == "spacy" else StanzaNER()
-    return registry.component_class(ROLE_TYPES[role]).from_pretrained(value)
+def load_component(target: Any, role: str, value: str, **options: Any) -> Any:
+    """The object ``value`` names for the ``role`` that the augmenter class ``target`` declares (see
+    `cfaug_hf.roles.Role.load`); ``options`` go to the component's ``from_reference``."""
+    declared = target.roles.get(role)
+    if declared is None:
+        known = sorted(target.roles) or "none"
+        raise ComponentLoadError(f"{target.__name__} has no component role {role!r}; its roles: {known}.")
+    try:
+        return declared.load(value, **options)
+    except ValueError as err:
+        raise ComponentLoadError(f"{role}: {err}") from None
 
 
 #: Component values that are not folders or Hub ids.

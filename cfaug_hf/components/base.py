@@ -204,6 +204,14 @@ class Component(abc.ABC):
         return config_from_dict(config_class, config.get(key, {}), f"{folder / cls.config_name} (section {key!r})")
 
     @classmethod
+    def from_reference(cls, value: str, **options: Any) -> Component | None:
+        """The component a short reference names (a keyword such as ``"local"`` or ``"spacy"``, an endpoint URL),
+        or None when ``value`` is not one this class knows: folders and Hub ids go through `from_pretrained`.
+        ``options`` are settings the command line gives with the reference; a class ignores those it has none of.
+        This base class knows no short references."""
+        return None
+
+    @classmethod
     def from_pretrained(cls, name_or_path: str | os.PathLike, *, revision: str | None = None,
                         token: str | bool | None = None, **kwargs: Any) -> Any:
         """Load from a local folder or a Hub repository (downloaded with ``snapshot_download``)."""

@@ -183,6 +183,18 @@ class OpenAICompatibleLLM(Component):
     card_summary = ("An OpenAI-compatible LLM endpoint (its address and decoding settings; no weights, no API key) "
                     "that cfaug-hf augmenters prompt to write counterfactuals.")
 
+    @classmethod
+    def from_reference(cls, value: str, *, model: str = "", api_key_env: str | None = "OPENAI_API_KEY",
+                       temperature: float | None = None, **options: Any) -> Any:
+        """``"local"``: SmolLM2-135M-Instruct prompted on this machine (`local_llm`); an ``http(s)://`` URL: the
+        endpoint, serving ``model`` with its key in ``api_key_env``; anything else: None."""
+        decoding = {} if temperature is None else {"temperature": temperature}
+        if value == "local":
+            return local_llm(**decoding)
+        if value.startswith(("http://", "https://")):
+            return cls(base_url=value, model=model, api_key_env=api_key_env, **decoding)
+        return None
+
     def __init__(self, config: HTTPLLMConfig | None = None, **overrides: Any) -> None:
         config = config or HTTPLLMConfig()
         self.config = dataclasses.replace(config, **overrides) if overrides else config

@@ -61,6 +61,15 @@ class EntityRecognizer(Component):
     def __init__(self, label_map: Mapping[str, str] | None = None) -> None:
         self.label_map = dict(DEFAULT_LABEL_MAP if label_map is None else label_map)
 
+    @classmethod
+    def from_reference(cls, value: str, **options: Any) -> EntityRecognizer | None:
+        """``"spacy"`` (en_core_web_sm) or ``"stanza"``: the pipeline recogniser of that library; else None."""
+        if value == "spacy":
+            return SpacyNER()
+        if value == "stanza":
+            return StanzaNER()
+        return None
+
     def raw(self, texts: list[str]) -> list[list[tuple[str, str, int, int]]]:
         raise TypeError(f"{type(self).__name__} does not implement raw().")
 

@@ -4,6 +4,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ...roles import Role
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import DEFAULT_CHECKER, LabelChecker, resolve_checker
 from ...components.editor import DEFAULT_EDITOR, EDITOR_TASKS, Editor, candidates, rank_by_checker, resolve_editor
@@ -80,6 +81,19 @@ class COREAugmenter(Augmenter):
 
     method = "core"
     config_class = COREConfig
+    roles = {
+        "editor": Role(("http_llm", "editor", "generator"), help=(
+            "the editor: a saved Editor folder or Hub id, 'local' (SmolLM2-135M-Instruct, prompted few-shot) or "
+            "an OpenAI-compatible endpoint URL ending in /v1 [default: the editor shipped for the task]")),
+        "retriever": Role(("bi_encoder",), help="the CF-DPR retrieval encoder: a saved BiEncoder folder or Hub id"),
+        "index": Role(("corpus_index",), help=(
+            "the corpus index the retriever built: a saved CorpusIndex folder or Hub id")),
+        "reranker": Role(("checker",), help="a LabelChecker that reranks retrieved sentences by the target label"),
+        "checker": Role(("checker",), help=(
+            "the label checker that keeps counterfactuals whose new label it predicts: a saved LabelChecker "
+            "folder or Hub id [default: the checker shipped for the task]")),
+        "sentence_scorer": Role(help="(sentences, label) -> scores, picking the sentences to edit (Python only)"),
+    }
     presets = {"paper": PAPER}
     citation = CORE_CITATION
 
@@ -131,13 +145,6 @@ class COREAugmenter(Augmenter):
         self.sentence_scorer = sentence_scorer
         neutral = [n for n in schema.label_names if n.casefold() == cfg.neutral_label.casefold()]
         self.neutral = neutral[0] if self.task == "nli" and neutral else None
-
-    def components(self) -> dict[str, Any]:
-        parts = {"editor": self.editor, "retriever": self.retriever, "index": self.index, "reranker": self.reranker,
-                 "checker": self.checker}
-        if self.sentence_scorer is not None:
-            parts["sentence_scorer"] = self.sentence_scorer
-        return parts
 
     def pick_sentences(self, text: str, label: str) -> tuple[list[str], list[int]]:
         """The text's sentences and the positions of the ``edit_sentences`` that carry ``label`` most."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ...roles import Role
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import DEFAULT_CHECKER, LabelChecker, resolve_checker
 from ...components.generator import Generator
@@ -74,6 +75,13 @@ class CrossAugAugmenter(Augmenter):
 
     method = "crossaug"
     config_class = CrossAugConfig
+    roles = {
+        "generator": Role(("generator",), help=(
+            "the claim negator: a saved Generator folder or Hub id [default: the one shipped with the package]")),
+        "checker": Role(("checker",), help=(
+            "the label checker that keeps counterfactuals whose new label it predicts: a saved LabelChecker "
+            "folder or Hub id [default: the checker shipped for the task]")),
+    }
     presets = {"paper": PAPER}
     citation = """@inproceedings{lee2021crossaug,
   title     = {CrossAug: A Contrastive Data Augmentation Method for Debiasing Fact Verification Models},
@@ -118,9 +126,6 @@ class CrossAugAugmenter(Augmenter):
         if checker is not None:
             # The checker is the shared label-flip filter, first in the stack.
             self.filters.insert(0, LabelFlipFilter(checker, cfg.checker_threshold))
-
-    def components(self) -> dict[str, Any]:
-        return {"generator": self.generator, "checker": self.checker}
 
     # ----------------------------------------------------------------------------------------------- generation
     # ---------------------------------------------------------------------------------------------- augmentation

@@ -5,6 +5,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from ...roles import Role
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult, source_id
 from ...fingerprint import digest_json
 from ...schema import SchemaError, TaskSchema
@@ -68,6 +69,11 @@ class RationaleSwapAugmenter(Augmenter):
 
     method = "icda"
     config_class = ICDAConfig
+    roles = {
+        "selector": Role(("rationale_selector",), help=(
+            "the rationale selector: a saved RationaleSelector folder or Hub id [default: the one shipped for "
+            "sentiment]")),
+    }
     citation = ICDA_CITATION
     presets = {"paper": PAPER}
 
@@ -84,9 +90,6 @@ class RationaleSwapAugmenter(Augmenter):
         self.plan: Plan | None = None
         self.selection: SelectionResult | None = None
         self._by_source: dict[str, dict[str, Any]] | None = None
-
-    def components(self) -> dict[str, Any]:
-        return {"selector": self.selector}
 
     # ------------------------------------------------------------------------------------------------- fitting
     def sentences(self, value: Any, row: int | None = None) -> list[str]:

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from ...roles import Role
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import DEFAULT_CHECKER, resolve_checker
 from ...components.editor import Editor, rank_by_checker
@@ -114,6 +115,20 @@ class LLMCounterfactualAugmenter(Augmenter):
 
     method = "llm"
     config_class = LLMConfig
+    roles = {
+        "llm": Role(("http_llm", "editor", "generator"), cli_default="default", help=(
+            "the LLM: 'default' (the editor shipped for the task, sentiment or NLI; else 'local'), 'local' "
+            "(SmolLM2-135M-Instruct, prompted), a saved Generator or Editor folder or Hub id, or an OpenAI-"
+            "compatible endpoint URL ending in /v1 (its key is read from --llm-api-key-env)")),
+        "checker": Role(("checker",), help=(
+            "the label checker that keeps counterfactuals whose new label it predicts: a saved LabelChecker "
+            "folder or Hub id [default: the checker shipped for the task]")),
+        "tagger": Role(("ner",), help=(
+            "entity recognizer for entity-preserving edits: 'spacy' (en_core_web_sm, the spacy extra), 'stanza', "
+            "or a saved recognizer folder")),
+        "demo_encoder": Role(text=True, help=(
+            "a sentence encoder's Hub id or folder, picking the demonstrations nearest each row")),
+    }
     citation = LLM_CF_CITATION
     presets = {"paper": PAPER}
 

@@ -5,6 +5,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+from ...roles import Role
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...entities import EntityLexicon
 from ...filters import EntityFidelityFilter, LabelFlipFilter, Pair, SemanticFidelityFilter, TopK
@@ -91,6 +92,15 @@ class RACEAugmenter(Augmenter):
 
     method = "race"
     config_class = RACEConfig
+    roles = {
+        "generator": Role(("generator",), help="the evidence editor: a saved Generator folder or Hub id"),
+        "checker": Role(("checker",), help=(
+            "the label checker that keeps counterfactuals whose new label it predicts: a saved LabelChecker "
+            "folder or Hub id")),
+        "ner": Role(("ner",), help=(
+            "entity recognizer: 'spacy' (en_core_web_sm, the spacy extra), 'stanza', or a saved recognizer folder")),
+        "embedder": Role(text=True, help="the MoverScore sentence encoder: a Hub id or folder"),
+    }
     presets = {"paper": PAPER}
     citation = RACE_CITATION
 
