@@ -16,9 +16,30 @@ from .verbosity import (get_verbosity, set_verbosity, set_verbosity_debug, set_v
                         set_verbosity_warning)
 from .verbosity import _from_environment as _verbosity_from_environment
 
+from . import registry
 from ._version import __version__
 
 _verbosity_from_environment()
+
+
+# The built-in classes register when their modules are imported; the registry imports them on the first lookup
+# that misses (the method packages are cheap: each declares itself and imports its augmenter on first use).
+def _methods() -> None:
+    from . import methods  # noqa: F401
+
+
+def _components() -> None:
+    from . import components  # noqa: F401
+    from .components import ner  # noqa: F401
+
+
+def _filters() -> None:
+    from . import filters  # noqa: F401
+
+
+registry.add_source("augmenter", _methods)
+registry.add_source("component", _components)
+registry.add_source("filter", _filters)
 
 #: Public name -> the submodule that defines it.
 _LAZY = {

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from . import registry
 from ._version import __version__
 from .cli_common import (_AUGMENT_PRESETS, UsageError, add_data_options, load_input, _augment_schema, _check_out, _load_local, _positive_int,
                          add_out_options, parquet_rows, writing_out)
@@ -81,29 +82,51 @@ def _cmd_crossaug(args: argparse.Namespace) -> None:
     print(f"Saved {len(augmented)} rows to {args.out}")
 
 
-def _build_augmenter(args: argparse.Namespace, dataset: Any) -> Any:
-    """The augmenter of --method or --recipe, with the config options and components the user gave."""
-    from . import registry
-    from .augmenter import Augmenter
-    from .cli_options import config_values, endpoint_options, given_components, load_component
-    from .saving import build_augmenter, read_recipe
-    from .schema import TaskSchema
+def _recipe(args: argparse.Namespace) -> tuple[dict[str, Any], Path, str]:
+    """The recipe of --method or --recipe with the schema and preset options applied, its folder (component paths
+    are relative to it) and how errors name it."""
+    from .saving import read_recipe
 
     if args.recipe:
         recipe, folder, where = read_recipe(args.recipe), Path(args.recipe).resolve().parent, args.recipe
     else:
         recipe, folder, where = {"method": args.method}, Path.cwd(), f"--method {args.method}"
-    schema = _augment_schema(args)
+    try:
+        entry = registry.method_entry(recipe["method"])
+    except KeyError as err:
+        raise UsageError(f"{where}: {err.args[0]}") from None
+    schema = _augment_schema(args, recipe.get("schema") is None and entry.task or None)
     if schema is not None:
         recipe["schema"] = schema
     if args.preset:
         recipe["preset"] = args.preset
+    return recipe, folder, where
+
+
+def _check_columns(recipe: dict[str, Any], dataset: Any) -> None:
+    """Refuse data the method's schema does not fit before the method's models load (seconds, not a minute)."""
+    from .provenance import refuse_augmented
+    from .schema import TaskSchema
+
+    task = registry.method_entry(recipe["method"]).task
+    if dataset.features is None or not (recipe.get("schema") or task):
+        return
+    refuse_augmented(list(dataset.features))
+    schema = TaskSchema.from_dict(recipe["schema"]) if recipe.get("schema") else TaskSchema.preset(task)
+    schema.validate_features(dataset.features)
+
+
+def _build_augmenter(args: argparse.Namespace, dataset: Any, recipe: dict[str, Any], folder: Path,
+                     where: str) -> Any:
+    """The augmenter of a recipe (see `_recipe`), with the config options and components the user gave."""
+    from .augmenter import Augmenter
+    from .cli_options import config_values, endpoint_options, given_components, load_component
+    from .saving import build_augmenter
+    from .schema import TaskSchema
+
     overrides = config_values(args, getattr(args, "config_fields", {}))
+    target = registry.augmenter_class(recipe["method"])
     components = {}
-    try:
-        target = registry.augmenter_class(recipe["method"])
-    except KeyError as err:
-        raise UsageError(f"{where}: {err.args[0]}") from None
     for role, value in given_components(args, getattr(args, "component_roles", [])).items():
         default = target.roles[role].cli_default if role in target.roles else None
         if value == default and (role in (recipe.get("components") or {}) or "preset" in recipe):
@@ -149,8 +172,10 @@ def _augment_into(args: argparse.Namespace, tmp: Path) -> None:
         augmenter = None if args.engine == "ray" else Augmenter.from_pretrained(args.augmenter)
         dataset = None
     else:
+        recipe, folder, where = _recipe(args)
         dataset = load_input(args)
-        augmenter = _build_augmenter(args, dataset)
+        _check_columns(recipe, dataset)
+        augmenter = _build_augmenter(args, dataset, recipe, folder, where)
         try:
             augmenter.save_pretrained(tmp / "augmenter")
             augmenter_path = str(tmp / "augmenter")
@@ -340,9 +365,9 @@ def _method_in(argv: list[str] | None) -> str | None:
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The ``cfaug`` parser; ``argv`` lets ``augment --method NAME`` (or ``--recipe FILE``) add that method's
     options."""
-    from .registry import available
+    from .registry import method_names
 
-    methods = available()["augmenters"]
+    methods = method_names()
     parser = argparse.ArgumentParser(
         prog="cfaug", description="Counterfactual data augmentation for Hugging Face datasets: run a method, report "
                                   "on its output, share components and data on the Hub.")
@@ -414,11 +439,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     method = _method_in(argv)
     if method in methods:
         from .cli_options import add_component_options, add_config_options
-        from .registry import augmenter_class
+        from .registry import method_entry
 
-        target = augmenter_class(method)
-        roles = add_component_options(au, target, method)
-        au.set_defaults(config_fields=add_config_options(au, target.config_class, method=method),
+        entry = method_entry(method)  # the declaration only: the method's models load when the command runs
+        roles = add_component_options(au, entry.roles, method)
+        au.set_defaults(config_fields=add_config_options(au, entry.config, method=method),
                         component_roles=roles)
     au.set_defaults(func=_cmd_augment)
 

@@ -205,23 +205,34 @@ _AUGMENT_PRESETS = {"fact-verification": (("claim", "evidence"), "label"), "nli"
                     "relation-extraction": (("text",), "label")}
 
 
-def _augment_schema(args: argparse.Namespace) -> dict[str, Any] | None:
-    """The schema a recipe or method gets from the column options; None leaves it to the recipe or the method."""
-    if args.task is None:
-        if args.columns or args.label_column or args.id_column or args.nei:
-            raise UsageError("--columns, --label-column, --id-column and --nei need --task (the preset they "
-                             f"modify): one of {sorted(_AUGMENT_PRESETS)}.")
+def _preset_name(task: str) -> str | None:
+    """The --task name of a method's task (``sentiment-analysis`` is ``sentiment``)."""
+    from .schema import TaskSchema
+
+    factory = TaskSchema.PRESETS.get(task)
+    return next((name for name in _AUGMENT_PRESETS if TaskSchema.PRESETS.get(name) == factory), None)
+
+
+def _augment_schema(args: argparse.Namespace, default_task: str | None = None) -> dict[str, Any] | None:
+    """The schema a recipe or method gets from the column options; None leaves it to the recipe or the method.
+    ``default_task``: the method's own task, which --columns and the other column options modify when --task is
+    not given."""
+    task = args.task or (_preset_name(default_task) if default_task else None)
+    if args.task is None and not (args.columns or args.label_column or args.id_column or args.nei):
         return None
-    names, label = _AUGMENT_PRESETS[args.task]
+    if task is None:
+        raise UsageError("--columns, --label-column, --id-column and --nei need --task (the preset they "
+                         f"modify): one of {sorted(_AUGMENT_PRESETS)}.")
+    names, label = _AUGMENT_PRESETS[task]
     columns = args.columns.split(",") if args.columns else list(names)
     if len(columns) != len(names):
-        raise UsageError(f"--columns for {args.task} names {len(names)} column(s) ({','.join(names)}), got "
+        raise UsageError(f"--columns for {task} names {len(names)} column(s) ({','.join(names)}), got "
                          f"{args.columns!r}.")
-    schema: dict[str, Any] = {"preset": args.task, **dict(zip(names, columns)), "id_column": args.id_column}
+    schema: dict[str, Any] = {"preset": task, **dict(zip(names, columns)), "id_column": args.id_column}
     if args.label_column:
         schema[label] = args.label_column
     if args.nei:
-        if args.task != "fact-verification":
+        if task != "fact-verification":
             raise UsageError("--nei is for --task fact-verification.")
         schema["nei"] = True
     return schema

@@ -105,25 +105,25 @@ def config_values(args: argparse.Namespace, fields: dict[str, str]) -> dict[str,
     return {name: getattr(args, dest) for dest, name in fields.items() if hasattr(args, dest)}
 
 
-def component_roles(augmenter_class: type) -> list[str]:
-    """The component roles of ``augmenter_class`` that the command line can fill (see its ``roles``)."""
-    return sorted(name for name, role in augmenter_class.roles.items() if role.command_line)
+def component_roles(roles: dict[str, Any]) -> list[str]:
+    """The component roles (a method's declared ``roles``) that the command line can fill."""
+    return sorted(name for name, role in roles.items() if role.command_line)
 
 
-def add_component_options(parser: argparse.ArgumentParser, augmenter_class: type, method: str) -> list[str]:
-    """``--ROLE PATH_OR_HUB_ID`` for each component role the class declares (``default``: the method's shipped
+def add_component_options(parser: argparse.ArgumentParser, declared: dict[str, Any], method: str) -> list[str]:
+    """``--ROLE PATH_OR_HUB_ID`` for each component role a method declares (``default``: the method's shipped
     one; ``none``: none), with the endpoint options when a role takes a prompted LLM; returns the roles."""
     group = parser.add_argument_group(f"{method} components", "a folder written by save_pretrained or a Hub id; "
                                                               "'default' is the one the method ships with, 'none' "
                                                               "runs without")
-    roles = component_roles(augmenter_class)
+    roles = component_roles(declared)
     for name in roles:
-        role = augmenter_class.roles[name]
+        role = declared[name]
         default = argparse.SUPPRESS if role.cli_default is None else role.cli_default
         shown = "" if role.cli_default is None else f" [{role.cli_default}]"
         group.add_argument("--" + name.replace("_", "-"), dest=name, default=default,
                            help=(role.help or f"the {name}").replace("%", "%%") + shown)
-    if any("http_llm" in augmenter_class.roles[name].types for name in roles):
+    if any("http_llm" in declared[name].types for name in roles):
         _add_endpoint_options(group)
     return roles
 

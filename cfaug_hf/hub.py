@@ -620,7 +620,7 @@ def _is_repo_id(name: str) -> bool:
 def _shipped_origin(folder: Path) -> dict[str, str] | None:
     """``{"shipped": path}`` for a folder shipped inside the package (the default checkers and editors), so a
     saved augmenter or recipe names it instead of copying it; None for any other local folder."""
-    from . import __version__
+    from ._version import __version__
     from .embedded import DATA_DIR
 
     try:

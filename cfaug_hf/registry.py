@@ -1,40 +1,111 @@
-"""Where augmenter and component classes register themselves, so the core can rebuild saved objects by name.
+"""Where methods, augmenter and component classes register themselves, so saved objects are rebuilt by name.
 
-The core never imports a method or a component by hand: a class registers when it is defined (``Augmenter`` and
-``Component`` do it in ``__init_subclass__``), and a saved folder names its class by ``method`` or
-``component_type``. The built-in ones are imported on first lookup from the table below (by module name, so the
-core has no import edge up to them); a third-party method registers simply by being imported.
+Two kinds of entry:
+
+* **A method declares itself** with one `register_method` call in its package's ``__init__``: its name, the task it
+  runs on by default, its config class, its component roles and where its augmenter class lives. The declaration is
+  cheap to import (no torch), so the command line can build a method's options and check a dataset's columns
+  before the method's models load; the augmenter class is imported on first use.
+* **A class registers when it is defined** (``Augmenter``, ``Component`` and ``Filter`` do it in
+  ``__init_subclass__``), so a method or component of your own registers simply by being imported.
+
+The registry names no module: the package (``cfaug_hf/__init__.py``) adds, with `add_source`, the loaders of its
+built-in methods, components and filters, which run on the first lookup that misses.
 
 Examples:
-    >>> from cfaug_hf.registry import augmenter_class, component_class
+    >>> from cfaug_hf.registry import augmenter_class, component_class, method_entry
     >>> augmenter_class("crossaug").__name__, component_class("generator").__name__
     ('CrossAugAugmenter', 'Generator')
+    >>> method_entry("icda").task
+    'sentiment-analysis'
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["AUGMENTERS", "COMPONENTS", "FILTERS", "register_augmenter", "register_component", "register_filter",
-           "augmenter_class", "component_class", "filter_class", "available"]
+__all__ = ["AUGMENTERS", "COMPONENTS", "FILTERS", "METHODS", "MethodEntry", "register_method", "register_augmenter",
+           "register_component", "register_filter", "add_source", "augmenter_class", "component_class",
+           "filter_class", "method_entry", "method_names", "available", "lazy_exports"]
 
-#: ``method`` -> augmenter class.
+#: ``method`` -> augmenter class (classes imported so far).
 AUGMENTERS: dict[str, type] = {}
 #: ``component_type`` -> component class.
 COMPONENTS: dict[str, type] = {}
 #: filter ``name`` -> filter class.
 FILTERS: dict[str, type] = {}
 
-# Built-in classes, imported on first lookup.
-_BUILTIN_AUGMENTERS = {"crossaug": "cfaug_hf.methods.crossaug", "icda": "cfaug_hf.methods.icda",
-                       "core": "cfaug_hf.methods.core", "llm": "cfaug_hf.methods.llm",
-                       "cfgen": "cfaug_hf.methods.cfgen", "race": "cfaug_hf.methods.race"}
-_BUILTIN_COMPONENTS = {"generator": "cfaug_hf.components.generator", "checker": "cfaug_hf.components.checker",
-                       "rationale_selector": "cfaug_hf.components.rationale",
-                       "bi_encoder": "cfaug_hf.components.retriever", "corpus_index": "cfaug_hf.components.retriever",
-                       "http_llm": "cfaug_hf.components.llm", "ner": "cfaug_hf.components.ner",
-                       "editor": "cfaug_hf.components.editor"}
+
+@dataclass(frozen=True)
+class MethodEntry:
+    """What a method declares about itself (see `register_method`).
+
+    Args:
+        name: the ``method`` name (``cfaug augment --method NAME``).
+        task: the `cfaug_hf.schema.TaskSchema` preset its augmenter uses when given no schema ("" if none).
+        config: its config dataclass.
+        roles: its component roles by constructor keyword (`cfaug_hf.roles.Role`).
+        augmenter: ``"module:Class"``, imported on first use, or the class itself.
+    """
+
+    name: str
+    task: str
+    config: type
+    roles: dict[str, Any] = field(default_factory=dict)
+    augmenter: str | type = ""
+
+    def augmenter_class(self) -> type:
+        """The augmenter class (its module imported now if it was not)."""
+        if isinstance(self.augmenter, type):
+            return self.augmenter
+        module, _, name = self.augmenter.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
+#: ``method`` -> its declaration.
+METHODS: dict[str, MethodEntry] = {}
+
+_SOURCES: dict[str, list[Callable[[], Any]]] = {"augmenter": [], "component": [], "filter": []}
+_LOADED: set[str] = set()
+
+
+def register_method(name: str, *, task: str, config: type, roles: dict[str, Any] | None = None,
+                    augmenter: str) -> MethodEntry:
+    """Declare a method: call it once in the method package's ``__init__`` (see `MethodEntry` for the fields)."""
+    entry = MethodEntry(name, task, config, dict(roles or {}), augmenter)
+    METHODS[name] = entry
+    return entry
+
+
+def lazy_exports(package: str, exports: dict[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's ``__getattr__`` and ``__dir__`` (PEP 562) that import each of ``exports`` (name -> submodule,
+    relative to ``package``) on first use, as a method package does with its augmenter so that its declaration
+    stays cheap to import."""
+    def __getattr__(name: str) -> Any:
+        if name not in exports:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(exports[name], package), name)
+
+    def __dir__() -> list[str]:
+        return sorted(set(vars(importlib.import_module(package))) | set(exports))
+
+    return __getattr__, __dir__
+
+
+def add_source(kind: str, load: Callable[[], Any]) -> None:
+    """Run ``load`` (which imports modules that register ``kind`` classes: "augmenter", "component" or "filter")
+    before the first lookup of that kind that misses."""
+    _SOURCES[kind].append(load)
+
+
+def _load_sources(kind: str) -> None:
+    if kind not in _LOADED:
+        _LOADED.add(kind)
+        for load in _SOURCES[kind]:
+            load()
 
 
 def register_augmenter(cls: type) -> type:
@@ -66,36 +137,59 @@ def register_component(cls: type) -> type:
     return cls
 
 
-def _lookup(table: dict[str, type], builtin: dict[str, str], name: str, what: str) -> Any:
-    if name not in table and name in builtin:
-        importlib.import_module(builtin[name])
-    if name not in table:
-        known = sorted(set(table) | set(builtin))
-        raise KeyError(f"No {what} named {name!r} is registered; known: {known}. Import the module that defines it "
-                       f"before loading.")
-    return table[name]
+def _missing(what: str, name: str, known: set[str]) -> KeyError:
+    return KeyError(f"No {what} named {name!r} is registered; known: {sorted(known)}. Import the module that "
+                    f"defines it before loading.")
+
+
+def method_entry(method: str) -> MethodEntry:
+    """The declaration of ``method``; a class registered without one (a method of your own) is described from its
+    class attributes (``task``, ``config_class``, ``roles``)."""
+    if method not in METHODS and method not in AUGMENTERS:
+        _load_sources("augmenter")
+    if method in METHODS:
+        return METHODS[method]
+    if method in AUGMENTERS:
+        cls = AUGMENTERS[method]
+        return MethodEntry(method, getattr(cls, "task", ""), cls.config_class, dict(cls.roles), cls)
+    raise _missing("augmenter method", method, set(METHODS) | set(AUGMENTERS))
 
 
 def augmenter_class(method: str) -> Any:
-    """The augmenter class registered for ``method`` (built-in methods are imported on demand)."""
-    return _lookup(AUGMENTERS, _BUILTIN_AUGMENTERS, method, "augmenter method")
+    """The augmenter class registered for ``method`` (a declared method's class is imported on demand)."""
+    if method in AUGMENTERS:
+        return AUGMENTERS[method]
+    cls = method_entry(method).augmenter_class()
+    return AUGMENTERS.get(method, cls)
 
 
 def component_class(component_type: str) -> Any:
     """The component class registered for ``component_type``."""
-    return _lookup(COMPONENTS, _BUILTIN_COMPONENTS, component_type, "component type")
+    if component_type not in COMPONENTS:
+        _load_sources("component")
+    if component_type not in COMPONENTS:
+        raise _missing("component type", component_type, set(COMPONENTS))
+    return COMPONENTS[component_type]
 
 
 def filter_class(name: str) -> Any:
-    """The filter class registered under ``name`` (the built-in filters are imported on demand)."""
+    """The filter class registered under ``name``."""
     if name not in FILTERS:
-        importlib.import_module("cfaug_hf.filters")
-    return _lookup(FILTERS, {}, name, "filter")
+        _load_sources("filter")
+    if name not in FILTERS:
+        raise _missing("filter", name, set(FILTERS))
+    return FILTERS[name]
+
+
+def method_names() -> list[str]:
+    """Every declared or registered method (cheap: no method's models or augmenter module are imported)."""
+    _load_sources("augmenter")
+    return sorted(set(AUGMENTERS) | set(METHODS))
 
 
 def available() -> dict[str, list[str]]:
-    """Every registered or built-in augmenter method, component type and filter."""
-    if not FILTERS:
-        importlib.import_module("cfaug_hf.filters")
-    return {"augmenters": sorted(set(AUGMENTERS) | set(_BUILTIN_AUGMENTERS)),
-            "components": sorted(set(COMPONENTS) | set(_BUILTIN_COMPONENTS)), "filters": sorted(FILTERS)}
+    """Every declared or registered augmenter method, component type and filter."""
+    for kind in _SOURCES:
+        _load_sources(kind)
+    return {"augmenters": sorted(set(AUGMENTERS) | set(METHODS)), "components": sorted(COMPONENTS),
+            "filters": sorted(FILTERS)}

@@ -32,7 +32,8 @@ def import_graph() -> dict[str, set[str]]:
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         deps: set[str] = set()
         for base, subs in imported_names(path.read_text(), package):
-            for target in [base, *subs]:
+            # ``from . import registry`` imports the submodule (the package's __init__ has already run: it is above)
+            for target in (subs if subs and all(s in mods for s in subs) else [base, *subs]):
                 while target and target not in mods:
                     target = target.rpartition(".")[0]
                 if target and target != name:

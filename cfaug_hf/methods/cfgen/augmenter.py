@@ -2,14 +2,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from ...augmenter import Augmenter, AugmenterConfig, Counterfactual, Example, RowResult
+from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...entities import EntityLexicon, iob2_spans, replace_entities
 from ...filters import NERConstraintFilter
 from ...fingerprint import stable_hash
 from ...schema import SchemaError, TaskSchema
+from .config import CFGenConfig
 
 __all__ = ["CFGenAugmenter", "CFGenConfig", "CFGEN_CITATION"]
 
@@ -20,26 +20,6 @@ CFGEN_CITATION = """@inproceedings{zeng2020counterfactual,
   pages     = {7270--7280},
   year      = {2020}
 }"""
-
-
-@dataclass
-class CFGenConfig(AugmenterConfig):
-    """Settings of in-dataset entity replacement."""
-
-    per_input: int = field(default=1, metadata={"help": "Counterfactuals per input row (each a fresh draw)."})
-    replace: str = field(default="all", metadata={
-        "help": "'all' entities of a row are replaced in each counterfactual, or 'one' drawn at random."})
-    lexicon: dict[str, dict[str, int]] | None = field(default=None, metadata={
-        "help": "Entity texts by type with their counts (EntityLexicon.to_dict()); CFGenAugmenter.from_dataset "
-                "builds it from the training data."})
-    types: list[str] | None = field(default=None, metadata={
-        "help": "Entity types to replace (default: all types the lexicon holds)."})
-
-    def __post_init__(self) -> None:
-        if self.per_input < 1:
-            raise ValueError(f"per_input must be >= 1, got {self.per_input}.")
-        if self.replace not in ("all", "one"):
-            raise ValueError(f"replace must be 'all' or 'one', got {self.replace!r}.")
 
 
 class CFGenAugmenter(Augmenter):
@@ -71,6 +51,7 @@ class CFGenAugmenter(Augmenter):
     """
 
     method = "cfgen"
+    task = "token-classification"
     config_class = CFGenConfig
     citation = CFGEN_CITATION
 
@@ -80,7 +61,7 @@ class CFGenAugmenter(Augmenter):
             overrides["lexicon"] = lexicon.to_dict()
         elif lexicon is not None:
             overrides["lexicon"] = EntityLexicon(lexicon).to_dict()
-        super().__init__(schema or TaskSchema.token_classification(), config, filters=filters, **overrides)
+        super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)
         if not self.schema.is_token_level:
             raise SchemaError(f"CFGen replaces entities in token-classification data; got a {self.schema.task!r} "
                               f"schema (use TaskSchema.token_classification()).")

@@ -4,7 +4,6 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ...roles import Role
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import DEFAULT_CHECKER, LabelChecker, resolve_checker
 from ...components.editor import DEFAULT_EDITOR, EDITOR_TASKS, Editor, candidates, rank_by_checker, resolve_editor
@@ -13,7 +12,7 @@ from ...fingerprint import stable_hash
 from ...generation import as_text_generator, screen_answer
 from ...schema import SchemaError, TaskSchema
 from .paper import PAPER
-from .config import COREConfig
+from .config import ROLES, COREConfig
 from .prompts import build_prompt, keywords, parse_answer
 
 __all__ = ["COREAugmenter", "CORE_CITATION"]
@@ -81,19 +80,8 @@ class COREAugmenter(Augmenter):
 
     method = "core"
     config_class = COREConfig
-    roles = {
-        "editor": Role(("http_llm", "editor", "generator"), help=(
-            "the editor: a saved Editor folder or Hub id, 'local' (SmolLM2-135M-Instruct, prompted few-shot) or "
-            "an OpenAI-compatible endpoint URL ending in /v1 [default: the editor shipped for the task]")),
-        "retriever": Role(("bi_encoder",), help="the CF-DPR retrieval encoder: a saved BiEncoder folder or Hub id"),
-        "index": Role(("corpus_index",), help=(
-            "the corpus index the retriever built: a saved CorpusIndex folder or Hub id")),
-        "reranker": Role(("checker",), help="a LabelChecker that reranks retrieved sentences by the target label"),
-        "checker": Role(("checker",), help=(
-            "the label checker that keeps counterfactuals whose new label it predicts: a saved LabelChecker "
-            "folder or Hub id [default: the checker shipped for the task]")),
-        "sentence_scorer": Role(help="(sentences, label) -> scores, picking the sentences to edit (Python only)"),
-    }
+    task = "sentiment-analysis"
+    roles = ROLES
     presets = {"paper": PAPER}
     citation = CORE_CITATION
 
@@ -102,7 +90,7 @@ class COREAugmenter(Augmenter):
                  checker: LabelChecker | str | None = DEFAULT_CHECKER,
                  sentence_scorer: Any = None, config: COREConfig | None = None, filters: Sequence[Any] | None = None,
                  **overrides: Any) -> None:
-        super().__init__(schema or TaskSchema.sentiment(), config, filters=filters, **overrides)
+        super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)
         cfg: COREConfig = self.config  # type: ignore[assignment]
         schema = self.schema
         self.task = cfg.task if cfg.task != "auto" else (

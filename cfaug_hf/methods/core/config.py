@@ -4,8 +4,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...augmenter import AugmenterConfig
+from ...roles import Role
 
-__all__ = ["COREConfig", "CORE_MODES", "CORE_TASKS"]
+__all__ = ["ROLES", "COREConfig", "CORE_MODES", "CORE_TASKS"]
 
 #: "core" retrieves then edits; "retrieval_only" uses the best retrieved excerpt itself as the counterfactual (the
 #: paper's CF-DPR ablation); "editor_only" prompts the editor without retrieved words (its GPT-3 ablation).
@@ -64,3 +65,19 @@ class COREConfig(AugmenterConfig):
             raise ValueError(f"edit_sentences must be >= 0, got {self.edit_sentences}.")
         if self.demonstrations is not None:
             self.demonstrations = [dict(d) for d in self.demonstrations]
+
+
+#: The component roles of the augmenter (`cfaug_hf.roles.Role`), by constructor keyword.
+ROLES: dict[str, Role] = {
+    "editor": Role(("http_llm", "editor", "generator"), help=(
+        "the editor: a saved Editor folder or Hub id, 'local' (SmolLM2-135M-Instruct, prompted few-shot) or "
+        "an OpenAI-compatible endpoint URL ending in /v1 [default: the editor shipped for the task]")),
+    "retriever": Role(("bi_encoder",), help="the CF-DPR retrieval encoder: a saved BiEncoder folder or Hub id"),
+    "index": Role(("corpus_index",), help=(
+        "the corpus index the retriever built: a saved CorpusIndex folder or Hub id")),
+    "reranker": Role(("checker",), help="a LabelChecker that reranks retrieved sentences by the target label"),
+    "checker": Role(("checker",), help=(
+        "the label checker that keeps counterfactuals whose new label it predicts: a saved LabelChecker "
+        "folder or Hub id [default: the checker shipped for the task]")),
+    "sentence_scorer": Role(help="(sentences, label) -> scores, picking the sentences to edit (Python only)"),
+}

@@ -1,6 +1,10 @@
 """CrossAug (Lee et al., CIKM 2021): negative claims and cross-paired evidence edits for fact verification."""
 
-from .augmenter import CrossAugAugmenter
-from .config import CROSSAUG_KINDS, CrossAugConfig
+from ...registry import lazy_exports, register_method
+from .config import CROSSAUG_KINDS, ROLES, CrossAugConfig
+
+register_method("crossaug", task="fact-verification", config=CrossAugConfig, roles=ROLES,
+                augmenter=f"{__name__}.augmenter:CrossAugAugmenter")
+__getattr__, __dir__ = lazy_exports(__name__, {"CrossAugAugmenter": ".augmenter"})
 
 __all__ = ["CrossAugAugmenter", "CrossAugConfig", "CROSSAUG_KINDS"]

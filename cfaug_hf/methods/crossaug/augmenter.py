@@ -3,7 +3,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ...roles import Role
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import DEFAULT_CHECKER, LabelChecker, resolve_checker
 from ...components.generator import Generator
@@ -11,7 +10,7 @@ from ...filters import LabelFlipFilter
 from ...generation import RowSeeds, as_text_generator
 from ...schema import SchemaError, TaskSchema
 from ...text import classify_edit, diff_tokens, substitute_span
-from .config import CrossAugConfig
+from .config import ROLES, CrossAugConfig
 from .paper import PAPER
 
 __all__ = ["CrossAugAugmenter"]
@@ -75,13 +74,8 @@ class CrossAugAugmenter(Augmenter):
 
     method = "crossaug"
     config_class = CrossAugConfig
-    roles = {
-        "generator": Role(("generator",), help=(
-            "the claim negator: a saved Generator folder or Hub id [default: the one shipped with the package]")),
-        "checker": Role(("checker",), help=(
-            "the label checker that keeps counterfactuals whose new label it predicts: a saved LabelChecker "
-            "folder or Hub id [default: the checker shipped for the task]")),
-    }
+    task = "fact-verification"
+    roles = ROLES
     presets = {"paper": PAPER}
     citation = """@inproceedings{lee2021crossaug,
   title     = {CrossAug: A Contrastive Data Augmentation Method for Debiasing Fact Verification Models},
@@ -95,7 +89,7 @@ class CrossAugAugmenter(Augmenter):
     def __init__(self, generator: Generator | TextRewriter | str = "default", schema: TaskSchema | None = None, *,
                  checker: LabelChecker | str | None = DEFAULT_CHECKER, config: CrossAugConfig | None = None,
                  filters: Sequence[Any] | None = None, **overrides: Any) -> None:
-        super().__init__(schema or TaskSchema.fact_verification(), config, filters=filters, **overrides)
+        super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)
         schema = self.schema
         if len(schema.text_columns) != 2:
             raise SchemaError(f"CrossAug needs a (claim, evidence) schema, got text_columns "

@@ -3,8 +3,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...augmenter import AugmenterConfig
+from ...roles import Role
 
-__all__ = ["CrossAugConfig", "CROSSAUG_KINDS"]
+__all__ = ["ROLES", "CrossAugConfig", "CROSSAUG_KINDS"]
 
 #: The three counterfactual kinds of CrossAug: negative claim with the original evidence (REFUTES), original claim
 #: with the edited evidence (REFUTES), negative claim with the edited evidence (SUPPORTS).
@@ -61,3 +62,13 @@ class CrossAugConfig(AugmenterConfig):
                              f"{self.max_span_tokens}.")
         if self.checker_threshold is not None and not 0.0 <= self.checker_threshold <= 1.0:
             raise ValueError(f"checker_threshold must be in [0, 1], got {self.checker_threshold}.")
+
+
+#: The component roles of the augmenter (`cfaug_hf.roles.Role`), by constructor keyword.
+ROLES: dict[str, Role] = {
+    "generator": Role(("generator",), help=(
+        "the claim negator: a saved Generator folder or Hub id [default: the one shipped with the package]")),
+    "checker": Role(("checker",), help=(
+        "the label checker that keeps counterfactuals whose new label it predicts: a saved LabelChecker "
+        "folder or Hub id [default: the checker shipped for the task]")),
+}

@@ -1,14 +1,20 @@
 """ICDA (Plyler and Chi, AAAI 2025): rationale-swap counterfactuals from a sentence rationale selector, iterated."""
 
-from .augmenter import ICDA_CITATION, RationaleSwapAugmenter
-from .config import ICDAConfig
-from .driver import ICDAResult, ICDARun, run_icda
-from .paper import PAPER_LOOP, paper_loop
-from .epoch import CounterfactualEpochDataset, JoinedTextCollator, redraw
-from .training import SelectorCheckpointCallback, SelectorTraining, keep_for_training, train_selector
-from .selection import (CounterfactualSpec, OcclusionSelector, Plan, SelectionResult, is_degenerate,
-                        occlusion_rationales, plan_counterfactuals, position_histograms, rationale_precision,
-                        rationale_set_change)
+from ...registry import lazy_exports, register_method
+from .config import ROLES, ICDAConfig
+
+register_method("icda", task="sentiment-analysis", config=ICDAConfig, roles=ROLES,
+                augmenter=f"{__name__}.augmenter:RationaleSwapAugmenter")
+__getattr__, __dir__ = lazy_exports(__name__, {
+    **dict.fromkeys(("RationaleSwapAugmenter", "ICDA_CITATION"), ".augmenter"),
+    **dict.fromkeys(("ICDAResult", "ICDARun", "run_icda"), ".driver"),
+    **dict.fromkeys(("PAPER_LOOP", "paper_loop"), ".paper"),
+    **dict.fromkeys(("CounterfactualEpochDataset", "JoinedTextCollator", "redraw"), ".epoch"),
+    **dict.fromkeys(("SelectorCheckpointCallback", "SelectorTraining", "keep_for_training", "train_selector"),
+                    ".training"),
+    **dict.fromkeys(("CounterfactualSpec", "OcclusionSelector", "Plan", "SelectionResult", "is_degenerate",
+                     "occlusion_rationales", "plan_counterfactuals", "position_histograms", "rationale_precision",
+                     "rationale_set_change"), ".selection")})
 
 __all__ = ["RationaleSwapAugmenter", "ICDAConfig", "ICDA_CITATION", "SelectionResult", "Plan", "CounterfactualSpec",
            "OcclusionSelector", "plan_counterfactuals", "rationale_set_change", "position_histograms",

@@ -5,12 +5,11 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ...roles import Role
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult, source_id
 from ...fingerprint import digest_json
 from ...schema import SchemaError, TaskSchema
 from ...sentences import split_sentences
-from .config import ICDAConfig
+from .config import ROLES, ICDAConfig
 from .paper import PAPER
 from .selection import OcclusionSelector, Plan, SelectionResult, plan_counterfactuals
 
@@ -69,17 +68,14 @@ class RationaleSwapAugmenter(Augmenter):
 
     method = "icda"
     config_class = ICDAConfig
-    roles = {
-        "selector": Role(("rationale_selector",), help=(
-            "the rationale selector: a saved RationaleSelector folder or Hub id [default: the one shipped for "
-            "sentiment]")),
-    }
+    task = "sentiment-analysis"
+    roles = ROLES
     citation = ICDA_CITATION
     presets = {"paper": PAPER}
 
     def __init__(self, selector: Any = "default", schema: TaskSchema | None = None, *,
                  config: ICDAConfig | None = None, filters: Sequence[Any] | None = None, **overrides: Any) -> None:
-        super().__init__(schema or TaskSchema.sentiment(), config, filters=filters, **overrides)
+        super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)
         if isinstance(selector, str) and selector == "default":
             selector = default_selector(self.schema.task)
         if not hasattr(selector, "select"):

@@ -3,8 +3,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...augmenter import AugmenterConfig
+from ...roles import Role
 
-__all__ = ["ICDAConfig"]
+__all__ = ["ROLES", "ICDAConfig"]
 
 
 @dataclass
@@ -26,3 +27,11 @@ class ICDAConfig(AugmenterConfig):
             raise ValueError(f"pool_quantile must be in (0, 1], got {self.pool_quantile}.")
         if self.size is not None and self.size < 0:
             raise ValueError(f"size must be >= 0 or None, got {self.size}.")
+
+
+#: The component roles of the augmenter (`cfaug_hf.roles.Role`), by constructor keyword.
+ROLES: dict[str, Role] = {
+    "selector": Role(("rationale_selector",), help=(
+        "the rationale selector: a saved RationaleSelector folder or Hub id [default: the one shipped for "
+        "sentiment]")),
+}

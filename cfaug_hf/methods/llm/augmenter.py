@@ -6,7 +6,6 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ...roles import Role
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import DEFAULT_CHECKER, resolve_checker
 from ...components.editor import Editor, rank_by_checker
@@ -16,7 +15,7 @@ from ...filters import (LabelFlipFilter, NERConstraintFilter, NLIConstraintFilte
 from ...fingerprint import stable_hash
 from ...generation import as_text_generator, screen_answer
 from ...schema import SchemaError, TaskSchema
-from .config import LLMConfig
+from .config import ROLES, LLMConfig
 from .paper import PAPER
 from .prompts import DEMONSTRATIONS, build_prompt, cot_consistent, parse_list, parse_replacements, parse_text
 
@@ -115,20 +114,8 @@ class LLMCounterfactualAugmenter(Augmenter):
 
     method = "llm"
     config_class = LLMConfig
-    roles = {
-        "llm": Role(("http_llm", "editor", "generator"), cli_default="default", help=(
-            "the LLM: 'default' (the editor shipped for the task, sentiment or NLI; else 'local'), 'local' "
-            "(SmolLM2-135M-Instruct, prompted), a saved Generator or Editor folder or Hub id, or an OpenAI-"
-            "compatible endpoint URL ending in /v1 (its key is read from --llm-api-key-env)")),
-        "checker": Role(("checker",), help=(
-            "the label checker that keeps counterfactuals whose new label it predicts: a saved LabelChecker "
-            "folder or Hub id [default: the checker shipped for the task]")),
-        "tagger": Role(("ner",), help=(
-            "entity recognizer for entity-preserving edits: 'spacy' (en_core_web_sm, the spacy extra), 'stanza', "
-            "or a saved recognizer folder")),
-        "demo_encoder": Role(text=True, help=(
-            "a sentence encoder's Hub id or folder, picking the demonstrations nearest each row")),
-    }
+    task = "sentiment-analysis"
+    roles = ROLES
     citation = LLM_CF_CITATION
     presets = {"paper": PAPER}
 
@@ -136,7 +123,7 @@ class LLMCounterfactualAugmenter(Augmenter):
                  tagger: Any = None,
                  demo_encoder: Any = None, config: LLMConfig | None = None, filters: Sequence[Any] | None = None,
                  **overrides: Any) -> None:
-        super().__init__(schema or TaskSchema.sentiment(), config, filters=filters, **overrides)
+        super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)
         cfg: LLMConfig = self.config  # type: ignore[assignment]
         schema = self.schema
         if llm is None:

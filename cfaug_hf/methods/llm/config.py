@@ -4,8 +4,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...augmenter import AugmenterConfig
+from ...roles import Role
 
-__all__ = ["LLMConfig", "LLM_TASKS", "TARGET_CHOICES"]
+__all__ = ["ROLES", "LLMConfig", "LLM_TASKS", "TARGET_CHOICES"]
 
 LLM_TASKS = ("auto", "sentiment", "nli", "ner", "re")
 TARGET_CHOICES = ("auto", "all", "random", "balanced")
@@ -75,3 +76,20 @@ class LLMConfig(AugmenterConfig):
             if value is not None:
                 setattr(self, name, [dict(d) for d in value])
         self.exclude_targets = list(self.exclude_targets)
+
+
+#: The component roles of the augmenter (`cfaug_hf.roles.Role`), by constructor keyword.
+ROLES: dict[str, Role] = {
+    "llm": Role(("http_llm", "editor", "generator"), cli_default="default", help=(
+        "the LLM: 'default' (the editor shipped for the task, sentiment or NLI; else 'local'), 'local' "
+        "(SmolLM2-135M-Instruct, prompted), a saved Generator or Editor folder or Hub id, or an OpenAI-"
+        "compatible endpoint URL ending in /v1 (its key is read from --llm-api-key-env)")),
+    "checker": Role(("checker",), help=(
+        "the label checker that keeps counterfactuals whose new label it predicts: a saved LabelChecker "
+        "folder or Hub id [default: the checker shipped for the task]")),
+    "tagger": Role(("ner",), help=(
+        "entity recognizer for entity-preserving edits: 'spacy' (en_core_web_sm, the spacy extra), 'stanza', "
+        "or a saved recognizer folder")),
+    "demo_encoder": Role(text=True, help=(
+        "a sentence encoder's Hub id or folder, picking the demonstrations nearest each row")),
+}

@@ -5,7 +5,6 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from ...roles import Role
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...entities import EntityLexicon
 from ...filters import EntityFidelityFilter, LabelFlipFilter, Pair, SemanticFidelityFilter, TopK
@@ -13,7 +12,7 @@ from ...fingerprint import stable_hash
 from ...generation import as_text_generator
 from ...occlusion import occlusion_drops
 from ...schema import SchemaError, TaskSchema
-from .config import RACEConfig
+from .config import ROLES, RACEConfig
 from .paper import PAPER
 from .editor import edit_evidence
 
@@ -92,22 +91,15 @@ class RACEAugmenter(Augmenter):
 
     method = "race"
     config_class = RACEConfig
-    roles = {
-        "generator": Role(("generator",), help="the evidence editor: a saved Generator folder or Hub id"),
-        "checker": Role(("checker",), help=(
-            "the label checker that keeps counterfactuals whose new label it predicts: a saved LabelChecker "
-            "folder or Hub id")),
-        "ner": Role(("ner",), help=(
-            "entity recognizer: 'spacy' (en_core_web_sm, the spacy extra), 'stanza', or a saved recognizer folder")),
-        "embedder": Role(text=True, help="the MoverScore sentence encoder: a Hub id or folder"),
-    }
+    task = "fact-verification"
+    roles = ROLES
     presets = {"paper": PAPER}
     citation = RACE_CITATION
 
     def __init__(self, generator: Any, checker: Any, ner: Any, schema: TaskSchema | None = None, *,
                  embedder: Any = "sentence-transformers/all-MiniLM-L6-v2", config: RACEConfig | None = None,
                  filters: Sequence[Any] | None = None, **overrides: Any) -> None:
-        super().__init__(schema or TaskSchema.fact_verification(), config, filters=filters, **overrides)
+        super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)
         schema = self.schema
         if schema.task != "fact-verification" or len(schema.text_columns) != 2:
             raise SchemaError(f"RACE edits (claim, evidence) fact-verification data; got task {schema.task!r} with "

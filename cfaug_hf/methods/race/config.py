@@ -3,8 +3,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...augmenter import AugmenterConfig
+from ...roles import Role
 
-__all__ = ["RACEConfig"]
+__all__ = ["ROLES", "RACEConfig"]
 
 
 @dataclass
@@ -86,3 +87,15 @@ class RACEConfig(AugmenterConfig):
         if not self.piece_separator:
             raise ValueError("piece_separator must not be empty.")
         self.replace_types, self.swap_types = list(self.replace_types), list(self.swap_types)
+
+
+#: The component roles of the augmenter (`cfaug_hf.roles.Role`), by constructor keyword.
+ROLES: dict[str, Role] = {
+    "generator": Role(("generator",), help="the evidence editor: a saved Generator folder or Hub id"),
+    "checker": Role(("checker",), help=(
+        "the label checker that keeps counterfactuals whose new label it predicts: a saved LabelChecker "
+        "folder or Hub id")),
+    "ner": Role(("ner",), help=(
+        "entity recognizer: 'spacy' (en_core_web_sm, the spacy extra), 'stanza', or a saved recognizer folder")),
+    "embedder": Role(text=True, help="the MoverScore sentence encoder: a Hub id or folder"),
+}
