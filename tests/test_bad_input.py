@@ -106,6 +106,18 @@ def ner_on_disk(tmp):
     return {"data": tmp / "ner.jsonl", "dir": tmp}
 
 
+def claims_on_disk(tmp):
+    """``ner_on_disk``'s recipes with a two-row fact-verification file as the data (for CrossAug cases, whose columns
+    are checked before anything else)."""
+    import json
+
+    out = ner_on_disk(tmp)
+    rows = [{"claim": "Paris is in France.", "evidence": "Paris is the capital of France.", "label": "SUPPORTS"},
+            {"claim": "Rome is in Spain.", "evidence": "Rome is the capital of Italy.", "label": "REFUTES"}]
+    (tmp / "claims.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    return {**out, "data": tmp / "claims.jsonl"}
+
+
 def reviews_on_disk(tmp):
     """A two-row sentiment JSONL file for `cfaug augment`."""
     import json
@@ -641,7 +653,7 @@ CASES = [
     ("cli-augment-schema-with-saved", ner_on_disk,
      run_cli(["augment", "{data}", "--out", "{dir}/out", "--augmenter", "x", "--task", "sentiment"]), 2,
      "keeps the schema it was saved with"),
-    ("cli-augment-missing-component", ner_on_disk,
+    ("cli-augment-missing-component", claims_on_disk,
      run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "crossaug", "--generator", "no/such/folder/here"]), 2,
      "no local folder"),
     ("cli-augment-missing-column-in-flag-terms", ner_on_disk,
@@ -674,7 +686,7 @@ CASES = [
     ("cli-augment-recipe-preset-method-has-none", ner_on_disk,
      augment_recipe("{dir}/nopreset.yaml"), 2,
      "has no preset 'paper'"),
-    ("cli-augment-recipe-preset-not-a-name", ner_on_disk,
+    ("cli-augment-recipe-preset-not-a-name", claims_on_disk,
      augment_recipe("{dir}/badpreset.yaml"), 2,
      "preset must be a preset name such as 'paper'"),
     ("cli-augment-recipe-missing", ner_on_disk,
@@ -692,7 +704,7 @@ CASES = [
     ("cli-augment-recipe-unknown-preset", ner_on_disk,
      augment_recipe("{dir}/preset.yaml"), 2,
      "Unknown task preset .tweets."),
-    ("cli-augment-recipe-bad-reference", ner_on_disk,
+    ("cli-augment-recipe-bad-reference", claims_on_disk,
      augment_recipe("{dir}/component.yaml"), 2,
      "expected a .path., .shipped. or .repo_id."),
     ("cli-augment-recipe-unknown-method", ner_on_disk,

@@ -1,13 +1,15 @@
-"""Imports point one way: no cycle among the package's modules, counting imports inside functions too.
+"""Imports point one way: no cycle among the package's modules, counting imports inside functions too, and no load
+by name (``import_module``, a lazy export) that runs up; ``if TYPE_CHECKING:`` blocks do not count.
 
-The registry's lookups of its built-in methods by module name are not import statements and do not count, but no
-module of the core may reach ``hub_cards`` or ``trainer_callbacks`` that way either (checked below); ``if
-TYPE_CHECKING:`` blocks do not count.
+A sixth method is a new package (or module) and nothing else: one is defined below and run through ``cfaug augment
+--method``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("cfaug_hf", "trainer_callbacks", "hub_cards")
@@ -91,6 +93,98 @@ def test_the_core_does_not_import_methods_cards_or_callbacks():
         assert not upward, f"{module} imports {sorted(upward)}"
 
 
+#: Modules below the methods and the components: they may not import either, nor name a component class.
+CORE = ("augmenter", "schema", "hub", "registry", "fingerprint", "text", "provenance", "saving", "sharing", "workers",
+        "configs", "credentials", "markdown", "roles", "presets", "filters", "generation", "verbosity")
+
+
+def test_the_core_names_no_component_or_method():
+    graph = import_graph()
+    for module in (m for m in graph if m.startswith("cfaug_hf.") and m.split(".")[1] in CORE):
+        upward = {d for d in graph[module] if d.startswith(("cfaug_hf.components", "cfaug_hf.methods"))}
+        assert not upward, f"{module} imports {sorted(upward)}"
+
+
+def _loads_by_name(path: Path) -> list[str]:
+    """The module names that ``import_module``/``lazy_exports`` calls in ``path`` give as text (f-strings with
+    ``{__name__}`` read as the module's own name)."""
+    import ast
+
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in
+                ("import_module", "lazy_exports")):
+            continue
+        for arg in node.args[:1] + [v for a in node.args[1:2] if isinstance(a, ast.Dict) for v in a.values]:
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                names.append(arg.value)
+            elif isinstance(arg, ast.JoinedStr):
+                names.append("".join(v.value if isinstance(v, ast.Constant) else "{}" for v in arg.values))
+    return names
+
+
+def test_loads_by_name_point_down():
+    for name, path in modules().items():
+        for target in _loads_by_name(path):
+            # relative to the module's own package, or its own name plus a suffix: both below it
+            assert target.startswith((".", "{}")), f"{name} loads {target!r} by name"
+        if name == "cfaug_hf.registry":
+            text = path.read_text()
+            assert '"cfaug_hf' not in text and "'cfaug_hf" not in text, "the registry names no module"
+
+
+def test_a_sixth_method_needs_no_edit_elsewhere(tmp_path, capsys):
+    """A method defined in this test module: config fields and a component role become options of ``cfaug augment
+    --method``, its task's columns are checked, and the saved augmenter loads back."""
+    from dataclasses import dataclass, field
+
+    from datasets import Dataset
+
+    from cfaug_hf import Augmenter, AugmenterConfig, Counterfactual, RowResult
+    from cfaug_hf.cli import main
+    from cfaug_hf.roles import Role
+
+    @dataclass
+    class ShoutConfig(AugmenterConfig):
+        suffix: str = field(default="!", metadata={"help": "what the shouted text ends with"})
+
+    class ShoutAugmenter(Augmenter):
+        method = "shout-sixth"
+        task = "sentiment-analysis"
+        config_class = ShoutConfig
+        roles = {"checker": Role(("checker",), help="a label checker (unused here)")}
+
+        def __init__(self, schema=None, config=None, *, checker=None, filters=None, **overrides):
+            from cfaug_hf import TaskSchema
+
+            super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)
+            self.checker = checker
+
+        def augment_examples(self, examples):
+            flip = {"positive": "negative", "negative": "positive"}
+            return [RowResult([Counterfactual({"text": ex["text"].upper() + self.config.suffix}, flip[ex.label],
+                                              "shout")], ["produced:shout"]) for ex in examples]
+
+    data = tmp_path / "data.jsonl"
+    Dataset.from_dict({"text": ["good film"], "label": ["positive"]}).to_json(data)
+    with pytest.raises(SystemExit):
+        main(["augment", str(data), "--method", "shout-sixth", "--help"])
+    shown = capsys.readouterr().out
+    assert "--suffix" in shown and "--checker" in shown and "a label checker" in shown
+    assert main(["augment", str(data), "--method", "shout-sixth", "--suffix", "?!", "--checker", "none",
+                 "--out", str(tmp_path / "out")]) == 0
+    from datasets import load_from_disk
+
+    out = load_from_disk(str(tmp_path / "out" / "data"))
+    assert list(out["text"]) == ["good film", "GOOD FILM?!"] and list(out["label"]) == ["positive", "negative"]
+    back = Augmenter.from_pretrained(tmp_path / "out" / "augmenter")
+    assert type(back) is ShoutAugmenter and back.config.suffix == "?!" and back.checker is None
+    wrong = tmp_path / "wrong.jsonl"
+    Dataset.from_dict({"review": ["good film"], "label": ["positive"]}).to_json(wrong)
+    assert main(["augment", str(wrong), "--method", "shout-sixth", "--out", str(tmp_path / "o2")]) == 2
+    assert "Column 'text' is missing" in capsys.readouterr().err
+
+
 def test_the_core_reaches_no_top_level_package_by_name():
     for path in (ROOT / "cfaug_hf").rglob("*.py"):
         text = path.read_text()
@@ -118,7 +212,5 @@ def test_classes_register_themselves_and_load_by_name(tmp_path):
     Shout(TaskSchema.sentiment(), seed=3).save_pretrained(tmp_path / "aug")
     back = Augmenter.from_pretrained(tmp_path / "aug")
     assert type(back) is Shout and back.config.seed == 3
-    import pytest
-
     with pytest.raises(KeyError, match="No augmenter method named 'nope'"):
         registry.augmenter_class("nope")
