@@ -112,6 +112,29 @@ def test_cf_dpr_encoder_and_its_corpus_index_round_trip_with_cards(hub):
     assert "FAISS" in ModelCard.load(index_repo).text
 
 
+def test_a_component_without_weights_or_training_pushes_with_a_card(hub):
+    """An entity recogniser has no base model and no training record: its card says so, names the module to import
+    it from, and carries a licence and language its class declares (one field of ComponentCardData each)."""
+    from cfaug_hf.components.ner import LexiconNER
+
+    class TaggedLexiconNER(LexiconNER):
+        card_license, card_language = "apache-2.0", ["en"]
+
+    ner = TaggedLexiconNER({"paris": "GPE"})
+    assert ner.card_data().training == {} and ner.card_data().base_model is None
+    repo = name("lexicon-ner")
+    ner.push_to_hub(repo, token=ALICE)
+    card = ModelCard.load(repo)
+    assert card.data.license == "apache-2.0" and card.data.language == ["en"]
+    assert f"from {__name__} import TaggedLexiconNER" in card.text or "import TaggedLexiconNER" in card.text
+    assert "No training was recorded" in card.text and "Not recorded." in card.text
+    plain = name("plain-ner")
+    LexiconNER({"paris": "GPE"}).push_to_hub(plain, token=ALICE)
+    assert "from cfaug_hf.components.ner import LexiconNER" in ModelCard.load(plain).text
+    texts = ["we met in paris", "I saw Paris."]
+    assert LexiconNER.from_pretrained(plain)(texts) == LexiconNER({"paris": "GPE"})(texts) != [[], []]
+
+
 def test_private_repo_needs_the_owner_token(hub):
     repo = name("private-gen")
     tiny_generator().push_to_hub(repo, private=True, token=ALICE)

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import abc
+import dataclasses
 import json
 import logging
 import os
+import sys
+import types
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -60,6 +64,35 @@ class _BelowError(logging.Filter):
         return record.levelno >= logging.ERROR
 
 
+@dataclasses.dataclass
+class ComponentCardData:
+    """Everything a component's model card says, in one typed object (`Component.card_data` builds it; the card
+    is rendered from it by `cfaug_hf.sharing.cards.component_card`). A new card field is a field here and a line
+    of the card template.
+
+    Examples:
+        >>> card = ComponentCardData(summary="A recogniser.", base_model="dslim/bert-base-NER")
+        >>> card.tags, card.license
+        ([], None)
+    """
+
+    summary: str = dataclasses.field(metadata={"help": "What the component does in this library."})
+    base_model: str | None = dataclasses.field(default=None, metadata={
+        "help": "The model it was built on (Hub ids joined by '+'), or None."})
+    training: dict[str, Any] = dataclasses.field(default_factory=dict, metadata={
+        "help": "What it was trained on and how (eval_* keys are shown as evaluation figures)."})
+    tags: list[str] = dataclasses.field(default_factory=list, metadata={"help": "Hub tags beyond the library's."})
+    usage: str = dataclasses.field(default="", metadata={"help": "Markdown shown under 'How to load it'."})
+    citation: str = dataclasses.field(default="", metadata={"help": "BibTeX of the method it serves."})
+    pipeline_tag: str | None = dataclasses.field(default=None, metadata={"help": "The Hub pipeline tag."})
+    license: str | None = dataclasses.field(default=None, metadata={
+        "help": "The licence of the weights (a Hub licence id, e.g. 'apache-2.0'), when known."})
+    language: list[str] | None = dataclasses.field(default=None, metadata={
+        "help": "Languages of the text it handles (ISO 639-1), when known."})
+    import_from: str = dataclasses.field(default="cfaug_hf", metadata={
+        "help": "The module the card's loading snippet imports the class from."})
+
+
 class Component(abc.ABC):
     """Base of every part an augmenter uses: generators, checkers, and parts without weights (an NER pipeline, an
     HTTP LLM client, a search index).
@@ -80,6 +113,13 @@ class Component(abc.ABC):
     required_files: ClassVar[tuple[str, ...]] = ()
     #: ``{"repo_id", "revision"}`` once pushed to or pulled from the Hub; cards of augmented data link to it.
     hub_origin: dict[str, str] | None = None
+    #: The model it was built on, when it has one (set by components with weights).
+    base_model: str | None = None
+    #: What it was trained on and how (set by trained components; read-only empty by default).
+    training_info: Mapping[str, Any] = types.MappingProxyType({})
+    #: The licence and languages its card declares, when known.
+    card_license: ClassVar[str | None] = None
+    card_language: ClassVar[list[str] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -113,13 +153,23 @@ class Component(abc.ABC):
 
     def card_citation(self) -> str:
         """The citation of the method this component was trained for, when recorded in ``training_info``."""
-        method = (getattr(self, "training_info", None) or {}).get("for_method")
+        method = self.training_info.get("for_method")
         if not method:
             return ""
         try:
             return getattr(registry.augmenter_class(method), "citation", "")
         except KeyError:
             return ""
+
+    def card_data(self) -> ComponentCardData:
+        """What this component's model card says (subclasses refine the hooks above or this)."""
+        cls = type(self)
+        public = cls.__name__ in getattr(sys.modules.get("cfaug_hf"), "__all__", ())  # imported before any module
+        return ComponentCardData(summary=self.card_summary, base_model=self.base_model,
+                                 training=dict(self.training_info), tags=self.card_tags(), usage=self.card_usage(),
+                                 citation=self.card_citation(), pipeline_tag=self.pipeline_tag,
+                                 license=self.card_license, language=self.card_language,
+                                 import_from="cfaug_hf" if public else cls.__module__)
 
     # --- shared
     def push_to_hub(self, repo_id: str, *, private: bool | None = None, token: str | None = None,

@@ -203,8 +203,6 @@ class OpenAICompatibleLLM(Component):
         self.stats: Counter = Counter()
         self._lock = threading.Lock()
         self._sdk: Any = None
-        self.base_model = None  # served elsewhere; the card names it from the config
-        self.training_info: dict[str, Any] = {}
 
     # ------------------------------------------------------------------------------------------------- requests
     def _params(self) -> dict[str, Any]:

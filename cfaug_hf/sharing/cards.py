@@ -75,14 +75,16 @@ def _rows(mapping: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def component_card(component: Any, repo_id: str) -> Any:
-    """The model card of a component (generator, checker, ...) about to be pushed to ``repo_id``."""
+    """The model card of a component (generator, checker, ...) about to be pushed to ``repo_id``, rendered from its
+    `card_data` (`cfaug_hf.components.base.ComponentCardData`)."""
     from huggingface_hub import ModelCard, ModelCardData
 
+    card = component.card_data()
     config = component.get_config_dict()
-    training = dict(component.training_info or {})
+    training = dict(card.training)
     evaluation = {k: training.pop(k) for k in list(training) if k.startswith("eval_")}
     dataset = training.get("train_dataset") or {}
-    base = component.base_model
+    base = card.base_model
     bases = [b for b in (base.split("+") if base else []) if is_hub_id(b)]
     datasets = [dataset["id"]] if is_hub_id(dataset.get("id")) else None
     if base and bases:
@@ -98,19 +100,18 @@ def component_card(component: Any, repo_id: str) -> Any:
                                         else "") + ")")
         training.pop("train_dataset", None)
     card_data = ModelCardData(
-        library_name="cfaug-hf", base_model=bases or None, datasets=datasets,
-        pipeline_tag=component.pipeline_tag, tags=["cfaug-hf", "counterfactual-data-augmentation",
-                                                   component.component_type, *component.card_tags()],
+        library_name="cfaug-hf", base_model=bases or None, datasets=datasets, license=card.license,
+        language=card.language, pipeline_tag=card.pipeline_tag,
+        tags=["cfaug-hf", "counterfactual-data-augmentation", component.component_type, *card.tags],
     )
-    cls_name = type(component).__name__
     return ModelCard.from_template(
         card_data, template_path=str(TEMPLATES / "component_card.md"),
         title=inline(f"{repo_id.split('/')[-1]}: a cfaug-hf {component.component_type}"),
-        summary=component.card_summary,
-        class_name=cls_name, variable=component.component_type, repo_id=repo_id, usage=component.card_usage(),
+        summary=card.summary, class_name=type(component).__name__, import_from=card.import_from,
+        variable=component.component_type, repo_id=repo_id, usage=card.usage,
         base_model_text=base_text, training=_rows(training), evaluation=_rows(evaluation),
         config_json=fenced(json.dumps(config, indent=2, ensure_ascii=False, sort_keys=True, default=str), "json"),
-        citation=component.card_citation(), citation_block=fenced(component.card_citation() or "", "bibtex"),
+        citation=card.citation, citation_block=fenced(card.citation or "", "bibtex"),
     )
 
 
