@@ -47,22 +47,39 @@ def test_demo_writes_outputs_and_summary(tmp_path, tiny_recipe, capsys):
     assert "CC BY-SA" in (tmp_path / "demo" / "report.md").read_text()
 
 
-def test_cli_crossaug_on_a_jsonl_file(tmp_path, capsys):
+def test_cli_augment_crossaug_on_a_jsonl_file(tmp_path, capsys):
     rows = [{"claim": "Paris is big.", "evidence": ["Paris is big and old."], "label": "SUPPORTS"},
             {"claim": "Rome is small.", "evidence": ["Rome is large."], "label": "REFUTES"}]
     data = tmp_path / "data.jsonl"
     data.write_text("\n".join(json.dumps(r) for r in rows))
     gen_dir = Generator(*tiny_seq2seq(), num_beams=1, max_new_tokens=3).save_pretrained(tmp_path / "gen")
-    cli.main(["crossaug", str(data), "--generator", str(gen_dir), "--out", str(tmp_path / "out")])
+    assert cli.main(["augment", str(data), "--method", "crossaug", "--generator", str(gen_dir), "--out",
+                     str(tmp_path / "out")]) == 0
     assert "rows in: 2" in capsys.readouterr().out
     from datasets import load_from_disk
-    assert len(load_from_disk(str(tmp_path / "out"))) >= 2
+    assert len(load_from_disk(str(tmp_path / "out" / "data"))) >= 2
+
+
+def test_the_removed_crossaug_command_prints_the_augment_line_that_runs(tmp_path, capsys):
+    """`cfaug crossaug` (removed) answers with a `cfaug augment` line; that line, run, does the same work."""
+    import shlex
+
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"c": "Paris is big.", "evidence": ["Paris is big and old."], "label": "SUPPORTS"}))
+    gen_dir = Generator(*tiny_seq2seq(), num_beams=1, max_new_tokens=3).save_pretrained(tmp_path / "gen")
+    assert cli.main(["crossaug", str(data), "--generator", str(gen_dir), "--claim-column", "c", "--no-checker",
+                     "--allow-deletions", "--counterfactuals-only", "--seed", "3", "--out", str(tmp_path / "o")]) == 2
+    line = capsys.readouterr().err.split("run instead: ", 1)[1].strip()
+    argv = shlex.split(line)
+    assert argv[:2] == ["cfaug", "augment"] and "--no-keep-original" in argv and "--no-reject-deletions" in argv
+    assert cli.main(argv[1:]) == 0
+    assert "rows in: 1" in capsys.readouterr().out
 
 
 def test_cli_rejects_unknown_file_type(tmp_path, capsys):
     bad = tmp_path / "data.xml"
     bad.write_text("<x/>")
-    assert cli.main(["crossaug", str(bad), "--generator", "g", "--out", str(tmp_path / "o")]) == 2
+    assert cli.main(["augment", str(bad), "--method", "crossaug", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "expected a saved dataset folder" in err and "Traceback" not in err
 

@@ -194,7 +194,7 @@ def test_a_dataset_saved_by_other_code_is_never_replaced(tmp_path):
         save_dataset(Dataset.from_dict({"x": [3]}), theirs)
     data = tmp_path / "d.jsonl"
     data.write_text(json.dumps({"claim": "a b", "evidence": "a b c", "label": "SUPPORTS"}) + "\n")
-    assert cli.main(["crossaug", str(data), "--generator", "g", "--out", str(theirs)]) == 2
+    assert cli.main(["augment", str(data), "--method", "crossaug", "--generator", "g", "--out", str(theirs)]) == 2
     assert _tree(theirs) == before
     ours = tmp_path / "ours"
     save_dataset(Dataset.from_dict({"x": [1]}), ours)

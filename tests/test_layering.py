@@ -214,3 +214,13 @@ def test_classes_register_themselves_and_load_by_name(tmp_path):
     assert type(back) is Shout and back.config.seed == 3
     with pytest.raises(KeyError, match="No augmenter method named 'nope'"):
         registry.augmenter_class("nope")
+
+
+def test_command_line_functions_are_short():
+    """The command line is a package of small commands: no function in `cfaug_hf/cli/` over 60 lines."""
+    import ast
+
+    for path in (ROOT / "cfaug_hf" / "cli").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                assert node.end_lineno - node.lineno < 60, f"{path.name}: {node.name} has {node.end_lineno - node.lineno + 1} lines"

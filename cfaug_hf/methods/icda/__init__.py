@@ -1,5 +1,7 @@
 """ICDA (Plyler and Chi, AAAI 2025): rationale-swap counterfactuals from a sentence rationale selector, iterated."""
 
+from typing import TYPE_CHECKING
+
 from ...registry import lazy_exports, register_method
 from .config import ROLES, ICDAConfig
 
@@ -15,6 +17,9 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(("CounterfactualSpec", "OcclusionSelector", "Plan", "SelectionResult", "is_degenerate",
                      "occlusion_rationales", "plan_counterfactuals", "position_histograms", "rationale_precision",
                      "rationale_set_change"), ".selection")})
+
+if TYPE_CHECKING:  # for type checkers and the API docs; imported on first use otherwise
+    from .augmenter import RationaleSwapAugmenter
 
 __all__ = ["RationaleSwapAugmenter", "ICDAConfig", "ICDA_CITATION", "SelectionResult", "Plan", "CounterfactualSpec",
            "OcclusionSelector", "plan_counterfactuals", "rationale_set_change", "position_histograms",

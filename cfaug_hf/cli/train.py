@@ -13,15 +13,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_train_parser"]
+from .base import (Command, UsageError, add_out_options, add_schema_options, check_out, positive_int,
+                   schema_options, writing_out)
+from .data import load_local
+
+__all__ = ["TrainCommand"]
 
 SMOLLM = "HuggingFaceTB/SmolLM2-135M-Instruct"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def _common(p: argparse.ArgumentParser, base: str, epochs: float, lora: bool) -> None:
-    from .cli_common import _positive_int, add_out_options
-
     p.add_argument("data", help="training data: a saved dataset folder, a .json/.jsonl/.csv/.tsv/.parquet file or a "
                                 "Hub dataset id")
     p.add_argument("--split", default=None,
@@ -31,32 +33,31 @@ def _common(p: argparse.ArgumentParser, base: str, epochs: float, lora: bool) ->
     p.add_argument("--epochs", type=float, default=epochs, help=f"training epochs [{epochs:g}]")
     p.add_argument("--max-steps", type=int, default=-1, help="stop after this many steps (overrides --epochs)")
     p.add_argument("--learning-rate", type=float, default=None, help="learning rate [the function's default]")
-    p.add_argument("--batch-size", type=_positive_int, default=16, help="training batch size [16]")
+    p.add_argument("--batch-size", type=positive_int, default=16, help="training batch size [16]")
     p.add_argument("--seed", type=int, default=42, help="training seed [42]")
     p.add_argument("--lora", action=argparse.BooleanOptionalAction, default=lora,
                    help=f"train a LoRA adapter instead of every weight [{lora}]")
-    p.add_argument("--limit", type=_positive_int, default=None, help="train on a seeded sample of this many rows")
+    p.add_argument("--limit", type=positive_int, default=None, help="train on a seeded sample of this many rows")
     p.add_argument("--dataset-id", default=None, help="Hub id of the training data, recorded on the model card")
 
 
-def _schema_options(p: argparse.ArgumentParser) -> None:
-    from .cli_common import _AUGMENT_PRESETS
+class TrainCommand(Command):
+    name = "train"
+    summary = "Train a generator, checker, editor, CF-DPR retriever or ICDA rationale selector."
+    description = ("Train a component with transformers.Trainer and save it with save_pretrained into --out (then "
+                   "`cfaug augment ... --ROLE OUT`, or `cfaug push OUT REPO_ID`). `cfaug train KIND --help` lists "
+                   "each kind's options.")
 
-    p.add_argument("--task", choices=sorted(_AUGMENT_PRESETS), default="fact-verification",
-                   help="task preset naming the columns [fact-verification]")
-    p.add_argument("--columns", help="the text columns in preset order, comma-separated")
-    p.add_argument("--label-column", default=None, help="column holding the label")
-    p.add_argument("--id-column", default=None, help=argparse.SUPPRESS)
-    p.add_argument("--nei", action="store_true", help="fact-verification labels include NOT ENOUGH INFO")
+    def add_arguments(self, parser: argparse.ArgumentParser, argv: list[str]) -> None:
+        kinds = parser.add_subparsers(dest="kind", required=True, metavar="KIND", help="what to train")
+        for kind in KINDS.values():
+            kind(kinds)
+
+    def run(self, args: argparse.Namespace) -> None:
+        args.train(args)
 
 
-def add_train_parser(command: Any) -> None:
-    """Add ``train`` and its five kinds to the ``cfaug`` parser (``command(name, summary, description)``)."""
-    train = command("train", "Train a generator, checker, editor, CF-DPR retriever or ICDA rationale selector.",
-                    "Train a component with transformers.Trainer and save it with save_pretrained into --out (then "
-                    "`cfaug augment ... --ROLE OUT`, or `cfaug push OUT REPO_ID`). `cfaug train KIND --help` "
-                    "lists each kind's options.")
-    kinds = train.add_subparsers(dest="kind", required=True, metavar="KIND", help="what to train")
+def _generator_options(kinds: Any) -> None:
 
     g = kinds.add_parser("generator", help="text -> text (e.g. CrossAug's negative-claim generator)",
                          description="Fine-tune a Generator on (source, target) text pairs; --bidirectional also "
@@ -65,14 +66,18 @@ def add_train_parser(command: Any) -> None:
     g.add_argument("--source-column", default="source", help="input text column [source]")
     g.add_argument("--target-column", default="target", help="output text column [target]")
     g.add_argument("--bidirectional", action="store_true", help="also learn target -> source")
-    g.set_defaults(func=_train_generator)
+    g.set_defaults(train=_train_generator)
 
+
+def _checker_options(kinds: Any) -> None:
     c = kinds.add_parser("checker", help="a label classifier (flip checker, RACE's 3-way ad-check)",
                          description="Fine-tune a LabelChecker to predict the label from the task's text columns.")
     _common(c, MINILM, 3.0, True)
-    _schema_options(c)
-    c.set_defaults(func=_train_checker)
+    add_schema_options(c, task="fact-verification", id_help=argparse.SUPPRESS)
+    c.set_defaults(train=_train_checker)
 
+
+def _editor_options(kinds: Any) -> None:
     e = kinds.add_parser("editor", help="a counterfactual editor learned from human counterfactuals",
                          description="Fine-tune an Editor on rows holding a text, its human counterfactual and the "
                                      "counterfactual's label (edit_pairs).")
@@ -86,8 +91,10 @@ def add_train_parser(command: Any) -> None:
                    help="one pair per row, or one per changed sentence (long reviews) [text]")
     e.add_argument("--edit-task", default=None, help="what the editor edits (sentiment, nli, claims, text), for "
                                                      "its card")
-    e.set_defaults(func=_train_editor)
+    e.set_defaults(train=_train_editor)
 
+
+def _retriever_options(kinds: Any) -> None:
     r = kinds.add_parser("retriever", help="a CF-DPR bi-encoder (CORE), and optionally its index",
                          description="Train a CF-DPR bi-encoder on (query, positive counterfactual, hard negatives) "
                                      "rows; with --corpus also encode a corpus into a faiss index in OUT/index.")
@@ -99,8 +106,10 @@ def add_train_parser(command: Any) -> None:
     r.add_argument("--corpus", default=None, help="texts to retrieve from (file or folder); the index is saved in "
                                                   "OUT/index and the encoder in OUT/encoder")
     r.add_argument("--text-column", default="text", help="the corpus's text column [text]")
-    r.set_defaults(func=_train_retriever)
+    r.set_defaults(train=_train_retriever)
 
+
+def _selector_options(kinds: Any) -> None:
     s = kinds.add_parser("selector", help="an ICDA rationale selector (iterations of counterfactual training)",
                          description="Run ICDA on multi-sentence documents: train a rationale selector, swap "
                                      "rationales into counterfactuals, retrain; the final selector is saved.")
@@ -118,13 +127,16 @@ def add_train_parser(command: Any) -> None:
                    help="Gumbel noise on the selector's scores while training, so it tries sentences other than "
                         "its favourite [1.0]")
     s.add_argument("--fine-tune-encoder", action="store_true", help="train the token encoder too (slow on CPU)")
-    s.set_defaults(func=_train_selector)
+    s.set_defaults(train=_train_selector)
+
+
+#: Each kind of ``cfaug train`` and the function adding its options.
+KINDS = {"generator": _generator_options, "checker": _checker_options, "editor": _editor_options,
+         "retriever": _retriever_options, "selector": _selector_options}
 
 
 def _data(args: argparse.Namespace) -> Any:
-    from .cli_common import _load_local
-
-    data = _load_local(args.data, split=args.split)
+    data = load_local(args.data, split=args.split)
     if args.limit and args.limit < len(data):
         data = data.shuffle(seed=args.seed).select(range(args.limit))
     return data
@@ -132,9 +144,7 @@ def _data(args: argparse.Namespace) -> Any:
 
 def _out(args: argparse.Namespace, kind: str) -> None:
     """Refuse a bad --out before any training (the rules of cfaug_hf.hub.write_folder for a saved ``kind``)."""
-    from .cli_common import _check_out
-
-    _check_out(args.out, args.data, kind=kind, overwrite=args.overwrite)
+    check_out(args.out, args.data, kind=kind, overwrite=args.overwrite)
 
 
 def _common_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -165,7 +175,7 @@ def _save(component: Any, args: argparse.Namespace, what: str, role: str, folder
 
 
 def _train_generator(args: argparse.Namespace) -> None:
-    from .training.generator import train_generator
+    from ..training.generator import train_generator
 
     _out(args, "generator")
     gen = train_generator(args.base, _data(args), source_column=args.source_column, target_column=args.target_column,
@@ -174,18 +184,17 @@ def _train_generator(args: argparse.Namespace) -> None:
 
 
 def _train_checker(args: argparse.Namespace) -> None:
-    from .cli_common import _augment_schema
-    from .schema import TaskSchema
-    from .training.checker import train_checker
+    from ..schema import TaskSchema
+    from ..training.checker import train_checker
 
     _out(args, "checker")
-    schema = TaskSchema.from_dict(_augment_schema(args))
+    schema = TaskSchema.from_dict(schema_options(args))
     checker = train_checker(args.base, _data(args), schema, lora=args.lora or None, **_common_kwargs(args))
     _save(checker, args, "checker", "checker")
 
 
 def _train_editor(args: argparse.Namespace) -> None:
-    from .training.editor import edit_pairs, train_editor
+    from ..training.editor import edit_pairs, train_editor
 
     _out(args, "editor")
     pairs = edit_pairs(_data(args), text_column=args.text_column, counterfactual_column=args.counterfactual_column,
@@ -200,14 +209,12 @@ def _train_editor(args: argparse.Namespace) -> None:
 def _train_retriever(args: argparse.Namespace) -> None:
     import shutil
 
-    from .training.retriever import train_cf_dpr
+    from ..training.retriever import train_cf_dpr
 
     _out(args, "bi_encoder" if args.corpus is None else "retriever output")
     corpus = None
     if args.corpus is not None:  # checked before training, not after
-        from .cli_common import UsageError, _load_local
-
-        corpus = _load_local(args.corpus)
+        corpus = load_local(args.corpus)
         if args.text_column not in corpus.column_names:
             raise UsageError(f"--corpus {args.corpus}: no column {args.text_column!r} (--text-column); its columns "
                              f"are {corpus.column_names}.")
@@ -220,8 +227,7 @@ def _train_retriever(args: argparse.Namespace) -> None:
     if corpus is None:
         _save(encoder, args, "CF-DPR encoder", "retriever")
         return
-    from .cli_common import writing_out
-    from .components.retriever import CorpusIndex
+    from ..components.retriever import CorpusIndex
 
     index = CorpusIndex.build(encoder, corpus, text_column=args.text_column)
     with writing_out(args, "retriever output") as tmp:  # the encoder and its index land together, or neither
@@ -235,11 +241,11 @@ def _train_retriever(args: argparse.Namespace) -> None:
 def _train_selector(args: argparse.Namespace) -> None:
     import random
 
-    from .components.rationale import RationaleSelector
-    from .methods.icda.driver import run_icda
-    from .models import load_model, load_tokenizer
-    from .schema import TaskSchema
-    from .sentences import split_sentences
+    from ..components.rationale import RationaleSelector
+    from ..methods.icda.driver import run_icda
+    from ..models import load_model, load_tokenizer
+    from ..schema import TaskSchema
+    from ..sentences import split_sentences
 
     _out(args, "rationale_selector")
     data = _data(args)

@@ -1,8 +1,10 @@
 """Command-line options generated from a method: its config dataclass fields and its component roles.
 
 ``cfaug augment DATA --method NAME`` gets one typed option per field of the method's config class (help text from
-the field's ``help`` metadata), and one option per component role of its constructor, so a method registered
-tomorrow gets its options without a change here.
+the field's ``help`` metadata), and one option per component role it declares, so a method registered tomorrow
+gets its options without a change here. (``transformers.HfArgumentParser`` was considered: it names options with
+underscores, reads dict and list-of-dict fields as plain strings, and cannot rename an option that clashes with the
+command's own, which these options need.)
 
 Examples:
     >>> import argparse
@@ -24,7 +26,7 @@ import types
 import typing
 from typing import Any
 
-from .saving import load_component
+from ..saving import load_component
 
 __all__ = ["add_config_options", "config_values", "component_roles", "add_component_options", "endpoint_options",
            "load_component"]

@@ -1,51 +1,29 @@
-"""Helpers every ``cfaug`` command shares: the user-error type, reading a local dataset, checking an output folder,
-and the task presets that name a dataset's columns."""
+"""Reading the dataset a command names: a saved folder, a JSON/JSONL/CSV/TSV/Parquet file or a Hub dataset id, with
+one-line errors naming the file."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["UsageError", "add_out_options", "writing_out"]
+from .base import UsageError
 
-
-class UsageError(Exception):
-    """A problem with what the user asked for; printed as one line."""
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
-    return value
-
-
-def add_data_options(parser: argparse.ArgumentParser) -> None:
-    """``--split`` and ``--limit`` for a command that reads a dataset (the same for every command)."""
-    parser.add_argument("--split", default=None,
-                        help="the split to read from a saved DatasetDict folder or a Hub dataset (default train)")
-    parser.add_argument("--limit", type=_positive_int, default=None,
-                        help="read only the first N rows (a quick trial run on a large dataset)")
+__all__ = ["load_input", "load_local", "parquet_rows"]
 
 
 def load_input(args: argparse.Namespace, attr: str = "data") -> Any:
     """The dataset named by ``args.<attr>``, with the command's ``--split`` and ``--limit``."""
-    return _load_local(getattr(args, attr), split=getattr(args, "split", None), limit=getattr(args, "limit", None))
+    return load_local(getattr(args, attr), split=getattr(args, "split", None), limit=getattr(args, "limit", None))
 
 
 #: A Hub dataset id: "name" or "owner/name" (a path that does not exist locally and has no file suffix).
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 
 
-def _load_local(path: str, *, split: str | None = None, limit: int | None = None) -> Any:
+def load_local(path: str, *, split: str | None = None, limit: int | None = None) -> Any:
     """A local dataset file or saved folder, or a Hub dataset id, with one-line errors naming the file: no such
     file, an unknown suffix, a file that does not parse, or one with no rows (caught here for every format, before
     any output is written; ``datasets`` itself answers an empty JSONL file with a bare ``StopIteration``).
@@ -154,85 +132,3 @@ def parquet_rows(path: str | Path) -> int:
     except Exception as err:  # noqa: BLE001 - pyarrow's errors have no common base beyond this
         raise UsageError(f"{path}: not a readable Parquet file or folder ({type(err).__name__}: "
                          f"{str(err).splitlines()[0][:200]}).") from None
-
-
-def add_out_options(parser: argparse.ArgumentParser, what: str, *, default: str | None = None) -> None:
-    """``--out`` and ``--overwrite``, with the same rules for every command (those of
-    `cfaug_hf.hub.write_folder`)."""
-    where = f" (default {default})" if default else ""
-    parser.add_argument("--out", required=default is None, default=default,
-                        help=f"folder for {what}{where}: new, empty, or written by this command before (its files "
-                             f"are replaced; files you added are kept)")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="write into a folder holding other files too: same-named files are replaced, no other "
-                             "file is touched")
-
-
-def _check_out(out: str, *inputs: str, kind: str = "dataset", overwrite: bool = False) -> None:
-    """Refuse an output folder that is, contains or lies inside an input, or that holds files the library did not
-    write (see `cfaug_hf.hub.check_writable`), before anything is read or written."""
-    from .hub import FolderNotEmptyError, check_writable
-
-    o = Path(out).resolve()
-    for given in inputs:
-        i = Path(given).resolve()
-        if o == i or i in o.parents or o in i.parents:
-            raise UsageError(f"--out {out} would overwrite the input {given}; choose another folder.")
-    if o.is_file():
-        raise UsageError(f"--out {out} is a file; expected a folder.")
-    try:
-        check_writable(o, kind, overwrite=overwrite)
-    except FolderNotEmptyError as err:
-        raise UsageError(f"--out {err}") from None
-
-
-@contextlib.contextmanager
-def writing_out(args: argparse.Namespace, kind: str) -> Iterator[Path]:
-    """The temporary folder a command writes its whole ``--out`` into; it takes ``--out``'s place only when the
-    command succeeds (`cfaug_hf.hub.write_folder`), so a failed run leaves nothing behind."""
-    from .hub import FolderNotEmptyError, write_folder
-
-    try:
-        with write_folder(args.out, kind, overwrite=args.overwrite) as tmp:
-            yield tmp
-    except FolderNotEmptyError as err:
-        raise UsageError(f"--out {err}") from None
-
-
-#: Task presets of ``cfaug augment``: the factory's column parameters in order, and its label parameter.
-_AUGMENT_PRESETS = {"fact-verification": (("claim", "evidence"), "label"), "nli": (("premise", "hypothesis"), "label"),
-                    "sentiment": (("text",), "label"), "token-classification": (("tokens",), "tags"),
-                    "relation-extraction": (("text",), "label")}
-
-
-def _preset_name(task: str) -> str | None:
-    """The --task name of a method's task (``sentiment-analysis`` is ``sentiment``)."""
-    from .schema import TaskSchema
-
-    factory = TaskSchema.PRESETS.get(task)
-    return next((name for name in _AUGMENT_PRESETS if TaskSchema.PRESETS.get(name) == factory), None)
-
-
-def _augment_schema(args: argparse.Namespace, default_task: str | None = None) -> dict[str, Any] | None:
-    """The schema a recipe or method gets from the column options; None leaves it to the recipe or the method.
-    ``default_task``: the method's own task, which --columns and the other column options modify when --task is
-    not given."""
-    task = args.task or (_preset_name(default_task) if default_task else None)
-    if args.task is None and not (args.columns or args.label_column or args.id_column or args.nei):
-        return None
-    if task is None:
-        raise UsageError("--columns, --label-column, --id-column and --nei need --task (the preset they "
-                         f"modify): one of {sorted(_AUGMENT_PRESETS)}.")
-    names, label = _AUGMENT_PRESETS[task]
-    columns = args.columns.split(",") if args.columns else list(names)
-    if len(columns) != len(names):
-        raise UsageError(f"--columns for {task} names {len(names)} column(s) ({','.join(names)}), got "
-                         f"{args.columns!r}.")
-    schema: dict[str, Any] = {"preset": task, **dict(zip(names, columns)), "id_column": args.id_column}
-    if args.label_column:
-        schema[label] = args.label_column
-    if args.nei:
-        if task != "fact-verification":
-            raise UsageError("--nei is for --task fact-verification.")
-        schema["nei"] = True
-    return schema

@@ -1,0 +1,85 @@
+"""The ``cfaug`` command line: one module per command, each a `Command` listed in `COMMANDS`.
+
+    cfaug demo [--out runs/demo]                    the main job on the embedded data (see cfaug_hf.demo)
+    cfaug augment DATA --method NAME --out DIR      any method (--recipe FILE, --augmenter PATH), here or on Ray
+    cfaug amplify DATA --out DIR                    an editor learned from a few human counterfactuals writes the rest
+    cfaug train KIND DATA --out DIR                 train a generator, checker, editor, retriever or selector
+    cfaug push FOLDER REPO_ID [--private]           push a saved component, augmenter or augmented dataset
+    cfaug pull REPO_ID FOLDER [--repo-type dataset] download a repository into a folder
+    cfaug report ORIGINAL AUGMENTED --out DIR       metrics, shortcut diagnostics and plots of an augmentation
+
+Tokens come from --token, the HF_TOKEN variable or `hf auth login`. A user error (a missing file, a bad column, a
+folder that is not empty) prints one line and exits with status 2; --debug (or CFAUG_DEBUG=1) shows the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .._version import __version__
+from .amplify import AmplifyCommand
+from .augment import AugmentCommand
+from .base import Command, UsageError
+from .crossaug import CrossAugCommand
+from .demo import DemoCommand
+from .errors import in_flag_terms, message, missing_input, user_error_types
+from .pull import PullCommand
+from .push import PushCommand
+from .report import ReportCommand
+from .train import TrainCommand
+
+__all__ = ["main", "build_parser", "COMMANDS", "Command", "UsageError"]
+
+#: The commands, in the order ``cfaug --help`` lists them.
+COMMANDS: list[Command] = [DemoCommand(), AugmentCommand(), AmplifyCommand(), TrainCommand(), PushCommand(),
+                           ReportCommand(), PullCommand(), CrossAugCommand()]
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The ``cfaug`` parser; ``argv`` lets ``augment --method NAME`` (or ``--recipe FILE``) add that method's
+    options."""
+    parser = argparse.ArgumentParser(
+        prog="cfaug", description="Counterfactual data augmentation for Hugging Face datasets: run a method, report "
+                                  "on its output, share components and data on the Hub.")
+    parser.add_argument("--debug", action="store_true", default=os.environ.get("CFAUG_DEBUG") == "1",
+                        help="show the full traceback of an error (also CFAUG_DEBUG=1)")
+    parser.add_argument("--version", action="version", version=f"cfaug {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="log more (-v info, -vv debug); CFAUG_VERBOSITY sets the default")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.add_to(sub, list(argv or []))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``cfaug`` with ``argv`` (default: the process's arguments); returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    missing = missing_input(argv)
+    if missing:
+        print(missing, file=sys.stderr)
+        return 2
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
+    if args.verbose:
+        from ..verbosity import set_verbosity
+
+        set_verbosity("debug" if args.verbose > 1 else "info")
+    try:
+        args.func(args)
+    except KeyboardInterrupt:
+        print("cfaug: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:
+        if args.debug:
+            raise
+        user = isinstance(err, user_error_types())
+        text = in_flag_terms(message(err), parser, args.command) if user else message(err)
+        print(f"cfaug {args.command}: error: {text}", file=sys.stderr)
+        if not user:
+            print(f"cfaug {args.command}: this looks like a bug ({type(err).__name__}); rerun with --debug for the "
+                  f"traceback and report it.", file=sys.stderr)
+        return 2 if user else 1
+    return 0

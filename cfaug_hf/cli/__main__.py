@@ -1,0 +1,7 @@
+"""``python -m cfaug_hf.cli``: the ``cfaug`` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

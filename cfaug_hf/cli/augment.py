@@ -1,0 +1,240 @@
+"""``cfaug augment``: any method, recipe or saved augmenter on a dataset, here or on Ray.
+
+``--method NAME`` (or a ``--recipe`` file's method) adds that method's options, generated from its declaration
+(`cfaug_hf.registry.register_method`: config fields and component roles) without importing its models, and the data's
+columns are checked against the method's task before they load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from .. import registry
+from .base import (Command, UsageError, add_backend_option, add_data_options, add_out_options, add_schema_options,
+                   check_out, positive_int, schema_options, writing_out)
+from .data import load_input, parquet_rows
+
+#: The kind of folder ``cfaug augment`` writes (see cfaug_hf.hub.write_folder).
+KIND = "augment output"
+
+
+class AugmentCommand(Command):
+    name = "augment"
+    summary = "Run any method, recipe or saved augmenter on a local dataset, here or on Ray."
+    description = ("Augment DATA with a registered method (--method NAME; `cfaug augment --method NAME --help` lists "
+                   "its options, generated from its config), a recipe file (--recipe FILE: YAML or JSON with method, "
+                   "schema, config and components, e.g. recipes/*.yaml or a pulled dataset's "
+                   "augmenter/cfaug_augmenter.json) or a saved augmenter (--augmenter PATH_OR_HUB_ID). OUT/data holds "
+                   "the rows (save_to_disk; Parquet with --engine ray), OUT/stats.json the statistics and "
+                   "OUT/augmenter the augmenter, so --augmenter OUT/augmenter reruns it exactly.")
+
+    def add_arguments(self, parser: argparse.ArgumentParser, argv: list[str]) -> None:
+        methods = registry.method_names()
+        parser.add_argument("data", help="saved dataset folder, a .json/.jsonl/.csv/.tsv/.parquet file, a Parquet "
+                                         "folder, or a Hub dataset id")
+        add_data_options(parser)
+        what = parser.add_mutually_exclusive_group()
+        what.add_argument("--method", choices=methods, help="a registered method: " + ", ".join(methods))
+        what.add_argument("--recipe", help="a recipe file (YAML or JSON)")
+        what.add_argument("--augmenter", help="folder or Hub id of a saved augmenter")
+        add_out_options(parser, "data/, stats.json and the saved augmenter")
+        parser.add_argument("--preset", choices=["paper"], default=None,
+                            help="start from a named setting of the method: 'paper' is the published algorithm and "
+                                 "settings, each value cited in cfaug_hf/methods/METHOD/paper.py (other options given "
+                                 "here override it)")
+        add_schema_options(parser, task_help="task preset naming the columns (default: the recipe's schema, or the "
+                                             "method's own task, which --columns alone modifies)")
+        parser.add_argument("--engine", choices=("local", "ray"), default="local", help="where to run (default local)")
+        parser.add_argument("--address", default=None,
+                            help="Ray cluster address (auto: the running cluster; default: start a local Ray instance)")
+        parser.add_argument("--concurrency", type=positive_int, default=1, help="Ray actors (default 1)")
+        parser.add_argument("--gpus-per-actor", type=float, default=0, help="GPU fraction per Ray actor (default 0)")
+        parser.add_argument("--imports", nargs="*", default=[],
+                            help="modules each Ray actor imports first (those defining augmenters of your own)")
+        parser.add_argument("--batch-size", type=positive_int, default=None,
+                            help="rows per map batch (local: automatic; Ray: rows per actor call, default 64)")
+        parser.add_argument("--num-proc", type=positive_int, default=None, help="local worker processes (default none)")
+        add_backend_option(parser)
+        method = method_in(argv)
+        if method in methods:
+            from .options import add_component_options, add_config_options
+
+            entry = registry.method_entry(method)  # the declaration only: the models load when the command runs
+            roles = add_component_options(parser, entry.roles, method)
+            parser.set_defaults(config_fields=add_config_options(parser, entry.config, method=method),
+                                component_roles=roles)
+
+    def run(self, args: argparse.Namespace) -> None:
+        chosen = [x for x in (args.method, args.augmenter, args.recipe) if x]
+        if len(chosen) != 1:
+            raise UsageError("give exactly one of --method NAME, --augmenter PATH_OR_HUB_ID and --recipe FILE "
+                             "(cfaug augment --method NAME --help lists a method's options).")
+        check_out(args.out, args.data, kind=KIND, overwrite=args.overwrite)
+        with writing_out(args, KIND) as tmp:
+            augment_into(args, tmp)
+
+
+def method_in(argv: list[str] | None) -> str | None:
+    """The method an ``augment`` command line names with --method, or a --recipe file's method, so that its
+    options can be added before parsing (None when neither is there or the recipe cannot be read)."""
+    argv = list(argv or [])
+    if "augment" not in argv:
+        return None
+    for i, token in enumerate(argv):
+        for flag in ("--method", "--recipe"):
+            value = token[len(flag) + 1:] if token.startswith(flag + "=") else (
+                argv[i + 1] if token == flag and i + 1 < len(argv) else None)
+            if value is None:
+                continue
+            if flag == "--method":
+                return value
+            try:
+                from ..saving import read_recipe
+
+                return read_recipe(value)["method"]
+            except Exception:  # the command reports a bad recipe itself, with its message
+                return None
+    return None
+
+
+def recipe_of(args: argparse.Namespace) -> tuple[dict[str, Any], Path, str]:
+    """The recipe of --method or --recipe with the schema and preset options applied, its folder (component paths
+    are relative to it) and how errors name it."""
+    from ..saving import read_recipe
+
+    if args.recipe:
+        recipe, folder, where = read_recipe(args.recipe), Path(args.recipe).resolve().parent, args.recipe
+    else:
+        recipe, folder, where = {"method": args.method}, Path.cwd(), f"--method {args.method}"
+    try:
+        entry = registry.method_entry(recipe["method"])
+    except KeyError as err:
+        raise UsageError(f"{where}: {err.args[0]}") from None
+    schema = schema_options(args, recipe.get("schema") is None and entry.task or None)
+    if schema is not None:
+        recipe["schema"] = schema
+    if args.preset:
+        recipe["preset"] = args.preset
+    return recipe, folder, where
+
+
+def check_columns(recipe: dict[str, Any], dataset: Any) -> None:
+    """Refuse data the method's schema does not fit before the method's models load (seconds, not a minute)."""
+    from ..provenance import refuse_augmented
+    from ..schema import TaskSchema
+
+    task = registry.method_entry(recipe["method"]).task
+    if dataset.features is None or not (recipe.get("schema") or task):
+        return
+    refuse_augmented(list(dataset.features))
+    schema = TaskSchema.from_dict(recipe["schema"]) if recipe.get("schema") else TaskSchema.preset(task)
+    schema.validate_features(dataset.features)
+
+
+def build_from_recipe(args: argparse.Namespace, dataset: Any, recipe: dict[str, Any], folder: Path,
+                      where: str) -> Any:
+    """The augmenter of a recipe (see `recipe_of`), with the config options and components the user gave."""
+    from ..augmenter import Augmenter
+    from ..saving import build_augmenter
+    from ..schema import TaskSchema
+    from .options import config_values, endpoint_options, given_components, load_component
+
+    overrides = config_values(args, getattr(args, "config_fields", {}))
+    target = registry.augmenter_class(recipe["method"])
+    components = {}
+    for role, value in given_components(args, getattr(args, "component_roles", [])).items():
+        default = target.roles[role].cli_default if role in target.roles else None
+        if value == default and (role in (recipe.get("components") or {}) or "preset" in recipe):
+            continue  # an option with a value when not given: the recipe's or the preset's own component stays
+        components[role] = load_component(target, role, value, **endpoint_options(args))
+    given = {**(recipe.get("config") or {}), **overrides}
+    from_data = target.config_from_data(dataset, TaskSchema.from_dict(recipe["schema"])
+                                        if recipe.get("schema") else None)
+    overrides.update({k: v for k, v in from_data.items() if given.get(k) is None})
+    return build_augmenter(Augmenter, recipe, folder, where, **components, **overrides)
+
+
+def _saved_augmenter(args: argparse.Namespace) -> tuple[Any, str]:
+    """--augmenter: the saved augmenter (loaded here unless Ray actors load it) and its path."""
+    from ..augmenter import Augmenter
+
+    if args.preset:
+        raise UsageError("--preset applies to --method and --recipe; a saved augmenter (--augmenter) keeps the "
+                         "settings it was saved with.")
+    if args.task or args.columns or args.label_column or args.id_column or args.nei:
+        raise UsageError("--task, --columns, --label-column, --id-column and --nei apply to --method and --recipe; a "
+                         "saved augmenter (--augmenter) keeps the schema it was saved with.")
+    return (None if args.engine == "ray" else Augmenter.from_pretrained(args.augmenter)), args.augmenter
+
+
+def _new_augmenter(args: argparse.Namespace, tmp: Path) -> tuple[Any, str | None, Any]:
+    """--method or --recipe: the data, checked, and the augmenter built for it and saved into ``tmp/augmenter``
+    (its path is None when a component cannot be saved, a Python callable)."""
+    recipe, folder, where = recipe_of(args)
+    dataset = load_input(args)
+    check_columns(recipe, dataset)
+    augmenter = build_from_recipe(args, dataset, recipe, folder, where)
+    try:
+        augmenter.save_pretrained(tmp / "augmenter")
+        return augmenter, str(tmp / "augmenter"), dataset
+    except TypeError as err:
+        if args.engine == "ray":
+            raise UsageError(f"--engine ray loads the augmenter in each actor from a saved folder, and this one "
+                             f"cannot be saved: {err}") from None
+        print(f"Note: the augmenter was not saved ({err}).")
+        return augmenter, None, dataset
+
+
+def augment_into(args: argparse.Namespace, tmp: Path) -> None:
+    """``cfaug augment``'s work, written into ``tmp`` (which becomes --out when it succeeds)."""
+    from ..hub import save_dataset
+
+    out = Path(args.out)
+    if args.augmenter:
+        (augmenter, augmenter_path), dataset = _saved_augmenter(args), None
+    else:
+        augmenter, augmenter_path, dataset = _new_augmenter(args, tmp)
+    for component in (augmenter.components().values() if augmenter is not None else ()):
+        if hasattr(component, "use_backend"):  # generators and editors: the engine does not change outputs
+            component.use_backend(args.backend)
+    if args.engine == "ray":
+        stats = _run_on_ray(args, augmenter_path, dataset, tmp)
+        where = f"Parquet files in {out / 'data'}"
+    else:
+        dataset = dataset if dataset is not None else load_input(args)
+        augmenter.fit(dataset)
+        augmented = augmenter.augment(dataset, batch_size=args.batch_size, num_proc=args.num_proc)
+        if getattr(augmenter, "served_from_cache", False):
+            print("The rows came from the datasets cache: this augmenter ran on this data before (set "
+                  "HF_DATASETS_CACHE elsewhere, or change an option, to compute them again).")
+        save_dataset(augmented, tmp / "data")
+        stats, where = augmenter.stats, f"{len(augmented)} rows in {out / 'data'} (load_from_disk)"
+    (tmp / "stats.json").write_text(json.dumps(stats.to_dict(), indent=1) + "\n")
+    print("\n".join(stats.summary_lines()))
+    print(f"Saved {where} (statistics in stats.json)")
+    if augmenter_path and not args.augmenter:
+        saved = out / "augmenter"
+        print(f"The augmenter is in {saved}: `cfaug augment DATA --augmenter {saved} --out DIR` reruns it exactly.")
+
+
+def _run_on_ray(args: argparse.Namespace, augmenter_path: str | None, dataset: Any, tmp: Path) -> Any:
+    """--engine ray: the rows augmented by Ray actors into ``tmp/data`` as Parquet; returns the statistics."""
+    from ..deps import require
+    from ..distributed import augment_to_parquet
+
+    ray = require("ray", "--engine ray")
+    given = Path(args.data)
+    if not given.exists() and dataset is None and not (args.split or args.limit):
+        raise UsageError(f"{args.data}: no such file or folder.")
+    # Parquet is handed to Ray as files; a split, a row limit or a Hub id is read here first.
+    parquet = (given.exists() and not (args.split or args.limit)
+               and (given.suffix.lower() == ".parquet" or (given.is_dir() and any(given.glob("*.parquet")))))
+    if parquet and parquet_rows(given) == 0:  # the same answer as a local run, before Ray starts
+        raise UsageError(f"{args.data}: no rows (the Parquet data holds only its columns).")
+    ray.init(address=args.address, ignore_reinit_error=True, include_dashboard=False)
+    data = str(given) if parquet else (dataset if dataset is not None else load_input(args))
+    return augment_to_parquet(data, augmenter_path, tmp / "data", concurrency=args.concurrency,
+                              batch_size=args.batch_size or 64, num_gpus=args.gpus_per_actor, imports=args.imports)

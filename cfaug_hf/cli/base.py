@@ -1,0 +1,191 @@
+"""What every ``cfaug`` command shares: the command base class, the user-error type, and the option groups (output,
+dataset, schema, generation backend, Hub token) with the same names, defaults and rules wherever they appear."""
+
+from __future__ import annotations
+
+import abc
+import argparse
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+__all__ = ["Command", "UsageError", "positive_int", "add_out_options", "add_data_options", "add_schema_options",
+           "add_backend_option", "add_token_option", "schema_options", "check_out", "writing_out", "TASK_COLUMNS"]
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for; printed as one line."""
+
+
+class Command(abc.ABC):
+    """One ``cfaug`` command: its name, its help, its options and what it runs.
+
+    A command is a subclass in its own file of this package, listed in ``cfaug_hf.cli.COMMANDS``.
+
+    Examples:
+        >>> class Hello(Command):
+        ...     name, summary, description = "hello", "Say hello.", "Print a greeting."
+        ...     def add_arguments(self, parser, argv):
+        ...         parser.add_argument("--who", default="world")
+        ...     def run(self, args):
+        ...         print(f"hello {args.who}")
+        >>> parser = argparse.ArgumentParser()
+        >>> Hello().add_to(parser.add_subparsers(), [])
+        >>> args = parser.parse_args(["hello", "--who", "you"])
+        >>> args.func(args)
+        hello you
+    """
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    description: ClassVar[str]
+
+    @abc.abstractmethod
+    def add_arguments(self, parser: argparse.ArgumentParser, argv: list[str]) -> None:
+        """Add the command's options; ``argv`` is the whole command line (``augment`` reads its method from it)."""
+
+    @abc.abstractmethod
+    def run(self, args: argparse.Namespace) -> None:
+        """Do the work; raise `UsageError` (or a library error) for a problem with the user's input."""
+
+    def add_to(self, subparsers: Any, argv: list[str]) -> argparse.ArgumentParser:
+        parser = subparsers.add_parser(self.name, help=self.summary, description=self.description)
+        self.add_arguments(parser, argv)
+        parser.set_defaults(func=self.run)
+        return parser
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
+# ------------------------------------------------------------------------------------------------- option groups
+def add_out_options(parser: argparse.ArgumentParser, what: str, *, default: str | None = None) -> None:
+    """``--out`` and ``--overwrite``, with the same rules for every command (those of
+    `cfaug_hf.hub.write_folder`)."""
+    where = f" (default {default})" if default else ""
+    parser.add_argument("--out", required=default is None, default=default,
+                        help=f"folder for {what}{where}: new, empty, or written by this command before (its files "
+                             f"are replaced; files you added are kept)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="write into a folder holding other files too: same-named files are replaced, no other "
+                             "file is touched")
+
+
+def add_data_options(parser: argparse.ArgumentParser, *, limit: str = "") -> None:
+    """``--split`` and ``--limit`` for a command that reads a dataset."""
+    parser.add_argument("--split", default=None,
+                        help="the split to read from a saved DatasetDict folder or a Hub dataset (default train)")
+    parser.add_argument("--limit", type=positive_int, default=None,
+                        help=limit or "read only the first N rows (a quick trial run on a large dataset)")
+
+
+#: Task presets of the schema options: the factory's column parameters in order, and its label parameter.
+TASK_COLUMNS = {"fact-verification": (("claim", "evidence"), "label"), "nli": (("premise", "hypothesis"), "label"),
+                "sentiment": (("text",), "label"), "token-classification": (("tokens",), "tags"),
+                "relation-extraction": (("text",), "label")}
+
+
+def add_schema_options(parser: argparse.ArgumentParser, *, tasks: tuple[str, ...] = tuple(TASK_COLUMNS),
+                       task: str | None = None, label: str | None = None, task_help: str = "",
+                       nei: bool = True, id_help: str = "column with a stable row id used as cf_source_id") -> None:
+    """``--task``, ``--columns``, ``--label-column``, ``--id-column`` and ``--nei``: which columns of the data play
+    which part. ``task``/``label`` are the defaults; ``nei=False`` hides ``--nei`` (a command without fact
+    verification)."""
+    parser.add_argument("--task", choices=sorted(tasks), default=task,
+                        help=task_help or f"task preset naming the columns (default {task})")
+    parser.add_argument("--columns", help="the text columns in preset order, comma-separated (claim,evidence / "
+                                          "premise,hypothesis / text / tokens)")
+    parser.add_argument("--label-column", default=label, help="column holding the label (tags for "
+                                                              "token-classification)" +
+                        (f" (default {label})" if label else ""))
+    parser.add_argument("--id-column", default=None, help=id_help)
+    parser.add_argument("--nei", action="store_true",
+                        help="fact-verification labels include NOT ENOUGH INFO" if nei else argparse.SUPPRESS)
+
+
+def task_name(task: str) -> str | None:
+    """The ``--task`` name of a method's task (``sentiment-analysis`` is ``sentiment``)."""
+    from ..schema import TaskSchema
+
+    factory = TaskSchema.PRESETS.get(task)
+    return next((name for name in TASK_COLUMNS if TaskSchema.PRESETS.get(name) == factory), None)
+
+
+def schema_options(args: argparse.Namespace, default_task: str | None = None) -> dict[str, Any] | None:
+    """The schema (a recipe's ``{"preset": ..., columns}`` form) the schema options give; None when none is given
+    and there is no default. ``default_task``: the method's own task, which --columns and the other column options
+    modify when --task is not given."""
+    task = args.task or (task_name(default_task) if default_task else None)
+    if args.task is None and not (args.columns or args.label_column or args.id_column or args.nei):
+        return None
+    if task is None:
+        raise UsageError("--columns, --label-column, --id-column and --nei need --task (the preset they "
+                         f"modify): one of {sorted(TASK_COLUMNS)}.")
+    names, label = TASK_COLUMNS[task]
+    columns = args.columns.split(",") if args.columns else list(names)
+    if len(columns) != len(names):
+        raise UsageError(f"--columns for {task} names {len(names)} column(s) ({','.join(names)}), got "
+                         f"{args.columns!r}.")
+    schema: dict[str, Any] = {"preset": task, **dict(zip(names, columns)), "id_column": args.id_column}
+    if args.label_column:
+        schema[label] = args.label_column
+    if args.nei:
+        if task != "fact-verification":
+            raise UsageError("--nei is for --task fact-verification.")
+        schema["nei"] = True
+    return schema
+
+
+def add_backend_option(parser: argparse.ArgumentParser) -> None:
+    """``--backend``: the generation engine (the engines package's table)."""
+    from ..engines import AUTO, engine_names
+
+    parser.add_argument("--backend", choices=(AUTO, *engine_names()), default=AUTO,
+                        help="generation engine (cfaug_hf.engines): auto (default) picks, per call, the fastest "
+                             "installed one that gives the transformers outputs (CTranslate2 float32 for beams, "
+                             "transformers' shared-prefix sampler for sampled candidates)")
+
+
+def add_token_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the saved login)")
+
+
+# --------------------------------------------------------------------------------------------------- --out rules
+def check_out(out: str, *inputs: str, kind: str = "dataset", overwrite: bool = False) -> None:
+    """Refuse an output folder that is, contains or lies inside an input, or that holds files the library did not
+    write (see `cfaug_hf.hub.check_writable`), before anything is read or written."""
+    from ..hub import FolderNotEmptyError, check_writable
+
+    o = Path(out).resolve()
+    for given in inputs:
+        i = Path(given).resolve()
+        if o == i or i in o.parents or o in i.parents:
+            raise UsageError(f"--out {out} would overwrite the input {given}; choose another folder.")
+    if o.is_file():
+        raise UsageError(f"--out {out} is a file; expected a folder.")
+    try:
+        check_writable(o, kind, overwrite=overwrite)
+    except FolderNotEmptyError as err:
+        raise UsageError(f"--out {err}") from None
+
+
+@contextlib.contextmanager
+def writing_out(args: argparse.Namespace, kind: str) -> Iterator[Path]:
+    """The temporary folder a command writes its whole ``--out`` into; it takes ``--out``'s place only when the
+    command succeeds (`cfaug_hf.hub.write_folder`), so a failed run leaves nothing behind."""
+    from ..hub import FolderNotEmptyError, write_folder
+
+    try:
+        with write_folder(args.out, kind, overwrite=args.overwrite) as tmp:
+            yield tmp
+    except FolderNotEmptyError as err:
+        raise UsageError(f"--out {err}") from None
