@@ -51,6 +51,7 @@ def main() -> None:
                       args=TrainingArguments(args.out, num_train_epochs=args.epochs, per_device_train_batch_size=16,
                                              remove_unused_columns=False, save_strategy="no", report_to="none",
                                              logging_strategy="epoch", dataloader_pin_memory=torch.cuda.is_available()))
+    callback.attach(trainer)  # the regeneration figures go through trainer.log
     trainer.train()
     for h in callback.history:
         print(f"epoch {h['epoch'] + 1}: trained on {h['cfaug_counterfactuals']} of {h['cfaug_generated']} fresh "

@@ -60,6 +60,7 @@ def main() -> None:
                                              dataloader_pin_memory=torch.cuda.is_available(),
                                              per_device_train_batch_size=32, remove_unused_columns=False,
                                              save_strategy="epoch", report_to=[], logging_strategy="epoch"))
+    icda.attach(trainer)  # ΔA and the counterfactual counts go through trainer.log
     trainer.train()
     for h in icda.history:  # h["epoch"] counts from 0, like state.epoch when the epoch begins; print it from 1
         delta = "n/a" if h["icda_delta_A"] is None else f"{h['icda_delta_A']:.3f}"

@@ -122,7 +122,10 @@ def test_resume_restores_the_slots(tmp_path):
     fresh = AugmentedEpochDataset(data, schema)
     again = AugmentationCallback(NegateAugmenter(schema), fresh)
     checkpoint = sorted((tmp_path / "run").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))[0]
-    again._restore(checkpoint)
+    import json
+
+    saved = json.loads((checkpoint / "trainer_state.json").read_text())["stateful_callbacks"]["AugmentationCallback"]
+    again._apply(saved["cfaug"], "trainer_state.json")
     assert fresh.plan_epoch == 0 and len(fresh.slots) == len(slots)
 
 
@@ -163,9 +166,13 @@ def test_resume_reads_the_checkpoint_the_trainer_resumes_from_and_notices_change
     run_b, _, _ = trainer(tmp_path / "b", data, seed=2)
     run_b.train()
     first = sorted((tmp_path / "a" / "run").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))[0]
-    saved_a = json.loads((first / AugmentationCallback.state_file).read_text())
+    def saved(folder):  # the callback's state, kept by the Trainer in the checkpoint's trainer_state.json
+        return json.loads((folder / "trainer_state.json").read_text())["stateful_callbacks"]["AugmentationCallback"][
+            "cfaug"]
+
+    saved_a = saved(first)
     other = tmp_path / "b" / "run" / first.name
-    assert json.loads((other / AugmentationCallback.state_file).read_text())["slots"] != saved_a["slots"]
+    assert saved(other)["slots"] != saved_a["slots"]
     resumed, train, callback = trainer(tmp_path / "b", data, seed=2)
     restored = []
     original = AugmentedEpochDataset.set_counterfactuals

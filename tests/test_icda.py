@@ -14,6 +14,7 @@ from cfaug_hf.augmenter import AugmentationStats
 from cfaug_hf.methods.icda import (CounterfactualEpochDataset, JoinedTextCollator, SelectionResult, is_degenerate,
                                    plan_counterfactuals, rationale_precision, rationale_set_change, run_icda)
 from cfaug_hf.testing import tiny_classifier, tiny_encoder, tiny_word_encoder
+from cfaug_hf.methods.icda.online import OnlineICDA
 from trainer_callbacks import STATE_FILE, ICDACallback
 
 FILLER = ["the room was clean .", "the staff was good .", "the hotel was in paris .", "the service was great .",
@@ -150,13 +151,20 @@ def test_swap_augmenter_bad_input_and_edge_cases():
 
 
 # ---------------------------------------------------------------------------------------------- the callback
+class ScriptedRound(OnlineICDA):
+    def select(self, dataset, model, tokenizer):
+        sel = super().select(dataset, model, tokenizer)
+        return SelectionResult(sel.selected, list(dataset.labels), sel.error)
+
+
 class Scripted(ICDACallback):
     """Runs the model's own selection (for its errors) but keeps every prediction right, so a tiny untrained model
     still yields counterfactuals; what is tested is that they reach the model."""
 
-    def select(self, model, tokenizer):
-        sel = super().select(model, tokenizer)
-        return SelectionResult(sel.selected, list(self.dataset.labels), sel.error)
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.round = ScriptedRound(self.round.config, batch_size=self.round.batch_size,
+                                   max_length=self.round.max_length)
 
 
 class Recorder:
@@ -181,10 +189,10 @@ def test_callback_regenerates_and_the_model_sees_it(tmp_path):
     expected = {}
 
     class Snapshot(Scripted):
-        def regenerate(self, model, tokenizer, epoch):
-            plan = super().regenerate(model, tokenizer, epoch)
-            expected[epoch] = sorted((tuple(train.sentences_of(s)), s.label) for s in plan.specs)
-            return plan
+        def regenerate(self, epoch, model, tokenizer):
+            logs = super().regenerate(epoch, model, tokenizer)
+            expected[epoch] = sorted((tuple(train.sentences_of(s)), s.label) for s in train.specs)
+            return logs
 
     # every correct document donates (pool_quantile=1): with 24 documents the default 10% pool can be a single
     # sentence, and two epochs could then draw the same plan by chance
@@ -240,7 +248,7 @@ def test_callback_resume_from_checkpoint_continues_with_the_same_counterfactuals
 
     full_train, full = run()
     ckpt = tmp_path / "out" / "checkpoint-9"  # mid-way through epoch 1 (steps 6..11)
-    saved = json.loads((ckpt / STATE_FILE).read_text())
+    saved = json.loads((ckpt / "trainer_state.json").read_text())["stateful_callbacks"]["Scripted"]["cfaug"]
     assert saved["plan_epoch"] == 1 and 9 // steps_per_epoch == 1 and saved["specs"]
     resumed_train, resumed = run(resume=str(ckpt))
     # the resumed epoch was not redrawn: its plan came from the checkpoint
@@ -255,9 +263,61 @@ def test_callback_resume_from_checkpoint_continues_with_the_same_counterfactuals
                       callbacks=[ICDACallback(train)])
     import shutil
     shutil.copytree(ckpt, tmp_path / "elsewhere" / "ckpt")
-    (tmp_path / "elsewhere" / "ckpt" / STATE_FILE).unlink()
-    with pytest.raises(FileNotFoundError, match="icda_state.json"):
+    state_path = tmp_path / "elsewhere" / "ckpt" / "trainer_state.json"
+    trainer_state = json.loads(state_path.read_text())
+    trainer_state["stateful_callbacks"].pop("Scripted")  # a checkpoint written without the callback
+    state_path.write_text(json.dumps(trainer_state))
+    with pytest.raises(FileNotFoundError, match="has no ICDACallback state"):
         trainer.train(resume_from_checkpoint=str(tmp_path / "elsewhere" / "ckpt"))
+
+
+def test_a_checkpoint_written_by_release_0_1_0_resumes_from_its_state_file(tmp_path):
+    """0.1.0 kept the callback's state in icda_state.json beside the checkpoint, not in trainer_state.json."""
+    import shutil
+
+    docs, labels, _ = reviews(24)
+
+    def trainer(train, icda, epochs):
+        selector = tiny_selector()
+        return Trainer(model=selector.model, args=args(tmp_path, save_strategy="steps", save_steps=9,
+                                                       num_train_epochs=epochs),
+                       train_dataset=train, data_collator=selector.collator(train.table), callbacks=[icda])
+
+    train = CounterfactualEpochDataset(docs, labels)
+    first = Scripted(train, tokenizer=tiny_selector().tokenizer)
+    trainer(train, first, 2).train()
+    ckpt = tmp_path / "out" / "checkpoint-9"
+    state_path = ckpt / "trainer_state.json"
+    trainer_state = json.loads(state_path.read_text())
+    old = trainer_state["stateful_callbacks"].pop("Scripted")["cfaug"]
+    state_path.write_text(json.dumps(trainer_state))
+    (ckpt / STATE_FILE).write_text(json.dumps(old))
+    for later in sorted((tmp_path / "out").glob("checkpoint-*")):
+        if later != ckpt:
+            shutil.rmtree(later)
+    train = CounterfactualEpochDataset(docs, labels)
+    resumed = Scripted(train, tokenizer=tiny_selector().tokenizer)
+    trainer(train, resumed, 2).train(resume_from_checkpoint=True)
+    assert resumed.history[0] == first.history[0] and [h["epoch"] for h in resumed.history] == [1]
+
+
+def test_attach_logs_through_the_trainer_and_refuses_callback_rebuilding(tmp_path):
+    docs, labels, _ = reviews(8)
+    selector = tiny_selector()
+    train = CounterfactualEpochDataset(docs, labels)
+    icda = Scripted(train, tokenizer=selector.tokenizer)
+    trainer = Trainer(model=selector.model, args=args(tmp_path, num_train_epochs=2), train_dataset=train,
+                      data_collator=selector.collator(train.table))
+    trainer.add_callback(icda.attach(trainer))
+    logged = []
+    original = trainer.log
+    trainer.log = lambda logs, *a, **k: (logged.append(dict(logs)), original(logs, *a, **k))[1]
+    trainer.train()
+    assert any("icda_counterfactuals" in entry for entry in logged)
+    with pytest.raises(ValueError, match="restore_callback_states_from_checkpoint"):
+        Trainer(model=selector.model, args=args(tmp_path, restore_callback_states_from_checkpoint=True),
+                train_dataset=train, data_collator=selector.collator(train.table),
+                callbacks=[ICDACallback(train)])
 
 
 def test_callback_with_any_sequence_classifier_uses_occlusion(tmp_path):
@@ -399,8 +459,8 @@ def test_callback_takes_the_augmenters_config():
     docs, labels, _ = reviews(8)
     train = CounterfactualEpochDataset(docs, labels)
     cb = ICDACallback(train, config=ICDAConfig(seed=7, pool_quantile=0.5))
-    assert (cb.seed, cb.pool_quantile) == (7, 0.5)
-    assert ICDACallback(train, seed=3).seed == 3  # keywords still work, as overrides
+    assert (cb.config.seed, cb.config.pool_quantile) == (7, 0.5)
+    assert ICDACallback(train, seed=3).config.seed == 3  # keywords still work, as overrides
 
 
 def test_the_callbacks_counterfactuals_follow_the_selectors_weights():
@@ -429,17 +489,17 @@ def test_the_callbacks_counterfactuals_follow_the_selectors_weights():
     # An untrained classifier calls every document one class; centre its bias so that it splits them, and take
     # its predictions as the labels, so that both classes have correctly classified documents (donor pools).
     probe = ICDACallback(CounterfactualEpochDataset(docs, [0] * 16), tokenizer=selector.tokenizer)
-    odds = [math.log(max(1 - e, 1e-6) / max(e, 1e-6)) for e in probe.select(model, selector.tokenizer).error]
+    odds = [math.log(max(1 - e, 1e-6) / max(e, 1e-6)) for e in probe.round.select(probe.dataset, model, selector.tokenizer).error]
     with torch.no_grad():
         model.classifier.bias[0] -= statistics.median(odds)
-    labels = probe.select(model, selector.tokenizer).predicted
+    labels = probe.round.select(probe.dataset, model, selector.tokenizer).predicted
     assert 0 < sum(labels) < 16
     ds = CounterfactualEpochDataset(docs, labels)
     icda = ICDACallback(ds, tokenizer=selector.tokenizer, pool_quantile=1.0)
 
     def plan():
-        made = icda.regenerate(model, selector.tokenizer, epoch=1)
-        return icda.previous.selected, made.specs
+        made, _ = icda.round.run(icda.dataset, model, selector.tokenizer, epoch=1)
+        return icda.round.previous.selected, made.specs
 
     before, specs_before = plan()
     again, specs_again = plan()

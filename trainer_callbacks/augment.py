@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import math
 import random
 import time
 from typing import Any
@@ -137,8 +136,8 @@ class AugmentationCallback(RegenerationCallback):
         >>> args = TrainingArguments("/tmp/cfaug-cb-doc", num_train_epochs=2, per_device_train_batch_size=4,
         ...                          remove_unused_columns=False, report_to=[], save_strategy="no",
         ...                          disable_tqdm=True, use_cpu=True, logging_strategy="no")
-        >>> trainer = Trainer(model=model, args=args, train_dataset=train, data_collator=SchemaCollator(tok, schema),
-        ...                   callbacks=[callback])
+        >>> trainer = Trainer(model=model, args=args, train_dataset=train, data_collator=SchemaCollator(tok, schema))
+        >>> trainer.add_callback(callback.attach(trainer))  # attach: its figures go through Trainer.log
         >>> _ = trainer.train()
         {'cfaug_counterfactuals': 4, ...}
         ...
@@ -146,6 +145,7 @@ class AugmentationCallback(RegenerationCallback):
         [4, 4]
     """
 
+    #: The file 0.1.0 checkpoints kept the state in (see `trainer_callbacks.base`).
     state_file = "cfaug_augment_state.json"
 
     def __init__(self, augmenter: Augmenter, dataset: AugmentedEpochDataset, *, mode: str = "sampling",
@@ -164,9 +164,9 @@ class AugmentationCallback(RegenerationCallback):
         batch_size, max_length = count_arg("batch_size", batch_size, minimum=1), count_arg("max_length", max_length,
                                                                                           minimum=1)
         start_epoch = count_arg("start_epoch", start_epoch)
-        super().__init__(dataset, on_data_change=on_data_change)
-        self.augmenter, self.mode, self.tokenizer = augmenter, mode, tokenizer
-        self.start_epoch, self.batch_size, self.max_length = start_epoch, batch_size, max_length
+        super().__init__(dataset, tokenizer=tokenizer, start_epoch=start_epoch, on_data_change=on_data_change)
+        self.augmenter, self.mode = augmenter, mode
+        self.batch_size, self.max_length = batch_size, max_length
         self.budget = dataset.size if budget is None else min(int(budget), dataset.size)
         self._regen_s = 0.0
         self._epoch_start: float | None = None
@@ -216,17 +216,18 @@ class AugmentationCallback(RegenerationCallback):
         order = sorted((i for i, p in enumerate(probs) if p < 0.5), key=lambda i: (probs[i], i))
         return [rows[i] for i in order]
 
-    def on_epoch_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-        self.check_length()
-        self._epoch_start = time.perf_counter()
-        epoch = int(math.floor(state.epoch + 1e-9))
-        if epoch < self.start_epoch or self.dataset.plan_epoch == epoch:
-            return  # before the first counterfactual epoch, or resumed inside an epoch already planned
+    def on_epoch_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._epoch_start = time.perf_counter()  # for the share of the epoch spent regenerating
+        super().on_epoch_begin(args, state, control, **kwargs)
+
+    def regenerate(self, epoch: int, model: Any, tokenizer: Any) -> dict[str, Any]:
+        """This epoch's counterfactuals into the dataset's slots: all of them shuffled (``sampling``) or those the
+        model gets wrong, hardest first (``hard``), up to ``budget``."""
         t0 = time.perf_counter()
         rows = self.generate(epoch)
         generated = len(rows)
         if self.mode == "hard":
-            rows = self.hardest(rows, model, self.tokenizer or kwargs.get("processing_class"))
+            rows = self.hardest(rows, model, tokenizer)
         else:
             random.Random(f"slots-{epoch}").shuffle(rows)
         rows = rows[:self.budget]
@@ -235,7 +236,7 @@ class AugmentationCallback(RegenerationCallback):
         record = {"epoch": epoch, "cfaug_counterfactuals": len(rows), "cfaug_generated": generated,
                   "cfaug_regeneration_s": round(self._regen_s, 3)}
         self.history.append(record)
-        self.log(state, epoch, {k: v for k, v in record.items() if k != "epoch"})
+        return {k: v for k, v in record.items() if k != "epoch"}
 
     def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self._epoch_start is None or not self.history or self.history[-1]["epoch"] != int(state.epoch + 1e-9) - 1:

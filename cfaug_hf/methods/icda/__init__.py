@@ -10,7 +10,7 @@ register_method("icda", task="sentiment-analysis", config=ICDAConfig, roles=ROLE
 __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(("RationaleSwapAugmenter", "ICDA_CITATION"), ".augmenter"),
     **dict.fromkeys(("ICDAResult", "ICDARun", "run_icda"), ".driver"),
-    **dict.fromkeys(("PAPER_LOOP", "paper_loop"), ".paper"),
+    **dict.fromkeys(("PAPER_LOOP", "paper_loop"), ".paper"), "OnlineICDA": ".online",
     **dict.fromkeys(("CounterfactualEpochDataset", "JoinedTextCollator", "redraw"), ".epoch"),
     **dict.fromkeys(("SelectorCheckpointCallback", "SelectorTraining", "keep_for_training", "train_selector"),
                     ".training"),
@@ -25,4 +25,4 @@ __all__ = ["RationaleSwapAugmenter", "ICDAConfig", "ICDA_CITATION", "SelectionRe
            "OcclusionSelector", "plan_counterfactuals", "rationale_set_change", "position_histograms",
            "is_degenerate", "rationale_precision", "occlusion_rationales", "run_icda", "ICDARun", "ICDAResult",
            "CounterfactualEpochDataset", "JoinedTextCollator", "redraw", "SelectorCheckpointCallback",
-           "SelectorTraining", "keep_for_training", "train_selector", "paper_loop", "PAPER_LOOP"]
+           "SelectorTraining", "keep_for_training", "train_selector", "paper_loop", "PAPER_LOOP", "OnlineICDA"]
