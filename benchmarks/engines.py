@@ -43,7 +43,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 def editor_inputs(n_reviews: int) -> tuple[list[str], list[int]]:
     from cfaug_hf.components.editor import edit_input
     from cfaug_hf.fingerprint import stable_hash
-    from cfaug_hf.sentences import split_sentences
+    from cfaug_hf.text.sentences import split_sentences
 
     rows = cad_sentiment("orig", "dev")
     inputs, seeds = [], []

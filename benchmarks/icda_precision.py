@@ -147,7 +147,7 @@ def run_task(task: str, path: str, args: argparse.Namespace, flush: Any = None,
     truth = [r["rationale"] for r in data["test"]]
     make = make_factory(args.encoder, path == "frozen", args.max_sentences, args.gate, args.selection_noise)
     # One sentence table per task and path: with the frozen encoder every run reuses the cached vectors.
-    from cfaug_hf.sentences import SentenceTable
+    from cfaug_hf.text.sentences import SentenceTable
 
     table = SentenceTable()
     test_ds = CounterfactualEpochDataset(docs["test"], labels["test"], table=table, size=0)

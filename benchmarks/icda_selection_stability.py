@@ -47,7 +47,7 @@ def main() -> None:
     from cfaug_hf.methods.icda import CounterfactualEpochDataset, rationale_precision
     from cfaug_hf.methods.icda.training import train_selector
     from cfaug_hf.models import MINILM, load_model, load_tokenizer
-    from cfaug_hf.sentences import SentenceTable
+    from cfaug_hf.text.sentences import SentenceTable
 
     torch.set_num_threads(1)
     data = load_task(args.task, None)

@@ -103,7 +103,7 @@ def task_data(task: str) -> dict[str, Any]:
 def sample_k(data: Any, schema: Any, k: int, seed: int) -> list[int]:
     """Indices of a k-per-class sample (NER: greedy until every type has k mentions); a prefix order, so the
     sample for a smaller k is inside it."""
-    from cfaug_hf.entities import iob2_spans
+    from cfaug_hf.text.entities import iob2_spans
 
     order = list(range(len(data)))
     random.Random(seed).shuffle(order)
@@ -160,7 +160,7 @@ def train_model(task: str, data: Any, schema: Any, seed: int, min_steps: int = M
 
 
 def evaluate(task: str, model: Any, data: Any, schema: Any) -> float:
-    from cfaug_hf.entities import iob2_spans
+    from cfaug_hf.text.entities import iob2_spans
 
     if task == "ner":
         predicted = model([list(t) for t in data["tokens"]])

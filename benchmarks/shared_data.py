@@ -228,7 +228,7 @@ def cad_nli_pairs(split: str) -> list[dict[str, str]]:
 
 def imdb_sentences() -> list[str]:
     """Sentences of the original CAD IMDb reviews (orig/train, dev, test; never the human counterfactuals)."""
-    from cfaug_hf.sentences import split_sentences
+    from cfaug_hf.text.sentences import split_sentences
 
     out: list[str] = []
     for split in ("train", "dev", "test"):
@@ -257,7 +257,7 @@ def cad_sentiment_sentence_pairs(split: str) -> list[dict[str, str]]:
     """The sentences CAD's annotators changed: (original sentence, edited sentence) from review pairs whose sentence
     counts match, so the i-th sentences correspond. CF-DPR for sentiment works at this level: the corpus is review
     sentences, and CORE edits the sentences that carry the sentiment."""
-    from cfaug_hf.sentences import split_sentences
+    from cfaug_hf.text.sentences import split_sentences
 
     out = []
     for pair in cad_sentiment_pairs(split):

@@ -52,7 +52,7 @@ _LAZY = {
     **dict.fromkeys(("CFGenAugmenter", "CFGenConfig", "COREAugmenter", "COREConfig", "CrossAugAugmenter",
                      "CrossAugConfig", "ICDAConfig", "LLMConfig", "LLMCounterfactualAugmenter",
                      "RACEAugmenter", "RACEConfig", "RationaleSwapAugmenter"), "methods"),
-    **dict.fromkeys(("EntityLexicon",), "entities"),
+    **dict.fromkeys(("EntityLexicon",), "text.entities"),
     **dict.fromkeys(("SchemaError", "TaskSchema"), "schema"),
 }
 
@@ -74,11 +74,11 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .augmenter import (PROVENANCE_COLUMNS, AugmentationStats, Augmenter, AugmenterConfig, Counterfactual,
-                            Example, RowResult)
+    from .augmenter import (PROVENANCE_COLUMNS, AugmentationStats, Augmenter, AugmenterConfig, Counterfactual, Example,
+                            RowResult)
     from .components import Generator, GeneratorConfig, LabelChecker, LabelCheckerConfig, RationaleSelector
     from .components import BiEncoder, CorpusIndex, Editor, EditorConfig, OpenAICompatibleLLM, local_llm
-    from .entities import EntityLexicon
+    from .text.entities import EntityLexicon
     from .methods import (CFGenAugmenter, CFGenConfig, COREAugmenter, COREConfig, CrossAugAugmenter, CrossAugConfig,
                           ICDAConfig, LLMConfig, LLMCounterfactualAugmenter, RACEAugmenter, RACEConfig,
                           RationaleSwapAugmenter)

@@ -37,11 +37,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from . import registry
-from .fingerprint import (code_digest, digest_json, digest_object, global_state_digest, register_cheap_hash,
-                          row_seed)
+from .fingerprint import code_digest, digest_json, digest_object, global_state_digest, register_cheap_hash, row_seed
 from .provenance import (PROVENANCE_COLUMNS, TRACE_KIND, AugmentationStats, describe_change, provenance_features,
                          refuse_augmented, source_id)
-from .saving import AUGMENTER_CONFIG  # noqa: F401 (re-exported: the file that marks a saved augmenter)
+from .sharing.saving import AUGMENTER_CONFIG  # noqa: F401 (re-exported: the file that marks a saved augmenter)
 from .workers import enter_worker_process, remove_stale_temp_files, watching_forks
 from .roles import Role
 from .schema import SchemaError, TaskSchema
@@ -70,7 +69,7 @@ class AugmenterConfig:
     def from_dict(cls, data: Mapping[str, Any], where: str = "config") -> AugmenterConfig:
         """Build the config from a dict (a saved ``cfaug_augmenter.json``'s ``config``), refusing unknown fields
         and values of the wrong type with an error naming ``where`` and the field."""
-        from .configs import config_from_dict
+        from .sharing.configs import config_from_dict
 
         return config_from_dict(cls, data, where)
 
@@ -478,10 +477,10 @@ class Augmenter(abc.ABC):
         A component that came from (or was pushed to) the Hub is stored as a reference (repo id and commit);
         others, or all with ``copy_components=True``, are saved into a subfolder named after their role.
         ``references_only=True`` writes the config alone, naming local components without saving them. The folder
-        rules are those of `cfaug_hf.hub.write_folder` (a foreign non-empty folder needs ``overwrite=True``;
+        rules are those of `cfaug_hf.sharing.folders.write_folder` (a foreign non-empty folder needs ``overwrite=True``;
         no file of yours is deleted).
         """
-        from .saving import save_augmenter
+        from .sharing.saving import save_augmenter
 
         return save_augmenter(self, save_directory, copy_components=copy_components,
                               references_only=references_only, overwrite=overwrite)
@@ -500,7 +499,7 @@ class Augmenter(abc.ABC):
         augmenter = Augmenter.from_pretrained("org/fever-crossaug", repo_type="dataset", subfolder="augmenter")
         ```
         """
-        from .saving import load_augmenter
+        from .sharing.saving import load_augmenter
 
         return load_augmenter(cls, name_or_path, revision=revision, token=token, repo_type=repo_type,
                               subfolder=subfolder, **overrides)
@@ -524,7 +523,7 @@ class Augmenter(abc.ABC):
         """
         from pathlib import Path
 
-        from .saving import build_augmenter, read_recipe
+        from .sharing.saving import build_augmenter, read_recipe
 
         if isinstance(recipe, Mapping):
             data, folder, where = dict(recipe), Path.cwd(), "recipe"
@@ -546,7 +545,7 @@ class Augmenter(abc.ABC):
         """
         from pathlib import Path
 
-        from .saving import build_augmenter
+        from .sharing.saving import build_augmenter
 
         if not cls.method:
             raise TypeError("Call from_preset on a method's class, e.g. CrossAugAugmenter.from_preset('paper').")

@@ -64,7 +64,7 @@ def format_examples(dataset: Any, n: int = 3, kinds: tuple[str, ...] = ("c+e'", 
     return blocks
 
 
-#: The kind of folder the demo writes (see cfaug_hf.hub.write_folder).
+#: The kind of folder the demo writes (see cfaug_hf.sharing.folders.write_folder).
 _KIND = "demo output"
 
 
@@ -76,13 +76,13 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrai
     outputs, about 1.5x faster on CPU), else transformers. ``rows``: claims augmented, a seeded sample of the 300
     shipped (all 300 take about three times as long).
 
-    ``out`` follows the rules of `cfaug_hf.hub.write_folder`: a new or empty folder, or one an earlier demo
+    ``out`` follows the rules of `cfaug_hf.sharing.folders.write_folder`: a new or empty folder, or one an earlier demo
     wrote (its files are replaced, files you added are kept); a folder holding anything else is refused unless
     ``overwrite=True``. Everything is written to a temporary folder first, so a failed or interrupted run changes
     nothing there."""
     from .components.generator import Generator
     from .embedded import load_feverous_sample
-    from .hub import check_writable, save_dataset, write_folder
+    from .sharing.folders import check_writable, save_dataset, write_folder
     from .methods.crossaug import CrossAugAugmenter
     from .methods.crossaug.recipes import default_claim_generator, negative_claim_generator
     from .schema import TaskSchema

@@ -173,12 +173,12 @@ def augment_to_parquet(data: Any, augmenter: Any, output_dir: str | os.PathLike,
     Read the result with ``datasets.load_dataset("parquet", data_dir=output_dir)``; an output of no rows is one
     empty Parquet file holding the columns (read it with pyarrow: ``datasets`` refuses a file of no rows).
 
-    ``output_dir`` follows `cfaug_hf.hub.write_folder`: the files are written to a fresh folder beside it that
+    ``output_dir`` follows `cfaug_hf.sharing.folders.write_folder`: the files are written to a fresh folder beside it that
     takes its place when every row is written, so a rerun replaces the parts of the run before completely (no
     old part is left beside the new ones) and a failed run leaves ``output_dir`` as it was."""
     ray = require("ray", "Ray scale-out")
     from .augmenter import AugmentationError
-    from .hub import check_writable, write_folder
+    from .sharing.folders import check_writable, write_folder
     from .provenance import TRACE_KIND, AugmentationStats
 
     check_writable(output_dir, "parquet dataset", overwrite=overwrite)

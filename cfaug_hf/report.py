@@ -26,7 +26,7 @@ from typing import Any
 
 from .augmenter import PROVENANCE_COLUMNS, AugmentationStats, source_id
 from .diagnostics import claim_only_probe, competency_test
-from .markdown import cell
+from .sharing.markdown import cell
 from .metrics import intrinsic
 from .models import MINILM, SMOLLM2
 from .schema import SchemaError, TaskSchema
@@ -223,9 +223,9 @@ class AugmentationReport:
 
     def save(self, out_dir: str | Path, *, overwrite: bool = False, plots: dict[str, Any] | None = None) -> Path:
         """Write ``report.json``, ``report.md`` and ``plots`` (``{name: callable(path)}``, each writing one PNG) to
-        ``out_dir`` under the rules of `cfaug_hf.hub.write_folder`: a new or empty folder, or one a report
+        ``out_dir`` under the rules of `cfaug_hf.sharing.folders.write_folder`: a new or empty folder, or one a report
         was saved to before; anything else needs ``overwrite=True``."""
-        from .hub import write_folder
+        from .sharing.folders import write_folder
 
         out = Path(out_dir)
         with write_folder(out, "report", overwrite=overwrite) as tmp:
@@ -318,7 +318,7 @@ def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, ch
     (see `AugmentationReport.save` for ``overwrite``).
     """
     if out_dir is not None:  # refused before the metrics run, not after
-        from .hub import check_writable
+        from .sharing.folders import check_writable
 
         check_writable(out_dir, "report", overwrite=overwrite)
     pairs = counterfactual_pairs(original, augmented, schema)

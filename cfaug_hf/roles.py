@@ -72,7 +72,7 @@ class Role:
             if found is not None:
                 return found
         if len(classes) > 1:  # which type a folder holds is written in it: its config file
-            from .hub import resolve_folder
+            from .sharing.hub import resolve_folder
 
             folder, _ = resolve_folder(value, "component")
             for cls in classes:

@@ -330,7 +330,7 @@ class TaskSchema:
         return ids
 
     def _validate_tags(self, batch: Mapping[str, Sequence[Any]], where: Any) -> list[list[int]]:
-        from .entities import iob2_problem
+        from .text.entities import iob2_problem
 
         tokens_col = self.text_columns[0]
         out = []

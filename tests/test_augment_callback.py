@@ -50,7 +50,7 @@ class FirstSentence:
     """A rationale selector stand-in: sentence 0, always right and confident."""
 
     def select(self, documents, labels=None):
-        from cfaug_hf.sentences import SelectionResult
+        from cfaug_hf.text.sentences import SelectionResult
 
         return SelectionResult([[0] for _ in documents], list(labels), [0.0] * len(documents))
 

@@ -20,7 +20,8 @@ from datasets import ClassLabel, Dataset, DatasetDict, Features, Value
 import tests.hub_server as hub_server
 from cfaug_hf import (AugmentationStats, Augmenter, COREAugmenter, CrossAugAugmenter, CrossAugConfig, Editor, Generator,
                       GeneratorConfig, LabelChecker, SchemaError, TaskSchema, cli)
-from cfaug_hf.hub import ComponentLoadError, FolderNotEmptyError, HubError
+from cfaug_hf.sharing.folders import ComponentLoadError, FolderNotEmptyError
+from cfaug_hf.sharing.hub import HubError
 from cfaug_hf.methods.icda.epoch import CounterfactualEpochDataset
 from cfaug_hf.metrics import intrinsic
 from cfaug_hf.report import augmentation_report
@@ -733,7 +734,7 @@ CASES = [
     # --- second hardening round: data loss, secrets, counts, traversal, damaged files, callbacks
     ("save-dataset-over-foreign-dataset", lambda t: {"d": (Dataset.from_dict({"x": [1]}).save_to_disk(t / "ds"),
                                                            t / "ds")[1]},
-     lambda c: __import__("cfaug_hf.hub", fromlist=["x"]).save_dataset(Dataset.from_dict({"x": [2]}), c["d"]),
+     lambda c: __import__("cfaug_hf.sharing.folders", fromlist=["x"]).save_dataset(Dataset.from_dict({"x": [2]}), c["d"]),
      FolderNotEmptyError, "files the library did not write"),
     ("cli-out-foreign-dataset", lambda t: {"d": jsonl(t, GOOD_ROWS),
                                            "o": (Dataset.from_dict({"x": [1]}).save_to_disk(t / "theirs"),

@@ -159,7 +159,7 @@ def test_shipped_recipes_build_offline_or_name_what_they_need(recipe, needs):
     from pathlib import Path
 
     from cfaug_hf import Augmenter
-    from cfaug_hf.hub import ComponentLoadError
+    from cfaug_hf.sharing.folders import ComponentLoadError
 
     path = Path(__file__).resolve().parents[1] / "recipes" / f"{recipe}.yaml"
     if needs is None:

@@ -95,7 +95,7 @@ def test_train_editor_learns_a_rewrite_and_round_trips(tmp_path):
     assert isinstance(loaded.config, EditorConfig) and loaded.fingerprint() == editor.fingerprint()
     assert loaded.edit(["the food was bad ."], ["positive"]) == [["the food was good ."]]
     assert resolve_editor(str(tmp_path / "ed"), "sentiment", "test").fingerprint() == editor.fingerprint()
-    from cfaug_hf.hub import ComponentLoadError
+    from cfaug_hf.sharing.folders import ComponentLoadError
 
     with pytest.raises(ComponentLoadError, match="not a saved Generator.*It holds a saved editor"):
         Generator.from_pretrained(tmp_path / "ed")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cfaug_hf.hub import ComponentLoadError
+from cfaug_hf.sharing.folders import ComponentLoadError
 import torch
 from datasets import Dataset
 

@@ -2,7 +2,7 @@
 
 The family of "a second door to data loss" tried here:
 
-* every writer goes through :func:`cfaug_hf.hub.write_folder` (components, augmenters, datasets, the Ray Parquet
+* every writer goes through :func:`cfaug_hf.sharing.folders.write_folder` (components, augmenters, datasets, the Ray Parquet
   output, the run folders of ``cfaug demo``, ``augment``, ``amplify``, ``report``, ``train``);
 * a save killed (a real SIGKILL) at every step of the write and of the move into place, over folders holding the
   user's files at the top and inside the library's own subfolders;
@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from cfaug_hf import hub
-from cfaug_hf.hub import FolderNotEmptyError, recover_folder, write_folder
+from cfaug_hf.sharing import hub
+from cfaug_hf.sharing.folders import FolderNotEmptyError, recover_folder, write_folder
 
 EXAMPLES = int(os.environ.get("CFAUG_PROPERTY_EXAMPLES", "200"))
 
@@ -152,7 +152,7 @@ test_save_kill_resave_never_loses_a_user_file = SaveKillResave.TestCase
 _WRITER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from cfaug_hf.hub import write_folder
+    from cfaug_hf.sharing.folders import write_folder
     target, n, version = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     print("ready", flush=True)
     with write_folder(target, "widget", overwrite=True) as tmp:

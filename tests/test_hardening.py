@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from cfaug_hf import AugmentationStats, Augmenter, LabelChecker, OpenAICompatibleLLM, TaskSchema
 from cfaug_hf.augmenter import AugmentationError
-from cfaug_hf.hub import ComponentLoadError, FolderNotEmptyError, save_dataset, write_folder
+from cfaug_hf.sharing.folders import ComponentLoadError, FolderNotEmptyError, save_dataset, write_folder
 from cfaug_hf.testing import NegateAugmenter, tiny_classifier
 
 from fault_server import FAULTS, FaultServer

@@ -12,8 +12,8 @@ from datasets import ClassLabel, Dataset, Features, List, Value
 
 from cfaug_hf import (CFGenAugmenter, EntityLexicon, LabelChecker, LLMCounterfactualAugmenter, SchemaError,
                       TaskSchema)
-from cfaug_hf.entities import (MarkupError, iob2_problem, iob2_spans, mark_entities, relation_entities, strip_markup,
-                               substitute)
+from cfaug_hf.text.entities import (MarkupError, iob2_problem, iob2_spans, mark_entities, relation_entities,
+                                    strip_markup, substitute)
 from cfaug_hf.filters import NERConstraintFilter, NLIConstraintFilter, Pair, REConstraintFilter, TagConsistencyFilter
 from cfaug_hf.methods.llm import (balanced_target_probs, build_prompt, cot_consistent, parse_list,
                                   parse_replacements, parse_text, relation_text)

@@ -199,7 +199,7 @@ def test_race_paper_post_check_keeps_any_label_other_than_the_original():
 
 
 def test_a_preset_the_method_does_not_have_is_named():
-    from cfaug_hf.hub import ComponentLoadError
+    from cfaug_hf.sharing.folders import ComponentLoadError
 
     with pytest.raises(ComponentLoadError, match=r"has no preset 'fast' \(its presets: paper\)"):
         CrossAugAugmenter.from_preset("fast", generator=lambda c: c)

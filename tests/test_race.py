@@ -12,7 +12,7 @@ from datasets import Dataset
 
 from cfaug_hf import RACEAugmenter, SchemaError, TaskSchema
 from cfaug_hf.components.ner import EntityRecognizer, LexiconNER, SpacyNER, StanzaNER, TransformersNER
-from cfaug_hf.entities import EntityLexicon
+from cfaug_hf.text.entities import EntityLexicon
 from cfaug_hf.methods.race import claim_generation_pairs, derangement, edit_evidence, pieces_from_pairs, with_nei
 
 FV = TaskSchema.fact_verification()

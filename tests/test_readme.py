@@ -70,7 +70,7 @@ def test_docs_build_without_warnings(tmp_path):
     # The API reference has what the quick starts import and what a user catches, and config fields carry their help.
     for name in ("cfaug_hf.models.MINILM", "cfaug_hf.models.load_model", "cfaug_hf.augmenter.Counterfactual",
                  "cfaug_hf.augmenter.RowResult", "cfaug_hf.methods.crossaug.CrossAugConfig",
-                 "cfaug_hf.schema.SchemaError", "cfaug_hf.hub.HubError", "cfaug_hf.configs.ConfigError"):
+                 "cfaug_hf.schema.SchemaError", "cfaug_hf.sharing.hub.HubError", "cfaug_hf.sharing.configs.ConfigError"):
         assert f'id="{name}"' in api, name
     from cfaug_hf import CrossAugConfig
 

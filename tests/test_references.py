@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cfaug_hf import Augmenter, LabelChecker
-from cfaug_hf.hub import ComponentLoadError
+from cfaug_hf.sharing.folders import ComponentLoadError
 from cfaug_hf.testing import tiny_classifier
 
 

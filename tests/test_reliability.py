@@ -18,7 +18,7 @@ from datasets import Dataset, load_from_disk
 
 from cfaug_hf import AugmentationStats, CrossAugAugmenter, Generator, TaskSchema, cli
 from cfaug_hf.augmenter import remove_stale_temp_files
-from cfaug_hf.hub import FolderNotEmptyError, write_folder
+from cfaug_hf.sharing.folders import FolderNotEmptyError, write_folder
 from cfaug_hf.metrics import intrinsic
 from cfaug_hf.report import augmentation_report
 from cfaug_hf.testing import NegateAugmenter, tiny_seq2seq

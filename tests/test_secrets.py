@@ -10,7 +10,7 @@ The family tried (issue 39, item 2), each for random keys of every common shape 
   first 10 characters of the key), bare inside a generated answer: none of it reaches an error, a log line, a repr, a
   saved config, a card, the response cache or the data.
 
-"No piece" means no run of :data:`cfaug_hf.credentials.WINDOW` (6) characters of the key.
+"No piece" means no run of :data:`cfaug_hf.sharing.credentials.WINDOW` (6) characters of the key.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cfaug_hf.components.llm import OpenAICompatibleLLM
-from cfaug_hf.credentials import WINDOW, check_env_name
+from cfaug_hf.sharing.credentials import WINDOW, check_env_name
 from tests.fault_server import FaultServer
 
 ALNUM = string.ascii_letters + string.digits

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from cfaug_hf.augmenter import PROVENANCE_COLUMNS, AugmentationStats, Augmenter
-from cfaug_hf.configs import count_arg
+from cfaug_hf.sharing.configs import count_arg
 from cfaug_hf.schema import TaskSchema
 from cfaug_hf.slots import SlotDataset
 

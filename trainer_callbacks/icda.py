@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from cfaug_hf.configs import count_arg
+from cfaug_hf.sharing.configs import count_arg
 from cfaug_hf.methods.icda.config import ICDAConfig
 from cfaug_hf.methods.icda.epoch import CounterfactualEpochDataset, JoinedTextCollator, epoch_seed, redraw
 from cfaug_hf.methods.icda.online import OnlineICDA

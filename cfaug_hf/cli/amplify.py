@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .base import (Command, UsageError, add_out_options, add_schema_options, check_out, positive_int,
-                   schema_options, writing_out)
+from .base import (Command, UsageError, add_out_options, add_schema_options, check_out, positive_int, schema_options,
+                   writing_out)
 from .data import load_local
 
 
@@ -57,7 +57,7 @@ class AmplifyCommand(Command):
 
     def run(self, args: argparse.Namespace) -> None:
         from ..amplify import amplify
-        from ..hub import save_dataset
+        from ..sharing.folders import save_dataset
         from ..schema import TaskSchema
 
         schema = TaskSchema.from_dict(schema_options(args))

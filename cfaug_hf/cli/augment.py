@@ -17,7 +17,7 @@ from .base import (Command, UsageError, add_backend_option, add_data_options, ad
                    check_out, positive_int, schema_options, writing_out)
 from .data import load_input, parquet_rows
 
-#: The kind of folder ``cfaug augment`` writes (see cfaug_hf.hub.write_folder).
+#: The kind of folder ``cfaug augment`` writes (see cfaug_hf.sharing.folders.write_folder).
 KIND = "augment output"
 
 
@@ -92,7 +92,7 @@ def method_in(argv: list[str] | None) -> str | None:
             if flag == "--method":
                 return value
             try:
-                from ..saving import read_recipe
+                from ..sharing.saving import read_recipe
 
                 return read_recipe(value)["method"]
             except Exception:  # the command reports a bad recipe itself, with its message
@@ -103,7 +103,7 @@ def method_in(argv: list[str] | None) -> str | None:
 def recipe_of(args: argparse.Namespace) -> tuple[dict[str, Any], Path, str]:
     """The recipe of --method or --recipe with the schema and preset options applied, its folder (component paths
     are relative to it) and how errors name it."""
-    from ..saving import read_recipe
+    from ..sharing.saving import read_recipe
 
     if args.recipe:
         recipe, folder, where = read_recipe(args.recipe), Path(args.recipe).resolve().parent, args.recipe
@@ -138,7 +138,7 @@ def build_from_recipe(args: argparse.Namespace, dataset: Any, recipe: dict[str, 
                       where: str) -> Any:
     """The augmenter of a recipe (see `recipe_of`), with the config options and components the user gave."""
     from ..augmenter import Augmenter
-    from ..saving import build_augmenter
+    from ..sharing.saving import build_augmenter
     from ..schema import TaskSchema
     from .options import config_values, endpoint_options, given_components, load_component
 
@@ -190,7 +190,7 @@ def _new_augmenter(args: argparse.Namespace, tmp: Path) -> tuple[Any, str | None
 
 def augment_into(args: argparse.Namespace, tmp: Path) -> None:
     """``cfaug augment``'s work, written into ``tmp`` (which becomes --out when it succeeds)."""
-    from ..hub import save_dataset
+    from ..sharing.folders import save_dataset
 
     out = Path(args.out)
     if args.augmenter:

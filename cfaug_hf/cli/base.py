@@ -70,7 +70,7 @@ def positive_int(text: str) -> int:
 # ------------------------------------------------------------------------------------------------- option groups
 def add_out_options(parser: argparse.ArgumentParser, what: str, *, default: str | None = None) -> None:
     """``--out`` and ``--overwrite``, with the same rules for every command (those of
-    `cfaug_hf.hub.write_folder`)."""
+    `cfaug_hf.sharing.folders.write_folder`)."""
     where = f" (default {default})" if default else ""
     parser.add_argument("--out", required=default is None, default=default,
                         help=f"folder for {what}{where}: new, empty, or written by this command before (its files "
@@ -162,8 +162,8 @@ def add_token_option(parser: argparse.ArgumentParser) -> None:
 # --------------------------------------------------------------------------------------------------- --out rules
 def check_out(out: str, *inputs: str, kind: str = "dataset", overwrite: bool = False) -> None:
     """Refuse an output folder that is, contains or lies inside an input, or that holds files the library did not
-    write (see `cfaug_hf.hub.check_writable`), before anything is read or written."""
-    from ..hub import FolderNotEmptyError, check_writable
+    write (see `cfaug_hf.sharing.folders.check_writable`), before anything is read or written."""
+    from ..sharing.folders import FolderNotEmptyError, check_writable
 
     o = Path(out).resolve()
     for given in inputs:
@@ -181,8 +181,8 @@ def check_out(out: str, *inputs: str, kind: str = "dataset", overwrite: bool = F
 @contextlib.contextmanager
 def writing_out(args: argparse.Namespace, kind: str) -> Iterator[Path]:
     """The temporary folder a command writes its whole ``--out`` into; it takes ``--out``'s place only when the
-    command succeeds (`cfaug_hf.hub.write_folder`), so a failed run leaves nothing behind."""
-    from ..hub import FolderNotEmptyError, write_folder
+    command succeeds (`cfaug_hf.sharing.folders.write_folder`), so a failed run leaves nothing behind."""
+    from ..sharing.folders import FolderNotEmptyError, write_folder
 
     try:
         with write_folder(args.out, kind, overwrite=args.overwrite) as tmp:

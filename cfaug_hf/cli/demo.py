@@ -30,7 +30,7 @@ class DemoCommand(Command):
 
     def run(self, args: argparse.Namespace) -> None:
         from ..demo import run_demo
-        from ..hub import FolderNotEmptyError
+        from ..sharing.folders import FolderNotEmptyError
 
         try:
             run_demo(args.out, generator_steps=args.generator_steps, retrain=args.retrain, seed=args.seed,

@@ -13,7 +13,8 @@ __all__ = ["user_error_types", "message", "in_flag_terms", "missing_input"]
 
 
 def user_error_types() -> tuple[type[BaseException], ...]:
-    from ..hub import ComponentLoadError, FolderNotEmptyError, HubError
+    from ..sharing.folders import ComponentLoadError, FolderNotEmptyError
+    from ..sharing.hub import HubError
     from ..schema import SchemaError
 
     types: list[type[BaseException]] = [UsageError, SchemaError, ComponentLoadError, HubError, FolderNotEmptyError,

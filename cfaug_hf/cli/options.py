@@ -26,7 +26,7 @@ import types
 import typing
 from typing import Any
 
-from ..saving import load_component
+from ..sharing.saving import load_component
 
 __all__ = ["add_config_options", "config_values", "component_roles", "add_component_options", "endpoint_options",
            "load_component"]

@@ -13,8 +13,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .base import (Command, UsageError, add_out_options, add_schema_options, check_out, positive_int,
-                   schema_options, writing_out)
+from .base import (Command, UsageError, add_out_options, add_schema_options, check_out, positive_int, schema_options,
+                   writing_out)
 from .data import load_local
 
 __all__ = ["TrainCommand"]
@@ -143,7 +143,7 @@ def _data(args: argparse.Namespace) -> Any:
 
 
 def _out(args: argparse.Namespace, kind: str) -> None:
-    """Refuse a bad --out before any training (the rules of cfaug_hf.hub.write_folder for a saved ``kind``)."""
+    """Refuse a bad --out before any training (the rules of cfaug_hf.sharing.folders.write_folder for a saved ``kind``)."""
     check_out(args.out, args.data, kind=kind, overwrite=args.overwrite)
 
 
@@ -245,7 +245,7 @@ def _train_selector(args: argparse.Namespace) -> None:
     from ..methods.icda.driver import run_icda
     from ..models import load_model, load_tokenizer
     from ..schema import TaskSchema
-    from ..sentences import split_sentences
+    from ..text.sentences import split_sentences
 
     _out(args, "rationale_selector")
     data = _data(args)

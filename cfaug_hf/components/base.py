@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 
 from ..fingerprint import digest_json, digest_module, register_cheap_hash, weights_state
 from .. import registry
-from ..configs import ConfigError, config_from_dict
-from ..hub import (FORMAT_VERSION, ComponentLoadError, HubError, check_json_files, check_weight_files,
-                   read_versioned_json,
-                   resolve_folder, write_folder)
+from ..sharing.configs import ConfigError, config_from_dict
+from ..sharing.folders import (FORMAT_VERSION, ComponentLoadError, check_json_files, check_weight_files,
+                               read_versioned_json, write_folder)
+from ..sharing.hub import HubError, resolve_folder
 
 __all__ = ["Component", "PretrainedComponent", "ComponentLoadError", "atomic_directory", "FORMAT_VERSION",
            "read_versioned_json", "load_weights"]
@@ -27,11 +27,11 @@ __all__ = ["Component", "PretrainedComponent", "ComponentLoadError", "atomic_dir
 logger = logging.getLogger(__name__)
 
 def atomic_directory(target: str | os.PathLike, kind: str = "folder") -> Any:
-    """Deprecated alias of `cfaug_hf.hub.write_folder` (``overwrite=True``), kept for earlier code; it no
+    """Deprecated alias of `cfaug_hf.sharing.folders.write_folder` (``overwrite=True``), kept for earlier code; it no
     longer deletes files the library did not write."""
     import warnings
 
-    warnings.warn("atomic_directory is deprecated; use cfaug_hf.hub.write_folder(target, kind).", DeprecationWarning,
+    warnings.warn("atomic_directory is deprecated; use cfaug_hf.sharing.folders.write_folder(target, kind).", DeprecationWarning,
                   stacklevel=2)
     return write_folder(target, kind, overwrite=True)
 
@@ -229,7 +229,7 @@ class Component(abc.ABC):
 
         The folder may be new, empty, or a saved component of the same type (replaced; files you added are kept). A
         non-empty folder holding anything else is refused unless ``overwrite=True``, and even then no file of yours
-        is deleted (see `cfaug_hf.hub.write_folder`).
+        is deleted (see `cfaug_hf.sharing.folders.write_folder`).
         """
         from .._version import __version__
 
@@ -457,7 +457,7 @@ class PretrainedComponent(Component):
         base = config.get("base_model")
         if not isinstance(base, str) or not base:
             raise ComponentLoadError(f"{folder} holds an adapter but its config names no base_model.")
-        from ..hub import is_pulled
+        from ..sharing.folders import is_pulled
 
         if is_pulled(folder) and (os.path.isabs(base) or base.startswith(("~", ".")) or "\\" in base
                                   or os.path.isdir(base)):

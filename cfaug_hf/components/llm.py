@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..credentials import scrub, scrub_values
+from ..sharing.credentials import scrub, scrub_values
 from ..generation import Constraint, GenerationResult, apply_constraints
 from .base import Component
 
@@ -117,8 +117,8 @@ class HTTPLLMConfig:
     def __post_init__(self) -> None:
         import math
 
-        from ..configs import check_value
-        from ..credentials import check_env_name, split_url_credentials
+        from ..sharing.configs import check_value
+        from ..sharing.credentials import check_env_name, split_url_credentials
 
         if isinstance(self.cache_dir, os.PathLike):
             self.cache_dir = os.fspath(self.cache_dir)
@@ -429,7 +429,7 @@ class OpenAICompatibleLLM(Component):
     def get_config_dict(self) -> dict[str, Any]:
         """The config as saved and shown on cards: the address without credentials (again, in case the config was
         changed after it was made) and scrubbed of the key's value; the key's variable name only."""
-        from ..credentials import check_env_name, split_url_credentials
+        from ..sharing.credentials import check_env_name, split_url_credentials
 
         config = dataclasses.asdict(self.config)
         config["base_url"] = scrub_values(split_url_credentials(config["base_url"])[0], self._secrets())

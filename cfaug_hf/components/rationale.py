@@ -393,7 +393,7 @@ class RationaleSelector(PretrainedComponent):
 
         ``documents`` are lists of sentences, or of sentence ids into ``table``.
         """
-        from ..sentences import SelectionResult
+        from ..text.sentences import SelectionResult
 
         collate = self.collator(table)
         key = "sentence_ids" if table is not None else "sentences"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..hub import ComponentLoadError
+from ..sharing.folders import ComponentLoadError
 from .base import Component, load_weights
 
 __all__ = ["BiEncoder", "BiEncoderConfig", "CorpusIndex", "IndexConfig", "EncoderMismatchError"]

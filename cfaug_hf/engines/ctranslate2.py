@@ -163,7 +163,7 @@ class CTranslate2Engine(Engine):
                 return cls(path, compute_type, threads)
             except (RuntimeError, OSError, ValueError) as err:
                 if attempt == 2:
-                    from ..hub import ComponentLoadError
+                    from ..sharing.folders import ComponentLoadError
 
                     raise ComponentLoadError(f"The CTranslate2 copy of the generator in {path} cannot be loaded "
                                              f"even after converting it again ({type(err).__name__}: {err}); use "

@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ..markdown import cell, code, fenced, inline
+from .markdown import cell, code, fenced, inline
 
 __all__ = ["TEMPLATES", "BEGIN", "END", "merge_card", "component_card", "dataset_card", "split_provenance",
            "is_hub_id", "source_info"]

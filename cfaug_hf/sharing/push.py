@@ -13,9 +13,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..hub import HubError, download_folder, hub_errors, refresh_digest, write_folder
+from .hub import HubError, download_folder, hub_errors
+from .folders import refresh_digest, write_folder
 
-from ..markdown import cell, code, fenced
+from .markdown import cell, code, fenced
 from .cards import component_card, dataset_card, merge_card, uploaded_plots
 
 __all__ = ["HubError", "hub_errors", "push_component", "push_augmenter", "push_augmented", "pull", "component_lines",
@@ -190,7 +191,7 @@ def pull(repo_id: str, local_dir: str | os.PathLike, *, repo_type: str = "model"
     added are kept). A non-empty folder holding anything else is refused unless ``overwrite=True``; no file of
     yours is deleted either way.
     """
-    from ..hub import read_manifest
+    from .folders import read_manifest
 
     folder, _ = download_folder(repo_id, repo_type=repo_type, revision=revision, token=token)
     manifest = read_manifest(folder)

@@ -73,7 +73,7 @@ def _add(out: dict[str, list[Any]], text: str, target: str, new: str, context: s
 def changed_sentences(text: str, new: str, *, neighbours: int = 1) -> list[tuple[str, str, str | None]]:
     """(old sentence, new sentence, context) for each sentence replaced one for one between ``text`` and ``new``;
     the context is the ``neighbours`` sentences either side of it in ``text`` with ``[edit]`` where it stood."""
-    from ..sentences import split_sentences
+    from ..text.sentences import split_sentences
 
     old_s, new_s = split_sentences(text), split_sentences(new)
     out = []

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
-from ...entities import EntityLexicon, iob2_spans, replace_entities
+from ...text.entities import EntityLexicon, iob2_spans, replace_entities
 from ...filters import NERConstraintFilter
 from ...fingerprint import stable_hash
 from ...schema import SchemaError, TaskSchema

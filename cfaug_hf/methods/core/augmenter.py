@@ -136,7 +136,7 @@ class COREAugmenter(Augmenter):
 
     def pick_sentences(self, text: str, label: str) -> tuple[list[str], list[int]]:
         """The text's sentences and the positions of the ``edit_sentences`` that carry ``label`` most."""
-        from ...sentences import split_sentences
+        from ...text.sentences import split_sentences
 
         sentences = split_sentences(text)
         n = self.config.edit_sentences  # type: ignore[attr-defined]

@@ -8,7 +8,7 @@ from typing import Any
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult, source_id
 from ...fingerprint import digest_json
 from ...schema import SchemaError, TaskSchema
-from ...sentences import split_sentences
+from ...text.sentences import split_sentences
 from .config import ROLES, ICDAConfig
 from .paper import PAPER
 from .selection import OcclusionSelector, Plan, SelectionResult, plan_counterfactuals

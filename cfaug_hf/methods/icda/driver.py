@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...sentences import SentenceTable
+from ...text.sentences import SentenceTable
 from .epoch import CounterfactualEpochDataset
 from .selection import SelectionResult, plan_counterfactuals, rationale_set_change
 from .training import keep_for_training, train_selector

@@ -15,9 +15,9 @@ from typing import Any
 
 import torch
 
-from ...configs import count_arg
+from ...sharing.configs import count_arg
 from ...schema import SchemaError
-from ...sentences import SentenceTable, split_sentences
+from ...text.sentences import SentenceTable, split_sentences
 from ...slots import SlotDataset
 from .selection import CounterfactualSpec, Plan, SelectionResult, plan_counterfactuals
 

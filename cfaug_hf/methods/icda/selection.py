@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...sentences import SelectionResult
+from ...text.sentences import SelectionResult
 
 __all__ = ["SelectionResult", "CounterfactualSpec", "Plan", "plan_counterfactuals", "rationale_set_change",
            "position_histograms", "is_degenerate", "rationale_precision", "occlusion_rationales"]

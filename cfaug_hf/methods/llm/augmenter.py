@@ -9,7 +9,7 @@ from typing import Any
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import DEFAULT_CHECKER, resolve_checker
 from ...components.editor import Editor, rank_by_checker
-from ...entities import MarkupError, iob2_spans, mark_entities, relation_entities, replace_entities
+from ...text.entities import MarkupError, iob2_spans, mark_entities, relation_entities, replace_entities
 from ...filters import (LabelFlipFilter, NERConstraintFilter, NLIConstraintFilter, REConstraintFilter,
                         TagConsistencyFilter)
 from ...fingerprint import stable_hash
@@ -403,7 +403,7 @@ class LLMCounterfactualAugmenter(Augmenter):
 
     def _markup(self, text: str, original: str) -> tuple[str | None, bool]:
         """RE: the revision with the source's markup; put back when the LLM dropped it but kept both entities."""
-        from ...entities import strip_markup
+        from ...text.entities import strip_markup
 
         try:
             relation_entities(text)

@@ -146,7 +146,7 @@ def _fields(task: str, row: dict[str, Any], type_names: dict[str, str] | None) -
     if task == "ner":
         ents = [{"span": e["span"], "type": _type_name(e["type"], type_names)} for e in row["entities"]]
         return [f"Sentence: {_q(' '.join(row['tokens']))}", f"Entities: {json.dumps(ents, ensure_ascii=False)}"]
-    from ...entities import relation_entities
+    from ...text.entities import relation_entities
 
     head, tail, _ = relation_entities(row["text"])
     return [f"Sentence: {_q(row['text'])}", f"Head entity: {_q(head)}", f"Tail entity: {_q(tail)}",

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
-from ...entities import EntityLexicon
+from ...text.entities import EntityLexicon
 from ...filters import EntityFidelityFilter, LabelFlipFilter, Pair, SemanticFidelityFilter, TopK
 from ...fingerprint import stable_hash
 from ...generation import as_text_generator

@@ -8,7 +8,7 @@
 
 Examples:
     >>> import random
-    >>> from cfaug_hf.entities import EntityLexicon
+    >>> from cfaug_hf.text.entities import EntityLexicon
     >>> pieces = ["Ford drove for Lola in 2006.", "Lola was run by Carpentier in 2006."]
     >>> causal = {"Ford": "PERSON", "Carpentier": "PERSON", "2006": "DATE"}
     >>> new, edits = edit_evidence(pieces, causal, EntityLexicon({"DATE": ["2008"]}), random.Random(0))

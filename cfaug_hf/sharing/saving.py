@@ -9,12 +9,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import registry
-from ._version import __version__
+from .. import registry
+from .._version import __version__
 from .configs import ConfigError
-from .hub import (FORMAT_VERSION, ComponentLoadError, folder_inside, leaves_folder, read_versioned_json,
-                  resolve_folder, write_folder)
-from .schema import SchemaError, TaskSchema
+from .folders import FORMAT_VERSION, ComponentLoadError, folder_inside, leaves_folder, read_versioned_json, write_folder
+from .hub import resolve_folder
+from ..schema import SchemaError, TaskSchema
 
 __all__ = ["AUGMENTER_CONFIG", "save_augmenter", "load_augmenter", "build_augmenter", "read_recipe",
            "local_reference"]
@@ -97,7 +97,7 @@ def build_augmenter(cls: Any, data: dict[str, Any], folder: Path, where: Any, *,
         raise ComponentLoadError(f"{where} holds a {data.get('method')!r} augmenter, not "
                                  f"{cls.method or 'a known method'!r}.")
     if "preset" in data:  # a published setting: its values first, the recipe's own over them
-        from .presets import apply_preset
+        from ..presets import apply_preset
 
         try:
             data = apply_preset(target, data, overrides)
@@ -160,7 +160,7 @@ def local_reference(folder: Path, value: str, field: str, where: Any) -> str:
     """A component given as a string in a saved augmenter, a pulled one or a recipe, as `load_component`
     takes it: a keyword or an address as it is, a folder inside ``folder`` as its path, anything else as a Hub id.
 
-    Every reference read from a file goes through here (or `cfaug_hf.hub.folder_inside` for the ``{"path":
+    Every reference read from a file goes through here (or `cfaug_hf.sharing.folders.folder_inside` for the ``{"path":
     ...}`` form): a file is data, so it may name its own subfolders and Hub repositories but nothing else on this
     machine. A component elsewhere is given by the user: on the command line or as a keyword argument.
     """
@@ -179,7 +179,7 @@ def local_reference(folder: Path, value: str, field: str, where: Any) -> str:
 def _load_reference(folder: Path, ref: Any, token: str | None, field: str, where: Any, role: str = "") -> Any:
     """A component from its saved reference: a subfolder (``path``), a component shipped in the package
     (``shipped``) or a Hub repository at a revision (``repo_id``, ``revision``)."""
-    from .embedded import DATA_DIR
+    from ..embedded import DATA_DIR
 
     what = role or field
     if not isinstance(ref, dict) or ref.get("type") not in registry.available()["components"]:

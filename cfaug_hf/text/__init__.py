@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from .fingerprint import register_global_state
+from ..fingerprint import register_global_state
 
 __all__ = ["Token", "tokenize", "SpanDiff", "diff_tokens", "find_span", "substitute_span", "Substitution",
            "NEGATION_WORDS", "is_negation", "is_word", "ClaimEdit", "classify_edit", "same_meaning",

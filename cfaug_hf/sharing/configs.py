@@ -14,7 +14,7 @@ Examples:
     >>> config_from_dict(C, {"beams": "five"}, "cfaug_generator.json")
     Traceback (most recent call last):
     ...
-    cfaug_hf.configs.ConfigError: cfaug_generator.json: field 'beams' is 'five' (str); expected int.
+    cfaug_hf.sharing.configs.ConfigError: cfaug_generator.json: field 'beams' is 'five' (str); expected int.
 """
 
 from __future__ import annotations

@@ -50,14 +50,14 @@ def split_sentences(text: str, splitter: str = "builtin") -> list[str]:
         return _builtin(text)
     if splitter == "spacy":
         if "spacy" not in _PIPELINES:
-            from .deps import require
+            from ..deps import require
 
             spacy = require("spacy", "splitter='spacy'")
             _PIPELINES["spacy"] = spacy.load("en_core_web_sm", disable=["ner", "lemmatizer"])
         return [s.text.strip() for s in _PIPELINES["spacy"](text).sents if s.text.strip()]
     if splitter == "stanza":
         if "stanza" not in _PIPELINES:
-            from .deps import require
+            from ..deps import require
 
             stanza = require("stanza", "splitter='stanza'")
             try:
