@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .folders import recover_folder
+from .folders import ComponentLoadError, recover_folder
 
 __all__ = ["HubError", "hub_errors", "download_folder", "resolve_folder"]
 
