@@ -15,7 +15,8 @@ trains on
 * ``human (quarter)`` and ``human``: the quarter's, and every row's, human counterfactuals (coverage-free).
 
 The covered rows are a prefix of one seeded order, so each share's counterfactuals are the smaller share's plus
-new ones (``debias.editor_subset``); generation is cached and resumable in parts of 20 rows, so the first run of
+new ones (``debias.editor_subset``); the share-free rows (none, human, human quarter) are trained once, with the
+largest share; generation is cached and resumable in parts of 20 rows, so the first run of
 the largest share is the long one (CPU, 2 cores: about 1.5 s a review). Each share's table goes to
 ``benchmarks/results/coverage/<task>-<share>/``; this script then writes ``benchmarks/results/coverage_<task>.{json,md}``
 (each row's gain over ``none`` on every test, with 2 sd of the difference, and the share of the full human gain
@@ -35,6 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 ROWS = ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify"]
+#: Rows that do not depend on the share: trained once, with the largest share, and read from there for the others.
+SHARED_ROWS = ("none", "human", "human (quarter)")
 CONTRAST = {"sentiment": "contrast dev", "nli": "revised_hypothesis/test"}
 #: The frozen yardstick's head per task: the one whose validity checks pass in the leaderboard (on NLI the lr head
 #: shows no gain even for every row's human counterfactuals, so it cannot measure coverage).
@@ -62,12 +65,26 @@ def summary_name(task: str, head: str) -> str:
     return f"coverage_{task}" + ("" if head == HEADS[task] else f"_{head}")
 
 
-def run_share(task: str, share: float, total: int, seeds: list[int], head: str) -> Path:
+def finished_rows(path: Path, seeds: list[int]) -> set[str]:
+    """The rows an earlier run of this share wrote for every one of ``seeds`` (a killed run resumes after them)."""
+    if not path.is_file():
+        return set()
+    result = json.loads(path.read_text())
+    if result.get("seeds") != seeds:
+        return set()
+    return {row for row, r in result["rows"].items() if all(len(v) == len(seeds) for v in r["accuracy"].values())}
+
+
+def run_share(task: str, share: float, total: int, seeds: list[int], head: str, rows: list[str]) -> Path:
     out = share_dir(task, share)
     out.mkdir(parents=True, exist_ok=True)
     limit = round(total * share / 100)
+    done = finished_rows(out / result_name(task, head), seeds)
+    rows = [r for r in rows if r not in done]
+    if not rows:  # an earlier run finished this share
+        return out / result_name(task, head)
     cmd = [sys.executable, str(ROOT / "benchmarks" / "debias.py"), "--config", task, "--model", "frozen", "--head",
-           head, "--rows", *ROWS, "--seeds", *map(str, seeds), "--editor-limit", str(limit)]
+           head, "--rows", *rows, "--seeds", *map(str, seeds), "--editor-limit", str(limit), "--merge"]
     subprocess.run(cmd, check=True, cwd=ROOT, env={**os.environ, "CFAUG_RESULTS_DIR": str(out)})
     return out / result_name(task, head)
 
@@ -80,9 +97,10 @@ def gain(rows: dict, row: str, test: str) -> dict[str, float]:
 
 def summarize(task: str, shares: list[float], total: int, head: str) -> dict:
     points = []
+    largest = json.loads((share_dir(task, max(shares)) / result_name(task, head)).read_text())["rows"]
     for share in shares:
         result = json.loads((share_dir(task, share) / result_name(task, head)).read_text())
-        rows = result["rows"]
+        rows = {**{r: largest[r] for r in SHARED_ROWS if r in largest}, **result["rows"]}
         tests = list(rows["none"]["accuracy"])
         point = {"share": share, "rows_covered": round(total * share / 100), "seeds": len(result["seeds"]),
                  "train_rows": {row: rows[row]["train_rows"] for row in ROWS if row in rows},
@@ -159,7 +177,10 @@ def main() -> None:
     if not args.summarize_only:
         # Largest share first: it writes every counterfactual once; the smaller shares then reuse its parts.
         for share in sorted(args.shares, reverse=True):
-            run_share(args.task, share, total, args.seeds, head)
+            done_rows = share_dir(args.task, max(args.shares)) / result_name(args.task, head)
+            rows = ROWS if share == max(args.shares) or not done_rows.is_file() else \
+                [r for r in ROWS if r not in SHARED_ROWS]
+            run_share(args.task, share, total, args.seeds, head, rows)
             done = [s for s in args.shares if (share_dir(args.task, s) / result_name(args.task, head)).is_file()]
             (RESULTS / f"{name}.json").write_text(json.dumps(summarize(args.task, done, total, head), indent=1) + "\n")
     summary = summarize(args.task, args.shares, total, head)
