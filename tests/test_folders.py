@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from cfaug_hf.sharing import hub
+from cfaug_hf.sharing import folders as hub
 from cfaug_hf.sharing.folders import FolderNotEmptyError, recover_folder, write_folder
 
 EXAMPLES = int(os.environ.get("CFAUG_PROPERTY_EXAMPLES", "200"))

@@ -17,23 +17,24 @@ class CrossAugCommand(Command):
                    "equivalent line and exits with status 2.")
 
     def add_arguments(self, parser: argparse.ArgumentParser, argv: list[str]) -> None:
-        parser.add_argument("data")
+        old = "an option of the removed command, translated into the cfaug augment line printed"
+        parser.add_argument("data", help="the dataset (as for cfaug augment)")
         add_data_options(parser)
-        parser.add_argument("--generator", default="default")
+        parser.add_argument("--generator", default="default", help=old)
         checker = parser.add_mutually_exclusive_group()
-        checker.add_argument("--checker")
-        checker.add_argument("--no-checker", action="store_true")
-        parser.add_argument("--out", required=True)
-        parser.add_argument("--overwrite", action="store_true")
+        checker.add_argument("--checker", help=old)
+        checker.add_argument("--no-checker", action="store_true", help=old)
+        parser.add_argument("--out", required=True, help=old)
+        parser.add_argument("--overwrite", action="store_true", help=old)
         for flag, default in (("--claim-column", "claim"), ("--evidence-column", "evidence"),
                               ("--label-column", "label"), ("--id-column", None), ("--backend", "auto")):
-            parser.add_argument(flag, default=default)
+            parser.add_argument(flag, default=default, help=old)
         for flag in ("--max-span-tokens", "--candidates", "--batch-size", "--num-proc"):
-            parser.add_argument(flag, type=positive_int, default=None)
+            parser.add_argument(flag, type=positive_int, default=None, help=old)
         for flag in ("--nei", "--allow-deletions", "--allow-same-meaning", "--reject-deletions",
                      "--counterfactuals-only"):
-            parser.add_argument(flag, action="store_true")
-        parser.add_argument("--seed", type=int, default=None)
+            parser.add_argument(flag, action="store_true", help=old)
+        parser.add_argument("--seed", type=int, default=None, help=old)
 
     def run(self, args: argparse.Namespace) -> None:
         line, dropped = augment_line(args)
