@@ -1,6 +1,6 @@
 """The cost of RACE's entity-constrained decoding against plain beam search on the same inputs.
 
-    python benchmarks/race_constrained_decoding.py [--rows 16] [--beams 10] [--k 5] [--max-new-tokens 32]
+    python -m benchmarks.race_constrained_decoding [--rows 16] [--beams 10] [--k 5] [--max-new-tokens 32]
 
 Inputs: FEVEROUS multi-hop rows (claims with two or more evidence sentences); the generator reads the joined
 evidence ("Evidence: ... Claim:") and writes a claim. The constraint of a row has one group per evidence piece:
@@ -24,17 +24,13 @@ import argparse
 import json
 import re
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks.harness import RESULTS, ROOT
 
-from shared_data import shared_dir, strip_wiki  # noqa: E402
+from scripts.shared_data import shared_dir, strip_wiki
 
-RESULTS = ROOT / "benchmarks" / "results"
 
 
 def rows(limit: int) -> list[tuple[str, list[list[str]]]]:
