@@ -967,21 +967,10 @@ def fmt(values: list[float]) -> str:
 
 
 def provenance() -> dict[str, Any]:
-    """When and from which code a result was made."""
-    import subprocess
+    """When and from which code a result was made (`benchmarks.harness.provenance`, with ``--commit``)."""
+    from benchmarks.harness import provenance as made
 
-    if COMMIT:  # a copy of the tree run elsewhere: its .git, if any, may be stale
-        return {"git_commit": COMMIT, "uncommitted_changes": None, "date": time.strftime("%Y-%m-%d")}
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                                check=True).stdout.strip()
-        # Results written by earlier runs are not code: they do not make this one "uncommitted".
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "cfaug_hf", "benchmarks",
-                                     ":!benchmarks/results", ":!benchmarks/logs"], cwd=ROOT,
-                                    capture_output=True, text=True).stdout.strip())
-    except (OSError, subprocess.CalledProcessError):  # a copy of the tree without git (e.g. on a GPU machine)
-        commit, dirty = COMMIT, None
-    return {"git_commit": commit, "uncommitted_changes": dirty, "date": time.strftime("%Y-%m-%d")}
+    return made(COMMIT)
 
 
 def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:

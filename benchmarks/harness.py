@@ -37,9 +37,13 @@ def parser(doc: str | None) -> argparse.ArgumentParser:
     return argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
+#: What counts as the measured code when asking whether the tree had uncommitted changes (results are not code).
+CODE = ("cfaug_hf", "trainer_callbacks", "benchmarks", ":!benchmarks/results", ":!benchmarks/logs")
+
+
 def provenance(commit: str | None = None) -> dict[str, Any]:
     """The commit the run measured (``commit`` when the tree was copied elsewhere, e.g. to a GPU machine, whose
-    ``.git`` may be stale), whether the tree had uncommitted changes, the date and the machine."""
+    ``.git`` may be stale), whether the measured code (`CODE`) had uncommitted changes, the date and the machine."""
     machine = {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
     if commit:
         return {"git_commit": commit, "uncommitted_changes": None, "date": time.strftime("%Y-%m-%d"),
@@ -47,8 +51,8 @@ def provenance(commit: str | None = None) -> dict[str, Any]:
     try:
         found = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                                check=True).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                                    capture_output=True, text=True, check=True).stdout.strip())
+        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", *CODE], cwd=ROOT, capture_output=True,
+                                    text=True, check=True).stdout.strip())
     except (OSError, subprocess.CalledProcessError):
         found, dirty = None, None
     return {"git_commit": found, "uncommitted_changes": dirty, "date": time.strftime("%Y-%m-%d"), "machine": machine}
