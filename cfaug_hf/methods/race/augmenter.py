@@ -5,6 +5,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+from ...components.protocols import EntityRecognizing, LabelScoring
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...text.entities import EntityLexicon
 from ...filters import EntityFidelityFilter, LabelFlipFilter, Pair, SemanticFidelityFilter, TopK
@@ -96,7 +97,8 @@ class RACEAugmenter(Augmenter):
     presets = {"paper": PAPER}
     citation = RACE_CITATION
 
-    def __init__(self, generator: Any, checker: Any, ner: Any, schema: TaskSchema | None = None, *,
+    def __init__(self, generator: Any, checker: LabelScoring, ner: EntityRecognizing,
+                 schema: TaskSchema | None = None, *,
                  embedder: Any = "sentence-transformers/all-MiniLM-L6-v2", config: RACEConfig | None = None,
                  filters: Sequence[Any] | None = None, **overrides: Any) -> None:
         super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)
