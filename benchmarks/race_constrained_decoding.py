@@ -11,7 +11,7 @@ without a checker), pieces without any left out. Model: SmolLM2-135M-Instruct (o
 
 * plain: ``Generator(constrained_decoding=False).generate_with_info(texts, constraints=...)``: transformers' batched
   beam search, then the outputs that miss the constraint are dropped;
-* constrained: ``Generator(constrained_decoding=True)``: cfaug_hf.constrained's beam search, one row at a time.
+* constrained: ``Generator(constrained_decoding=True)``: cfaug_hf.generation.constrained's beam search, one row at a time.
 
 Timings interleave the two, ``--repeats`` times (median). Reports seconds, the ratio (target <= 1.5x), and the
 constraint satisfaction: the share of rows with at least one output meeting its constraint, and of all outputs.

@@ -11,7 +11,7 @@ from ...text.entities import EntityLexicon
 from ...filters import EntityFidelityFilter, LabelFlipFilter, Pair, SemanticFidelityFilter, TopK
 from ...fingerprint import stable_hash
 from ...generation import as_text_generator
-from ...occlusion import occlusion_drops
+from ...components.occlusion import occlusion_drops
 from ...schema import SchemaError, TaskSchema
 from .config import ROLES, RACEConfig
 from .paper import PAPER
@@ -49,7 +49,7 @@ class RACEAugmenter(Augmenter):
     3. **Ad-check**: the checker must label (c, E') REFUTES, else E' is dropped (``race:ad_check_rejected``).
     4. **Generate**: the claim generator (E -> c, fine-tuned on SUPPORTS instances) writes candidates from the
        sentence rationales of E' (SUPPORTS) or E (REFUTES), under the entity constraint "at least one causal entity
-       of each piece" (constrained beam search, `cfaug_hf.constrained`).
+       of each piece" (constrained beam search, `cfaug_hf.generation.constrained`).
     5. **Post-check**: a candidate c' is kept when the checker labels (c', E) with the flipped label.
     6. **Filter**: the kept candidate with the highest MoverScore fidelity + entity fidelity to c wins.
 
