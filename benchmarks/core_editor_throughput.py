@@ -1,7 +1,7 @@
 """An LLM augmenter's generation path against the same model's raw batched ``generate`` on the same prompts, and
 against a per-row loop: CORE's editor (``--method core``) or LLM-prompted counterfactuals (``--method llm``).
 
-    python benchmarks/core_editor_throughput.py [--method core|llm] [--rows 32] [--max-new-tokens 32] [--repeats 3]
+    python -m benchmarks.core_editor_throughput [--method core|llm] [--rows 32] [--max-new-tokens 32] [--repeats 3]
 
 Rows: CAD-SNLI dev. ``core``: entailment/contradiction pairs, the prompts CORE builds (instructions, 4
 demonstrations, target relation), SmolLM2-135M-Instruct through the chat template. ``llm``: all rows, the prompt
@@ -26,17 +26,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks.harness import RESULTS, ROOT
 
-from shared_data import cad_nli  # noqa: E402
+from scripts.shared_data import cad_nli
 
-RESULTS = ROOT / "benchmarks" / "results"
 
 
 def main() -> None:

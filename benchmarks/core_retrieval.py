@@ -1,7 +1,7 @@
 """CORE's retrieval stage: CF-DPR top-1 on held-out CAD pairs (trained vs untrained), IVF vs flat search, and corpus
 encoding throughput against the encoder's raw batched forward.
 
-    python benchmarks/core_retrieval.py [--budget-s 300] [--tasks sentiment nli]
+    python -m benchmarks.core_retrieval [--budget-s 300] [--tasks sentiment nli]
 
 1. CF-DPR (MiniLM query and document encoders) is trained with the DPR loss on CAD pairs (sentiment: the 8305
    sentences CAD's annotators changed in the 1707 IMDb training reviews, paired with their edits, since the corpus
@@ -25,19 +25,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks.harness import CACHE, RESULTS, ROOT
 
-from shared_data import cad_nli_pairs, cad_sentiment_sentence_pairs, imdb_sentences, nli_corpus_sentences  # noqa: E402
+from scripts.shared_data import cad_nli_pairs, cad_sentiment_sentence_pairs, imdb_sentences, nli_corpus_sentences
 
-CACHE = ROOT / "benchmarks" / ".cache"
-RESULTS = ROOT / "benchmarks" / "results"
 SETTINGS = {"sentiment": {"length": 96, "batch_size": 16}, "nli": {"length": 32, "batch_size": 32}}
 
 

@@ -1,6 +1,6 @@
 """How much does an editor add as it covers more of the unannotated rows? The gain as a curve in coverage.
 
-    python benchmarks/coverage_curve.py [--task sentiment] [--shares 25 50 100] [--seeds 0 1 2 3 4] [--plot]
+    python -m benchmarks.coverage_curve [--task sentiment] [--shares 25 50 100] [--seeds 0 1 2 3 4] [--plot]
 
 For each share of the rows outside the annotated quarter (sentiment: 1280 CAD IMDb training reviews; NLI: the
 CAD-SNLI originals outside it), ``benchmarks/debias.py`` on the frozen yardstick (its head per task: ``HEADS``)
@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+from benchmarks.harness import RESULTS, ROOT
+
 ROWS = ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify"]
 #: Rows that do not depend on the share: trained once, with the largest share, and read from there for the others.
 SHARED_ROWS = ("none", "human", "human (quarter)")
@@ -45,8 +44,7 @@ HEADS = {"sentiment": "lr", "nli": "top1"}
 
 
 def unannotated(task: str) -> int:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import debias
+    from benchmarks import debias
 
     train = debias.CONFIGS[task]()["train"]
     return len(train) - len(debias.annotated_rows(train, task))
@@ -83,9 +81,10 @@ def run_share(task: str, share: float, total: int, seeds: list[int], head: str, 
     rows = [r for r in rows if r not in done]
     if not rows:  # an earlier run finished this share
         return out / result_name(task, head)
-    cmd = [sys.executable, str(ROOT / "benchmarks" / "debias.py"), "--config", task, "--model", "frozen", "--head",
-           head, "--rows", *rows, "--seeds", *map(str, seeds), "--editor-limit", str(limit), "--merge"]
-    subprocess.run(cmd, check=True, cwd=ROOT, env={**os.environ, "CFAUG_RESULTS_DIR": str(out)})
+    cmd = [sys.executable, "-m", "benchmarks.debias", "--config", task, "--model", "frozen", "--head", head,
+           "--rows", *rows, "--seeds", *map(str, seeds), "--editor-limit", str(limit), "--merge", "--results-dir",
+           str(out)]
+    subprocess.run(cmd, check=True, cwd=ROOT)
     return out / result_name(task, head)
 
 

@@ -1,6 +1,6 @@
 """CrossAug throughput against the raw generator and against what users would run instead.
 
-    python benchmarks/crossaug_throughput.py [--generator runs/demo/generator] [--rows 32] [--repeats 3]
+    python -m benchmarks.crossaug_throughput [--generator runs/demo/generator] [--rows 32] [--repeats 3]
 
 Every setting turns the same SUPPORTS claims of the embedded FEVEROUS sample into negative claims and edited
 evidence with the same generator and decoding (5 beams, 5 outputs per claim, CrossAug's defaults: deletions and
@@ -29,7 +29,7 @@ import statistics
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.harness import ROOT
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """Does augmentation make a classifier rely less on shortcuts? Train on original vs augmented data, test in-domain
 and on contrast / out-of-distribution sets, over several seeds.
 
-    python benchmarks/debias.py --config sentiment|nli|fv|all [--model bow|MODEL_ID_OR_PATH] [--seeds 0 1 2]
+    python -m benchmarks.debias --config sentiment|nli|fv|all [--model bow|MODEL_ID_OR_PATH] [--seeds 0 1 2]
                                 [--rows none human eda crossaug] [--max-length 256] [--epochs 3]
 
 Configurations (data from ../shared/data, see its MANIFEST.md):
@@ -25,7 +25,7 @@ Rows (training sets):
              (the recipe on the shipped VitaminC pairs; never FEVER-Symmetric, a test set here),
              trained once under a 300 s budget and cached in benchmarks/.cache/ (the folder
              benchmarks/generator_base.py saves it to), as is the augmented training set
-             (CFAUG_CROSSAUG_DATA=folder reuses one saved elsewhere). With ``none`` in the same run, the flip rate
+             (--crossaug-data FOLDER reuses one saved elsewhere). With ``none`` in the same run, the flip rate
              of the generated claims is recorded: the share of c'+e rows the ``none`` model labels REFUTES.
              --augment-limit N augments a seeded sample of N training rows (a CPU-sized run)
   crossaug+checker
@@ -68,9 +68,9 @@ Rows (training sets):
              scripts/build_editors.py --quarter 1, for the quarter's rows; with --augment-limit N, N and N/3 of
              them); core+editor is CORE proper with the shipped editor on the editor+checker row's rows (CF-DPR
              excerpts retrieved for each row, their keywords in the editor's input; benchmarks/core_retrieval.py
-             builds the encoder and index). CFAUG_EDITOR_DATA_SENTIMENT / _NLI=folder reuses counterfactuals the
-             editor wrote before (_SENTIMENT_Q1 / _NLI_Q1: the cross-fitting editor's; CFAUG_CORE_EDITOR_DATA_SENTIMENT
-             / _NLI: core+editor's)
+             builds the encoder and index). --editor-data sentiment=FOLDER (or nli=) reuses counterfactuals the
+             editor wrote before (sentiment_q1 / nli_q1: the cross-fitting editor's; --core-editor-data sentiment=FOLDER
+             or nli=: core+editor's)
 Models: ``bow`` is TF-IDF word 1-2 grams per text column + logistic regression (minutes for everything);
 ``frozen`` is the frozen-encoder yardstick (benchmarks/frozen_yardstick.py: MiniLM vectors computed once and cached,
 then a ``--head lr`` or ``mlp`` trained per seed on a bootstrap sample of the rows); any other value is a Hugging
@@ -83,9 +83,9 @@ Writes benchmarks/results/debias_<config>_<model>.{md,json}, with the git commit
 
 from __future__ import annotations
 
+from benchmarks.harness import CACHE, ROOT
 import argparse
 import json
-import os
 import random
 import statistics
 import time
@@ -93,14 +93,19 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from leaderboard import validity
-from shared_data import (ROOT, cad_nli, cad_sentiment, fever_paper, fever_paper_sample, fever_symmetric, feverous, fm2,
+from benchmarks.leaderboard import validity
+from scripts.shared_data import (cad_nli, cad_sentiment, fever_paper, fever_paper_sample, fever_symmetric, feverous, fm2,
                          imdb_contrast, vitaminc_rows)
 
 from cfaug_hf import TaskSchema
 
-CACHE = ROOT / "benchmarks" / ".cache"
-RESULTS = Path(os.environ.get("CFAUG_RESULTS_DIR", ROOT / "benchmarks" / "results"))
+#: Where this run's tables go (``--results-dir``).
+RESULTS = ROOT / "benchmarks" / "results"
+#: Counterfactuals written earlier, reused instead of generating (``--crossaug-data``, ``--editor-data``,
+#: ``--core-editor-data``): "crossaug", and per editor row its key ("sentiment", "nli_q1", "core_sentiment").
+REUSE: dict[str, str] = {}
+#: The commit a copy of the tree run elsewhere measured (``--commit``).
+COMMIT: str | None = None
 #: Committed copies of the editors' finished generation parts (the cache is not kept between sessions).
 PARTS_ARCHIVE = ROOT / "benchmarks" / "results" / "editor_parts"
 
@@ -221,12 +226,12 @@ def crossaug_counterfactuals(train: Any) -> Any:
     augmenter = CrossAugAugmenter(generator, TaskSchema.fact_verification(id_column="id"), reject_deletions=True,
                                   checker=None)
     subset, _ = augment_subset(train)
-    out_dir = Path(os.environ["CFAUG_CROSSAUG_DATA"]) if os.environ.get("CFAUG_CROSSAUG_DATA") else \
+    out_dir = Path(REUSE["crossaug"]) if REUSE.get("crossaug") else \
         CACHE / f"crossaug_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
     superset = _cached_superset(subset, augmenter) if not (out_dir / "dataset_info.json").is_file() else None
     if (out_dir / "dataset_info.json").is_file():
         augmented = load_from_disk(str(out_dir))
-        if os.environ.get("CFAUG_CROSSAUG_DATA"):
+        if REUSE.get("crossaug"):
             augmented = _rows_of(augmented, subset)
     elif superset is not None:
         augmented = _rows_of(superset, subset)
@@ -343,7 +348,7 @@ def race_counterfactuals(train: Any) -> Any:
     """RACE's counterfactuals of (a seeded sample of --augment-limit of) the FEVEROUS training rows: SpacyNER, the
     3-way MiniLM checker and the SmolLM2 + LoRA evidence-to-claim generator that benchmarks/race_intrinsic.py
     trains on these training rows and caches; resumable parts cached by data and augmenter fingerprints."""
-    from race_intrinsic import checker_model, generator_model
+    from benchmarks.race_intrinsic import checker_model, generator_model
 
     from cfaug_hf import RACEAugmenter
     from cfaug_hf.components.ner import SpacyNER
@@ -616,7 +621,7 @@ def human_same_rows(train: Any, seed: int, *, task: str) -> Any:
     """Original rows + the human counterfactuals of the same sample CORE edits (CAD pairs), for a fair ceiling."""
     from datasets import Dataset, concatenate_datasets
 
-    from shared_data import cad_nli_pairs, cad_sentiment_pairs
+    from scripts.shared_data import cad_nli_pairs, cad_sentiment_pairs
 
     subset, _ = augment_subset(train)
     if task == "sentiment":
@@ -644,7 +649,7 @@ def _schema_of(task: str) -> TaskSchema:
 
 def _human_by_row(task: str) -> dict[Any, list[tuple[str, str]]]:
     """Human counterfactuals of CAD train by original row key: [(edited text, its label)]."""
-    from shared_data import cad_nli_edit_rows, cad_sentiment_edit_rows
+    from scripts.shared_data import cad_nli_edit_rows, cad_sentiment_edit_rows
 
     out: dict[Any, list[tuple[str, str]]] = {}
     if task == "sentiment":
@@ -662,7 +667,7 @@ def _row_key(task: str, row: dict[str, Any]) -> Any:
 
 def annotated_rows(train: Any, task: str) -> list[int]:
     """The training rows of the annotated quarter the shipped editor learned from (scripts/build_editors.py)."""
-    from shared_data import annotated_quarter, cad_nli_edit_rows, cad_sentiment_edit_rows
+    from scripts.shared_data import annotated_quarter, cad_nli_edit_rows, cad_sentiment_edit_rows
 
     if task == "sentiment":
         rows = cad_sentiment_edit_rows("train")
@@ -760,8 +765,7 @@ def editor_counterfactuals(train: Any, task: str, quarter: int = 0, *, retrieval
     from cfaug_hf import AugmentationStats, COREAugmenter
 
     subset = editor_subset(train, task) if not quarter else quarter_subset(train, task)
-    given = os.environ.get(("CFAUG_CORE_EDITOR_DATA_" if retrieval else "CFAUG_EDITOR_DATA_") + task.upper()
-                           + (f"_Q{quarter}" if quarter else ""))
+    given = REUSE.get(("core_" if retrieval else "") + task + (f"_q{quarter}" if quarter else ""))
     note = "core+editor" if retrieval else "editor+checker" if not quarter else f"editor q{quarter}"
     if given:  # counterfactuals this editor wrote earlier (a code change since then moves the cache key)
         cfs = load_from_disk(given)
@@ -963,21 +967,10 @@ def fmt(values: list[float]) -> str:
 
 
 def provenance() -> dict[str, Any]:
-    """When and from which code a result was made."""
-    import subprocess
+    """When and from which code a result was made (`benchmarks.harness.provenance`, with ``--commit``)."""
+    from benchmarks.harness import provenance as made
 
-    if os.environ.get("CFAUG_COMMIT"):  # a copy of the tree run elsewhere: its .git, if any, may be stale
-        return {"git_commit": os.environ["CFAUG_COMMIT"], "uncommitted_changes": None, "date": time.strftime("%Y-%m-%d")}
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                                check=True).stdout.strip()
-        # Results written by earlier runs are not code: they do not make this one "uncommitted".
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "cfaug_hf", "benchmarks",
-                                     ":!benchmarks/results", ":!benchmarks/logs"], cwd=ROOT,
-                                    capture_output=True, text=True).stdout.strip())
-    except (OSError, subprocess.CalledProcessError):  # a copy of the tree without git (e.g. on a GPU machine)
-        commit, dirty = os.environ.get("CFAUG_COMMIT"), None
-    return {"git_commit": commit, "uncommitted_changes": dirty, "date": time.strftime("%Y-%m-%d")}
+    return made(COMMIT)
 
 
 def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -1014,7 +1007,7 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
             if args.model == "bow":
                 acc = run_bow(train, scored, schema, seed)
             elif args.model == "frozen":
-                from frozen_yardstick import run_frozen, run_top_layers
+                from benchmarks.frozen_yardstick import run_frozen, run_top_layers
 
                 if args.head.startswith("top"):
                     acc = run_top_layers(train, scored, schema, seed, top=int(args.head[3:]), epochs=args.epochs,
@@ -1141,9 +1134,26 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--learning-rate", type=float, default=5e-5)
     ap.add_argument("--bf16", action="store_true", help="fine-tuning in bf16 mixed precision (a GPU with bf16)")
+    ap.add_argument("--results-dir", type=Path, default=None, help="where the tables go [benchmarks/results]")
+    ap.add_argument("--crossaug-data", default=None, help="a saved dataset of CrossAug output to reuse")
+    ap.add_argument("--editor-data", nargs="*", default=[], metavar="TASK=FOLDER",
+                    help="counterfactuals the editor wrote earlier, reused for TASK (sentiment, nli; sentiment_q1 for "
+                         "the cross-fitting editor of quarter 1)")
+    ap.add_argument("--core-editor-data", nargs="*", default=[], metavar="TASK=FOLDER",
+                    help="the same for the core+editor row")
+    ap.add_argument("--commit", default=None, help="the commit measured, for a copy of the tree run elsewhere")
     args = ap.parse_args()
-    global AUGMENT_LIMIT, EDITOR_LIMIT
-    AUGMENT_LIMIT, EDITOR_LIMIT = args.augment_limit, args.editor_limit
+    global AUGMENT_LIMIT, EDITOR_LIMIT, RESULTS, COMMIT
+    AUGMENT_LIMIT, EDITOR_LIMIT, COMMIT = args.augment_limit, args.editor_limit, args.commit
+    RESULTS = args.results_dir or RESULTS
+    for option, prefix in ((args.editor_data, ""), (args.core_editor_data, "core_")):
+        for item in option:
+            task, sep, folder = item.partition("=")
+            if not sep or not folder:
+                ap.error(f"expected TASK=FOLDER, got {item!r}")
+            REUSE[prefix + task.lower()] = folder
+    if args.crossaug_data:
+        REUSE["crossaug"] = args.crossaug_data
     for name in CONFIGS if args.config == "all" else [args.config]:
         run_config(name, args)
 

@@ -1,6 +1,6 @@
 """Wall time and peak memory of the main job (`cfaug demo`), as a newcomer runs it.
 
-    python benchmarks/demo_time_memory.py [--rows 100] [--note "2 cores, idle"]
+    python -m benchmarks.demo_time_memory [--rows 100] [--note "2 cores, idle"]
 
 Runs ``cfaug demo --rows N`` in a fresh process under ``/usr/bin/time -v`` (offline, the shipped generator and
 checker, the default backend), and writes the wall time, CPU time, peak resident memory and the demo's own timings
@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.harness import ROOT
 
 
 def main() -> None:

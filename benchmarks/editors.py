@@ -1,7 +1,7 @@
 """Do the editors learned from human counterfactuals flip labels? The shipped editor against today's few-shot
 prompted SmolLM2 (CORE's prompt, ``local_llm``) on the same held-out CAD dev edits.
 
-    python benchmarks/editors.py [--tasks sentiment nli] [--n 100] [--candidates 1 2 4 8 16]
+    python -m benchmarks.editors [--tasks sentiment nli] [--n 100] [--candidates 1 2 4 8 16]
 
 For each task, ``--n`` seeded held-out edits (sentiment: CAD IMDb dev sentences the annotators changed, with their
 neighbours as context; NLI: CAD-SNLI dev hypotheses with a target label, premise as context) are rewritten by
@@ -35,13 +35,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks.harness import RESULTS, ROOT
 
-from shared_data import cad_nli_edit_rows, cad_sentiment_edit_rows  # noqa: E402
+from scripts.shared_data import cad_nli_edit_rows, cad_sentiment_edit_rows
 
-RESULTS = ROOT / "benchmarks" / "results"
 CHECKER_TASK = {"sentiment": "sentiment-analysis", "nli": "natural-language-inference"}
 
 
@@ -127,7 +124,7 @@ def judge_rows(task: str, split: str) -> Any:
     sentences CAD's annotators changed, each original sentence with the review's label and its edit with the
     flipped one (the editor's outputs are sentences, so the judge reads sentences too)."""
     from datasets import Dataset
-    from shared_data import cad_nli
+    from scripts.shared_data import cad_nli
 
     from cfaug_hf.training import edit_pairs
 
@@ -146,7 +143,7 @@ class FrozenJudge:
 
     def __init__(self, task: str, head: str = "lr") -> None:
         import numpy as np
-        from frozen_yardstick import EncodingStore, features, train_head
+        from benchmarks.frozen_yardstick import EncodingStore, features, train_head
 
         from cfaug_hf import TaskSchema
 

@@ -1,6 +1,6 @@
 """Generation engines on the library's two workloads, beside the machine's compute floor.
 
-    python benchmarks/engines.py [--reviews 40] [--claims 40] [--workloads editor claims]
+    python -m benchmarks.engines [--reviews 40] [--claims 40] [--workloads editor claims]
 
 * ``editor``: the shipped sentiment editor (SmolLM2-135M-Instruct + LoRA) rewriting up to 3 sentences of each of
   ``--reviews`` CAD IMDb dev reviews toward the other label, with the neighbouring sentences as context and 4
@@ -27,17 +27,14 @@ import os
 import platform
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks.harness import RESULTS, ROOT
 
-from generation_backends import matmul_gflops  # noqa: E402
-from shared_data import cad_sentiment  # noqa: E402
+from benchmarks.generation_backends import matmul_gflops
+from scripts.shared_data import cad_sentiment
 
-RESULTS = ROOT / "benchmarks" / "results"
 
 
 def editor_inputs(n_reviews: int) -> tuple[list[str], list[int]]:

@@ -13,72 +13,20 @@ For each checker in ``cfaug_hf/data/checkers/`` (built by ``scripts/build_checke
 
 Targets (issue 26): keep at least 90% of human flips, reject at least 70% of same-meaning rewrites.
 
-    python benchmarks/flip_checker.py [--thresholds none 0.5 0.7]   # CPU, 2 cores: about 5 minutes
+    python -m benchmarks.flip_checker [--thresholds none 0.5 0.7]   # CPU, 2 cores: about 5 minutes
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from typing import Any
 
-from shared_data import ROOT, cad_nli, cad_sentiment, fever_symmetric, vitaminc_rows
-
-sys.path.insert(0, str(ROOT))
-
-from cfaug_hf.embedded import CHECKER_DIR, CHECKER_TASKS  # noqa: E402
-
-RESULTS = ROOT / "benchmarks" / "results"
+from benchmarks.harness import RESULTS, ROOT
+from cfaug_hf.embedded import CHECKER_DIR, CHECKER_TASKS
+from scripts.checker_data import accepted, held_out, texts
 FIXTURE = ROOT / "tests" / "fixtures" / "same_meaning_rewrites.jsonl"
-
-
-def _rows(ds: Any) -> list[dict[str, Any]]:
-    return [dict(r) for r in ds]
-
-
-def held_out(task: str) -> dict[str, tuple[list[dict[str, Any]], str]]:
-    """name -> (rows with first/second/label, what they are) for one task's held-out sets."""
-    if task == "fact-verification":
-        vit = _rows(vitaminc_rows("heldout"))
-        by_case: dict[str, set[str]] = {}
-        for r in vit:
-            by_case.setdefault(r["case_id"], set()).add(r["label"])
-        flips = [r for r in vit if r["label"] == "REFUTES" and "SUPPORTS" in by_case[r["case_id"]]]
-        fsym = _rows(fever_symmetric())
-        edited = [r for r in fsym if str(r["id"]).endswith(("0000002", "0000003", "0000004"))]
-        return {
-            "originals": ([r for r in vit if r["label"] == "SUPPORTS"], "VitaminC held-out cases, SUPPORTS rows"),
-            "human flips": (flips, "VitaminC held-out cases: REFUTES edits of a supported claim"),
-            "FEVER-Symmetric edits": (edited, "FEVER-Symmetric v0.2 dev, the 3 human-edited rows of each quad"),
-        }
-    if task == "natural-language-inference":
-        return {"originals": (_rows(cad_nli("original", "dev")), "CAD-SNLI dev originals"),
-                "human flips": (_rows(cad_nli("revised_combined", "dev")),
-                                "CAD-SNLI dev revised premises and hypotheses")}
-    return {"originals": (_rows(cad_sentiment("orig", "dev")), "CAD IMDb dev originals"),
-            "human flips": (_rows(cad_sentiment("new", "dev")), "CAD IMDb dev human counterfactuals")}
-
-
-def texts(task: str, rows: list[dict[str, Any]]) -> tuple[list[str], list[Any] | None]:
-    if task == "fact-verification":
-        return [r["claim"] for r in rows], [r["evidence"] for r in rows]
-    if task == "natural-language-inference":
-        return [r["premise"] for r in rows], [r["hypothesis"] for r in rows]
-    return [r["text"] for r in rows], None
-
-
-def accepted(checker: Any, probs: Any, labels: list[str], threshold: float | str | None) -> list[bool]:
-    """The label-flip filter's rule (cfaug_hf.filters.LabelFlipFilter); ``"shipped"`` is the checker's own
-    calibrated ``accept_threshold``."""
-    if threshold == "shipped":
-        threshold = checker.config.accept_threshold
-    out = []
-    for row, label in zip(probs, labels):
-        t = checker.label_id(label)
-        out.append(bool(row.argmax() == t) if threshold is None else bool(row[t] >= threshold))
-    return out
 
 
 def share(flags: list[bool]) -> float:
@@ -155,7 +103,7 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    from debias import provenance
+    from benchmarks.debias import provenance
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", choices=sorted(CHECKER_TASKS), action="append")

@@ -14,6 +14,7 @@ cores. ``benchmarks/debias.py --model frozen`` uses it:
 
 from __future__ import annotations
 
+from benchmarks.harness import ROOT
 import hashlib
 import json
 import os
@@ -24,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from shared_data import ROOT
 
 CACHE = ROOT / "benchmarks" / ".cache" / "frozen"
 

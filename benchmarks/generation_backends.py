@@ -1,7 +1,7 @@
 """Generation backends on the same inputs and decoding: transformers vs CTranslate2 (float32, int8_float32, int8),
 beside the machine's compute bound.
 
-    python benchmarks/generation_backends.py [--rows 32] [--repeats 2] [--backends transformers ct2-float32 ...]
+    python -m benchmarks.generation_backends [--rows 32] [--repeats 2] [--backends transformers ct2-float32 ...]
 
 Every setting runs CrossAug's shipped claim generator (SmolLM2-135M-Instruct + LoRA) on the same SUPPORTS claims of
 the embedded FEVEROUS sample with CrossAug's decoding (beam 5, 5 outputs per claim), both as the raw generator
@@ -26,7 +26,7 @@ import statistics
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.harness import ROOT
 BACKENDS = {"transformers": ("transformers", None), "ct2-float32": ("ctranslate2", "float32"),
             "ct2-int8_float32": ("ctranslate2", "int8_float32"), "ct2-int8": ("ctranslate2", "int8")}
 

@@ -1,7 +1,7 @@
 """Which pretrained base and which training pairs make the better negative-claim generator under the demo's CPU
 budget?
 
-    python benchmarks/generator_base.py [--seconds 300] [--bases smollm2-lora minilm-encoder-decoder]
+    python -m benchmarks.generator_base [--seconds 300] [--bases smollm2-lora minilm-encoder-decoder]
                                         [--pairs vitaminc+cad-snli vitaminc cad-snli+fever-symmetric]
 
 Every (base, pair set) is trained with the same wall-clock budget (both directions), then:
@@ -24,12 +24,11 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
+from benchmarks.harness import ROOT
 
 
 def heldout_pairs(shared: Path) -> dict[str, list[dict]]:
-    from build_embedded_data import fever_symmetric_pairs, snli_pairs, vitaminc_pairs
+    from scripts.build_embedded_data import fever_symmetric_pairs, snli_pairs, vitaminc_pairs
 
     _, sym_heldout = fever_symmetric_pairs(shared)
     _, vitc_heldout = vitaminc_pairs(shared)
@@ -41,7 +40,7 @@ def training_pairs(spec: str, shared: Path) -> object:
     """The pair set named by ``spec`` (origins joined by ``+``) as a Dataset with source/target columns."""
     from datasets import Dataset, concatenate_datasets
 
-    from build_embedded_data import fever_symmetric_pairs
+    from scripts.build_embedded_data import fever_symmetric_pairs
     from cfaug_hf.embedded import load_claim_pairs
 
     parts = []

@@ -1,10 +1,10 @@
 """Everything a GPU makes possible, prepared here and run there in one call, in priority order.
 
-    python benchmarks/gpu_suite.py prepare               # here: build gpu_carry/ (what the GPU machine lacks)
-    python benchmarks/gpu_suite.py slim                  # here: move the shipped editors' weights aside (30 MiB)
+    python -m benchmarks.gpu_suite prepare               # here: build gpu_carry/ (what the GPU machine lacks)
+    python -m benchmarks.gpu_suite slim                  # here: move the shipped editors' weights aside (30 MiB)
     bash benchmarks/gpu_suite.sh                          # there (device run, carry gpu_carry): `run` into $OUT
-    python benchmarks/gpu_suite.py unslim                # here: put them back (or: git checkout -- cfaug_hf/data)
-    python benchmarks/gpu_suite.py run --smoke --out DIR  # here: the same parts on CPU with tiny settings
+    python -m benchmarks.gpu_suite unslim                # here: put them back (or: git checkout -- cfaug_hf/data)
+    python -m benchmarks.gpu_suite run --smoke --out DIR  # here: the same parts on CPU with tiny settings
 
 The GPU machines have torch, transformers, peft, accelerate, safetensors, scikit-learn and pyarrow but no
 ``datasets``, no internet and no ``../shared/data``; at most 64 MiB travels with the tree. ``prepare`` therefore
@@ -14,7 +14,7 @@ writes ``gpu_carry/`` (git-ignored; name it in the device call's ``carry``):
 * ``shared_data.tar.xz``: the parts of ../shared/data the parts below read (CAD, the IMDb contrast set, FEVER);
 * ``minilm/``: all-MiniLM-L6-v2 in half precision (the fine-tuned yardstick's start; fine-tuning runs in fp32/bf16);
 * ``counterfactuals/<task>-<share>/``: the editors' counterfactuals written here on CPU for the coverage curve
-  (``benchmarks/coverage_curve.py``), reused there through ``CFAUG_EDITOR_DATA_<TASK>``: a generator would need
+  (``benchmarks/coverage_curve.py``), reused there through ``--editor-data TASK=FOLDER``: a generator would need
   SmolLM2's weights, which do not fit.
 
 The tree travels too, and its shipped editors' weights (which the suite does not load: it reads their
@@ -40,7 +40,7 @@ import tarfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.harness import ROOT
 CARRY = ROOT / "gpu_carry"
 #: The shared data the parts read (relative to ../shared/data), and the wheels the GPU image lacks.
 DATA = ["MANIFEST.md", "cad_kaushik/sentiment", "cad_kaushik/NLI", "contrast_sets_imdb", "fever_symmetric",
@@ -70,10 +70,9 @@ def _size_mib(path: Path) -> float:
 
 
 def prepare(args: argparse.Namespace) -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     from importlib.metadata import version
 
-    from shared_data import shared_dir
+    from scripts.shared_data import shared_dir
 
     CARRY.mkdir(exist_ok=True)
     wheels = CARRY / "wheels"
@@ -124,8 +123,7 @@ def slim(undo: bool = False) -> None:
 
 def editor_cache(task: str, limit: int) -> Path:
     """Where debias.py cached the shipped editor's counterfactuals of the first ``limit`` unannotated rows."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import debias
+    from benchmarks import debias
 
     from cfaug_hf import COREAugmenter, Editor
 
@@ -147,7 +145,7 @@ def carry_counterfactuals() -> dict[str, str]:
             shutil.copytree(cached, target)
             out[f"{task}-{share}"] = f"{_share_rows(task, share)} rows edited"
         else:
-            out[f"{task}-{share}"] = "missing: run benchmarks/coverage_curve.py first"
+            out[f"{task}-{share}"] = "missing: run python -m benchmarks.coverage_curve first"
     return out
 
 
@@ -165,8 +163,8 @@ def run(args: argparse.Namespace) -> int:
         left = args.budget_s - (time.monotonic() - started)
         entry: dict = {"part": name, "config": config, "rows": rows}
         tables = out / (config + (f"-{share}" if share else ""))
-        env = {**os.environ, "CFAUG_SHARED_DATA": str(data), "CFAUG_RESULTS_DIR": str(tables),
-               "CFAUG_COMMIT": args.commit or _carried_commit()}
+        env = {**os.environ, "CFAUG_SHARED_DATA": str(data)}
+        reuse: list[str] = []
         limit = (SMOKE_EDITOR_ROWS if args.smoke else _share_rows(config, share, data)) if share else None
         if share:
             # A smoke run reads what a 20-row debias run cached here, as the GPU run reads the carried copy.
@@ -174,12 +172,13 @@ def run(args: argparse.Namespace) -> int:
             if not (carried / "dataset_info.json").is_file():
                 report["parts"].append({**entry, "status": f"skipped: no carried counterfactuals in {carried}"})
                 continue
-            env[f"CFAUG_EDITOR_DATA_{config.upper()}"] = str(carried)
+            reuse = ["--editor-data", f"{config}={carried}"]
         if left < 30:
             report["parts"].append({**entry, "status": "skipped: the suite's time budget is spent"})
             continue
-        cmd = [sys.executable, str(ROOT / "benchmarks" / "debias.py"), "--config", config, "--model", model,
-               "--rows", *rows, "--device-note", f"{device}, gpu_suite.py part '{name}'", "--merge"]
+        cmd = [sys.executable, "-m", "benchmarks.debias", "--config", config, "--model", model, "--rows", *rows,
+               "--device-note", f"{device}, gpu_suite.py part '{name}'", "--merge", "--results-dir", str(tables),
+               "--commit", args.commit or _carried_commit(), *reuse]
         if share:
             cmd += ["--editor-limit", str(limit)]
         if args.smoke and not share:
@@ -208,8 +207,7 @@ def run(args: argparse.Namespace) -> int:
 def _share_rows(task: str, share: int, data: Path | None = None) -> int:
     if data is not None:
         os.environ["CFAUG_SHARED_DATA"] = str(data)
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import debias
+    from benchmarks import debias
 
     train = debias.CONFIGS[task]()["train"]
     return round((len(train) - len(debias.annotated_rows(train, task))) * share / 100)

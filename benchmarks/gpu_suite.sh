@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python -c "import datasets" 2>/dev/null || pip install -q --no-deps gpu_carry/wheels/*.whl
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1
-exec python benchmarks/gpu_suite.py run --out "${OUT:-benchmarks/results/gpu}" "$@"
+exec python -m benchmarks.gpu_suite run --out "${OUT:-benchmarks/results/gpu}" "$@"

@@ -1,6 +1,6 @@
 """ICDA rationale precision on the synthetic sets of Plyler and Chi, and what the frozen-encoder fast path saves.
 
-    python benchmarks/icda_precision.py [--tasks restaurant connect location] [--runs 3] [--paths frozen finetune]
+    python -m benchmarks.icda_precision [--tasks restaurant connect location] [--runs 3] [--paths frozen finetune]
                                         [--seeds 3] [--max-epochs 100] [--patience 10] [--max-iterations 10]
                                         [--max-train N] [--encoder MODEL]
 
@@ -24,22 +24,22 @@ Writes benchmarks/results/icda_precision.{md,json}.
 
 from __future__ import annotations
 
+from benchmarks.harness import ROOT
 import argparse
 import dataclasses
 import json
-import os
 import random
 import statistics
 import time
 from pathlib import Path
 from typing import Any
 
-from shared_data import ROOT, icda
+from scripts.shared_data import icda
 
 PAPER = {"connect": (50.3, 57.9, 63.2), "restaurant": (54.6, 51.5, 57.4)}
 LOCATION_PROXY = ("location", "located", "walk", "subway", "station", "metro", "near", "close to", "neighborhood",
                   "neighbourhood", "area", "block", "distance", "downtown", "minutes from")
-RESULTS = Path(os.environ.get("CFAUG_RESULTS_DIR", ROOT / "benchmarks" / "results"))
+RESULTS = ROOT / "benchmarks" / "results"
 
 
 def split(rows: list[dict], shares: tuple[float, ...], seed: int = 0) -> list[list[dict]]:
@@ -307,10 +307,10 @@ def write(results: list[dict[str, Any]], over: dict[str, Any], args: argparse.Na
         lines += [f"| {k} | {v:.3f} |" for k, v in over.items() if isinstance(v, float)]
     table = "\n".join(lines) + "\n"
     print(table)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = "icda_precision" + os.environ.get("CFAUG_RESULTS_SUFFIX", "")
-    (RESULTS / f"{stem}.md").write_text(table)
-    (RESULTS / f"{stem}.json").write_text(json.dumps({"results": results, "overhead": over,
+    args.results_dir.mkdir(parents=True, exist_ok=True)
+    stem = "icda_precision" + args.suffix
+    (args.results_dir / f"{stem}.md").write_text(table)
+    (args.results_dir / f"{stem}.json").write_text(json.dumps({"results": results, "overhead": over,
                                                              "args": vars(args), "device": device}, indent=2) + "\n")
 
 
@@ -345,6 +345,8 @@ def main() -> None:
     ap.add_argument("--encoder", default=MINILM)
     ap.add_argument("--max-train", type=int, default=None, help="cap the training documents (for a quick run)")
     ap.add_argument("--overhead-task", default="restaurant", help="task for the cost measurements ('' to skip)")
+    ap.add_argument("--results-dir", type=Path, default=RESULTS, help="where the table goes [benchmarks/results]")
+    ap.add_argument("--suffix", default="", help="added to the result files' name (icda_precision<SUFFIX>.json)")
     args = ap.parse_args()
     import logging
 
@@ -353,7 +355,7 @@ def main() -> None:
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else f"CPU ({torch.get_num_threads()} threads)"
     results = []
     previous: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    stem = RESULTS / ("icda_precision" + os.environ.get("CFAUG_RESULTS_SUFFIX", "") + ".json")
+    stem = args.results_dir / ("icda_precision" + args.suffix + ".json")
     if args.resume and stem.is_file():
         previous = {(e["task"], e["path"]): e["runs"] for e in json.loads(stem.read_text())["results"]}
     for task in args.tasks:

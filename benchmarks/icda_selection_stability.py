@@ -1,7 +1,7 @@
 """Does an ICDA rationale selector's choice depend on its training data? Two selectors from the same initialisation,
 trained on disjoint halves of the training documents, compared on the same test documents.
 
-    python benchmarks/icda_selection_stability.py [--task connect] [--docs 300] [--positions sinusoidal none]
+    python -m benchmarks.icda_selection_stability [--task connect] [--docs 300] [--positions sinusoidal none]
 
 A selector that finds the label-bearing sentence should choose mostly the same sentences from either half, but not
 always, and its choice should move away from the untrained selector's. The script prints, for each ``positions``
@@ -17,12 +17,10 @@ import argparse
 import copy
 import json
 import random
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks.harness import ROOT
 
 
 def main() -> None:
@@ -40,7 +38,7 @@ def main() -> None:
     args = ap.parse_args()
 
     import torch
-    from icda_precision import deciles, load_task
+    from benchmarks.icda_precision import deciles, load_task
     from transformers import AutoModel
 
     from cfaug_hf import RationaleSelector

@@ -1,6 +1,6 @@
 """Gather every ``benchmarks/results/debias_*.json`` into one leaderboard, ``benchmarks/results/LEADERBOARD.md``.
 
-    python benchmarks/leaderboard.py [--results benchmarks/results]
+    python -m benchmarks.leaderboard [--results benchmarks/results]
 
 One table per task and model: a row per training set (none, EDA, re-weighting, human CAD where it exists, each
 method and variant), a column per test (in-domain first, then the contrast and out-of-distribution sets), each cell
@@ -18,7 +18,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from benchmarks.harness import RESULTS
 TASK_NAMES = {"sentiment": "Sentiment (CAD IMDb)", "nli": "NLI (CAD SNLI)", "fv": "Fact verification (FEVEROUS)",
               "fever": "Fact verification (FEVER, paper setup)",
               "fv-ood": "Fact verification out of domain (train FEVEROUS; RACE's Table 2 shape)"}

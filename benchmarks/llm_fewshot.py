@@ -1,6 +1,6 @@
 """Few-shot effect of LLM-prompted counterfactuals (Li et al. 2024's protocol, CPU-reduced).
 
-    python benchmarks/llm_fewshot.py [--tasks sentiment nli ner re] [--shots 10 5] [--seeds 0 1 2]
+    python -m benchmarks.llm_fewshot [--tasks sentiment nli ner re] [--shots 10 5] [--seeds 0 1 2]
 
 For each task, seed and k: k training rows per class (NER: greedy sampling until every entity type has k
 mentions, Yang and Katiyar 2020) are drawn from the training split, nested (the k=5 set is part of the k=10 set,
@@ -28,19 +28,15 @@ import json
 import os
 import random
 import statistics
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks.harness import RESULTS, ROOT
 
-from shared_data import cad_nli, cad_sentiment, shared_dir  # noqa: E402
+from scripts.shared_data import cad_nli, cad_sentiment, shared_dir
 
-RESULTS = ROOT / "benchmarks" / "results"
 CACHE = ROOT / "benchmarks" / ".cache" / "llm_fewshot"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 EPOCHS, MIN_STEPS = 8, 100

@@ -1,6 +1,6 @@
 """How long a generator takes to load, and what merging a LoRA adapter and remembering fingerprints save.
 
-    python benchmarks/load_time.py [--repeats 3] [--rows 16]
+    python -m benchmarks.load_time [--repeats 3] [--rows 16]
 
 Load times run each in a fresh process (what every script and every ``num_proc`` worker that loads its own model
 pays), in interleaved order, ``--repeats`` times; the figure is the ``from_base`` / ``from_pretrained`` call
@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from benchmarks.harness import RESULTS
 LOADS = ("GGUF file, every load", "first load, converts", "cached safetensors copy", "LoRA generator folder")
 
 

@@ -1,6 +1,6 @@
 """``augment(num_proc=2)`` against one process, on a CPU-bound generator.
 
-    python benchmarks/num_proc_scaling.py [--rows 4000] [--lm-rows 48] [--repeats 3]
+    python -m benchmarks.num_proc_scaling [--rows 4000] [--lm-rows 48] [--repeats 3]
 
 Two generators:
 
@@ -25,7 +25,7 @@ import statistics
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from benchmarks.harness import RESULTS
 
 
 class BusyRewrite:

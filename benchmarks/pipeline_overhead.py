@@ -1,7 +1,7 @@
 """The library's own cost and memory at scale: CrossAug with a generator that costs nothing, against a bare
 ``datasets.map`` that writes the same rows.
 
-    python benchmarks/pipeline_overhead.py [--rows 10000 100000 1000000] [--repeats 3] [--repeats-large 1]
+    python -m benchmarks.pipeline_overhead [--rows 10000 100000 1000000] [--repeats 3] [--repeats-large 1]
 
 The input is the embedded FEVEROUS sample repeated with fresh ids to each size, saved to disk and memory-mapped, as
 ``load_dataset`` gives it. The "generator" is a dictionary lookup of a rewrite computed up front (a real edit: the
@@ -36,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from benchmarks.harness import RESULTS
 SETTINGS = ("augment()", "augment(batch_size=32)", "map(augmenter)", "bare map")
 
 

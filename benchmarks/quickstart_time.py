@@ -1,6 +1,6 @@
 """README quick start 1 (Python) against the command line on the same rows, each in a fresh process, in one run.
 
-    python benchmarks/quickstart_time.py [--rows 100] [--repeats 2] [--batch-sizes 4 8]
+    python -m benchmarks.quickstart_time [--rows 100] [--repeats 2] [--batch-sizes 4 8]
 
 Both augment the first ``--rows`` claims of the embedded FEVEROUS sample with CrossAug's shipped generator and flip
 checker: the Python snippet of the README (``dataset.map(augmenter, batched=True, batch_size=B)``) and
@@ -24,8 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+from benchmarks.harness import RESULTS, ROOT
 
 SNIPPET = """
 import json, sys

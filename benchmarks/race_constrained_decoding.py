@@ -1,6 +1,6 @@
 """The cost of RACE's entity-constrained decoding against plain beam search on the same inputs.
 
-    python benchmarks/race_constrained_decoding.py [--rows 16] [--beams 10] [--k 5] [--max-new-tokens 32]
+    python -m benchmarks.race_constrained_decoding [--rows 16] [--beams 10] [--k 5] [--max-new-tokens 32]
 
 Inputs: FEVEROUS multi-hop rows (claims with two or more evidence sentences); the generator reads the joined
 evidence ("Evidence: ... Claim:") and writes a claim. The constraint of a row has one group per evidence piece:
@@ -11,7 +11,7 @@ without a checker), pieces without any left out. Model: SmolLM2-135M-Instruct (o
 
 * plain: ``Generator(constrained_decoding=False).generate_with_info(texts, constraints=...)``: transformers' batched
   beam search, then the outputs that miss the constraint are dropped;
-* constrained: ``Generator(constrained_decoding=True)``: cfaug_hf.constrained's beam search, one row at a time.
+* constrained: ``Generator(constrained_decoding=True)``: cfaug_hf.generation.constrained's beam search, one row at a time.
 
 Timings interleave the two, ``--repeats`` times (median). Reports seconds, the ratio (target <= 1.5x), and the
 constraint satisfaction: the share of rows with at least one output meeting its constraint, and of all outputs.
@@ -24,17 +24,13 @@ import argparse
 import json
 import re
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks.harness import RESULTS, ROOT
 
-from shared_data import shared_dir, strip_wiki  # noqa: E402
+from scripts.shared_data import shared_dir, strip_wiki
 
-RESULTS = ROOT / "benchmarks" / "results"
 
 
 def rows(limit: int) -> list[tuple[str, list[list[str]]]]:

@@ -1,6 +1,6 @@
 """RACE's intrinsic evaluation (the shape of the paper's Table 4), CPU-reduced, with real pretrained weights.
 
-    python benchmarks/race_intrinsic.py [--rows 60] [--budget-s 240]
+    python -m benchmarks.race_intrinsic [--rows 60] [--budget-s 240]
 
 Models, each fine-tuned here from the embedded weights within ``--budget-s`` seconds of CPU and cached in
 benchmarks/.cache/race/:
@@ -22,18 +22,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks.harness import RESULTS, ROOT
 
-from shared_data import feverous  # noqa: E402
+from scripts.shared_data import feverous
 
-RESULTS = ROOT / "benchmarks" / "results"
 CACHE = ROOT / "benchmarks" / ".cache" / "race"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -51,7 +47,7 @@ def budget(seconds: float) -> list[Any]:
 def ner_model(budget_s: float) -> Any:
     from cfaug_hf.components.ner import CombinedNER, PatternNER, TransformersNER
     from cfaug_hf.training import train_tagger
-    from llm_fewshot import conll
+    from benchmarks.llm_fewshot import conll
 
     path = CACHE / "ner-conll"
     if not path.exists():

@@ -1,6 +1,6 @@
 """Ray Data scale-out on one machine: a local ``augment`` against Ray with 1 and 2 actors.
 
-    python benchmarks/ray_scaling.py [--workload negate|crossaug] [--rows N] [--busy-loops 20000] [--repeats 3]
+    python -m benchmarks.ray_scaling [--workload negate|crossaug] [--rows N] [--busy-loops 20000] [--repeats 3]
 
 Workloads:
 
@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.harness import ROOT
 
 
 def main() -> None:

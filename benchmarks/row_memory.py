@@ -1,6 +1,6 @@
 """Peak memory and time for one very long row, per method with its default (shipped) components.
 
-    python benchmarks/row_memory.py [--words 10000 100000] [--methods crossaug core llm icda]
+    python -m benchmarks.row_memory [--words 10000 100000] [--methods crossaug core llm icda]
 
 Each (method, length) runs in a fresh process (so the peak is that row's alone): one row of N words through the
 method as a new user builds it with its defaults, offline. Writes ``benchmarks/results/row_memory.{json,md}``
@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.harness import ROOT
 
 RUN = r'''
 import json, sys, time

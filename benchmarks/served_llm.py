@@ -1,6 +1,6 @@
 """CORE's editor through an OpenAI-compatible server against the same LLM in-process, in one run.
 
-    python benchmarks/served_llm.py [--rows 16] [--vllm-python .venv-vllm/bin/python]
+    python -m benchmarks.served_llm [--rows 16] [--vllm-python .venv-vllm/bin/python]
 
 The LLM is the embedded SmolLM2-135M-Instruct, answering CORE's editing prompt (``mode="editor_only"``) for
 ``--rows`` CAD IMDb dev reviews with the same decoding everywhere (temperature 0.7, top-p 1.0, one answer of at
@@ -22,16 +22,13 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks.harness import RESULTS, ROOT
 
-from shared_data import cad_sentiment  # noqa: E402
+from scripts.shared_data import cad_sentiment
 
-RESULTS = ROOT / "benchmarks" / "results"
 
 
 def run(augmenter, data):
@@ -54,7 +51,7 @@ def main() -> None:
 
     from cfaug_hf import COREAugmenter, OpenAICompatibleLLM
     from cfaug_hf.components.llm import local_llm
-    from cfaug_hf.local_server import serve_locally
+    from cfaug_hf.components.local_server import serve_locally
     from cfaug_hf.models import SMOLLM2, local_copy, resolve_model
 
     rows = cad_sentiment("orig", "dev").select(range(args.rows))

@@ -13,7 +13,7 @@ classification head trained on human contrastive pairs from ../shared/data/, sav
 
 How well each keeps human flips and rejects same-meaning rewrites is measured by ``benchmarks/flip_checker.py``.
 
-    python scripts/build_checkers.py [--task fact-verification] [--epochs 2]
+    python -m scripts.build_checkers [--task fact-verification] [--epochs 2]
 
 A task whose folder already exists is skipped unless ``--force``; each finished checker is written at once, so an
 interrupted run picks up where it stopped. CPU, 2 cores: about 45 minutes for all three (7 NLI, 16 sentiment,
@@ -26,20 +26,17 @@ import argparse
 import json
 import logging
 import random
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from flip_checker import accepted, held_out, texts  # noqa: E402
-from shared_data import cad_nli, cad_sentiment, fever_paper, shared_dir, vitaminc_rows  # noqa: E402
+from scripts.checker_data import accepted, held_out, texts
+from scripts.shared_data import cad_nli, cad_sentiment, fever_paper, shared_dir, vitaminc_rows
 
-from cfaug_hf import TaskSchema  # noqa: E402
-from cfaug_hf.embedded import CHECKER_DIR, CHECKER_TASKS  # noqa: E402
-from cfaug_hf.models import MINILM  # noqa: E402
+from cfaug_hf import TaskSchema
+from cfaug_hf.embedded import CHECKER_DIR, CHECKER_TASKS
+from cfaug_hf.models import MINILM
 
 #: task -> (max_length, epochs, training rows cap); settings chosen for a 2-core CPU budget.
 SETTINGS = {

@@ -21,7 +21,7 @@ After training, each editor rewrites held-out CAD dev rows (4 sampled candidates
 for the task scores them: the share of rows with a candidate the checker labels with the target is recorded in the
 editor's card and in benchmarks/results/editors.json.
 
-    python scripts/build_editors.py [--task sentiment] [--force] [--limit 64] [--quarter 1]
+    python -m scripts.build_editors [--task sentiment] [--force] [--limit 64] [--quarter 1]
 
 A task whose folder exists is skipped unless ``--force``; each editor is written as soon as it is trained.
 """
@@ -30,18 +30,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from shared_data import annotation_quarters, cad_nli_edit_rows, cad_sentiment_edit_rows, shared_dir  # noqa: E402
+from scripts.shared_data import annotation_quarters, cad_nli_edit_rows, cad_sentiment_edit_rows, shared_dir
 
-from cfaug_hf.components.editor import EDITOR_DIR  # noqa: E402
-from cfaug_hf.models import SMOLLM2  # noqa: E402
+from cfaug_hf.components.editor import EDITOR_DIR
+from cfaug_hf.models import SMOLLM2
 
 RESULTS = ROOT / "benchmarks" / "results" / "editors.json"
 #: Editors trained on the other annotation quarters (--quarter 1..3), for cross-fitting in benchmarks/debias.py.

@@ -1,6 +1,6 @@
 """Rebuild the small datasets shipped in cfaug_hf/data/ from the public benchmark copies in ../shared/data/.
 
-    python scripts/build_embedded_data.py [--shared ../shared/data]
+    python -m scripts.build_embedded_data [--shared ../shared/data]
 
 Writes:
   cfaug_hf/data/feverous_sample.jsonl   300 FEVEROUS dev claims (200 supports, 100 refutes) with evidence sentences

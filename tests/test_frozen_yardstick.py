@@ -5,7 +5,6 @@ features have five parts, and a table whose reference row does not beat ``none``
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,14 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def load(name):
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    return importlib.import_module(f"benchmarks.{name}")
 
 
 def yardstick_with_tiny_encoder(tmp_path, monkeypatch):

@@ -53,7 +53,7 @@ def test_constrained_beam_search_works_the_phrases_in(factory):
 
 
 def test_constrained_beam_search_gives_up_within_its_length():
-    from cfaug_hf.constrained import constrained_beam_search, phrase_token_ids
+    from cfaug_hf.generation.constrained import constrained_beam_search, phrase_token_ids
     from cfaug_hf.testing import tiny_seq2seq
 
     model, tok = tiny_seq2seq()
@@ -65,7 +65,7 @@ def test_constrained_beam_search_gives_up_within_its_length():
 
 @pytest.mark.parametrize("factory", ["seq2seq", "causal"])
 def test_batched_constrained_search_equals_one_row_at_a_time(factory):
-    from cfaug_hf.constrained import constrained_beam_search, constrained_beam_search_batch
+    from cfaug_hf.generation.constrained import constrained_beam_search, constrained_beam_search_batch
     from cfaug_hf.testing import tiny_causal_lm, tiny_seq2seq
 
     model, tok = (tiny_seq2seq if factory == "seq2seq" else tiny_causal_lm)()

@@ -411,11 +411,9 @@ def test_cli_push_and_pull(hub, tmp_path, capsys):
 
 
 def test_share_on_hub_example_runs_the_three_steps(hub, tmp_path, monkeypatch):
-    import importlib.util
+    import importlib
 
-    spec = importlib.util.spec_from_file_location("share_on_hub", "examples/share_on_hub.py")
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    example = importlib.import_module("examples.share_on_hub")
     tiny_generator().save_pretrained(tmp_path / "gen")
     monkeypatch.setenv("HF_TOKEN", ALICE)
     repos = example.main(["--generator", str(tmp_path / "gen"), "--user", "alice", "--rows", "6"])

@@ -8,10 +8,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_leaderboard():
-    spec = importlib.util.spec_from_file_location("leaderboard", ROOT / "benchmarks" / "leaderboard.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("benchmarks.leaderboard")
 
 
 def result(config, model, rows, tests=("in-domain", "contrast")):

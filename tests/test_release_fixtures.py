@@ -4,15 +4,14 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.fixtures.make_release_fixtures import CLAIMS, NER, rows
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "release_0_1_0"
 EXPECTED = json.loads((FIXTURES / "expected_rows.json").read_text())
-sys.path.insert(0, str(FIXTURES.parent))
-from make_release_fixtures import CLAIMS, NER, rows  # noqa: E402
 
 
 @pytest.mark.parametrize("name, data", [("crossaug", CLAIMS), ("cfgen", NER)])

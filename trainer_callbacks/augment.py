@@ -27,7 +27,7 @@ import torch
 from cfaug_hf.augmenter import PROVENANCE_COLUMNS, AugmentationStats, Augmenter
 from cfaug_hf.sharing.configs import count_arg
 from cfaug_hf.schema import TaskSchema
-from cfaug_hf.slots import SlotDataset
+from cfaug_hf.training.slots import SlotDataset
 
 from .base import RegenerationCallback
 

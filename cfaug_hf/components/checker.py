@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .protocols import LabelScoring
 from .base import ComponentLoadError, PretrainedComponent, load_weights
 
 __all__ = ["LabelChecker", "LabelCheckerConfig", "DEFAULT_CHECKER", "default_checker", "resolve_checker"]
@@ -229,7 +230,7 @@ def resolve_checker(checker: Any, schema: Any, labels: Sequence[str], what: str)
             return None
     elif isinstance(checker, (str, os.PathLike)):
         checker = LabelChecker.from_pretrained(checker)
-    if not hasattr(checker, "predict_proba") or not hasattr(checker, "label_id"):
+    if not isinstance(checker, LabelScoring):
         raise TypeError(f"{what}: checker must be a LabelChecker, a folder or Hub id of one, 'default' or None; got "
                         f"{type(checker).__name__}.")
     missing = [name for name in labels if name.casefold() not in {n.casefold() for n in checker.label_names}]

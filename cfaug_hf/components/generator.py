@@ -47,7 +47,7 @@ class GeneratorConfig:
     batch_size: int = field(default=32, metadata={"help": "Inputs per forward pass."})
     constrained_decoding: bool = field(default=True, metadata={
         "help": "With per-row constraints (generate_with_info(constraints=...)) and beam search, decode each "
-                "constrained row with lexically constrained beam search (cfaug_hf.constrained), so the beams work "
+                "constrained row with lexically constrained beam search (cfaug_hf.generation.constrained), so the beams work "
                 "the required phrases in; False only drops the outputs of plain beam search that miss them. Every "
                 "output is verified either way."})
     stop: tuple[str, ...] = field(default=("\n",), metadata={
@@ -330,7 +330,7 @@ class Generator(PretrainedComponent):
     def _constrained_rows(self, prompts: list[str], constraints: Sequence[Constraint | None], rows: set[int],
                           outputs: list[list[str]], out_cut: list[list[bool]]) -> None:
         """Constrained beam search over batches of rows (each row has its own constraint and beams)."""
-        from ..constrained import constrained_beam_search_batch
+        from ..generation.constrained import constrained_beam_search_batch
 
         cfg = self.config
         order = sorted(rows, key=lambda i: -len(prompts[i]))

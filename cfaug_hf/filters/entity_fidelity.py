@@ -26,7 +26,7 @@ class EntityFidelityFilter(Filter):
         self.entities, self.min_share = entities, min_share
 
     def scores(self, pairs: Sequence[Pair]) -> list[float]:
-        from ..contracts import batch_output, string_list
+        from ..generation.contracts import batch_output, string_list
 
         contract = "expected a list of entity strings per text"
         found = batch_output(self.entities([p.before() for p in pairs]), len(pairs), who="The entity extractor",

@@ -29,7 +29,7 @@ class TagConsistencyFilter(ConstraintFilter):
 
         col = pairs[0].text_columns[0] if pairs else ""
         tokens = [list(p.counterfactual[col]) for p in pairs]
-        from ..contracts import batch_output, string_list
+        from ..generation.contracts import batch_output, string_list
 
         contract = "expected one list of tags per token list, a tag per token"
         predicted = batch_output(self.tagger(tokens), len(tokens), who="The tagger", contract=contract) if pairs \

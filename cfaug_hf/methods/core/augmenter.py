@@ -4,8 +4,9 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ...components.protocols import LabelScoring
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
-from ...components.checker import DEFAULT_CHECKER, LabelChecker, resolve_checker
+from ...components.checker import DEFAULT_CHECKER, resolve_checker
 from ...components.editor import DEFAULT_EDITOR, EDITOR_TASKS, Editor, candidates, rank_by_checker, resolve_editor
 from ...filters import LabelFlipFilter
 from ...fingerprint import stable_hash
@@ -86,8 +87,8 @@ class COREAugmenter(Augmenter):
     citation = CORE_CITATION
 
     def __init__(self, editor: Any = DEFAULT_EDITOR, schema: TaskSchema | None = None, *, retriever: Any = None,
-                 index: Any = None, reranker: LabelChecker | None = None,
-                 checker: LabelChecker | str | None = DEFAULT_CHECKER,
+                 index: Any = None, reranker: LabelScoring | None = None,
+                 checker: LabelScoring | str | None = DEFAULT_CHECKER,
                  sentence_scorer: Any = None, config: COREConfig | None = None, filters: Sequence[Any] | None = None,
                  **overrides: Any) -> None:
         super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)

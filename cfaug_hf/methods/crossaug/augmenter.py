@@ -3,8 +3,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ...components.protocols import LabelScoring
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
-from ...components.checker import DEFAULT_CHECKER, LabelChecker, resolve_checker
+from ...components.checker import DEFAULT_CHECKER, resolve_checker
 from ...components.generator import Generator
 from ...filters import LabelFlipFilter
 from ...generation import RowSeeds, as_text_generator
@@ -87,7 +88,7 @@ class CrossAugAugmenter(Augmenter):
 }"""
 
     def __init__(self, generator: Generator | TextRewriter | str = "default", schema: TaskSchema | None = None, *,
-                 checker: LabelChecker | str | None = DEFAULT_CHECKER, config: CrossAugConfig | None = None,
+                 checker: LabelScoring | str | None = DEFAULT_CHECKER, config: CrossAugConfig | None = None,
                  filters: Sequence[Any] | None = None, **overrides: Any) -> None:
         super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)
         schema = self.schema

@@ -5,6 +5,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from ...components.protocols import RationaleSelecting
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult, source_id
 from ...fingerprint import digest_json
 from ...schema import SchemaError, TaskSchema
@@ -73,12 +74,12 @@ class RationaleSwapAugmenter(Augmenter):
     citation = ICDA_CITATION
     presets = {"paper": PAPER}
 
-    def __init__(self, selector: Any = "default", schema: TaskSchema | None = None, *,
+    def __init__(self, selector: RationaleSelecting | str = "default", schema: TaskSchema | None = None, *,
                  config: ICDAConfig | None = None, filters: Sequence[Any] | None = None, **overrides: Any) -> None:
         super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)
         if isinstance(selector, str) and selector == "default":
             selector = default_selector(self.schema.task)
-        if not hasattr(selector, "select"):
+        if not isinstance(selector, RationaleSelecting):
             raise TypeError(f"selector must have a select(documents, labels) method (RationaleSelector, "
                             f"OcclusionSelector); got {type(selector).__name__}.")
         self.selector = selector

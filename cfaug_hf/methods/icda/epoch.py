@@ -18,7 +18,7 @@ import torch
 from ...sharing.configs import count_arg
 from ...schema import SchemaError
 from ...text.sentences import SentenceTable, split_sentences
-from ...slots import SlotDataset
+from ...training.slots import SlotDataset
 from .selection import CounterfactualSpec, Plan, SelectionResult, plan_counterfactuals
 
 __all__ = ["CounterfactualEpochDataset", "JoinedTextCollator", "epoch_seed", "redraw"]

@@ -263,7 +263,7 @@ def occlusion_rationales(predict_proba: Any, documents: Sequence[Sequence[str]],
     most (occlusion). ``predict_proba(list[str]) -> array (n, labels)`` scores whole texts. Not the paper's
     method (it trains a rationale network), but it lets ICDA run with any sequence classifier.
     """
-    from ...occlusion import occlusion_drops
+    from ...components.occlusion import occlusion_drops
 
     # A one-sentence document has nothing to compare with: its only sentence is its rationale.
     scores, full = occlusion_drops(predict_proba, documents, render=joiner.join, min_units=2, batch_size=batch_size)

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from ...components.protocols import EntityRecognizing, LabelScoring
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import DEFAULT_CHECKER, resolve_checker
 from ...components.editor import Editor, rank_by_checker
@@ -119,8 +120,9 @@ class LLMCounterfactualAugmenter(Augmenter):
     citation = LLM_CF_CITATION
     presets = {"paper": PAPER}
 
-    def __init__(self, llm: Any, schema: TaskSchema | None = None, *, checker: Any = DEFAULT_CHECKER,
-                 tagger: Any = None,
+    def __init__(self, llm: Any, schema: TaskSchema | None = None, *,
+                 checker: LabelScoring | str | None = DEFAULT_CHECKER,
+                 tagger: EntityRecognizing | None = None,
                  demo_encoder: Any = None, config: LLMConfig | None = None, filters: Sequence[Any] | None = None,
                  **overrides: Any) -> None:
         super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)

@@ -5,12 +5,13 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+from ...components.protocols import EntityRecognizing, LabelScoring
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...text.entities import EntityLexicon
 from ...filters import EntityFidelityFilter, LabelFlipFilter, Pair, SemanticFidelityFilter, TopK
 from ...fingerprint import stable_hash
 from ...generation import as_text_generator
-from ...occlusion import occlusion_drops
+from ...components.occlusion import occlusion_drops
 from ...schema import SchemaError, TaskSchema
 from .config import ROLES, RACEConfig
 from .paper import PAPER
@@ -48,7 +49,7 @@ class RACEAugmenter(Augmenter):
     3. **Ad-check**: the checker must label (c, E') REFUTES, else E' is dropped (``race:ad_check_rejected``).
     4. **Generate**: the claim generator (E -> c, fine-tuned on SUPPORTS instances) writes candidates from the
        sentence rationales of E' (SUPPORTS) or E (REFUTES), under the entity constraint "at least one causal entity
-       of each piece" (constrained beam search, `cfaug_hf.constrained`).
+       of each piece" (constrained beam search, `cfaug_hf.generation.constrained`).
     5. **Post-check**: a candidate c' is kept when the checker labels (c', E) with the flipped label.
     6. **Filter**: the kept candidate with the highest MoverScore fidelity + entity fidelity to c wins.
 
@@ -96,7 +97,8 @@ class RACEAugmenter(Augmenter):
     presets = {"paper": PAPER}
     citation = RACE_CITATION
 
-    def __init__(self, generator: Any, checker: Any, ner: Any, schema: TaskSchema | None = None, *,
+    def __init__(self, generator: Any, checker: LabelScoring, ner: EntityRecognizing,
+                 schema: TaskSchema | None = None, *,
                  embedder: Any = "sentence-transformers/all-MiniLM-L6-v2", config: RACEConfig | None = None,
                  filters: Sequence[Any] | None = None, **overrides: Any) -> None:
         super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)

@@ -10,15 +10,12 @@ import csv
 import json
 import os
 import random
-import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
+from scripts.build_embedded_data import VITAMINC_HELDOUT_CASES, detokenize_fever, detokenize_vitaminc, strip_wiki
 
-from build_embedded_data import (VITAMINC_HELDOUT_CASES, detokenize_fever, detokenize_vitaminc,  # noqa: E402
-                                 strip_wiki)
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def shared_dir() -> Path:
@@ -97,7 +94,7 @@ def fever_paper(dev_share: float = 0.1, seed: int = 0) -> tuple[Any, Any]:
 def vitaminc_heldout_cases(seed: int = 0) -> set[str]:
     """The VitaminC cases held out from the shipped claim generator's training (the same seeded draw as
     ``scripts/build_embedded_data.py``), so the checker and the generator are both measured on unseen cases."""
-    from build_embedded_data import vitaminc_pairs
+    from scripts.build_embedded_data import vitaminc_pairs
 
     _, held = vitaminc_pairs(shared_dir(), seed)
     return {p["split"] for p in held}

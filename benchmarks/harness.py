@@ -1,0 +1,79 @@
+"""What every benchmark shares: where the repository, its results and its caches are, where the benchmark data lies,
+the argument parser's preamble, provenance (commit, date, machine) and writing results as JSON plus one Markdown
+table.
+
+Examples:
+    >>> print(markdown_table(["row", "accuracy"], [["none", 71.2], ["human", 80.04]]))
+    | row | accuracy |
+    |---|---|
+    | none | 71.2 |
+    | human | 80.04 |
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ROOT", "RESULTS", "CACHE", "parser", "provenance", "markdown_table", "write_results"]
+
+#: The repository root.
+ROOT = Path(__file__).resolve().parents[1]
+#: Where results are written (``--results-dir`` of the benchmarks that take it changes it for one run).
+RESULTS = ROOT / "benchmarks" / "results"
+#: Cached intermediate work (trained heads, encoded corpora, generated counterfactuals); ignored by git.
+CACHE = ROOT / "benchmarks" / ".cache"
+
+
+def parser(doc: str | None) -> argparse.ArgumentParser:
+    """An argument parser whose help is the benchmark module's docstring."""
+    return argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+#: What counts as the measured code when asking whether the tree had uncommitted changes (results are not code).
+CODE = ("cfaug_hf", "trainer_callbacks", "benchmarks", ":!benchmarks/results", ":!benchmarks/logs")
+
+
+def provenance(commit: str | None = None) -> dict[str, Any]:
+    """The commit the run measured (``commit`` when the tree was copied elsewhere, e.g. to a GPU machine, whose
+    ``.git`` may be stale), whether the measured code (`CODE`) had uncommitted changes, the date and the machine."""
+    machine = {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
+    if commit:
+        return {"git_commit": commit, "uncommitted_changes": None, "date": time.strftime("%Y-%m-%d"),
+                "machine": machine}
+    try:
+        found = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                               check=True).stdout.strip()
+        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", *CODE], cwd=ROOT, capture_output=True,
+                                    text=True, check=True).stdout.strip())
+    except (OSError, subprocess.CalledProcessError):
+        found, dirty = None, None
+    return {"git_commit": found, "uncommitted_changes": dirty, "date": time.strftime("%Y-%m-%d"), "machine": machine}
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """One Markdown table (cells as given, ``None`` as an empty cell)."""
+    lines = ["| " + " | ".join(map(str, header)) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join("" if c is None else str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def write_results(name: str, data: dict[str, Any], markdown: str, *, results: Path | None = None) -> Path:
+    """``<results>/<name>.json`` and ``.md`` (each written whole, then moved into place, so a killed run never leaves
+    half a file); returns the JSON's path."""
+    folder = results or RESULTS
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
+    for target, text in ((path, json.dumps(data, indent=2, default=str) + "\n"),
+                         (folder / f"{name}.md", markdown.rstrip("\n") + "\n")):
+        tmp = target.with_name(target.name + ".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, target)
+    return path
