@@ -169,8 +169,9 @@ def test_stale_files_the_library_wrote_are_removed_and_nothing_else(tmp_path):
         (tmp / "shard-1.bin").write_text("1")
     (target / "mine.txt").write_text("mine")
     with write_folder(target, "widget") as tmp:
-        (tmp / "shard-0.bin").write_text("0")
+        (tmp / "shard-0.bin").write_text("new")
     assert sorted(_tree(target)) == ["cfaug_manifest.json", "mine.txt", "shard-0.bin"]
+    assert (target / "shard-0.bin").read_text() == "new" and (target / "mine.txt").read_text() == "mine"
 
 
 def test_a_symlinked_folder_stays_a_symlink(tmp_path):

@@ -67,18 +67,6 @@ def test_saving_never_deletes_user_files(tmp_path):
     assert Generator.from_pretrained(folder).config.num_beams == 2
 
 
-def test_resaving_removes_only_files_the_library_wrote(tmp_path):
-    target = tmp_path / "thing"
-    with write_folder(target, "widget") as tmp:
-        (tmp / "a.bin.safetensors").write_text("1")
-        (tmp / "old.json").write_text("1")
-    (target / "mine.txt").write_text("keep")
-    with write_folder(target, "widget") as tmp:
-        (tmp / "a.bin.safetensors").write_text("2")
-    assert sorted(p.name for p in target.iterdir()) == ["a.bin.safetensors", "cfaug_manifest.json", "mine.txt"]
-    assert (target / "a.bin.safetensors").read_text() == "2"
-
-
 def test_a_failed_save_leaves_the_folder_as_it_was(tmp_path):
     target = tmp_path / "thing"
     with write_folder(target, "widget") as tmp:

@@ -19,11 +19,11 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Entity", "iob2_problem", "iob2_spans", "substitute", "replace_entities", "EntityLexicon", "MarkupError", "HEAD_MARKUP",
+__all__ = ["Entity", "iob2_problem", "iob2_spans", "substitute", "replace_entities", "distinct_replacements", "EntityLexicon", "MarkupError", "HEAD_MARKUP",
            "TAIL_MARKUP", "relation_entities", "strip_markup", "mark_entities"]
 
 
@@ -109,6 +109,27 @@ def replace_entities(tokens: Sequence[str], tags: Sequence[str], replacements: M
     records = [{"old": entities[k].text, "new": str(new), "type": entities[k].type}
                for k, new in sorted(replacements.items())]
     return new_tokens, new_tags, records
+
+
+def distinct_replacements(tokens: Sequence[str], tags: Sequence[str], swaps: Iterable[Mapping[int, str]]
+                          ) -> Iterator[tuple[list[str], list[str], list[dict[str, str]]]]:
+    """`replace_entities` for each of ``swaps`` in turn (entity index -> new text), skipping empty swaps and those
+    whose tokens an earlier swap already gave: the counterfactuals of one row, each different (CFGen's draws, the
+    LLM's proposals).
+
+    Examples:
+        >>> toks, tags = ["Ada", "met", "Bob"], ["B-PER", "O", "B-PER"]
+        >>> [t for t, _, _ in distinct_replacements(toks, tags, [{0: "Eve"}, {}, {0: "Eve"}, {1: "Max"}])]
+        [['Eve', 'met', 'Bob'], ['Ada', 'met', 'Max']]
+    """
+    seen: set[tuple[str, ...]] = set()
+    for swap in swaps:
+        if not swap:
+            continue
+        new_tokens, new_tags, replaced = replace_entities(tokens, tags, swap)
+        if tuple(new_tokens) not in seen:
+            seen.add(tuple(new_tokens))
+            yield new_tokens, new_tags, replaced
 
 
 class EntityLexicon:

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
-from ...text.entities import EntityLexicon, iob2_spans, replace_entities
+from ...text.entities import EntityLexicon, distinct_replacements, iob2_spans
 from ...filters import NERConstraintFilter
 from ...fingerprint import stable_hash
 from ...schema import SchemaError, TaskSchema
@@ -100,20 +100,16 @@ class CFGenAugmenter(Augmenter):
                 res.events.append("skipped:no_entities")
                 continue
             rng = random.Random(stable_hash("cfgen", ex.seed))
-            made: set[tuple[str, ...]] = set()
-            for _ in range(cfg.per_input):
-                chosen = ents if cfg.replace == "all" else [rng.choice(ents)]
-                swap = {}
-                for k, e in chosen:
-                    new = self.lexicon.sample(e.type, rng, exclude=[e.text])
-                    if new is not None:
-                        swap[k] = new
-                if not swap:
-                    continue
-                new_tokens, new_tags, replaced = replace_entities(tokens, tags, swap)
-                if tuple(new_tokens) in made:
-                    continue
-                made.add(tuple(new_tokens))
+
+            def draws() -> Iterator[dict[int, str]]:  # lazily, so the draws use rng in the order they always did
+                for _ in range(cfg.per_input):
+                    chosen = ents if cfg.replace == "all" else [rng.choice(ents)]
+                    samples = ((k, self.lexicon.sample(e.type, rng, exclude=[e.text])) for k, e in chosen)
+                    yield {k: new for k, new in samples if new is not None}
+
+            made = 0
+            for new_tokens, new_tags, replaced in distinct_replacements(tokens, tags, draws()):
+                made += 1
                 res.counterfactuals.append(Counterfactual({col: new_tokens}, " ".join(new_tags), "cfgen",
                                                           {"replaced": replaced}))
                 res.events.append("produced:cfgen")

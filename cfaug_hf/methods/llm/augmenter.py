@@ -10,7 +10,7 @@ from ...components.protocols import EntityRecognizing, LabelScoring
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import DEFAULT_CHECKER, resolve_checker
 from ...components.editor import Editor, rank_by_checker
-from ...text.entities import MarkupError, iob2_spans, mark_entities, relation_entities, replace_entities
+from ...text.entities import MarkupError, distinct_replacements, iob2_spans, mark_entities, relation_entities
 from ...filters import (LabelFlipFilter, NERConstraintFilter, NLIConstraintFilter, REConstraintFilter,
                         TagConsistencyFilter)
 from ...fingerprint import stable_hash
@@ -461,15 +461,10 @@ class LLMCounterfactualAugmenter(Augmenter):
                     w = " ".join(w.split())
                     if _usable(w, ents[k].text) and w not in proposals[k]:
                         proposals[k].append(w)
-        made: list[tuple[str, ...]] = []
-        for c in range(cfg.per_target):
-            swap = {k: p[c] for k, p in enumerate(proposals) if len(p) > c}
-            if not swap:
-                break
-            new_tokens, new_tags, replaced = replace_entities(tokens, tags, swap)
-            if tuple(new_tokens) in made:
-                continue
-            made.append(tuple(new_tokens))
+        swaps = ({k: p[c] for k, p in enumerate(proposals) if len(p) > c} for c in range(cfg.per_target))
+        made = 0
+        for new_tokens, new_tags, replaced in distinct_replacements(tokens, tags, swaps):
+            made += 1
             self._add(ex, res, {self.edit_column: new_tokens}, " ".join(new_tags), {"replaced": replaced})
         if not made:
             self._fail(res, "llm_no_replacement" if any(a.strip() for a, _ in answers) else "llm_empty", cut_any)
