@@ -108,6 +108,10 @@ REUSE: dict[str, str] = {}
 COMMIT: str | None = None
 #: Committed copies of the editors' finished generation parts (the cache is not kept between sessions).
 PARTS_ARCHIVE = ROOT / "benchmarks" / "results" / "editor_parts"
+#: Augmenter fingerprints (first 12 hex digits) whose output was checked equal to an archived older one's
+#: (``--check-parts TASK``): their parts are restored from the older archive. A fingerprint covers the library's
+#: code, so a refactoring that changes no output would otherwise throw hours of generation away.
+EQUIVALENT = PARTS_ARCHIVE / "equivalent.json"
 
 
 # -------------------------------------------------------------------------------------------- configurations
@@ -531,6 +535,51 @@ def _restore_parts(archive: Path, parts_dir: Path) -> None:
             Dataset.from_list(part, features=features).save_to_disk(str(parts_dir / name))
 
 
+def equivalent_fingerprint(fingerprint: str) -> str | None:
+    """The older augmenter fingerprint whose archived parts ``fingerprint`` was checked to reproduce, if any."""
+    if not EQUIVALENT.is_file():
+        return None
+    return json.loads(EQUIVALENT.read_text()).get(fingerprint, {}).get("archived_as")
+
+
+def check_parts(task: str, rows: int = 20) -> dict[str, Any]:
+    """Regenerate the first ``rows`` rows of the editor's coverage order with this code and compare them with each
+    archived part 0 of the same order under another augmenter fingerprint; an equal one is recorded in
+    `EQUIVALENT`, so the archive serves this code."""
+    import gzip
+
+    from cfaug_hf import COREAugmenter
+
+    train = CONFIGS[task]()["train"]
+    order = editor_order_key(train, task)
+    augmenter = COREAugmenter(_editor_of(task, 0), _schema_of(task), mode="editor_only", keep_original=False,
+                              edit_sentences=3 if task == "sentiment" else 0)
+    now = augmenter.fingerprint()[:12]
+    global EDITOR_LIMIT
+    EDITOR_LIMIT = rows
+    fresh = [_comparable(r) for r in augmenter.augment(editor_subset(train, task))]
+    report: dict[str, Any] = {"fingerprint": now, "rows": rows, "archives": {}}
+    for path in sorted(PARTS_ARCHIVE.glob(f"{task}_editor_{order[:12]}_*.jsonl.gz")):
+        older = path.name.removesuffix(".jsonl.gz").rsplit("_", 1)[1]
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            archived = [_comparable(r) for r in map(json.loads, f) if r.get("_part", "").startswith("00000-")]
+        same = archived[:len(fresh)] == fresh and len(archived) >= len(fresh)
+        report["archives"][older] = {"equal": same, "archived_rows": len(archived)}
+        if same and older != now:
+            known = json.loads(EQUIVALENT.read_text()) if EQUIVALENT.is_file() else {}
+            known[now] = {"archived_as": older, "checked": f"part 0 ({len(fresh)} rows) regenerated at commit "
+                                                          f"{str(provenance().get('git_commit'))[:10]}: equal"}
+            EQUIVALENT.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+    print(json.dumps(report, indent=1))
+    return report
+
+
+def _comparable(row: dict[str, Any]) -> tuple:
+    """What a counterfactual says, without the provenance that names the code (its fingerprint)."""
+    return tuple((k, json.dumps(v, sort_keys=True, default=str)) for k, v in sorted(row.items())
+                 if k not in ("_part", "cf_edit"))
+
+
 def cached_augment(augmenter: Any, subset: Any, prefix: str, what: str, part_rows: int = 25,
                    parts_key: str | None = None, archive: Path | None = None) -> Any:
     """``augmenter.augment(subset)``, saved in CACHE under the data's and the augmenter's fingerprints and loaded
@@ -549,8 +598,13 @@ def cached_augment(augmenter: Any, subset: Any, prefix: str, what: str, part_row
         return load_from_disk(str(out_dir))
     parts_dir = CACHE / f"{prefix}_{(parts_key or subset._fingerprint)[:12]}_{augmenter.fingerprint()[:12]}.parts"
     if archive is not None:
+        base = archive
         archive = archive.with_name(f"{archive.name}_{parts_dir.name.removesuffix('.parts')}.jsonl.gz")
         _restore_parts(archive, parts_dir)
+        older = equivalent_fingerprint(augmenter.fingerprint()[:12])
+        if older and not archive.is_file():
+            _restore_parts(base.with_name(f"{base.name}_{prefix}_{(parts_key or subset._fingerprint)[:12]}_{older}"
+                                          f".jsonl.gz"), parts_dir)
     start = time.perf_counter()
     n_parts = max(1, -(-len(subset) // part_rows))
     parts = []
@@ -1142,7 +1196,13 @@ def main() -> None:
     ap.add_argument("--core-editor-data", nargs="*", default=[], metavar="TASK=FOLDER",
                     help="the same for the core+editor row")
     ap.add_argument("--commit", default=None, help="the commit measured, for a copy of the tree run elsewhere")
+    ap.add_argument("--check-parts", choices=["sentiment", "nli"], default=None,
+                    help="regenerate the editor's first 20 coverage rows with this code and, when they equal an "
+                         "archived run's, let that archive serve this code (benchmarks/results/editor_parts/)")
     args = ap.parse_args()
+    if args.check_parts:
+        check_parts(args.check_parts)
+        return
     global AUGMENT_LIMIT, EDITOR_LIMIT, RESULTS, COMMIT
     AUGMENT_LIMIT, EDITOR_LIMIT, COMMIT = args.augment_limit, args.editor_limit, args.commit
     RESULTS = args.results_dir or RESULTS

@@ -143,3 +143,38 @@ def test_generation_parts_survive_in_their_archive(tmp_path):
     assert sorted(p.name for p in back.iterdir()) == ["00000-2", "00001-2"]
     assert restored.to_dict() == {"text": ["a1", "b1"], "cf_outcome": [["produced:editor"], []]}
     assert restored.features == load_from_disk(str(parts / "00001-2")).features
+
+
+def test_parts_archived_under_an_equivalent_fingerprint_serve_the_new_code(tmp_path, monkeypatch):
+    """A refactoring changes the augmenter's fingerprint (it covers the code) but not its rows: once
+    ``--check-parts`` found them equal, the parts archived under the old fingerprint are restored, not regenerated."""
+    import json
+
+    debias = load("debias")
+    monkeypatch.setattr(debias, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(debias, "EQUIVALENT", tmp_path / "archive" / "equivalent.json")
+    from cfaug_hf.testing import NegateAugmenter
+
+    subset = Dataset.from_dict({"text": ["it was good", "it was bad", "it was fine"],
+                                "label": ["positive", "negative", "positive"]})
+
+    class Fake:
+        def __init__(self, fingerprint):
+            self.fp, self.calls = fingerprint, 0
+
+        def fingerprint(self):
+            return self.fp
+
+        def augment(self, rows):
+            self.calls += 1
+            return NegateAugmenter(TaskSchema.sentiment()).augment(rows)
+
+    archive = tmp_path / "archive" / "sentiment"
+    old = Fake("a" * 64)
+    first = debias.cached_augment(old, subset, "editor", "old", part_rows=2, parts_key="k" * 12, archive=archive)
+    assert old.calls == 2
+    new = Fake("b" * 64)
+    (tmp_path / "archive" / "equivalent.json").write_text(json.dumps({"b" * 12: {"archived_as": "a" * 12}}))
+    monkeypatch.setattr(debias, "CACHE", tmp_path / "fresh-cache")  # a later session: nothing cached
+    again = debias.cached_augment(new, subset, "editor", "new", part_rows=2, parts_key="k" * 12, archive=archive)
+    assert new.calls == 0 and again.to_dict() == first.to_dict()
