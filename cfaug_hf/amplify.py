@@ -119,44 +119,13 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
     schema = schema or TaskSchema.sentiment()
     if folds is not None and (isinstance(folds, bool) or not isinstance(folds, int) or folds < 2):
         raise ValueError(f"amplify: folds must be an integer of at least 2 (cross-fitting) or None, got {folds!r}.")
-    refuse_augmented(dataset.column_names)
-    for col in (*schema.text_columns, schema.label_column, counterfactual_column,
-                *([target_column] if target_column else [])):
-        if col not in dataset.column_names:
-            raise SchemaError(f"amplify: column {col!r} is missing; the dataset has {dataset.column_names}.")
+    annotated, targets = _annotations(dataset, schema, counterfactual_column, target_column)
     nli = schema.task == "natural-language-inference"
-    if schema.is_token_level or len(schema.text_columns) != (2 if nli else 1):
-        raise SchemaError(f"amplify edits one text column, or the hypothesis of (premise, hypothesis) for NLI; "
-                          f"got task {schema.task!r} with text columns {list(schema.text_columns)}.")
-    if target_column is None and len(schema.label_names) != 2:
-        raise SchemaError(f"amplify: the task has {len(schema.label_names)} labels, so the label of each human "
-                          f"counterfactual must be given: pass target_column=.")
-    edit_column = schema.text_columns[-1]
-    annotated, targets = [], []
-    for i, row in enumerate(dataset):
-        new = row[counterfactual_column]
-        if new is None or (isinstance(new, str) and not new.strip()):
-            continue
-        if not isinstance(new, str):
-            raise SchemaError(f"amplify: row {i}, column {counterfactual_column!r}: expected a string or None, got "
-                              f"{type(new).__name__}.")
-        label = schema.row_label(row[schema.label_column], row=i)
-        if target_column:
-            target = schema.label_name(row[target_column], row=i)
-        else:
-            target = next(n for n in schema.label_names if n != label)
-        if target == label:
-            raise SchemaError(f"amplify: row {i}: the counterfactual's label {target!r} equals the row's label; a "
-                              f"counterfactual must change it.")
-        annotated.append(i)
-        targets.append(target)
-    if not annotated:
-        raise SchemaError(f"amplify: no row has a human counterfactual in column {counterfactual_column!r}; annotate "
-                          f"some rows (None or '' marks a row that is not annotated).")
     if edit_sentences is None:  # choosing sentences needs the checker's scores
         edit_sentences = 0 if nli or checker is None else 3
     level = "sentence" if edit_sentences and not nli else "text"
     target_of = dict(zip(annotated, targets))
+    edit_column = schema.text_columns[-1]
 
     def pairs_of(indices: list[int]) -> Any:
         rows = dataset.select(indices)
@@ -167,23 +136,7 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
 
     options = dict(train_options or {})
     task = "nli" if nli else "sentiment" if schema.task == "sentiment-analysis" else "text"
-    annotated_set = set(annotated)
-    if folds is None:
-        rest = [i for i in range(len(dataset)) if i not in annotated_set]
-        jobs = [(list(annotated), _sample(rest, limit, seed))]
-    else:
-        # Annotated and other rows are dealt out separately, so every fold holds its share of the annotations.
-        fold_of: dict[int, int] = {}
-        for group in (list(annotated), [i for i in range(len(dataset)) if i not in annotated_set]):
-            random.Random(seed).shuffle(group)
-            fold_of.update((i, k % folds) for k, i in enumerate(group))
-        chosen = set(_sample(range(len(dataset)), limit, seed))
-        jobs = [([i for i in annotated if fold_of[i] != k], [i for i in sorted(chosen) if fold_of[i] == k])
-                for k in range(folds)]
-        empty = [k for k, (train_rows, _) in enumerate(jobs) if not train_rows]
-        if empty:
-            raise SchemaError(f"amplify: folds={folds} leaves fold {empty[0]}'s editor no annotated row to learn "
-                              f"from ({len(annotated)} rows are annotated); use fewer folds or annotate more rows.")
+    jobs = _jobs(len(dataset), annotated, folds, limit, seed)
     data = dataset.remove_columns(counterfactual_column)
     written_parts, fold_reports, all_pairs, stats = [], [], 0, AugmentationStats()
     trained: Any = None
@@ -220,6 +173,66 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
                                    **{k: v for k, v in trained.training_info.items() if k != "train_dataset"}},
                            folds=fold_reports if folds is not None else [])
     return out, report
+
+
+def _annotations(dataset: Any, schema: TaskSchema, counterfactual_column: str,
+                 target_column: str | None) -> tuple[list[int], list[str]]:
+    """The annotated rows (a non-empty human counterfactual) and the label of each counterfactual, after checking
+    the columns and the task; errors name the column and the row."""
+    refuse_augmented(dataset.column_names)
+    for col in (*schema.text_columns, schema.label_column, counterfactual_column,
+                *([target_column] if target_column else [])):
+        if col not in dataset.column_names:
+            raise SchemaError(f"amplify: column {col!r} is missing; the dataset has {dataset.column_names}.")
+    nli = schema.task == "natural-language-inference"
+    if schema.is_token_level or len(schema.text_columns) != (2 if nli else 1):
+        raise SchemaError(f"amplify edits one text column, or the hypothesis of (premise, hypothesis) for NLI; "
+                          f"got task {schema.task!r} with text columns {list(schema.text_columns)}.")
+    if target_column is None and len(schema.label_names) != 2:
+        raise SchemaError(f"amplify: the task has {len(schema.label_names)} labels, so the label of each human "
+                          f"counterfactual must be given: pass target_column=.")
+    annotated, targets = [], []
+    for i, row in enumerate(dataset):
+        new = row[counterfactual_column]
+        if new is None or (isinstance(new, str) and not new.strip()):
+            continue
+        if not isinstance(new, str):
+            raise SchemaError(f"amplify: row {i}, column {counterfactual_column!r}: expected a string or None, got "
+                              f"{type(new).__name__}.")
+        label = schema.row_label(row[schema.label_column], row=i)
+        target = (schema.label_name(row[target_column], row=i) if target_column
+                  else next(n for n in schema.label_names if n != label))
+        if target == label:
+            raise SchemaError(f"amplify: row {i}: the counterfactual's label {target!r} equals the row's label; a "
+                              f"counterfactual must change it.")
+        annotated.append(i)
+        targets.append(target)
+    if not annotated:
+        raise SchemaError(f"amplify: no row has a human counterfactual in column {counterfactual_column!r}; annotate "
+                          f"some rows (None or '' marks a row that is not annotated).")
+    return annotated, targets
+
+
+def _jobs(rows: int, annotated: list[int], folds: int | None, limit: int | None,
+          seed: int) -> list[tuple[list[int], list[int]]]:
+    """(the rows an editor learns from, the rows it writes for), one per editor: one editor for the rows that are not
+    annotated, or with ``folds`` one per fold, trained on the other folds' annotated rows."""
+    annotated_set = set(annotated)
+    if folds is None:
+        return [(list(annotated), _sample([i for i in range(rows) if i not in annotated_set], limit, seed))]
+    # Annotated and other rows are dealt out separately, so every fold holds its share of the annotations.
+    fold_of: dict[int, int] = {}
+    for group in (list(annotated), [i for i in range(rows) if i not in annotated_set]):
+        random.Random(seed).shuffle(group)
+        fold_of.update((i, k % folds) for k, i in enumerate(group))
+    chosen = set(_sample(range(rows), limit, seed))
+    jobs = [([i for i in annotated if fold_of[i] != k], [i for i in sorted(chosen) if fold_of[i] == k])
+            for k in range(folds)]
+    empty = [k for k, (train_rows, _) in enumerate(jobs) if not train_rows]
+    if empty:
+        raise SchemaError(f"amplify: folds={folds} leaves fold {empty[0]}'s editor no annotated row to learn "
+                          f"from ({len(annotated)} rows are annotated); use fewer folds or annotate more rows.")
+    return jobs
 
 
 def _sample(indices: Any, limit: int | None, seed: int) -> list[int]:
