@@ -80,41 +80,20 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrai
     wrote (its files are replaced, files you added are kept); a folder holding anything else is refused unless
     ``overwrite=True``. Everything is written to a temporary folder first, so a failed or interrupted run changes
     nothing there."""
-    from .components.generator import Generator
     from .embedded import load_feverous_sample
-    from .sharing.folders import check_writable, save_dataset, write_folder
     from .methods.crossaug import CrossAugAugmenter
-    from .methods.crossaug.recipes import default_claim_generator, negative_claim_generator
     from .schema import TaskSchema
+    from .sharing.folders import check_writable, save_dataset, write_folder
 
     out = Path(out)
     check_writable(out, _KIND, overwrite=overwrite)  # refused before the generator trains, not after
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    dataset = load_feverous_sample()
-    if not isinstance(rows, int) or isinstance(rows, bool) or rows < 1:
-        raise ValueError(f"rows must be a whole number >= 1, got {rows!r}.")
-    if rows < len(dataset):
-        import random
-
-        dataset = dataset.select(sorted(random.Random(seed).sample(range(len(dataset)), rows)))
+    dataset = _sample(load_feverous_sample(), rows, seed)
     print(f"[1/3] Loaded the embedded FEVEROUS sample: {len(dataset)} rows "
           f"({sum(lab == 'SUPPORTS' for lab in dataset['label'])} SUPPORTS).", flush=True)
 
-    gen_dir = out / "generator"
-    trained = None
-    if retrain:
-        print(f"[2/3] Training a negative-claim generator: SmolLM2-135M-Instruct + LoRA, {generator_steps} steps "
-              "of 16 VitaminC claim pairs (both directions).", flush=True)
-        generator = trained = negative_claim_generator(max_steps=generator_steps, seed=seed)
-    elif gen_dir.is_dir():
-        print(f"[2/3] Reusing the generator trained earlier in {gen_dir} (pass --retrain to train it again).",
-              flush=True)
-        generator = trained = Generator.from_pretrained(gen_dir)
-    else:
-        print("[2/3] Loading the negative-claim generator shipped in the package: SmolLM2-135M-Instruct + a LoRA "
-              "adapter learned from VitaminC claim pairs (--retrain trains your own).", flush=True)
-        generator = default_claim_generator()
+    generator, trained = _generator(out / "generator", retrain, generator_steps, seed)
     generator.use_backend(backend)
     timings["generator_s"] = round(time.perf_counter() - t0, 1)
 
@@ -138,16 +117,7 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrai
     summary = {"dataset": f"cfaug_hf embedded FEVEROUS sample ({len(dataset)} of 300 rows, CC BY-SA 3.0)",
                "generator": generator.get_config_dict(), "backend": engine, "augmenter": augmenter.get_config_dict(),
                "stats": stats.to_dict(), "timings": timings}
-    report = ["# CrossAug on the embedded FEVEROUS sample", "",
-              f"Generator: {generator.base_model} "
-              f"({'LoRA adapter' if generator.get_config_dict()['adapter'] else 'full weights'}"
-              f"), trained {generator.training_info.get('global_step', '?')} steps, "
-              f"final train loss {generator.training_info.get('train_loss', '?')}.", "",
-              f"Checker: {augmenter.checker!r} (kept a counterfactual only when it predicts its label)."
-              if augmenter.checker is not None else "Checker: none.", "",
-              "## Counts", "", *[f"- {line.strip()}" for line in stats.summary_lines()], "",
-              "## Examples", "", *[f"```\n{b}\n```" for b in examples], "",
-              "Data: FEVEROUS (Aly et al., 2021), CC BY-SA 3.0; method: CrossAug (Lee et al., 2021).", ""]
+    report = _report(generator, augmenter, stats, examples)
     with write_folder(out, _KIND, overwrite=overwrite) as tmp:
         if trained is not None:  # the trained generator stays with the run that uses it
             trained.save_pretrained(tmp / "generator")
@@ -157,6 +127,57 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrai
         (tmp / "stats.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
         (tmp / "report.md").write_text("\n".join(report))
 
+    _print_summary(out, stats, examples, len(augmented), timings["generator_s"] + timings["augment_s"])
+    return summary
+
+
+def _sample(dataset: Any, rows: int, seed: int) -> Any:
+    """A seeded sample of ``rows`` rows (all of them when there are no more)."""
+    if not isinstance(rows, int) or isinstance(rows, bool) or rows < 1:
+        raise ValueError(f"rows must be a whole number >= 1, got {rows!r}.")
+    if rows < len(dataset):
+        import random
+
+        dataset = dataset.select(sorted(random.Random(seed).sample(range(len(dataset)), rows)))
+    return dataset
+
+
+def _generator(gen_dir: Path, retrain: bool, steps: int, seed: int) -> tuple[Any, Any]:
+    """The negative-claim generator, and the same object when this run trained or reused its own (saved with the
+    run), else None: the shipped one."""
+    from .components.generator import Generator
+    from .methods.crossaug.recipes import default_claim_generator, negative_claim_generator
+
+    if retrain:
+        print(f"[2/3] Training a negative-claim generator: SmolLM2-135M-Instruct + LoRA, {steps} steps "
+              "of 16 VitaminC claim pairs (both directions).", flush=True)
+        generator = negative_claim_generator(max_steps=steps, seed=seed)
+        return generator, generator
+    if gen_dir.is_dir():
+        print(f"[2/3] Reusing the generator trained earlier in {gen_dir} (pass --retrain to train it again).",
+              flush=True)
+        generator = Generator.from_pretrained(gen_dir)
+        return generator, generator
+    print("[2/3] Loading the negative-claim generator shipped in the package: SmolLM2-135M-Instruct + a LoRA "
+          "adapter learned from VitaminC claim pairs (--retrain trains your own).", flush=True)
+    return default_claim_generator(), None
+
+
+def _report(generator: Any, augmenter: Any, stats: AugmentationStats, examples: list[str]) -> list[str]:
+    """The lines of ``report.md``."""
+    return ["# CrossAug on the embedded FEVEROUS sample", "",
+            f"Generator: {generator.base_model} "
+            f"({'LoRA adapter' if generator.get_config_dict()['adapter'] else 'full weights'}"
+            f"), trained {generator.training_info.get('global_step', '?')} steps, "
+            f"final train loss {generator.training_info.get('train_loss', '?')}.", "",
+            f"Checker: {augmenter.checker!r} (kept a counterfactual only when it predicts its label)."
+            if augmenter.checker is not None else "Checker: none.", "",
+            "## Counts", "", *[f"- {line.strip()}" for line in stats.summary_lines()], "",
+            "## Examples", "", *[f"```\n{b}\n```" for b in examples], "",
+            "Data: FEVEROUS (Aly et al., 2021), CC BY-SA 3.0; method: CrossAug (Lee et al., 2021).", ""]
+
+
+def _print_summary(out: Path, stats: AugmentationStats, examples: list[str], rows: int, seconds: float) -> None:
     print()
     print("Summary")
     print("-------")
@@ -167,8 +188,8 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrai
     for block in examples:
         print(block)
     print()
-    print(f"Wrote {out / 'augmented'} ({len(augmented)} rows), original/, augmented.jsonl, stats.json and report.md "
-          f"in {timings['generator_s'] + timings['augment_s']:.0f} s.")
+    print(f"Wrote {out / 'augmented'} ({rows} rows), original/, augmented.jsonl, stats.json and report.md in "
+          f"{seconds:.0f} s.")
     print()
     print("Next:")
     print(f"  cfaug report {out / 'original'} {out / 'augmented'} --out {out / 'report'} --no-models"
@@ -176,4 +197,3 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrai
     print("  cfaug augment YOUR_DATA.jsonl --method crossaug --out runs/mine"
           "   # your claims (claim, evidence, label)")
     print("  cfaug augment --method NAME --help   # NAME: crossaug, core, llm, race, icda, cfgen")
-    return summary
