@@ -350,40 +350,8 @@ def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, ch
         progress.update()
     metrics: dict[str, Any] = {}
     for column in columns_changed:
-        col_pairs = [p for p in pairs if column in p["changed"]]
-        before = [_text(p["source"][column]) for p in col_pairs]
-        after = [_text(p["counterfactual"][column]) for p in col_pairs]
-        m: dict[str, Any] = {"pairs": len(col_pairs)}
-        for name, compute in (("edit_distance", lambda: intrinsic.edit_distance(after, before)),
-                              ("bleu", lambda: intrinsic.bleu_diversity(after, before)),
-                              ("perturbation_types", lambda: intrinsic.perturbation_types(before, after))):
-            progress.set_postfix_str(f"{column}: {name}")
-            m[name] = compute()
-            progress.update()
-        some = [p for p in sample if column in p["changed"]]
-        s_before = [_text(p["source"][column]) for p in some]
-        s_after = [_text(p["counterfactual"][column]) for p in some]
-        if loaded_embedder is not None and some:
-            progress.set_postfix_str(f"{column}: MoverScore on {len(some)} pairs")
-            m["similarity"] = intrinsic.mover_score(s_after, s_before, loaded_embedder)
-            progress.update()
-        if fluency_model is not None and some:
-            progress.set_postfix_str(f"{column}: perplexity of {len(some)} counterfactuals")
-            ppl_after = intrinsic.perplexity(s_after, fluency_model)
-            progress.update()
-            progress.set_postfix_str(f"{column}: perplexity of {len(some)} originals")
-            ppl_before = intrinsic.perplexity(s_before, fluency_model)
-            progress.update()
-            m["fluency"] = {"perplexity": ppl_after["perplexity"], "perplexity_original": ppl_before["perplexity"],
-                            "perplexity_median": ppl_after["median"],
-                            "perplexity_median_original": ppl_before["median"]}
-        if loaded_embedder is not None and some and multihop and column not in schema.list_columns:
-            progress.set_postfix_str(f"{column}: multi-hop coherence")
-            ev_col = schema.list_columns[0]
-            pieces = [schema.pieces(p["counterfactual"][ev_col]) for p in some]
-            m["multihop_coherence"] = intrinsic.multihop_coherence(s_after, pieces, loaded_embedder)
-            progress.update()
-        metrics[column] = m
+        metrics[column] = _column_metrics(column, pairs, sample, schema, loaded_embedder, fluency_model, multihop,
+                                          progress)
     progress.close()
     if checker is not None and pairs and not schema.is_token_level:
         cols = schema.text_columns
@@ -393,13 +361,65 @@ def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, ch
         metrics["label"] = {"flip_rate": intrinsic.flip_rate(checker.predict(first, second), targets)}
 
     columns = competency_columns or list(schema.bias_columns)
-    diagnostics: dict[str, Any] = {}
     if schema.is_token_level:  # the competency test and the probe read one label per row
         return _finish_token_level(counts, metrics, pairs, rng, schema, out_dir, overwrite)
+    diagnostics, comp_before, comp_after = _diagnostics(original, augmented, schema, columns, alpha, min_count,
+                                                        probe, seed)
+    report = AugmentationReport(counts, metrics, diagnostics, _examples(pairs, rng, schema))
+    if out_dir is not None:
+        label = schema.label_names[0]
+        report.save(out_dir, overwrite=overwrite, plots={
+            "competency_before": lambda path: comp_before.plot(path, label=label, title="Before augmentation"),
+            "competency_after": lambda path: comp_after.plot(path, label=label, title="After augmentation")})
+    return report
+
+
+def _column_metrics(column: str, pairs: list[dict[str, Any]], sample: list[dict[str, Any]], schema: TaskSchema,
+                    embedder: Any, fluency_model: Any, multihop: bool, progress: Any) -> dict[str, Any]:
+    """The metrics of the counterfactuals that changed ``column``: edit distance, BLEU and perturbation types on
+    every pair; MoverScore, perplexity and multi-hop coherence on the sample, with the models given."""
+    col_pairs = [p for p in pairs if column in p["changed"]]
+    before = [_text(p["source"][column]) for p in col_pairs]
+    after = [_text(p["counterfactual"][column]) for p in col_pairs]
+    m: dict[str, Any] = {"pairs": len(col_pairs)}
+    for name, compute in (("edit_distance", lambda: intrinsic.edit_distance(after, before)),
+                          ("bleu", lambda: intrinsic.bleu_diversity(after, before)),
+                          ("perturbation_types", lambda: intrinsic.perturbation_types(before, after))):
+        progress.set_postfix_str(f"{column}: {name}")
+        m[name] = compute()
+        progress.update()
+    some = [p for p in sample if column in p["changed"]]
+    s_before = [_text(p["source"][column]) for p in some]
+    s_after = [_text(p["counterfactual"][column]) for p in some]
+    if embedder is not None and some:
+        progress.set_postfix_str(f"{column}: MoverScore on {len(some)} pairs")
+        m["similarity"] = intrinsic.mover_score(s_after, s_before, embedder)
+        progress.update()
+    if fluency_model is not None and some:
+        progress.set_postfix_str(f"{column}: perplexity of {len(some)} counterfactuals")
+        ppl_after = intrinsic.perplexity(s_after, fluency_model)
+        progress.update()
+        progress.set_postfix_str(f"{column}: perplexity of {len(some)} originals")
+        ppl_before = intrinsic.perplexity(s_before, fluency_model)
+        progress.update()
+        m["fluency"] = {"perplexity": ppl_after["perplexity"], "perplexity_original": ppl_before["perplexity"],
+                        "perplexity_median": ppl_after["median"],
+                        "perplexity_median_original": ppl_before["median"]}
+    if embedder is not None and some and multihop and column not in schema.list_columns:
+        progress.set_postfix_str(f"{column}: multi-hop coherence")
+        pieces = [schema.pieces(p["counterfactual"][schema.list_columns[0]]) for p in some]
+        m["multihop_coherence"] = intrinsic.multihop_coherence(s_after, pieces, embedder)
+        progress.update()
+    return m
+
+
+def _diagnostics(original: Any, augmented: Any, schema: TaskSchema, columns: list[str], alpha: float,
+                 min_count: int, probe: bool, seed: int) -> tuple[dict[str, Any], Any, Any]:
+    """The competency test before and after (and its two results, for the plots), and the claim-only probe."""
     comp_before = competency_test(original, schema, columns=columns, alpha=alpha, min_count=min_count)
     comp_after = competency_test(augmented, schema, columns=columns, alpha=alpha, min_count=min_count)
-    diagnostics["competency"] = {"columns": columns, "alpha": alpha, "min_count": min_count,
-                                 "before": comp_before.summary(), "after": comp_after.summary()}
+    diagnostics: dict[str, Any] = {"competency": {"columns": columns, "alpha": alpha, "min_count": min_count,
+                                                  "before": comp_before.summary(), "after": comp_after.summary()}}
     if probe:
         try:
             diagnostics["probe"] = {"columns": columns,
@@ -408,10 +428,4 @@ def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, ch
         except ValueError as err:  # too few rows or one label: say so instead of failing the whole report
             diagnostics["probe"] = None
             logger.warning("claim-only probe skipped: %s", err)
-    report = AugmentationReport(counts, metrics, diagnostics, _examples(pairs, rng, schema))
-    if out_dir is not None:
-        label = schema.label_names[0]
-        report.save(out_dir, overwrite=overwrite, plots={
-            "competency_before": lambda path: comp_before.plot(path, label=label, title="Before augmentation"),
-            "competency_after": lambda path: comp_after.plot(path, label=label, title="After augmentation")})
-    return report
+    return diagnostics, comp_before, comp_after
