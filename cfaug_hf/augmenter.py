@@ -194,7 +194,7 @@ class Augmenter(abc.ABC):
 
     method: ClassVar[str] = ""
     #: The `TaskSchema` preset the method runs on when given no schema ("" for none).
-    task: ClassVar[str] = ""
+    default_task: ClassVar[str] = ""
     config_class: ClassVar[type[AugmenterConfig]] = AugmenterConfig
     citation: ClassVar[str] = ""
     #: Named settings of the method (``"paper"``: the published ones), from the method's own ``paper.py``.

@@ -144,14 +144,14 @@ def _missing(what: str, name: str, known: set[str]) -> KeyError:
 
 def method_entry(method: str) -> MethodEntry:
     """The declaration of ``method``; a class registered without one (a method of your own) is described from its
-    class attributes (``task``, ``config_class``, ``roles``)."""
+    class attributes (``default_task``, ``config_class``, ``roles``)."""
     if method not in METHODS and method not in AUGMENTERS:
         _load_sources("augmenter")
     if method in METHODS:
         return METHODS[method]
     if method in AUGMENTERS:
         cls = AUGMENTERS[method]
-        return MethodEntry(method, getattr(cls, "task", ""), cls.config_class, dict(cls.roles), cls)
+        return MethodEntry(method, getattr(cls, "default_task", ""), cls.config_class, dict(cls.roles), cls)
     raise _missing("augmenter method", method, set(METHODS) | set(AUGMENTERS))
 
 

@@ -150,14 +150,14 @@ def test_a_sixth_method_needs_no_edit_elsewhere(tmp_path, capsys):
 
     class ShoutAugmenter(Augmenter):
         method = "shout-sixth"
-        task = "sentiment-analysis"
+        default_task = "sentiment-analysis"
         config_class = ShoutConfig
         roles = {"checker": Role(("checker",), help="a label checker (unused here)")}
 
         def __init__(self, schema=None, config=None, *, checker=None, filters=None, **overrides):
             from cfaug_hf import TaskSchema
 
-            super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)
+            super().__init__(schema or TaskSchema.preset(self.default_task), config, filters=filters, **overrides)
             self.checker = checker
 
         def augment_examples(self, examples):

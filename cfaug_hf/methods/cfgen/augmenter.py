@@ -51,7 +51,7 @@ class CFGenAugmenter(Augmenter):
     """
 
     method = "cfgen"
-    task = "token-classification"
+    default_task = "token-classification"
     config_class = CFGenConfig
     citation = CFGEN_CITATION
 
@@ -61,7 +61,7 @@ class CFGenAugmenter(Augmenter):
             overrides["lexicon"] = lexicon.to_dict()
         elif lexicon is not None:
             overrides["lexicon"] = EntityLexicon(lexicon).to_dict()
-        super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)
+        super().__init__(schema or TaskSchema.preset(self.default_task), config, filters=filters, **overrides)
         if not self.schema.is_token_level:
             raise SchemaError(f"CFGen replaces entities in token-classification data; got a {self.schema.task!r} "
                               f"schema (use TaskSchema.token_classification()).")

@@ -81,7 +81,7 @@ class COREAugmenter(Augmenter):
 
     method = "core"
     config_class = COREConfig
-    task = "sentiment-analysis"
+    default_task = "sentiment-analysis"
     roles = ROLES
     presets = {"paper": PAPER}
     citation = CORE_CITATION
@@ -91,7 +91,7 @@ class COREAugmenter(Augmenter):
                  checker: LabelScoring | str | None = DEFAULT_CHECKER,
                  sentence_scorer: Any = None, config: COREConfig | None = None, filters: Sequence[Any] | None = None,
                  **overrides: Any) -> None:
-        super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)
+        super().__init__(schema or TaskSchema.preset(self.default_task), config, filters=filters, **overrides)
         cfg: COREConfig = self.config  # type: ignore[assignment]
         schema = self.schema
         self.task = cfg.task if cfg.task != "auto" else (

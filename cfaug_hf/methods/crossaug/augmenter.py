@@ -75,7 +75,7 @@ class CrossAugAugmenter(Augmenter):
 
     method = "crossaug"
     config_class = CrossAugConfig
-    task = "fact-verification"
+    default_task = "fact-verification"
     roles = ROLES
     presets = {"paper": PAPER}
     citation = """@inproceedings{lee2021crossaug,
@@ -90,7 +90,7 @@ class CrossAugAugmenter(Augmenter):
     def __init__(self, generator: Generator | TextRewriter | str = "default", schema: TaskSchema | None = None, *,
                  checker: LabelScoring | str | None = DEFAULT_CHECKER, config: CrossAugConfig | None = None,
                  filters: Sequence[Any] | None = None, **overrides: Any) -> None:
-        super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)
+        super().__init__(schema or TaskSchema.preset(self.default_task), config, filters=filters, **overrides)
         schema = self.schema
         if len(schema.text_columns) != 2:
             raise SchemaError(f"CrossAug needs a (claim, evidence) schema, got text_columns "

@@ -69,14 +69,14 @@ class RationaleSwapAugmenter(Augmenter):
 
     method = "icda"
     config_class = ICDAConfig
-    task = "sentiment-analysis"
+    default_task = "sentiment-analysis"
     roles = ROLES
     citation = ICDA_CITATION
     presets = {"paper": PAPER}
 
     def __init__(self, selector: RationaleSelecting | str = "default", schema: TaskSchema | None = None, *,
                  config: ICDAConfig | None = None, filters: Sequence[Any] | None = None, **overrides: Any) -> None:
-        super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)
+        super().__init__(schema or TaskSchema.preset(self.default_task), config, filters=filters, **overrides)
         if isinstance(selector, str) and selector == "default":
             selector = default_selector(self.schema.task)
         if not isinstance(selector, RationaleSelecting):

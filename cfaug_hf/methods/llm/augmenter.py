@@ -115,7 +115,7 @@ class LLMCounterfactualAugmenter(Augmenter):
 
     method = "llm"
     config_class = LLMConfig
-    task = "sentiment-analysis"
+    default_task = "sentiment-analysis"
     roles = ROLES
     citation = LLM_CF_CITATION
     presets = {"paper": PAPER}
@@ -125,7 +125,7 @@ class LLMCounterfactualAugmenter(Augmenter):
                  tagger: EntityRecognizing | None = None,
                  demo_encoder: Any = None, config: LLMConfig | None = None, filters: Sequence[Any] | None = None,
                  **overrides: Any) -> None:
-        super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)
+        super().__init__(schema or TaskSchema.preset(self.default_task), config, filters=filters, **overrides)
         cfg: LLMConfig = self.config  # type: ignore[assignment]
         schema = self.schema
         if llm is None:

@@ -92,7 +92,7 @@ class RACEAugmenter(Augmenter):
 
     method = "race"
     config_class = RACEConfig
-    task = "fact-verification"
+    default_task = "fact-verification"
     roles = ROLES
     presets = {"paper": PAPER}
     citation = RACE_CITATION
@@ -101,7 +101,7 @@ class RACEAugmenter(Augmenter):
                  schema: TaskSchema | None = None, *,
                  embedder: Any = "sentence-transformers/all-MiniLM-L6-v2", config: RACEConfig | None = None,
                  filters: Sequence[Any] | None = None, **overrides: Any) -> None:
-        super().__init__(schema or TaskSchema.preset(self.task), config, filters=filters, **overrides)
+        super().__init__(schema or TaskSchema.preset(self.default_task), config, filters=filters, **overrides)
         schema = self.schema
         if schema.task != "fact-verification" or len(schema.text_columns) != 2:
             raise SchemaError(f"RACE edits (claim, evidence) fact-verification data; got task {schema.task!r} with "
