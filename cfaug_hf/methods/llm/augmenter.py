@@ -145,38 +145,13 @@ class LLMCounterfactualAugmenter(Augmenter):
             from ...components.llm import local_llm
 
             llm = _Editor.default(task) if task in EDITOR_TASKS else local_llm()
-        want = {"nli": 2}.get(task, 1)
-        if len(schema.text_columns) != want:
-            raise SchemaError(f"The {task!r} template reads {want} text column(s), got {list(schema.text_columns)}.")
-        if (task == "ner") != schema.is_token_level:
-            raise SchemaError(f"The {task!r} template needs a "
-                              f"{'token-classification' if task == 'ner' else 'row-level'} schema, got "
-                              f"task {schema.task!r}.")
-        if cfg.cot and task == "ner":
-            raise ValueError("cot=True: the NER template has no chain-of-thought variant (the LLM only proposes "
-                             "replacements).")
+        _check_setup(task, schema, cfg, llm=llm, checker=checker, tagger=tagger, demo_encoder=demo_encoder)
         self.edit_column = schema.text_columns[-1]
-        for name in [*cfg.exclude_targets, *(cfg.label_counts or {})]:
-            if name not in schema.label_names:
-                raise SchemaError(f"Label {name!r} (in exclude_targets or label_counts) is not in the schema's "
-                                  f"labels {list(schema.label_names)}.")
         self.target_mode = "none" if task == "ner" else cfg.targets if cfg.targets != "auto" else (
             "all" if len(schema.label_names) <= 3 else "balanced")
-        if cfg.demo_pool is not None and demo_encoder is None:
-            raise TypeError("demo_pool needs demo_encoder= (a BiEncoder, or anything with encode(texts)) to pick "
-                            "the most similar demonstrations.")
-        if cfg.demo_pool is not None and not cfg.demo_pool:
-            raise ValueError("demo_pool is empty.")
-        if task == "ner" and checker is not None and not (isinstance(checker, str) and checker == DEFAULT_CHECKER):
-            raise TypeError("checker= checks one label per row; for NER pass tagger= (token lists -> tags).")
-        if isinstance(llm, Editor) and task == "ner":
-            raise TypeError("An Editor rewrites a text toward a label; NER counterfactuals need a prompted LLM "
-                            "(local_llm() or OpenAICompatibleLLM) that proposes entity replacements.")
         checker = None if task == "ner" else resolve_checker(checker, schema, schema.label_names, "LLM augmenter")
         self.llm, self.checker, self.tagger, self.demo_encoder = llm, checker, tagger, demo_encoder
         self._pool_vectors: Any = None
-        if tagger is not None and task != "ner":
-            raise TypeError("tagger= is the NER consistency check; for other tasks pass checker=.")
         given = {type(f) for f in self.filters}
         first: list[Any] = []
         if cfg.constraints:
@@ -487,3 +462,34 @@ def _after_cue(answer: str, cue: str) -> str:
 def _encode(encoder: Any, texts: list[str]) -> Any:
     out = encoder.encode(texts)
     return out.detach().cpu().numpy() if hasattr(out, "detach") else out
+
+
+def _check_setup(task: str, schema: TaskSchema, cfg: LLMConfig, *, llm: Any, checker: Any, tagger: Any,
+                 demo_encoder: Any) -> None:
+    """Refuse a template, schema, config and parts that do not fit together, naming the argument."""
+    want = {"nli": 2}.get(task, 1)
+    if len(schema.text_columns) != want:
+        raise SchemaError(f"The {task!r} template reads {want} text column(s), got {list(schema.text_columns)}.")
+    if (task == "ner") != schema.is_token_level:
+        raise SchemaError(f"The {task!r} template needs a "
+                          f"{'token-classification' if task == 'ner' else 'row-level'} schema, got "
+                          f"task {schema.task!r}.")
+    if cfg.cot and task == "ner":
+        raise ValueError("cot=True: the NER template has no chain-of-thought variant (the LLM only proposes "
+                         "replacements).")
+    for name in [*cfg.exclude_targets, *(cfg.label_counts or {})]:
+        if name not in schema.label_names:
+            raise SchemaError(f"Label {name!r} (in exclude_targets or label_counts) is not in the schema's "
+                              f"labels {list(schema.label_names)}.")
+    if cfg.demo_pool is not None and demo_encoder is None:
+        raise TypeError("demo_pool needs demo_encoder= (a BiEncoder, or anything with encode(texts)) to pick "
+                        "the most similar demonstrations.")
+    if cfg.demo_pool is not None and not cfg.demo_pool:
+        raise ValueError("demo_pool is empty.")
+    if task == "ner" and checker is not None and not (isinstance(checker, str) and checker == DEFAULT_CHECKER):
+        raise TypeError("checker= checks one label per row; for NER pass tagger= (token lists -> tags).")
+    if isinstance(llm, Editor) and task == "ner":
+        raise TypeError("An Editor rewrites a text toward a label; NER counterfactuals need a prompted LLM "
+                        "(local_llm() or OpenAICompatibleLLM) that proposes entity replacements.")
+    if tagger is not None and task != "ner":
+        raise TypeError("tagger= is the NER consistency check; for other tasks pass checker=.")
