@@ -110,7 +110,7 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
         >>> report.annotated_rows, report.rows_edited
         (1, 2)
     """
-    from datasets import Dataset, concatenate_datasets
+    from datasets import Dataset
 
     from .methods.core import COREAugmenter
     from .provenance import AugmentationStats
@@ -158,14 +158,8 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
         fold_reports.append({"fold": k, "training_rows": len(train_rows), "training_pairs": len(pairs),
                              "rows_edited": len(edit_rows), "counterfactuals": len(written),
                              "editor_fingerprint": trained.fingerprint()})
-    originals = _with_provenance(data, schema, range(len(data)), None)
-    parts = [originals]
-    if include_human:
-        rows = dataset.select(annotated)
-        parts.append(_with_provenance(data, schema, annotated, (rows[counterfactual_column], targets))
-                     .cast(originals.features))
-    written = concatenate_datasets(written_parts) if written_parts else originals.select([])
-    out = concatenate_datasets([*parts, written.cast(originals.features)])
+    human = (dataset.select(annotated)[counterfactual_column], targets) if include_human else None
+    out, written = _assemble(data, schema, annotated, human, written_parts)
     report = AmplifyReport(annotated_rows=len(annotated), training_pairs=all_pairs,
                            rows_edited=sum(len(e) for _, e in jobs), editor_counterfactuals=len(written),
                            human_counterfactuals=len(annotated) if include_human else 0, stats=stats.to_dict(),
@@ -173,6 +167,20 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
                                    **{k: v for k, v in trained.training_info.items() if k != "train_dataset"}},
                            folds=fold_reports if folds is not None else [])
     return out, report
+
+
+def _assemble(data: Any, schema: TaskSchema, annotated: list[int], human: tuple[list[str], list[str]] | None,
+              written_parts: list[Any]) -> tuple[Any, Any]:
+    """Every original row, then the annotators' counterfactuals (``human``: their texts and labels, or None to
+    leave them out), then the editors'; returns that and the editors' rows alone."""
+    from datasets import concatenate_datasets
+
+    originals = _with_provenance(data, schema, range(len(data)), None)
+    parts = [originals]
+    if human is not None:
+        parts.append(_with_provenance(data, schema, annotated, human).cast(originals.features))
+    written = concatenate_datasets(written_parts) if written_parts else originals.select([])
+    return concatenate_datasets([*parts, written.cast(originals.features)]), written
 
 
 def _annotations(dataset: Any, schema: TaskSchema, counterfactual_column: str,
