@@ -5,7 +5,9 @@ library is imported: Hub tests talk to it with the real clients, and anything el
 too instead of the internet.
 """
 
+import atexit
 import os
+import shutil
 import tempfile
 
 from tests.hub_server import HubServer
@@ -15,7 +17,10 @@ os.environ["HF_ENDPOINT"] = HUB.url
 os.environ["HF_HUB_DISABLE_XET"] = "1"
 os.environ["HF_HUB_OFFLINE"] = "0"
 os.environ["HF_DATASETS_OFFLINE"] = "0"
-os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="cfaug-tests-hf-home-")
+os.environ["HF_HOME"] = _HF_HOME = tempfile.mkdtemp(prefix="cfaug-tests-hf-home-")
+# The session's datasets cache and Hub downloads (up to 1.6 GB): removed when the run ends, so runs do not fill
+# the disk.
+atexit.register(shutil.rmtree, _HF_HOME, ignore_errors=True)
 os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 os.environ["HF_HUB_ETAG_TIMEOUT"] = "5"
 os.environ["HF_HUB_DOWNLOAD_TIMEOUT"] = "10"
