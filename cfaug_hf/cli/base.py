@@ -31,7 +31,7 @@ class Command(abc.ABC):
         ...     def run(self, args):
         ...         print(f"hello {args.who}")
         >>> parser = argparse.ArgumentParser()
-        >>> Hello().add_to(parser.add_subparsers(), [])
+        >>> _ = Hello().add_to(parser.add_subparsers(), [])
         >>> args = parser.parse_args(["hello", "--who", "you"])
         >>> args.func(args)
         hello you
