@@ -6,4 +6,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export TOKENIZERS_PARALLELISM=false
-exec .venv/bin/python scripts/first_hour.py "$@"
+exec .venv/bin/python -m scripts.first_hour "$@"
