@@ -206,3 +206,15 @@ def test_a_damaged_state_file_names_itself(tmp_path):
         (tmp_path / AugmentationCallback.state_file).write_text(text)
         with pytest.raises(ValueError, match=f"{AugmentationCallback.state_file}.*{match}|{match}"):
             callback._restore(tmp_path)
+
+
+def test_a_regenerating_callback_must_say_how_it_regenerates():
+    """RegenerationCallback is abstract: a subclass without regenerate() is refused when built, not at epoch 1."""
+    from trainer_callbacks import RegenerationCallback
+
+    class Forgetful(RegenerationCallback):
+        pass
+
+    with pytest.raises(TypeError, match="regenerate"):
+        Forgetful(AugmentedEpochDataset(Dataset.from_dict({"text": ["good"], "label": ["positive"]}),
+                                        TaskSchema.sentiment()))

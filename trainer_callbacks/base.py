@@ -14,6 +14,7 @@ a file of its own (``state_file``) in ``output_dir/checkpoint-<step>``, which is
 
 from __future__ import annotations
 
+import abc
 import json
 import logging
 import math
@@ -28,7 +29,7 @@ __all__ = ["RegenerationCallback"]
 logger = logging.getLogger(__name__)
 
 
-class RegenerationCallback(TrainerCallback, ExportableState):
+class RegenerationCallback(TrainerCallback, ExportableState, metaclass=abc.ABCMeta):
     """Base of the callbacks that refill a dataset's rows each epoch.
 
     Subclasses implement `regenerate` (one epoch's redraw, returning what to log) and ``state_dict`` /
@@ -109,9 +110,9 @@ class RegenerationCallback(TrainerCallback, ExportableState):
         logs = self.regenerate(epoch, model, self.tokenizer or kwargs.get("processing_class"))
         self.log(state, epoch, logs)
 
+    @abc.abstractmethod
     def regenerate(self, epoch: int, model: Any, tokenizer: Any) -> dict[str, Any]:
         """Refill the dataset's counterfactual rows for ``epoch``; returns the figures to log."""
-        raise NotImplementedError(f"{self.name} does not implement regenerate().")
 
     def log(self, state: Any, epoch: int, logs: dict[str, Any]) -> None:
         """Through ``Trainer.log`` once `attach` handed the Trainer, or into the state's log history."""
