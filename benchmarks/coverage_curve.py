@@ -12,7 +12,10 @@ trains on
 * ``human (editor rows)``: + the human counterfactuals of the same rows (the twin: what annotation of those rows
   would give);
 * ``amplify``: + the annotated quarter's human counterfactuals + the editor's of the covered rows;
-* ``human (quarter)`` and ``human``: the quarter's, and every row's, human counterfactuals (coverage-free).
+* ``human (quarter)`` and ``human``: the quarter's, and every row's, human counterfactuals (coverage-free);
+* ``crossfit`` (only with ``--rows crossfit``, only at 100%): no human counterfactual at all; every training row gets
+  one from an editor that never saw its human pair (the shipped editor for the unannotated rows, the editor of
+  annotation quarter 1 for the annotated quarter: ``python -m scripts.build_editors --task TASK --quarter 1``).
 
 The covered rows are a prefix of one seeded order, so each share's counterfactuals are the smaller share's plus
 new ones (``debias.editor_subset``); the share-free rows (none, human, human quarter) are trained once, with the
@@ -34,7 +37,12 @@ from pathlib import Path
 
 from benchmarks.harness import RESULTS, ROOT
 
-ROWS = ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify"]
+ROWS = ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify", "crossfit"]
+#: Rows run unless ``--rows`` names others; crossfit needs a second editor, trained separately.
+DEFAULT_ROWS = ROWS[:-1]
+#: Rows that exist only at full coverage: the quarter-1 editor rewrites every annotated row there (a smaller share's
+#: sample of the quarter is not a prefix of a larger one's).
+FULL_ONLY_ROWS = ("crossfit",)
 #: Rows that do not depend on the share: trained once, with the largest share, and read from there for the others.
 SHARED_ROWS = ("none", "human", "human (quarter)")
 CONTRAST = {"sentiment": "contrast dev", "nli": "revised_hypothesis/test"}
@@ -144,7 +152,7 @@ def plot(summary: dict, path: Path) -> None:
 
     test = summary["contrast_test"]
     fig, ax = plt.subplots(figsize=(6, 3.6))
-    for row in ("editor+checker", "human (editor rows)", "amplify"):
+    for row in ("editor+checker", "human (editor rows)", "amplify", "crossfit"):
         xs = [p["share"] for p in summary["points"] if row in p["gains"]]
         ys = [p["gains"][row][test]["gain"] for p in summary["points"] if row in p["gains"]]
         err = [p["gains"][row][test]["two_sd"] for p in summary["points"] if row in p["gains"]]
@@ -167,6 +175,9 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     ap.add_argument("--head", choices=("lr", "mlp", "top1"), default=None,
                     help="the frozen yardstick's head (default: the task's valid one, " + str(HEADS) + ")")
+    ap.add_argument("--rows", nargs="+", choices=ROWS, default=DEFAULT_ROWS,
+                    help="the training-set rows to run (default: all but crossfit; " + ", ".join(FULL_ONLY_ROWS)
+                    + " only at 100%%); a later run adds its rows to the shares' results")
     ap.add_argument("--summarize-only", action="store_true", help="only rebuild the summary from finished shares")
     ap.add_argument("--plot", action="store_true", help="also draw docs/img/coverage_<task>.png")
     args = ap.parse_args()
@@ -177,8 +188,10 @@ def main() -> None:
         # Largest share first: it writes every counterfactual once; the smaller shares then reuse its parts.
         for share in sorted(args.shares, reverse=True):
             done_rows = share_dir(args.task, max(args.shares)) / result_name(args.task, head)
-            rows = ROWS if share == max(args.shares) or not done_rows.is_file() else \
-                [r for r in ROWS if r not in SHARED_ROWS]
+            rows = args.rows if share == max(args.shares) or not done_rows.is_file() else \
+                [r for r in args.rows if r not in SHARED_ROWS]
+            if share != 100:
+                rows = [r for r in rows if r not in FULL_ONLY_ROWS]
             run_share(args.task, share, total, args.seeds, head, rows)
             done = [s for s in args.shares if (share_dir(args.task, s) / result_name(args.task, head)).is_file()]
             (RESULTS / f"{name}.json").write_text(json.dumps(summarize(args.task, done, total, head), indent=1) + "\n")
