@@ -54,7 +54,7 @@ def train_task(task: str, budget_s: float) -> tuple[Any, dict[str, Any]]:
     from datasets import Dataset
 
     from cfaug_hf import BiEncoder
-    from cfaug_hf.models import MINILM
+    from cfaug_hf.pretrained import MINILM
     from cfaug_hf.training import mine_hard_negatives, retrieval_accuracy, time_budget_callback, train_cf_dpr
 
     load = cad_sentiment_sentence_pairs if task == "sentiment" else cad_nli_pairs

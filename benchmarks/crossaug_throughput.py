@@ -45,9 +45,9 @@ def main() -> None:
     from datasets import disable_progress_bars
 
     from cfaug_hf import CrossAugAugmenter, Generator
-    from cfaug_hf.embedded import load_feverous_sample
+    from cfaug_hf.data import load_feverous_sample
     from cfaug_hf.methods.crossaug.recipes import NEGATION_TEMPLATE
-    from cfaug_hf.models import SMOLLM2
+    from cfaug_hf.pretrained import SMOLLM2
     from cfaug_hf.text import classify_edit, diff_tokens, substitute_span
 
     disable_progress_bars()

@@ -356,7 +356,7 @@ def race_counterfactuals(train: Any) -> Any:
 
     from cfaug_hf import RACEAugmenter
     from cfaug_hf.components.ner import SpacyNER
-    from cfaug_hf.models import MINILM
+    from cfaug_hf.pretrained import MINILM
 
     schema = TaskSchema.fact_verification(id_column="id")
     subset, _ = augment_subset(train)
@@ -964,7 +964,7 @@ def run_hf(train: Any, tests: dict[str, Any], schema: TaskSchema, seed: int, *, 
     import numpy as np
     from transformers import AutoModelForSequenceClassification, DataCollatorWithPadding, Trainer, TrainingArguments
 
-    from cfaug_hf.models import load_model, load_tokenizer
+    from cfaug_hf.pretrained import load_model, load_tokenizer
 
     tok = load_tokenizer(model)
     net = load_model(AutoModelForSequenceClassification, model, num_labels=schema.num_labels,
@@ -1038,7 +1038,7 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
                                "rows": {}, **provenance(),
                                "settings": {k: v for k, v in vars(args).items() if k not in ("config", "rows")}}
     if args.model == "frozen":
-        from cfaug_hf.models import MINILM
+        from cfaug_hf.pretrained import MINILM
 
         results["components"] = {"encoder": MINILM, "head": args.head}
     earlier = earlier_run(results, model_label) if args.merge else None
@@ -1163,7 +1163,7 @@ def write(results: dict[str, Any], model_label: str, quiet: bool = False) -> Non
 
 
 def main() -> None:
-    from cfaug_hf.models import MINILM
+    from cfaug_hf.pretrained import MINILM
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", choices=[*CONFIGS, "all"], default="all")

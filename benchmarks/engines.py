@@ -101,7 +101,7 @@ def run_editor(args: argparse.Namespace, floor_per_param: float) -> dict:
 def run_claims(args: argparse.Namespace, floor_per_param: float) -> dict:
     from datasets import disable_progress_bars
 
-    from cfaug_hf.embedded import load_feverous_sample
+    from cfaug_hf.data import load_feverous_sample
     from cfaug_hf.methods.crossaug.recipes import default_claim_generator
 
     disable_progress_bars()

@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from benchmarks.harness import RESULTS, ROOT
-from cfaug_hf.embedded import CHECKER_DIR, CHECKER_TASKS
+from cfaug_hf.data import CHECKER_DIR, CHECKER_TASKS
 from scripts.checker_data import accepted, held_out, texts
 FIXTURE = ROOT / "tests" / "fixtures" / "same_meaning_rewrites.jsonl"
 

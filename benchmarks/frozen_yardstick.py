@@ -45,7 +45,7 @@ class EncodingStore:
     """
 
     def __init__(self, model: str | None = None, *, max_length: int = 256, batch_size: int = 32) -> None:
-        from cfaug_hf.models import MINILM
+        from cfaug_hf.pretrained import MINILM
 
         self.model_name = model or MINILM
         self.max_length, self.batch_size = max_length, batch_size
@@ -71,7 +71,7 @@ class EncodingStore:
         if self._model is None:
             from transformers import AutoModel
 
-            from cfaug_hf.models import load_model, load_tokenizer
+            from cfaug_hf.pretrained import load_model, load_tokenizer
 
             self._model = (load_model(AutoModel, self.model_name).float().eval(), load_tokenizer(self.model_name))
         return self._model

@@ -56,7 +56,7 @@ def main() -> None:
     from datasets import disable_progress_bars
 
     from cfaug_hf import CrossAugAugmenter, TaskSchema
-    from cfaug_hf.embedded import load_feverous_sample
+    from cfaug_hf.data import load_feverous_sample
     from cfaug_hf.methods.crossaug.recipes import default_claim_generator
 
     disable_progress_bars()

@@ -41,7 +41,7 @@ def training_pairs(spec: str, shared: Path) -> object:
     from datasets import Dataset, concatenate_datasets
 
     from scripts.build_embedded_data import fever_symmetric_pairs
-    from cfaug_hf.embedded import load_claim_pairs
+    from cfaug_hf.data import load_claim_pairs
 
     parts = []
     for origin in spec.split("+"):
@@ -68,7 +68,7 @@ def evaluate(generator, held: dict[str, list[dict]]) -> dict:
     import sacrebleu
 
     from cfaug_hf import CrossAugAugmenter
-    from cfaug_hf.embedded import load_feverous_sample
+    from cfaug_hf.data import load_feverous_sample
     from cfaug_hf.text import tokenize
 
     out: dict = {}

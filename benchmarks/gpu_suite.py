@@ -87,7 +87,7 @@ def prepare(args: argparse.Namespace) -> None:
         import torch
         from transformers import AutoModel
 
-        from cfaug_hf.models import MINILM, load_model, load_tokenizer
+        from cfaug_hf.pretrained import MINILM, load_model, load_tokenizer
 
         load_model(AutoModel, MINILM).to(torch.float16).save_pretrained(CARRY / "minilm")
         load_tokenizer(MINILM).save_pretrained(CARRY / "minilm")

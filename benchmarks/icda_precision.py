@@ -76,7 +76,7 @@ def load_task(task: str, max_train: int | None) -> dict[str, list[dict]]:
 def make_factory(encoder: str, freeze: bool, max_sentences: int, gate: str = "two_way",
                  selection_noise: float = 0.0) -> Any:
     from cfaug_hf import RationaleSelector
-    from cfaug_hf.models import load_model, load_tokenizer
+    from cfaug_hf.pretrained import load_model, load_tokenizer
 
     from transformers import AutoModel
 
@@ -317,7 +317,7 @@ def write(results: list[dict[str, Any]], over: dict[str, Any], args: argparse.Na
 def main() -> None:
     import torch
 
-    from cfaug_hf.models import MINILM
+    from cfaug_hf.pretrained import MINILM
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tasks", nargs="*", default=["restaurant", "connect", "location"])

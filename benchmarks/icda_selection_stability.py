@@ -44,7 +44,7 @@ def main() -> None:
     from cfaug_hf import RationaleSelector
     from cfaug_hf.methods.icda import CounterfactualEpochDataset, rationale_precision
     from cfaug_hf.methods.icda.training import train_selector
-    from cfaug_hf.models import MINILM, load_model, load_tokenizer
+    from cfaug_hf.pretrained import MINILM, load_model, load_tokenizer
     from cfaug_hf.text.sentences import SentenceTable
 
     torch.set_num_threads(1)

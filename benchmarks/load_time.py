@@ -36,11 +36,11 @@ LOADS = ("GGUF file, every load", "first load, converts", "cached safetensors co
 
 def child(setting: str, cache: str, lora_dir: str) -> None:
     os.environ["CFAUG_HF_CACHE"] = cache
-    from cfaug_hf import Generator, models
-    from cfaug_hf.models import SMOLLM2
+    from cfaug_hf import Generator, pretrained
+    from cfaug_hf.pretrained import SMOLLM2
 
     if setting == "GGUF file, every load":
-        models.local_copy = lambda ref: ref  # the behaviour before the cache
+        pretrained.local_copy = lambda ref: ref  # the behaviour before the cache
     t0 = time.perf_counter()
     if setting == "LoRA generator folder":
         gen = Generator.from_pretrained(lora_dir)
@@ -69,10 +69,10 @@ def main() -> None:
     from peft import LoraConfig, get_peft_model
 
     from cfaug_hf import Generator
-    from cfaug_hf.embedded import load_feverous_sample
+    from cfaug_hf.data import load_feverous_sample
     from cfaug_hf.fingerprint import digest_module
     from cfaug_hf.methods.crossaug.recipes import NEGATION_TEMPLATE
-    from cfaug_hf.models import SMOLLM2
+    from cfaug_hf.pretrained import SMOLLM2
 
     work = Path(tempfile.mkdtemp(prefix="cfaug-load-"))
     cache = work / "cache"

@@ -58,9 +58,9 @@ def main() -> None:
     from datasets import concatenate_datasets, disable_progress_bars
 
     from cfaug_hf import CrossAugAugmenter, Generator, TaskSchema
-    from cfaug_hf.embedded import load_feverous_sample
+    from cfaug_hf.data import load_feverous_sample
     from cfaug_hf.methods.crossaug.recipes import NEGATION_TEMPLATE
-    from cfaug_hf.models import SMOLLM2
+    from cfaug_hf.pretrained import SMOLLM2
 
     disable_progress_bars()
     load_before = os.getloadavg()

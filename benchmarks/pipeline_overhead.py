@@ -49,7 +49,7 @@ def rewrite_one(claim: str) -> str:
 
 
 def _sample():
-    from cfaug_hf.embedded import load_feverous_sample
+    from cfaug_hf.data import load_feverous_sample
 
     return load_feverous_sample().select_columns(["id", "claim", "evidence", "label"])
 

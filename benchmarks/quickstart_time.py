@@ -29,7 +29,7 @@ from benchmarks.harness import RESULTS, ROOT
 SNIPPET = """
 import json, sys
 from cfaug_hf import AugmentationStats, CrossAugAugmenter, TaskSchema
-from cfaug_hf.embedded import load_feverous_sample
+from cfaug_hf.data import load_feverous_sample
 
 dataset = load_feverous_sample().select(range({rows}))
 schema = TaskSchema.fact_verification(claim="claim", evidence="evidence", label="label", id_column="id")
@@ -65,7 +65,7 @@ def main() -> None:
 
     from datasets import load_from_disk
 
-    from cfaug_hf.embedded import load_feverous_sample
+    from cfaug_hf.data import load_feverous_sample
 
     work = Path(tempfile.mkdtemp(prefix="cfaug-quickstart-"))
     load_feverous_sample().select(range(args.rows)).to_json(work / "rows.jsonl")

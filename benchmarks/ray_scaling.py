@@ -54,7 +54,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="cfaug-ray-bench-"))
     if crossaug:
         from cfaug_hf import CrossAugAugmenter
-        from cfaug_hf.embedded import load_feverous_sample
+        from cfaug_hf.data import load_feverous_sample
         from cfaug_hf.methods.crossaug.recipes import default_claim_generator
 
         data = load_feverous_sample().select(range(args.rows))

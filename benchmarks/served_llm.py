@@ -52,7 +52,7 @@ def main() -> None:
     from cfaug_hf import COREAugmenter, OpenAICompatibleLLM
     from cfaug_hf.components.llm import local_llm
     from cfaug_hf.components.local_server import serve_locally
-    from cfaug_hf.models import SMOLLM2, local_copy, resolve_model
+    from cfaug_hf.pretrained import SMOLLM2, local_copy, resolve_model
 
     rows = cad_sentiment("orig", "dev").select(range(args.rows))
     data = Dataset.from_dict({"text": rows["text"], "label": rows["label"]})

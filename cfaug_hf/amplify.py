@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .components.checker import DEFAULT_CHECKER
-from .models import SMOLLM2
+from .pretrained import SMOLLM2
 from .provenance import PROVENANCE_COLUMNS, describe_change, provenance_features, refuse_augmented, source_id
 from .schema import SchemaError, TaskSchema
 

@@ -42,7 +42,7 @@ from .provenance import (PROVENANCE_COLUMNS, TRACE_KIND, AugmentationStats, desc
                          refuse_augmented, source_id)
 from .sharing.saving import AUGMENTER_CONFIG  # noqa: F401 (re-exported: the file that marks a saved augmenter)
 from .workers import enter_worker_process, remove_stale_temp_files, watching_forks
-from .roles import Role
+from .registry.roles import Role
 from .schema import SchemaError, TaskSchema
 
 __all__ = [
@@ -200,7 +200,7 @@ class Augmenter(abc.ABC):
     #: Named settings of the method (``"paper"``: the published ones), from the method's own ``paper.py``.
     presets: ClassVar[dict[str, Any]] = {}
     #: The component slots of the constructor, by keyword: what `components` returns, what a saved augmenter
-    #: records and a recipe or ``--ROLE`` option may name (see `cfaug_hf.roles.Role`).
+    #: records and a recipe or ``--ROLE`` option may name (see `cfaug_hf.registry.roles.Role`).
     roles: ClassVar[dict[str, Role]] = {}
     #: Set on the copy that `augment` maps: rows the output would leave out are emitted as trace rows.
     _trace: bool = False
@@ -534,7 +534,7 @@ class Augmenter(abc.ABC):
     @classmethod
     def from_preset(cls, name: str = "paper", schema: Any = None, **overrides: Any) -> Augmenter:
         """The method as a named preset gives it: ``"paper"`` is the published algorithm and settings, each value
-        cited in the method's ``paper.py`` (see `cfaug_hf.presets`). Keyword arguments replace components or
+        cited in the method's ``paper.py`` (see `cfaug_hf.registry.presets`). Keyword arguments replace components or
         config fields, as in `from_pretrained`; ``schema`` replaces the method's default schema.
 
         Examples:

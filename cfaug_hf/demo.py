@@ -80,7 +80,7 @@ def run_demo(out: str | Path = "runs/demo", *, generator_steps: int = 60, retrai
     wrote (its files are replaced, files you added are kept); a folder holding anything else is refused unless
     ``overwrite=True``. Everything is written to a temporary folder first, so a failed or interrupted run changes
     nothing there."""
-    from .embedded import load_feverous_sample
+    from .data import load_feverous_sample
     from .methods.crossaug import CrossAugAugmenter
     from .schema import TaskSchema
     from .sharing.folders import check_writable, save_dataset, write_folder

@@ -28,7 +28,7 @@ from .augmenter import PROVENANCE_COLUMNS, AugmentationStats, source_id
 from .diagnostics import claim_only_probe, competency_test
 from .sharing.markdown import cell
 from .metrics import intrinsic
-from .models import MINILM, SMOLLM2
+from .pretrained import MINILM, SMOLLM2
 from .schema import SchemaError, TaskSchema
 
 __all__ = ["augmentation_report", "AugmentationReport", "counterfactual_pairs"]

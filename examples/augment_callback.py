@@ -16,9 +16,9 @@ import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, Trainer, TrainingArguments
 
 from cfaug_hf import CrossAugAugmenter, Generator, TaskSchema
-from cfaug_hf.embedded import load_feverous_sample
+from cfaug_hf.data import load_feverous_sample
 from cfaug_hf.methods.crossaug.recipes import default_claim_generator
-from cfaug_hf.models import MINILM, resolve_model
+from cfaug_hf.pretrained import MINILM, resolve_model
 from trainer_callbacks import AugmentationCallback, AugmentedEpochDataset, SchemaCollator
 
 

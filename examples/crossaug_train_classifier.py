@@ -25,9 +25,9 @@ from transformers import (AutoModelForSequenceClassification, AutoTokenizer, Dat
                           TrainingArguments)
 
 from cfaug_hf import CrossAugAugmenter, Generator, TaskSchema
-from cfaug_hf.embedded import load_feverous_sample
+from cfaug_hf.data import load_feverous_sample
 from cfaug_hf.methods.crossaug.recipes import default_claim_generator
-from cfaug_hf.models import MINILM, resolve_model
+from cfaug_hf.pretrained import MINILM, resolve_model
 
 
 def train_and_score(train: Dataset, tests: dict[str, Dataset], schema: TaskSchema, args: argparse.Namespace

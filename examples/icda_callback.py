@@ -4,7 +4,7 @@
 
 --data is a JSON/JSONL/CSV file with a ``text`` (or pre-split ``sentences``) column and a 0/1 ``label``; without it
 the example builds synthetic restaurant reviews whose label is decided by the food sentence, with a planted shortcut
-in the other sentences (``cfaug_hf.embedded.synthetic_reviews``), so it runs from a clean install. The token encoder
+in the other sentences (``cfaug_hf.data.synthetic_reviews``), so it runs from a clean install. The token encoder
 is frozen (MiniLM, shipped on PyPI), so sentence vectors are computed once and an epoch takes seconds on a CPU.
 """
 
@@ -29,7 +29,7 @@ def load(args: argparse.Namespace) -> tuple[list, list[int], list | None]:
                             split="train")
         column = "sentences" if "sentences" in data.column_names else "text"
         return list(data[column])[:args.docs], [int(y) for y in data["label"]][:args.docs], None
-    from cfaug_hf.embedded import synthetic_reviews
+    from cfaug_hf.data import synthetic_reviews
 
     rows = synthetic_reviews(args.docs, seed=0)
     truth = [[j == r["rationale"] for j in range(len(r["sentences"]))] for r in rows]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 
 from cfaug_hf import CrossAugAugmenter, Generator, TaskSchema
-from cfaug_hf.embedded import load_feverous_sample
+from cfaug_hf.data import load_feverous_sample
 from cfaug_hf.methods.crossaug.recipes import default_claim_generator
 from hub_cards import push_augmented
 

@@ -35,8 +35,8 @@ from scripts.checker_data import accepted, held_out, texts
 from scripts.shared_data import cad_nli, cad_sentiment, fever_paper, shared_dir, vitaminc_rows
 
 from cfaug_hf import TaskSchema
-from cfaug_hf.embedded import CHECKER_DIR, CHECKER_TASKS
-from cfaug_hf.models import MINILM
+from cfaug_hf.data import CHECKER_DIR, CHECKER_TASKS
+from cfaug_hf.pretrained import MINILM
 
 #: task -> (max_length, epochs, training rows cap); settings chosen for a 2-core CPU budget.
 SETTINGS = {

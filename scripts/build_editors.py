@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 from scripts.shared_data import annotation_quarters, cad_nli_edit_rows, cad_sentiment_edit_rows, shared_dir
 
 from cfaug_hf.components.editor import EDITOR_DIR
-from cfaug_hf.models import SMOLLM2
+from cfaug_hf.pretrained import SMOLLM2
 
 RESULTS = ROOT / "benchmarks" / "results" / "editors.json"
 #: Editors trained on the other annotation quarters (--quarter 1..3), for cross-fitting in benchmarks/debias.py.

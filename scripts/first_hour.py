@@ -41,7 +41,7 @@ def main() -> int:
     for k, code in enumerate(readme_blocks("Quick start", "python"), 1):
         (work / f"quick_start_{k}.py").write_text(code)
         steps.append((f"quick start {k}", [sys.executable, str(work / f"quick_start_{k}.py")], work))
-    from cfaug_hf.embedded import load_feverous_sample
+    from cfaug_hf.data import load_feverous_sample
 
     load_feverous_sample().select(range(20)).to_json(str(work / "claims.jsonl"))
     (work / "cad.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [

@@ -1,6 +1,6 @@
 """The library's caches heal: a damaged entry is made again once, with a warning that names its folder.
 
-The caches the library writes and reads back: the safetensors copy of a GGUF model (``models.local_copy``), the
+The caches the library writes and reads back: the safetensors copy of a GGUF model (``pretrained.local_copy``), the
 CTranslate2 conversion of a generator (tests/test_ct2_backend.py runs the same damages on a real conversion) and
 the LLM response cache (tests/test_llm_http.py). The damages tried on each: a file cut short, a file gone, a stray
 folder or file at the key (a conversion that died before its marker), a damaged marker.
@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from cfaug_hf import models
+from cfaug_hf import pretrained
 
 
 @pytest.fixture
@@ -30,19 +30,19 @@ def fake_gguf(tmp_path, monkeypatch):
         tmp.mkdir(parents=True)
         (tmp / "model.safetensors").write_bytes(b"w" * 100)
         (tmp / "config.json").write_text("{}")
-        (tmp / models._CONVERTED_MARKER).write_text(json.dumps({"files": models.file_sizes(tmp)}))
+        (tmp / pretrained._CONVERTED_MARKER).write_text(json.dumps({"files": pretrained.file_sizes(tmp)}))
         tmp.rename(target)
 
-    monkeypatch.setattr(models, "_convert_gguf", convert)
-    ref = models.ResolvedModel("org/model", str(tmp_path / "src"), {"gguf_file": "m.gguf"})
+    monkeypatch.setattr(pretrained, "_convert_gguf", convert)
+    ref = pretrained.ResolvedModel("org/model", str(tmp_path / "src"), {"gguf_file": "m.gguf"})
     return ref, calls
 
 
 @pytest.mark.parametrize("damage", ["cut", "gone", "stray-folder", "stray-file", "bad-marker"])
 def test_a_damaged_gguf_copy_is_converted_again(fake_gguf, damage, caplog):
     ref, calls = fake_gguf
-    target = models.local_copy(ref).path
-    assert len(calls) == 1 and models.local_copy(ref).path == target and len(calls) == 1  # cached
+    target = pretrained.local_copy(ref).path
+    assert len(calls) == 1 and pretrained.local_copy(ref).path == target and len(calls) == 1  # cached
     from pathlib import Path
 
     target = Path(target)
@@ -57,9 +57,9 @@ def test_a_damaged_gguf_copy_is_converted_again(fake_gguf, damage, caplog):
         shutil.rmtree(target)
         target.write_text("x")
     else:
-        (target / models._CONVERTED_MARKER).write_text("{oops")
+        (target / pretrained._CONVERTED_MARKER).write_text("{oops")
     caplog.set_level("WARNING")
-    assert models.local_copy(ref).path == str(target) and len(calls) == 2
+    assert pretrained.local_copy(ref).path == str(target) and len(calls) == 2
     assert (target / "model.safetensors").stat().st_size == 100
     assert str(target) in caplog.text and "converting it again" in caplog.text
 
@@ -68,6 +68,6 @@ def test_a_marker_without_sizes_from_an_earlier_release_is_trusted(fake_gguf):
     ref, calls = fake_gguf
     from pathlib import Path
 
-    target = Path(models.local_copy(ref).path)
-    (target / models._CONVERTED_MARKER).write_text(json.dumps({"source": "x"}))
-    assert models.cache_problem(target, models._CONVERTED_MARKER) is None
+    target = Path(pretrained.local_copy(ref).path)
+    (target / pretrained._CONVERTED_MARKER).write_text(json.dumps({"source": "x"}))
+    assert pretrained.cache_problem(target, pretrained._CONVERTED_MARKER) is None

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from cfaug_hf import Generator
-from cfaug_hf import models
+from cfaug_hf import pretrained
 from cfaug_hf.fingerprint import digest_module
 from cfaug_hf.testing import tiny_causal_lm
 
@@ -22,7 +22,7 @@ def fake_gguf(tmp_path, monkeypatch):
     source = tmp_path / "pkg"
     source.mkdir()
     (source / "m.gguf").write_bytes(b"GGUF not really")
-    ref = models.ResolvedModel("org/tiny", str(source), {"gguf_file": "m.gguf"}, embedded=True)
+    ref = pretrained.ResolvedModel("org/tiny", str(source), {"gguf_file": "m.gguf"}, embedded=True)
     calls = []
 
     def convert(ref, src, target):
@@ -32,11 +32,11 @@ def fake_gguf(tmp_path, monkeypatch):
         model, tok = tiny_causal_lm()
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
-        (tmp / models._CONVERTED_MARKER).write_text("{}")
+        (tmp / pretrained._CONVERTED_MARKER).write_text("{}")
         tmp.rename(target)
 
-    monkeypatch.setattr(models, "_convert_gguf", convert)
-    monkeypatch.setattr(models, "resolve_model", lambda name, revision=None: ref)
+    monkeypatch.setattr(pretrained, "_convert_gguf", convert)
+    monkeypatch.setattr(pretrained, "resolve_model", lambda name, revision=None: ref)
     monkeypatch.setenv("CFAUG_HF_CACHE", str(tmp_path / "cache"))
     return ref, calls
 
@@ -45,15 +45,15 @@ def test_gguf_is_converted_once_and_reused(fake_gguf, tmp_path):
     from transformers import AutoModelForCausalLM
 
     ref, calls = fake_gguf
-    first = models.load_model(AutoModelForCausalLM, "org/tiny")
-    second = models.load_model(AutoModelForCausalLM, "org/tiny")
-    tok = models.load_tokenizer("org/tiny")
+    first = pretrained.load_model(AutoModelForCausalLM, "org/tiny")
+    second = pretrained.load_model(AutoModelForCausalLM, "org/tiny")
+    tok = pretrained.load_tokenizer("org/tiny")
     assert len(calls) == 1 and calls[0].parent == tmp_path / "cache" / "converted"
     assert digest_module(first) == digest_module(second)
     assert first.config._name_or_path == "org/tiny" and tok.name_or_path == "org/tiny"
     # The key holds the library version and the file digest: a changed file is converted again.
     (tmp_path / "pkg" / "m.gguf").write_bytes(b"GGUF changed")
-    assert models.local_copy(ref).path != str(calls[0])
+    assert pretrained.local_copy(ref).path != str(calls[0])
     assert len(calls) == 2
 
 
@@ -63,9 +63,9 @@ def test_unwritable_cache_falls_back_to_the_gguf_file(fake_gguf, tmp_path, monke
     def fail(*args):
         raise PermissionError("read-only file system")
 
-    monkeypatch.setattr(models, "_convert_gguf", fail)
-    with caplog.at_level(logging.WARNING, logger="cfaug_hf.models"):
-        assert models.local_copy(ref) is ref
+    monkeypatch.setattr(pretrained, "_convert_gguf", fail)
+    with caplog.at_level(logging.WARNING, logger="cfaug_hf.pretrained"):
+        assert pretrained.local_copy(ref) is ref
     assert "loading the GGUF file each time" in caplog.text
 
 

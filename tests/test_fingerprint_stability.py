@@ -12,13 +12,13 @@ import sys
 
 import torch
 
-from cfaug_hf.embedded import CHECKER_TASKS
+from cfaug_hf.data import CHECKER_TASKS
 from cfaug_hf.fingerprint import digest_json, digest_module
 
 SCRIPT = """
 import json
 from cfaug_hf.components.checker import default_checker
-from cfaug_hf.embedded import CHECKER_TASKS
+from cfaug_hf.data import CHECKER_TASKS
 from cfaug_hf.fingerprint import digest_json
 out = {task: default_checker(task).fingerprint() for task in sorted(CHECKER_TASKS)}
 out["json-with-sets"] = digest_json({"target_modules": {"query", "key", "value", "dense"}, "n": {3, 1, 2}})

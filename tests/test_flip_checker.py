@@ -10,7 +10,7 @@ from datasets import Dataset
 
 from cfaug_hf import COREAugmenter, CrossAugAugmenter, Generator, LabelChecker, LLMCounterfactualAugmenter, TaskSchema
 from cfaug_hf.components.checker import default_checker, resolve_checker
-from cfaug_hf.embedded import CHECKER_DIR, CHECKER_TASKS
+from cfaug_hf.data import CHECKER_DIR, CHECKER_TASKS
 from cfaug_hf.filters import LabelFlipFilter
 from cfaug_hf.testing import tiny_classifier, tiny_seq2seq
 from cfaug_hf.training import train_checker

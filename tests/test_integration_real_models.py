@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from cfaug_hf import CrossAugAugmenter, Generator, LabelChecker, TaskSchema
-from cfaug_hf.embedded import load_feverous_sample
-from cfaug_hf.models import MINILM, SMOLLM2, embedded_models, resolve_model
+from cfaug_hf.data import load_feverous_sample
+from cfaug_hf.pretrained import MINILM, SMOLLM2, embedded_models, resolve_model
 from cfaug_hf.training import train_checker
 
 pytestmark = pytest.mark.integration
@@ -60,7 +60,7 @@ def test_smollm2_from_gguf_generates_with_template():
     assert len(outs) == 2 and all(isinstance(o[0], str) and o[0] for o in outs)
     assert "\n" not in outs[0][0]
     # The GGUF file was converted once into the cache; a second load reads the safetensors copy, same weights.
-    from cfaug_hf.models import local_copy
+    from cfaug_hf.pretrained import local_copy
 
     copy = local_copy(ref)
     assert copy.kwargs == {} and (Path(copy.path) / "model.safetensors").is_file()

@@ -36,7 +36,7 @@ def test_the_wheel_carries_every_tracked_package_file_and_installs_working(tmp_p
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
                    check=True, capture_output=True)
-    code = ("import json, cfaug_hf\nfrom cfaug_hf.embedded import CHECKER_DIR, load_feverous_sample\n"
+    code = ("import json, cfaug_hf\nfrom cfaug_hf.data import CHECKER_DIR, load_feverous_sample\n"
             "print(json.dumps({'file': cfaug_hf.__file__, 'rows': len(load_feverous_sample()),"
             " 'checkers': sorted(p.name for p in CHECKER_DIR.iterdir())}))")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,

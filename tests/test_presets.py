@@ -14,7 +14,7 @@ import yaml
 from datasets import Dataset
 
 from cfaug_hf import Augmenter, CrossAugAugmenter, LLMCounterfactualAugmenter, TaskSchema, registry
-from cfaug_hf.presets import Preset
+from cfaug_hf.registry.presets import Preset
 
 from test_race import RuleChecker
 

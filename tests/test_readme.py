@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import tests.hub_server as hub_server
-from cfaug_hf import Generator, models
+from cfaug_hf import Generator, pretrained
 from cfaug_hf.testing import tiny_causal_lm, tiny_encoder, tiny_seq2seq
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,7 +68,7 @@ def test_docs_build_without_warnings(tmp_path):
         assert not re.findall(r"(?m)^\s*={4,}(?:\s+={4,})+\s*$|<p>={4,}", html), where
         assert not re.findall(r"<blockquote>\s*(?:<p>)?&gt;&gt;&gt;", html), where
     # The API reference has what the quick starts import and what a user catches, and config fields carry their help.
-    for name in ("cfaug_hf.models.MINILM", "cfaug_hf.models.load_model", "cfaug_hf.augmenter.Counterfactual",
+    for name in ("cfaug_hf.pretrained.MINILM", "cfaug_hf.pretrained.load_model", "cfaug_hf.augmenter.Counterfactual",
                  "cfaug_hf.augmenter.RowResult", "cfaug_hf.methods.crossaug.CrossAugConfig",
                  "cfaug_hf.schema.SchemaError", "cfaug_hf.sharing.hub.HubError", "cfaug_hf.sharing.configs.ConfigError"):
         assert f'id="{name}"' in api, name
@@ -115,16 +115,16 @@ def tiny_world(tmp_path, monkeypatch):
         model, tok = factory()
         model.save_pretrained(folder)
         tok.save_pretrained(folder)
-    real = models.resolve_model
-    swap = {models.SMOLLM2: str(causal_dir), models.MINILM: str(encoder_dir)}
+    real = pretrained.resolve_model
+    swap = {pretrained.SMOLLM2: str(causal_dir), pretrained.MINILM: str(encoder_dir)}
 
     def resolve(name_or_path, revision=None):
         name = str(name_or_path)
         if name in swap:
-            return models.ResolvedModel(name, swap[name], {}, embedded=True)
+            return pretrained.ResolvedModel(name, swap[name], {}, embedded=True)
         return real(name_or_path, revision)
 
-    monkeypatch.setattr(models, "resolve_model", resolve)
+    monkeypatch.setattr(pretrained, "resolve_model", resolve)
     monkeypatch.chdir(tmp_path)
     Generator(*tiny_seq2seq(), num_beams=2, num_return_sequences=2, max_new_tokens=6).save_pretrained(
         "runs/demo/generator")
@@ -180,7 +180,7 @@ def test_readme_command_lines_run_as_written(tiny_world, capsys):
     import json
 
     from cfaug_hf.cli import main
-    from cfaug_hf.embedded import load_feverous_sample
+    from cfaug_hf.data import load_feverous_sample
 
     load_feverous_sample().select(range(8)).to_json("claims.jsonl")
     Path("cad.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [

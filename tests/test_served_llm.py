@@ -13,7 +13,7 @@ from datasets import Dataset
 
 from cfaug_hf import COREAugmenter, LLMCounterfactualAugmenter, OpenAICompatibleLLM, TaskSchema
 from cfaug_hf.components.local_server import serve_locally
-from cfaug_hf.models import SMOLLM2, local_copy, resolve_model
+from cfaug_hf.pretrained import SMOLLM2, local_copy, resolve_model
 
 pytestmark = pytest.mark.integration
 

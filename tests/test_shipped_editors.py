@@ -9,7 +9,7 @@ import pytest
 
 from cfaug_hf import COREAugmenter, Editor, LabelChecker
 from cfaug_hf.components.editor import EDITOR_DIR, EDITOR_TASKS
-from cfaug_hf.embedded import CHECKER_DIR
+from cfaug_hf.data import CHECKER_DIR
 from cfaug_hf.methods.crossaug.recipes import CLAIM_GENERATOR_DIR, default_claim_generator
 
 pytestmark = pytest.mark.integration

@@ -93,7 +93,7 @@ class SchemaCollator:
         self.tokenizer, self.schema, self.max_length = tokenizer, schema, max_length
 
     def encode(self, rows: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
-        from cfaug_hf.models import token_head
+        from cfaug_hf.pretrained import token_head
 
         cols, tok, limit = self.schema.text_columns, self.tokenizer, self.max_length
         # each side cut to max_length tokens first: tokenizers' pair truncation is quadratic in the input's length

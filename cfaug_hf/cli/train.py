@@ -243,7 +243,7 @@ def _train_selector(args: argparse.Namespace) -> None:
 
     from ..components.rationale import RationaleSelector
     from ..methods.icda.driver import run_icda
-    from ..models import load_model, load_tokenizer
+    from ..pretrained import load_model, load_tokenizer
     from ..schema import TaskSchema
     from ..text.sentences import split_sentences
 

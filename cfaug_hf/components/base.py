@@ -294,7 +294,7 @@ class Component(abc.ABC):
 def _base_weight_files(name: Any) -> list[Path] | None:
     """The weight files a base model named in a saved config was loaded from, when they are on this machine (a
     folder, or the embedded copy of a known Hub id); None otherwise."""
-    from ..models import local_copy, resolve_model
+    from ..pretrained import local_copy, resolve_model
 
     if not isinstance(name, str) or not name:
         return None
@@ -340,7 +340,7 @@ class PretrainedComponent(Component):
     def _weight_files(self, folder: Path, adapter: bool, base_model: Any) -> dict[str, str] | None:
         """``{name: xxhash}`` of the files a single-model component's weights are in: the base model's (for an
         adapter) and the folder's safetensors; None when they cannot all be found on this machine."""
-        from ..models import file_content_digest
+        from ..pretrained import file_content_digest
 
         files = sorted(folder.glob("*.safetensors"))
         if adapter:
@@ -451,7 +451,7 @@ class PretrainedComponent(Component):
         """The base model named in ``config`` (Hub id, folder or embedded copy) with the LoRA adapter in
         ``folder`` on top."""
         from ..deps import require
-        from ..models import load_model, quiet_dependency_warnings
+        from ..pretrained import load_model, quiet_dependency_warnings
 
         PeftModel = require("peft", f"Loading the LoRA {cls.__name__} in {folder}").PeftModel
         base = config.get("base_model")

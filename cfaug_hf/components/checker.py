@@ -85,7 +85,7 @@ class LabelChecker(PretrainedComponent):
         """A checker with a fresh classification head on pretrained weights (Hub id, folder or embedded copy)."""
         from transformers import AutoModelForSequenceClassification
 
-        from ..models import load_model, load_tokenizer, resolve_model
+        from ..pretrained import load_model, load_tokenizer, resolve_model
 
         names = list(label_names)
         model = load_model(AutoModelForSequenceClassification, name_or_path, revision=revision,
@@ -102,7 +102,7 @@ class LabelChecker(PretrainedComponent):
             raise ValueError(f"Label {name!r} is not one of the checker's labels {list(self.label_names)}.") from None
 
     def _encode(self, first: list[str], second: list[str] | None) -> list[dict[str, list[int]]]:
-        from ..models import token_head
+        from ..pretrained import token_head
 
         tok, limit = self.tokenizer, self.config.max_length
         args = (first,) if second is None else (first, second)
@@ -199,7 +199,7 @@ def default_checker(task: str) -> LabelChecker | None:
         >>> default_checker("token-classification") is None
         True
     """
-    from ..embedded import CHECKER_DIR, CHECKER_TASKS
+    from ..data import CHECKER_DIR, CHECKER_TASKS
 
     name = CHECKER_TASKS.get(task)
     if name is None:

@@ -127,7 +127,7 @@ class Generator(PretrainedComponent):
         """A generator on pretrained weights (Hub id, folder or embedded copy), seq2seq or causal as configured."""
         from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
-        from ..models import load_config, load_model, load_tokenizer, resolve_model
+        from ..pretrained import load_config, load_model, load_tokenizer, resolve_model
 
         ref = resolve_model(name_or_path, revision)
         model_config = load_config(name_or_path, revision=revision)
@@ -143,7 +143,7 @@ class Generator(PretrainedComponent):
         """A seq2seq generator warm-started from two encoder checkpoints (e.g. MiniLM), as in BERT2BERT."""
         from transformers import EncoderDecoderModel
 
-        from ..models import load_tokenizer, resolve_model
+        from ..pretrained import load_tokenizer, resolve_model
 
         enc, dec = resolve_model(encoder), resolve_model(decoder or encoder)
         model = EncoderDecoderModel.from_encoder_decoder_pretrained(enc.path, dec.path)
@@ -386,7 +386,7 @@ class Generator(PretrainedComponent):
         if not layers or all(m.merged for m in layers):
             return
         digests = self._weights_digests()
-        from ..models import quiet_dependency_warnings
+        from ..pretrained import quiet_dependency_warnings
 
         with quiet_dependency_warnings():
             self.model.base_model.merge_adapter()

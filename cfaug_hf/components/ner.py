@@ -229,7 +229,7 @@ class TransformersNER(EntityRecognizer):
         if self._pipe is None:
             from transformers import AutoModelForTokenClassification, pipeline
 
-            from ..models import load_model, load_tokenizer
+            from ..pretrained import load_model, load_tokenizer
 
             self._pipe = pipeline("token-classification",
                                   model=load_model(AutoModelForTokenClassification, self.model),

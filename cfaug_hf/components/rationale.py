@@ -155,7 +155,7 @@ class SentenceRationaleModel(PreTrainedModel):
         """A new rationale model around a pretrained token encoder (an ``AutoModel``, a Hub id or a folder)."""
         name = None
         if isinstance(encoder, str):
-            from ..models import load_model
+            from ..pretrained import load_model
 
             name = encoder
             encoder = load_model(AutoModel, encoder)
@@ -352,7 +352,7 @@ class RationaleSelector(PretrainedComponent):
         if isinstance(encoder, tuple):
             model, tokenizer = encoder
         else:
-            from ..models import load_tokenizer
+            from ..pretrained import load_tokenizer
 
             tokenizer, model = load_tokenizer(encoder), encoder
         net = SentenceRationaleModel.from_encoder(model, label_names=label_names, **config_kwargs)

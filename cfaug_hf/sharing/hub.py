@@ -106,7 +106,7 @@ def _shipped_origin(folder: Path) -> dict[str, str] | None:
     """``{"shipped": path}`` for a folder shipped inside the package (the default checkers and editors), so a
     saved augmenter or recipe names it instead of copying it; None for any other local folder."""
     from .._version import __version__
-    from ..embedded import DATA_DIR
+    from ..data import DATA_DIR
 
     try:
         rel = folder.resolve().relative_to(DATA_DIR)

@@ -97,7 +97,7 @@ def build_augmenter(cls: Any, data: dict[str, Any], folder: Path, where: Any, *,
         raise ComponentLoadError(f"{where} holds a {data.get('method')!r} augmenter, not "
                                  f"{cls.method or 'a known method'!r}.")
     if "preset" in data:  # a published setting: its values first, the recipe's own over them
-        from ..presets import apply_preset
+        from ..registry.presets import apply_preset
 
         try:
             data = apply_preset(target, data, overrides)
@@ -141,7 +141,7 @@ def build_augmenter(cls: Any, data: dict[str, Any], folder: Path, where: Any, *,
 
 def load_component(target: Any, role: str, value: str, **options: Any) -> Any:
     """The object ``value`` names for the ``role`` that the augmenter class ``target`` declares (see
-    `cfaug_hf.roles.Role.load`); ``options`` go to the component's ``from_reference``."""
+    `cfaug_hf.registry.roles.Role.load`); ``options`` go to the component's ``from_reference``."""
     declared = target.roles.get(role)
     if declared is None:
         known = sorted(target.roles) or "none"
@@ -179,7 +179,7 @@ def local_reference(folder: Path, value: str, field: str, where: Any) -> str:
 def _load_reference(folder: Path, ref: Any, token: str | None, field: str, where: Any, role: str = "") -> Any:
     """A component from its saved reference: a subfolder (``path``), a component shipped in the package
     (``shipped``) or a Hub repository at a revision (``repo_id``, ``revision``)."""
-    from ..embedded import DATA_DIR
+    from ..data import DATA_DIR
 
     what = role or field
     if not isinstance(ref, dict) or ref.get("type") not in registry.available()["components"]:

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..components.checker import LabelChecker
 from ..schema import TaskSchema
-from ..models import quiet_dependency_warnings
+from ..pretrained import quiet_dependency_warnings
 from .common import dataset_info, lora_summary, make_training_args, with_lora
 
 __all__ = ["train_checker"]
@@ -52,7 +52,7 @@ def train_checker(checker: LabelChecker | str, train_dataset: Any, schema: TaskS
     """
     from transformers import DataCollatorWithPadding, Trainer
 
-    from ..models import token_head
+    from ..pretrained import token_head
 
     if isinstance(checker, str):
         from transformers import set_seed

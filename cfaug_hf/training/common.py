@@ -90,7 +90,7 @@ def with_lora(model: Any, lora: Any, task_type: str, modules_to_save: list[str] 
     (rank 16, alpha 32, dropout 0.05 on every linear layer; ``modules_to_save`` are trained and saved whole).
     ``task_type`` is a ``peft.TaskType`` name (``CAUSAL_LM``, ``SEQ_2_SEQ_LM``, ``SEQ_CLS``)."""
     from ..deps import require
-    from ..models import quiet_dependency_warnings
+    from ..pretrained import quiet_dependency_warnings
 
     peft = require("peft", "LoRA training (lora=...)")
     if isinstance(lora, peft.LoraConfig):

@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from ..components.generator import Generator
-from ..models import quiet_dependency_warnings
+from ..pretrained import quiet_dependency_warnings
 from .common import check_columns, dataset_info, lora_summary, make_training_args, with_lora
 
 __all__ = ["train_generator", "bidirectional_pairs"]

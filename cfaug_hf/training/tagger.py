@@ -83,7 +83,7 @@ def train_tagger(base: str | Any, train_dataset: Any, schema: TaskSchema | None 
     else:
         from transformers import set_seed
 
-        from ..models import load_model, load_tokenizer
+        from ..pretrained import load_model, load_tokenizer
 
         set_seed(seed)  # the new tagging head is drawn from the seed too, so a run repeats exactly
         tok = load_tokenizer(base)

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...augmenter import AugmenterConfig
-from ...roles import Role
+from ...registry.roles import Role
 
 __all__ = ["ROLES", "COREConfig", "CORE_MODES", "CORE_TASKS"]
 
@@ -67,7 +67,7 @@ class COREConfig(AugmenterConfig):
             self.demonstrations = [dict(d) for d in self.demonstrations]
 
 
-#: The component roles of the augmenter (`cfaug_hf.roles.Role`), by constructor keyword.
+#: The component roles of the augmenter (`cfaug_hf.registry.roles.Role`), by constructor keyword.
 ROLES: dict[str, Role] = {
     "editor": Role(("http_llm", "editor", "generator"), help=(
         "the editor: a saved Editor folder or Hub id, 'local' (SmolLM2-135M-Instruct, prompted few-shot) or "

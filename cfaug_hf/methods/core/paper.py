@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...presets import PaperValue, Preset
+from ...registry.presets import PaperValue, Preset
 
 
 def _few_shot_editor() -> Any:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...augmenter import AugmenterConfig
-from ...roles import Role
+from ...registry.roles import Role
 
 __all__ = ["ROLES", "CrossAugConfig", "CROSSAUG_KINDS"]
 
@@ -64,7 +64,7 @@ class CrossAugConfig(AugmenterConfig):
             raise ValueError(f"checker_threshold must be in [0, 1], got {self.checker_threshold}.")
 
 
-#: The component roles of the augmenter (`cfaug_hf.roles.Role`), by constructor keyword.
+#: The component roles of the augmenter (`cfaug_hf.registry.roles.Role`), by constructor keyword.
 ROLES: dict[str, Role] = {
     "generator": Role(("generator",), help=(
         "the claim negator: a saved Generator folder or Hub id [default: the one shipped with the package]")),

@@ -3,7 +3,7 @@ Verification Models", CIKM 2021 (https://arxiv.org/abs/2109.15107). Sections are
 
 from __future__ import annotations
 
-from ...presets import PaperValue, Preset
+from ...registry.presets import PaperValue, Preset
 
 PAPER = Preset(
     method="crossaug",

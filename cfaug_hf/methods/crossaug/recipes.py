@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ...components.generator import Generator
-from ...embedded import load_claim_pairs
-from ...models import MINILM, SMOLLM2
+from ...data import load_claim_pairs
+from ...pretrained import MINILM, SMOLLM2
 from ...training.common import time_budget_callback
 from ...training.generator import train_generator
 
@@ -48,7 +48,7 @@ def negative_claim_generator(base: str = "smollm2-lora", *, pairs: Any = None, m
         base: ``"smollm2-lora"`` (SmolLM2-135M-Instruct with a LoRA adapter; the default) or
             ``"minilm-encoder-decoder"`` (all-MiniLM-L6-v2 as encoder and decoder, fully fine-tuned).
         pairs: a ``datasets.Dataset`` with ``source`` (positive) and ``target`` (negative) columns; default the
-            shipped VitaminC pairs (`cfaug_hf.embedded.load_claim_pairs`; ``DEFAULT_PAIRS``). Trained in both
+            shipped VitaminC pairs (`cfaug_hf.data.load_claim_pairs`; ``DEFAULT_PAIRS``). Trained in both
             directions.
         max_steps: optimiser steps (16 pairs each by default).
         max_seconds: stop earlier once this much training time has passed.

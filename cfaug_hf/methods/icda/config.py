@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...augmenter import AugmenterConfig
-from ...roles import Role
+from ...registry.roles import Role
 
 __all__ = ["ROLES", "ICDAConfig"]
 
@@ -29,7 +29,7 @@ class ICDAConfig(AugmenterConfig):
             raise ValueError(f"size must be >= 0 or None, got {self.size}.")
 
 
-#: The component roles of the augmenter (`cfaug_hf.roles.Role`), by constructor keyword.
+#: The component roles of the augmenter (`cfaug_hf.registry.roles.Role`), by constructor keyword.
 ROLES: dict[str, Role] = {
     "selector": Role(("rationale_selector",), help=(
         "the rationale selector: a saved RationaleSelector folder or Hub id [default: the one shipped for "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...presets import PaperValue, Preset
+from ...registry.presets import PaperValue, Preset
 
 PAPER = Preset(
     method="icda",

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...augmenter import AugmenterConfig
-from ...roles import Role
+from ...registry.roles import Role
 
 __all__ = ["ROLES", "LLMConfig", "LLM_TASKS", "TARGET_CHOICES"]
 
@@ -78,7 +78,7 @@ class LLMConfig(AugmenterConfig):
         self.exclude_targets = list(self.exclude_targets)
 
 
-#: The component roles of the augmenter (`cfaug_hf.roles.Role`), by constructor keyword.
+#: The component roles of the augmenter (`cfaug_hf.registry.roles.Role`), by constructor keyword.
 ROLES: dict[str, Role] = {
     "llm": Role(("http_llm", "editor", "generator"), cli_default="default", help=(
         "the LLM: 'default' (the editor shipped for the task, sentiment or NLI; else 'local'), 'local' "

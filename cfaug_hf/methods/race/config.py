@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...augmenter import AugmenterConfig
-from ...roles import Role
+from ...registry.roles import Role
 
 __all__ = ["ROLES", "RACEConfig"]
 
@@ -89,7 +89,7 @@ class RACEConfig(AugmenterConfig):
         self.replace_types, self.swap_types = list(self.replace_types), list(self.swap_types)
 
 
-#: The component roles of the augmenter (`cfaug_hf.roles.Role`), by constructor keyword.
+#: The component roles of the augmenter (`cfaug_hf.registry.roles.Role`), by constructor keyword.
 ROLES: dict[str, Role] = {
     "generator": Role(("generator",), help="the evidence editor: a saved Generator folder or Hub id"),
     "checker": Role(("checker",), help=(

@@ -4,7 +4,7 @@ Sections and tables are the paper's."""
 
 from __future__ import annotations
 
-from ...presets import PaperValue, Preset
+from ...registry.presets import PaperValue, Preset
 
 PAPER = Preset(
     method="race",

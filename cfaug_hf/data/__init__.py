@@ -10,7 +10,7 @@ from typing import Any
 
 __all__ = ["DATA_DIR", "CHECKER_DIR", "CHECKER_TASKS", "load_feverous_sample", "load_claim_pairs", "synthetic_reviews"]
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+DATA_DIR = Path(__file__).resolve().parent
 CHECKER_DIR = DATA_DIR / "checkers"
 #: Tasks (``TaskSchema.task``) with a shipped flip checker, and the folder each lives in under `CHECKER_DIR`.
 CHECKER_TASKS = {"fact-verification": "claims", "natural-language-inference": "nli",

@@ -47,7 +47,7 @@ class MethodEntry:
         name: the ``method`` name (``cfaug augment --method NAME``).
         task: the `cfaug_hf.schema.TaskSchema` preset its augmenter uses when given no schema ("" if none).
         config: its config dataclass.
-        roles: its component roles by constructor keyword (`cfaug_hf.roles.Role`).
+        roles: its component roles by constructor keyword (`cfaug_hf.registry.roles.Role`).
         augmenter: ``"module:Class"``, imported on first use, or the class itself.
     """
 

@@ -7,7 +7,7 @@ an endpoint URL, ``"spacy"``) into an object through ``Component.from_reference`
 are told apart by the config file the folder holds.
 
 Examples:
-    >>> from cfaug_hf.roles import Role
+    >>> from cfaug_hf.registry.roles import Role
     >>> role = Role(("checker",), help="the label checker")
     >>> role.load("none") is None, role.load("default")
     (True, 'default')
@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from . import registry
+from .. import registry
 
 __all__ = ["Role"]
 
@@ -72,7 +72,7 @@ class Role:
             if found is not None:
                 return found
         if len(classes) > 1:  # which type a folder holds is written in it: its config file
-            from .sharing.hub import resolve_folder
+            from ..sharing.hub import resolve_folder
 
             folder, _ = resolve_folder(value, "component")
             for cls in classes:
