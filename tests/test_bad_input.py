@@ -863,7 +863,7 @@ CASES = [
     ("augmenter-revision-on-local-folder", lambda t: {"a": NegateAugmenter(SENT).save_pretrained(t / "aug")},
      lambda c: Augmenter.from_pretrained(c["a"], revision="main"), ComponentLoadError, "has no revisions|no revisions"),
     ("base-model-revision-on-local-folder", lambda t: {"chk": saved_checker(t)},
-     lambda c: __import__("cfaug_hf.pretrained").models.resolve_model(c["chk"], revision="v2"), ValueError,
+     lambda c: __import__("cfaug_hf.pretrained").pretrained.resolve_model(c["chk"], revision="v2"), ValueError,
      "is a local folder, which has no revisions"),
     ("train-retriever-negatives-string", NO_SETUP, lambda c: __import__("cfaug_hf.training").training.train_cf_dpr(
         __import__("cfaug_hf.components.retriever").components.retriever.BiEncoder(

@@ -216,33 +216,8 @@ class COREAugmenter(Augmenter):
                 res.events.append("skipped:label_not_augmented")
         if not todo:
             return results
-        # A unit is what one prompt edits: the whole text (or hypothesis), or one chosen sentence of it.
-        units = []  # (todo index, sentence position or None, text of the unit)
-        split: dict[int, list[str]] = {}
-        for t, (ex, res, _) in enumerate(todo):
-            if cfg.edit_sentences:
-                split[t], chosen = self.pick_sentences(ex[self.edit_column], ex.label)
-                units += [(t, pos, split[t][pos]) for pos in chosen]
-            else:
-                units.append((t, None, ex[self.edit_column]))
-        retrieved: list[list[dict[str, Any]]] = [[] for _ in units]
-        if cfg.mode != "editor_only":
-            retrieved = self.retrieve([self.query(todo[t][0]) if pos is None else text for t, pos, text in units],
-                                      exclude=[[text, *self._own_texts(todo[t][0])] for t, _, text in units])
-        jobs = []  # (unit, target, best excerpts, keywords)
-        for unit, hits in zip(units, retrieved):
-            t, pos, text = unit
-            ex, res, targets = todo[t]
-            if cfg.mode != "editor_only" and not hits:
-                if "skipped:no_retrieval" not in res.events:
-                    res.events.append("skipped:no_retrieval")
-                continue
-            best = [h["text"] for h in hits[:cfg.keyword_excerpts]]
-            words = None
-            if cfg.mode == "core":
-                words = keywords(best, self.task, max_n=cfg.max_keywords, query=text)
-            for target in targets:
-                jobs.append((unit, target, best, words))
+        units, split = self._units(todo)
+        jobs = self._jobs(units, todo)
         edits: dict[tuple[int, str], list[tuple[int | None, str, dict[str, Any]]]] = {}
         failures: dict[tuple[int, str], list[str]] = {}
         if cfg.mode == "retrieval_only":
@@ -251,61 +226,109 @@ class COREAugmenter(Augmenter):
         elif isinstance(self.editor, Editor):
             self._edit_with_editor(jobs, todo, split, edits, failures)
         else:
-            prompts, seeds = [], []
-            for (t, pos, text), target, _, words in jobs:
-                ex, res, _ = todo[t]
-                row, cut = self._row(ex) if pos is None else ({"text": text, "label": ex.label}, False)
-                if cut and "truncated:editor_input" not in res.events:
-                    res.events.append("truncated:editor_input")
-                prompts.append(build_prompt(self.task, row, target, words, demonstrations=cfg.demonstrations,
-                                            instructions=cfg.instructions))
-                seeds.append(stable_hash("core", ex.seed, target, -1 if pos is None else pos) % (2 ** 31))
-            gen = as_text_generator(self.editor, what="prompt").generate_with_info(prompts, seeds=seeds) \
-                if prompts else None
-            for j, ((t, pos, text), target, best, words) in enumerate(jobs):
-                if gen.error(j):
-                    failures.setdefault((t, target), []).append("llm_error")
-                    continue
-                reason = "llm_unparseable"
-                for answer, cut in zip(gen.texts[j], gen.output_truncated[j]):
-                    new, reason = parse_answer(answer, text, self.task)
-                    if new is not None:
-                        reason = screen_answer(new, text if pos is not None else self._cut(text)[0], prompts[j])
-                        new = None if reason else new
-                    if new is not None:
-                        info = {"keywords": words, "excerpts": best, "answer_truncated": True if cut else None}
-                        edits.setdefault((t, target), []).append((pos, new, info))
-                        break
-                else:
-                    failures.setdefault((t, target), []).append(reason or "llm_unparseable")
-        kind = {"core": "core", "retrieval_only": "cf-dpr", "editor_only": "llm-edit"}[cfg.mode]
+            self._edit_with_prompts(jobs, todo, edits, failures)
         for t, (ex, res, targets) in enumerate(todo):
             for target in targets:
                 done = edits.get((t, target))
-                if not done:
-                    reasons = failures.get((t, target))
-                    if reasons:
-                        res.events.append(f"skipped:{reasons[0]}")
-                    continue
-                if cfg.edit_sentences:
-                    sentences = list(split[t])
-                    for pos, new, _ in done:
-                        sentences[pos] = new
-                    text = " ".join(sentences)
-                    edit = {"target": target, "sentences": [{"position": pos, "old": split[t][pos], "new": new,
-                                                             **{k: v for k, v in info.items() if v is not None}}
-                                                            for pos, new, info in done]}
-                    if failures.get((t, target)):
-                        edit["sentences_not_edited"] = len(failures[(t, target)])
-                else:
-                    _, text, info = done[0]
-                    edit = {"target": target, **info}
-                    head, cut = self._cut(ex[self.edit_column])
-                    if cut and cfg.mode != "retrieval_only":  # the model saw the head only: the rest is kept as is
-                        text = text.rstrip() + ex[self.edit_column][len(head):]
-                        edit["kept_unedited_chars"] = len(ex[self.edit_column]) - len(head)
-                self._emit_cf(ex, res, target, text, edit, kind)
+                if done:
+                    self._emit_edit(ex, res, target, done, split.get(t), failures.get((t, target)))
+                elif failures.get((t, target)):
+                    res.events.append(f"skipped:{failures[(t, target)][0]}")
         return results
+
+    def _units(self, todo: list[Any]) -> tuple[list[tuple[int, int | None, str]], dict[int, list[str]]]:
+        """What each prompt edits, as (todo index, sentence position or None, text): the whole text (or
+        hypothesis), or each chosen sentence of it; and the sentences of each split row."""
+        units: list[tuple[int, int | None, str]] = []
+        split: dict[int, list[str]] = {}
+        for t, (ex, _, _) in enumerate(todo):
+            if self.config.edit_sentences:
+                split[t], chosen = self.pick_sentences(ex[self.edit_column], ex.label)
+                units += [(t, pos, split[t][pos]) for pos in chosen]
+            else:
+                units.append((t, None, ex[self.edit_column]))
+        return units, split
+
+    def _jobs(self, units: list[tuple[int, int | None, str]], todo: list[Any]) -> list[Any]:
+        """One (unit, target, best excerpts, keywords) per unit and target label, after retrieval where the mode
+        retrieves (a unit with nothing retrieved is skipped)."""
+        cfg: COREConfig = self.config  # type: ignore[assignment]
+        retrieved: list[list[dict[str, Any]]] = [[] for _ in units]
+        if cfg.mode != "editor_only":
+            retrieved = self.retrieve([self.query(todo[t][0]) if pos is None else text for t, pos, text in units],
+                                      exclude=[[text, *self._own_texts(todo[t][0])] for t, _, text in units])
+        jobs = []
+        for unit, hits in zip(units, retrieved):
+            t, pos, text = unit
+            ex, res, targets = todo[t]
+            if cfg.mode != "editor_only" and not hits:
+                if "skipped:no_retrieval" not in res.events:
+                    res.events.append("skipped:no_retrieval")
+                continue
+            best = [h["text"] for h in hits[:cfg.keyword_excerpts]]
+            words = keywords(best, self.task, max_n=cfg.max_keywords, query=text) if cfg.mode == "core" else None
+            jobs += [(unit, target, best, words) for target in targets]
+        return jobs
+
+    def _edit_with_prompts(self, jobs: list[Any], todo: list[Any], edits: dict[tuple[int, str], list[Any]],
+                           failures: dict[tuple[int, str], list[str]]) -> None:
+        """Edit with a text generator and a few-shot prompt; the first answer that parses and passes the screen
+        is kept."""
+        cfg: COREConfig = self.config  # type: ignore[assignment]
+        prompts, seeds = [], []
+        for (t, pos, text), target, _, words in jobs:
+            ex, res, _ = todo[t]
+            row, cut = self._row(ex) if pos is None else ({"text": text, "label": ex.label}, False)
+            if cut and "truncated:editor_input" not in res.events:
+                res.events.append("truncated:editor_input")
+            prompts.append(build_prompt(self.task, row, target, words, demonstrations=cfg.demonstrations,
+                                        instructions=cfg.instructions))
+            seeds.append(stable_hash("core", ex.seed, target, -1 if pos is None else pos) % (2 ** 31))
+        if not prompts:
+            return
+        gen = as_text_generator(self.editor, what="prompt").generate_with_info(prompts, seeds=seeds)
+        for j, ((t, pos, text), target, best, words) in enumerate(jobs):
+            if gen.error(j):
+                failures.setdefault((t, target), []).append("llm_error")
+                continue
+            reason = "llm_unparseable"
+            for answer, cut in zip(gen.texts[j], gen.output_truncated[j]):
+                new, reason = parse_answer(answer, text, self.task)
+                if new is not None:
+                    reason = screen_answer(new, text if pos is not None else self._cut(text)[0], prompts[j])
+                    new = None if reason else new
+                if new is not None:
+                    info = {"keywords": words, "excerpts": best, "answer_truncated": True if cut else None}
+                    edits.setdefault((t, target), []).append((pos, new, info))
+                    break
+            else:
+                failures.setdefault((t, target), []).append(reason or "llm_unparseable")
+
+    def _emit_edit(self, ex: Example, res: RowResult, target: str, done: list[tuple[int | None, str, dict]],
+                   sentences: list[str] | None, failed: list[str] | None) -> None:
+        """The counterfactual of one row and target: its edited sentences put back into the text, or the edited
+        text (with the part the editor did not see kept as it was)."""
+        cfg: COREConfig = self.config  # type: ignore[assignment]
+        if cfg.edit_sentences:
+            new_sentences = list(sentences)
+            for pos, new, _ in done:
+                new_sentences[pos] = new
+            text = " ".join(new_sentences)
+            edit: dict[str, Any] = {
+                "target": target, "sentences": [{"position": pos, "old": sentences[pos], "new": new,
+                                                 **{k: v for k, v in info.items() if v is not None}}
+                                                for pos, new, info in done]}
+            if failed:
+                edit["sentences_not_edited"] = len(failed)
+        else:
+            _, text, info = done[0]
+            edit = {"target": target, **info}
+            head, cut = self._cut(ex[self.edit_column])
+            if cut and cfg.mode != "retrieval_only":  # the model saw the head only: the rest is kept as is
+                text = text.rstrip() + ex[self.edit_column][len(head):]
+                edit["kept_unedited_chars"] = len(ex[self.edit_column]) - len(head)
+        kind = {"core": "core", "retrieval_only": "cf-dpr", "editor_only": "llm-edit"}[cfg.mode]
+        self._emit_cf(ex, res, target, text, edit, kind)
 
     def _edit_with_editor(self, jobs: list[Any], todo: list[Any], split: dict[int, list[str]],
                           edits: dict[tuple[int, str], list[Any]], failures: dict[tuple[int, str], list[str]]) -> None:

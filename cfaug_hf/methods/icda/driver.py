@@ -19,6 +19,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,57 @@ def _reference_set(documents: Sequence[Sequence[str]], labels: Sequence[int], se
     return data, sub, keep
 
 
+def _one_run(k: int, seed: int, warm: bool, selector: Any, table: SentenceTable, train: Any, dev: Any,
+             full_train: Any, full_dev: Any, previous: SelectionResult | None, train_texts: list[list[str]],
+             donors: SelectionResult | None, output_dir: Path, options: dict[str, Any]
+             ) -> tuple[ICDARun, Any, SelectionResult, SelectionResult]:
+    """Train one selector of iteration ``k`` (fresh, or a warm start from the kept one) and select rationales
+    with it on every train and dev document."""
+    import torch
+
+    torch.manual_seed(seed)
+    if selector.model.config.freeze_encoder:  # embeds only sentences not embedded yet
+        selector.embed_table(table)
+    start = time.perf_counter()
+    fit = train_selector(selector, train, dev, seed=seed, redraw_from=donors, output_dir=output_dir, **options)
+    seconds = time.perf_counter() - start
+    train_sel = selector.select(full_train.docs, full_train.labels, table=table)
+    dev_sel = selector.select(full_dev.docs, full_dev.labels, table=table)
+    delta = rationale_set_change(train_sel, previous, labels=full_train.labels, sentences=train_texts)
+    run = ICDARun(k, seed, warm, fit.best_loss, fit.initial_loss if warm else None, delta, fit.degenerate,
+                  fit.position_gap, seconds, fit.best_epoch, fit.epochs_run, len(train))
+    logger.info("ICDA iteration %d seed %d%s: dev loss %.4f (best epoch %d of %d), delta A %s, degenerate %s",
+                k, seed, " (warm start)" if warm else "", fit.best_loss, fit.best_epoch, fit.epochs_run, delta,
+                fit.degenerate)
+    return run, selector, train_sel, dev_sel
+
+
+def _usable(r: ICDARun) -> bool:
+    # A fresh run that never earned a checkpoint ends on its random initialisation: it learned nothing, and keeping
+    # it (its dev loss can still be the lowest when the others are degenerate) throws away the previous selector. A
+    # warm start that earned none is the previous selector, which is fine.
+    return not r.degenerate and (r.warm_start or r.improved)
+
+
+def _pool(runs: list[tuple[ICDARun, Any, Any, Any]], k: int, previous_delta: float | None) -> list[Any] | None:
+    """The runs of iteration ``k`` to keep the lowest dev loss of: the usable ones whose rationale sets moved less
+    than the previous iteration's (from iteration 2), else the usable ones; None when none is usable after
+    iteration 0 (iteration 0 has no earlier selector to fall back on: its lowest-loss run is kept even if
+    degenerate, and ICDARun.degenerate says so)."""
+    if k > 0 and not any(_usable(r) for r, *_ in runs):
+        return None
+    eligible = [x for x in runs if _usable(x[0]) and (k < 2 or previous_delta is None
+                                                      or (x[0].delta_A or 0) < previous_delta)]
+    return eligible or [x for x in runs if _usable(x[0])] or runs
+
+
+def _check_arguments(converge_after: int, training_set: str) -> None:
+    if converge_after < 1:
+        raise ValueError(f"converge_after must be >= 1, got {converge_after}.")
+    if training_set not in ("reference", "all"):
+        raise ValueError(f"training_set must be 'reference' or 'all', got {training_set!r}.")
+
+
 def run_icda(train_documents: Sequence[Sequence[str]], train_labels: Sequence[int],
              dev_documents: Sequence[Sequence[str]], dev_labels: Sequence[int],
              make_selector: Callable[[int], Any], *, seeds: Sequence[int] = (0, 1, 2), max_iterations: int = 10,
@@ -126,86 +178,46 @@ def run_icda(train_documents: Sequence[Sequence[str]], train_labels: Sequence[in
     Selectors built with ``freeze_encoder=True`` use the fast path: every sentence is embedded once and shared by
     all runs and iterations.
     """
-    import torch
-
-    if converge_after < 1:
-        raise ValueError(f"converge_after must be >= 1, got {converge_after}.")
-    if training_set not in ("reference", "all"):
-        raise ValueError(f"training_set must be 'reference' or 'all', got {training_set!r}.")
+    _check_arguments(converge_after, training_set)
     out = Path(output_dir)
     table = table if table is not None else SentenceTable()
-    train = full_train = CounterfactualEpochDataset([list(d) for d in train_documents], list(train_labels),
-                                                    table=table, size=0)
-    dev = full_dev = CounterfactualEpochDataset([list(d) for d in dev_documents], list(dev_labels), table=table,
-                                                size=0)
-    train_texts = [table.texts(d) for d in full_train.docs]  # empty sentences dropped, as the model sees them
-    dev_texts = [table.texts(d) for d in full_dev.docs]
-    result = ICDAResult()
-    best: Any = None
-    best_run: ICDARun | None = None
-    full_train_sel: SelectionResult | None = None  # the kept selector on every train document (for ΔA and sets)
-    full_dev_sel: SelectionResult | None = None
-    donors: SelectionResult | None = None
-    previous_delta: float | None = None
+    train, dev = full_train, full_dev = [
+        CounterfactualEpochDataset([list(d) for d in docs], list(labels), table=table, size=0)
+        for docs, labels in ((train_documents, train_labels), (dev_documents, dev_labels))]
+    train_texts, dev_texts = ([table.texts(d) for d in data.docs] for data in (full_train, full_dev))  # as seen
+    result, best, best_run = ICDAResult(), None, None  # best: the kept selector; best_run: its run
+    # The kept selector's rationales on every train and dev document (for delta A and the next training sets).
+    full_train_sel = full_dev_sel = donors = previous_delta = None
     unmoved = 0  # iterations in a row whose kept run is a warm start that did not improve
-    options = dict(max_epochs=max_epochs, patience=patience, learning_rate=learning_rate,
-                   encoder_learning_rate=encoder_learning_rate, batch_size=batch_size,
-                   samples_per_step=samples_per_step, pool_quantile=pool_quantile,
-                   degeneration_threshold=degeneration_threshold, training_args=training_args)
+    options = dict(max_epochs=max_epochs, patience=patience, learning_rate=learning_rate, batch_size=batch_size,
+                   encoder_learning_rate=encoder_learning_rate, samples_per_step=samples_per_step, pool_quantile=
+                   pool_quantile, degeneration_threshold=degeneration_threshold, training_args=training_args)
     for k in range(max_iterations):
         if k > 0:
-            train, donors, _ = _reference_set(train_texts, full_train.labels, full_train_sel, table,
-                                              cap_factor=cap_factor, rule=training_set,
-                                              pool_quantile=pool_quantile, seed=k)
-            dev, _, _ = _reference_set(dev_texts, full_dev.labels, full_dev_sel, table, cap_factor=cap_factor,
-                                       rule=training_set, pool_quantile=pool_quantile, seed=10_000 + k)
+            reference = partial(_reference_set, table=table, cap_factor=cap_factor, rule=training_set,
+                                pool_quantile=pool_quantile)
+            train, donors, _ = reference(train_texts, full_train.labels, full_train_sel, seed=k)
+            dev, _, _ = reference(dev_texts, full_dev.labels, full_dev_sel, seed=10_000 + k)
             if not train.specs:
                 result.stopped = f"stopped at iteration {k}: no counterfactual could be made"
                 break
         candidates = [(seed, False) for seed in seeds] + ([(best_run.seed, True)] if k > 0 else [])
-        runs: list[tuple[ICDARun, Any, SelectionResult, SelectionResult]] = []
-        for seed, warm in candidates:
-            torch.manual_seed(seed)
-            selector = copy.deepcopy(best) if warm else make_selector(seed)
-            if selector.model.config.freeze_encoder:  # embeds only sentences not embedded yet
-                selector.embed_table(table)
-            start = time.perf_counter()
-            fit = train_selector(selector, train, dev, seed=seed, redraw_from=donors if k > 0 else None,
-                                 output_dir=out / f"iter{k}-seed{seed}-{int(warm)}", **options)
-            seconds = time.perf_counter() - start
-            train_sel = selector.select(full_train.docs, full_train.labels, table=table)
-            dev_sel = selector.select(full_dev.docs, full_dev.labels, table=table)
-            delta = rationale_set_change(train_sel, full_train_sel, labels=full_train.labels, sentences=train_texts)
-            run = ICDARun(k, seed, warm, fit.best_loss, fit.initial_loss if warm else None, delta, fit.degenerate,
-                          fit.position_gap, seconds, fit.best_epoch, fit.epochs_run, len(train))
-            runs.append((run, selector, train_sel, dev_sel))
-            logger.info("ICDA iteration %d seed %d%s: dev loss %.4f (best epoch %d of %d), delta A %s, degenerate %s",
-                        k, seed, " (warm start)" if warm else "", fit.best_loss, fit.best_epoch, fit.epochs_run,
-                        delta, fit.degenerate)
-
-        def usable(r: ICDARun) -> bool:
-            # A fresh run that never earned a checkpoint ends on its random initialisation: it learned nothing, and
-            # keeping it (its dev loss can still be the lowest when the others are degenerate) throws away the
-            # previous selector. A warm start that earned none is the previous selector, which is fine.
-            return not r.degenerate and (r.warm_start or r.improved)
-
-        def eligible(r: ICDARun) -> bool:
-            return usable(r) and (k < 2 or previous_delta is None or (r.delta_A or 0) < previous_delta)
-
-        if k > 0 and not any(usable(r) for r, *_ in runs):
+        runs = [_one_run(k, seed, warm, copy.deepcopy(best) if warm else make_selector(seed), table, train, dev,
+                         full_train, full_dev, full_train_sel, train_texts, donors if k > 0 else None,
+                         out / f"iter{k}-seed{seed}-{int(warm)}", options)
+                for seed, warm in candidates]
+        pool = _pool(runs, k, previous_delta)
+        if pool is None:
             # A degenerate selector signals the label through position: iterating on it would spread that; an
             # untrained one knows nothing. The previous iteration's selector stays the result.
             result.runs.extend(r for r, *_ in runs)
             result.stopped = (f"stopped at iteration {k}: every run was degenerate or learned nothing; the selector "
                               f"of iteration {k - 1} is the result")
             break
-        # Iteration 0 has no earlier selector to fall back on: its lowest-loss run is kept even if degenerate, and
-        # ICDARun.degenerate says so.
-        pool = [x for x in runs if eligible(x[0])] or [x for x in runs if usable(x[0])] or runs
         best_run, best, full_train_sel, full_dev_sel = min(pool, key=lambda x: x[0].dev_loss)
         best_run.chosen = True
         previous_delta = best_run.delta_A if best_run.delta_A is not None else previous_delta
-        result.runs.extend(r for r, *_ in runs)
+        result.runs += [r for r, *_ in runs]
         result.selectors.append(best)
         result.metrics.append(on_iteration(k, best) if on_iteration else {})
         unmoved = unmoved + 1 if not best_run.improved else 0

@@ -199,7 +199,26 @@ class RACEAugmenter(Augmenter):
             mentions.append(mentions_flat[at:at + len(pieces)])
             at += len(pieces)
         causal, sentences = self.explain(todo, mentions)
-        jobs = []  # (todo index, generator input, constraint, target label)
+        edited = self._edit_evidence(todo, causal)
+        if cfg.claim_counterfactuals:
+            self._claim_counterfactuals(todo, self._claim_jobs(todo, causal, mentions, sentences, edited), causal,
+                                        edited)
+        if cfg.evidence_counterfactuals:
+            for t, (new_pieces, edits, _) in sorted(edited.items()):
+                ex, res, _ = todo[t]
+                value = new_pieces if not isinstance(ex[self.evidence_column], str) else \
+                    cfg.piece_separator.join(new_pieces)
+                res.counterfactuals.append(Counterfactual({self.evidence_column: value}, self.refutes, "race_evidence",
+                                                          {"edited_entities": edits,
+                                                           "causal_entities": sorted(causal[t])}))
+                res.events.append("produced:race_evidence")
+        return results
+
+    def _edit_evidence(self, todo: list[Any], causal: list[dict[str, str]]
+                       ) -> dict[int, tuple[list[str], list[dict[str, str]], dict[str, str]]]:
+        """The SUPPORTS rows' evidence with its causal entities replaced, kept where the checker then says REFUTES
+        (the ad-check, in one batch): by todo index, (new pieces, the edits, old -> new entity)."""
+        cfg: RACEConfig = self.config  # type: ignore[assignment]
         edited: dict[int, tuple[list[str], list[dict[str, str]], dict[str, str]]] = {}
         for t, ((ex, res, pieces), ents) in enumerate(zip(todo, causal)):
             if not ents:
@@ -213,7 +232,6 @@ class RACEAugmenter(Augmenter):
                     res.events.append("race:no_edit")
                     continue
                 edited[t] = (new_pieces, edits, {e["old"]: e["new"] for e in edits})
-        # Ad-check the edited evidence in one batch.
         if edited:
             order = sorted(edited)
             labels = self.checker.predict([todo[t][0][self.claim_column] for t in order],
@@ -222,24 +240,39 @@ class RACEAugmenter(Augmenter):
                 if label != self.refutes:
                     todo[t][1].events.append("race:ad_check_rejected")
                     del edited[t]
+        return edited
+
+    def _claim_jobs(self, todo: list[Any], causal: list[dict[str, str]], mentions: list[list[list[Any]]],
+                    sentences: list[list[int]], edited: dict[int, Any]) -> list[tuple[int, str, list[list[str]], str]]:
+        """One (todo index, generator input, constraint, target label) per row that gets a claim: the rationale
+        sentences of its (edited) evidence, each sentence's causal entities a constraint group."""
+        cfg: RACEConfig = self.config  # type: ignore[assignment]
+        jobs = []
         for t, ((ex, res, pieces), ents) in enumerate(zip(todo, causal)):
             if not ents or (ex.label == self.supports and cfg.edit and t not in edited):
                 continue
             source = edited[t][0] if t in edited else pieces
             rename = edited[t][2] if t in edited else {}
-            chosen = sentences[t]
             constraint = []
-            for i in chosen:
+            for i in sentences[t]:
                 in_piece = [rename.get(m.text, m.text) for m in mentions[t][i] if m.text in ents]
                 if in_piece:
                     constraint.append(sorted(set(in_piece)))
-            text = cfg.generator_separator.join(source[i] for i in chosen)
+            text = cfg.generator_separator.join(source[i] for i in sentences[t])
             target = self.refutes if ex.label == self.supports else self.supports
             jobs.append((t, text, constraint, target))
-        if cfg.claim_counterfactuals and jobs:
-            gen = as_text_generator(self.generator, what="evidence").generate_with_info(
-                [j[1] for j in jobs], constraints=[j[2] or None for j in jobs] if cfg.constrained else None)
-        for j, (t, _, constraint, target) in enumerate(jobs if cfg.claim_counterfactuals else []):
+        return jobs
+
+    def _claim_counterfactuals(self, todo: list[Any], jobs: list[tuple[int, str, list[list[str]], str]],
+                               causal: list[dict[str, str]], edited: dict[int, Any]) -> None:
+        """Generate the claims of ``jobs`` (constrained to their entities), keep those that pass the post-check,
+        and add the best of each row (by fidelity, or the first)."""
+        cfg: RACEConfig = self.config  # type: ignore[assignment]
+        if not jobs:
+            return
+        gen = as_text_generator(self.generator, what="evidence").generate_with_info(
+            [j[1] for j in jobs], constraints=[j[2] or None for j in jobs] if cfg.constrained else None)
+        for j, (t, _, constraint, target) in enumerate(jobs):
             ex, res, pieces = todo[t]
             candidates = [c for c in dict.fromkeys(gen.texts[j]) if c.strip()]
             if not candidates:
@@ -265,17 +298,6 @@ class RACEAugmenter(Augmenter):
             res.counterfactuals.append(Counterfactual({self.claim_column: pairs[best].counterfactual[
                 self.claim_column]}, target, "race_claim", edit))
             res.events.append("produced:race_claim")
-        if cfg.evidence_counterfactuals:
-            for t, (new_pieces, edits, _) in sorted(edited.items()):
-                ex, res, _ = todo[t]
-                value = new_pieces if not isinstance(ex[self.evidence_column], str) else \
-                    cfg.piece_separator.join(new_pieces)
-                res.counterfactuals.append(Counterfactual({self.evidence_column: value}, self.refutes, "race_evidence",
-                                                          {"edited_entities": edits,
-                                                           "causal_entities": sorted(causal[t])}))
-                res.events.append("produced:race_evidence")
-        return results
-
 
     def _passes_post_check(self, pairs: list[Any], original: str) -> list[bool]:
         """Which candidate claims pass the post-check set by ``post_check`` (see `RACEConfig`)."""
@@ -289,6 +311,7 @@ class RACEAugmenter(Augmenter):
                                            [p.counterfactual[cols[1]] for p in pairs])
         original_id = self.checker.label_id(original)
         return [int(row.argmax()) != original_id for row in probs]
+
     def explain(self, todo: list[tuple[Example, RowResult, list[str]]], mentions: list[list[list[Any]]]
                 ) -> tuple[list[dict[str, str]], list[list[int]]]:
         """Per instance, the causal entities (text -> type) and the sentence rationales (piece indices)."""
