@@ -158,6 +158,75 @@ def _select(row: _Row, logprobs: Any, offset: int, num_beams: int, eos: list[int
     return chosen
 
 
+class _Forward:
+    """One step of the model over the live beams of every row, with its key/value cache (encoder-decoder: the
+    encoder runs once and each beam reads its row's states; decoder-only: the prompts are prefilled once)."""
+
+    def __init__(self, model: Any, enc: Any, n_rows: int) -> None:
+        import torch
+
+        self.model, self.enc, self.device = model, enc, enc["input_ids"].device
+        self.seq2seq = bool(getattr(model.config, "is_encoder_decoder", False))
+        if self.seq2seq:
+            from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+
+            self.encoder_hidden = model.get_encoder()(**enc).last_hidden_state
+            self.cache: Any = EncoderDecoderCache(DynamicCache(), DynamicCache())
+            start = model.generation_config.decoder_start_token_id
+            if start is None:
+                start = model.config.decoder_start_token_id
+            self.first_input = torch.full((n_rows, 1), start, device=self.device)
+        else:
+            self.mask = enc["attention_mask"]
+            positions = (self.mask.cumsum(-1) - 1).clamp(min=0)
+            prefill = model(input_ids=enc["input_ids"], attention_mask=self.mask, position_ids=positions,
+                            use_cache=True)
+            self.cache, self.prefill_logits = prefill.past_key_values, prefill.logits[:, -1, :]
+            self.lengths = self.mask.sum(-1)
+            self.first_input = None
+
+    def logits(self, step: int, owner: list[int], next_input: Any) -> Any:
+        """Next-token logits of each beam (``owner``: the row of each beam; ``next_input``: its last token)."""
+        import torch
+
+        index = torch.tensor(owner, device=self.device)
+        if self.seq2seq:
+            return self.model(encoder_outputs=(self.encoder_hidden[index],),
+                              attention_mask=self.enc["attention_mask"][index], decoder_input_ids=next_input,
+                              past_key_values=self.cache, use_cache=True).logits[:, -1, :]
+        if step == 0:
+            return self.prefill_logits
+        mask = self.mask
+        full_mask = torch.cat([mask[index], torch.ones(len(owner), step, dtype=mask.dtype, device=self.device)], 1)
+        return self.model(input_ids=next_input, attention_mask=full_mask,
+                          position_ids=(self.lengths[index] + step - 1).unsqueeze(-1), past_key_values=self.cache,
+                          use_cache=True).logits[:, -1, :]
+
+
+def _eos_ids(model: Any, tokenizer: Any, eos_token_ids: Sequence[int] | None) -> list[int]:
+    if eos_token_ids is not None:
+        return list(eos_token_ids)
+    gen_eos = model.generation_config.eos_token_id
+    return [gen_eos] if isinstance(gen_eos, int) else list(gen_eos or [tokenizer.eos_token_id])
+
+
+def _texts(row: _Row, tokenizer: Any, num_return_sequences: int, length_penalty: float) -> list[str]:
+    """A row's best distinct texts; out of length, hypotheses that met every group still count."""
+    finished = list(row.finished)
+    if len(finished) < num_return_sequences:
+        finished += [(h.score / max(1, len(h.tokens)) ** length_penalty, h.tokens) for h in row.alive
+                     if not row.done and len(h.met) == len(row.groups)]
+    finished.sort(key=lambda f: -f[0])
+    texts: list[str] = []
+    for _, tokens in finished:
+        text = tokenizer.decode(tokens, skip_special_tokens=True).strip()
+        if text not in texts:
+            texts.append(text)
+        if len(texts) == num_return_sequences:
+            break
+    return texts
+
+
 def constrained_beam_search_batch(model: Any, tokenizer: Any, prompts: Sequence[str],
                                   constraints: Sequence[Sequence[Sequence[str]]], *, num_beams: int = 10,
                                   num_return_sequences: int = 1, max_new_tokens: int = 64,
@@ -172,43 +241,17 @@ def constrained_beam_search_batch(model: Any, tokenizer: Any, prompts: Sequence[
     for constraint in constraints:
         groups = [[ids for phrase in group for ids in phrase_token_ids(tokenizer, phrase)] for group in constraint]
         rows.append(_Row([g for g in groups if g], [_Hyp([], 0.0, frozenset())], []))
-    gen_eos = model.generation_config.eos_token_id
-    eos = list(eos_token_ids if eos_token_ids is not None else
-               ([gen_eos] if isinstance(gen_eos, int) else gen_eos or [tokenizer.eos_token_id]))
-    seq2seq = bool(getattr(model.config, "is_encoder_decoder", False))
-    tokenizer.padding_side = "right" if seq2seq else "left"
+    eos = _eos_ids(model, tokenizer, eos_token_ids)
+    tokenizer.padding_side = "right" if getattr(model.config, "is_encoder_decoder", False) else "left"
     enc = tokenizer(list(prompts), return_tensors="pt", truncation=True, max_length=max_source_length, padding=True,
                     add_special_tokens=True).to(device)
     owner = list(range(len(rows)))  # the row of each beam in the model's batch
     model.eval()
     with torch.inference_mode():
-        if seq2seq:
-            from transformers.cache_utils import DynamicCache, EncoderDecoderCache
-
-            encoder_hidden = model.get_encoder()(**enc).last_hidden_state
-            cache: Any = EncoderDecoderCache(DynamicCache(), DynamicCache())
-            start = model.generation_config.decoder_start_token_id
-            if start is None:
-                start = model.config.decoder_start_token_id
-            next_input = torch.full((len(rows), 1), start, device=device)
-        else:
-            mask = enc["attention_mask"]
-            positions = (mask.cumsum(-1) - 1).clamp(min=0)
-            prefill = model(input_ids=enc["input_ids"], attention_mask=mask, position_ids=positions, use_cache=True)
-            cache = prefill.past_key_values
-            logits = prefill.logits[:, -1, :]
-            lengths = mask.sum(-1)
+        forward = _Forward(model, enc, len(rows))
+        next_input = forward.first_input
         for step in range(max_new_tokens):
-            index = torch.tensor(owner, device=device)
-            if seq2seq:
-                logits = model(encoder_outputs=(encoder_hidden[index],), attention_mask=enc["attention_mask"][index],
-                               decoder_input_ids=next_input, past_key_values=cache, use_cache=True).logits[:, -1, :]
-            elif step > 0:
-                full_mask = torch.cat([mask[index], torch.ones(len(owner), step, dtype=mask.dtype, device=device)], 1)
-                logits = model(input_ids=next_input, attention_mask=full_mask,
-                               position_ids=(lengths[index] + step - 1).unsqueeze(-1), past_key_values=cache,
-                               use_cache=True).logits[:, -1, :]
-            logprobs = torch.log_softmax(logits.float(), dim=-1)
+            logprobs = torch.log_softmax(forward.logits(step, owner, next_input).float(), dim=-1)
             chosen_all: list[tuple[int, tuple[float, int, int, frozenset[int]]]] = []
             starts: dict[int, int] = {}  # row -> where its beams start in this step's batch
             offset = 0
@@ -223,7 +266,7 @@ def constrained_beam_search_batch(model: Any, tokenizer: Any, prompts: Sequence[
                 offset += n
             if not chosen_all:
                 break
-            cache.reorder_cache(torch.tensor([c[1] for _, c in chosen_all], device=device))
+            forward.cache.reorder_cache(torch.tensor([c[1] for _, c in chosen_all], device=device))
             parents = {r: rows[r].alive for r in {r for r, _ in chosen_all}}
             for r in parents:
                 rows[r].alive = []
@@ -231,19 +274,4 @@ def constrained_beam_search_batch(model: Any, tokenizer: Any, prompts: Sequence[
                 rows[r].alive.append(_Hyp(parents[r][g - starts[r]].tokens + [t], score, met))
             owner = [r for r, _ in chosen_all]
             next_input = torch.tensor([[c[2]] for _, c in chosen_all], device=device)
-    out = []
-    for row in rows:
-        finished = list(row.finished)
-        if len(finished) < num_return_sequences:  # out of length: hypotheses that met every group still count
-            finished += [(h.score / max(1, len(h.tokens)) ** length_penalty, h.tokens) for h in row.alive
-                         if not row.done and len(h.met) == len(row.groups)]
-        finished.sort(key=lambda f: -f[0])
-        texts: list[str] = []
-        for _, tokens in finished:
-            text = tokenizer.decode(tokens, skip_special_tokens=True).strip()
-            if text not in texts:
-                texts.append(text)
-            if len(texts) == num_return_sequences:
-                break
-        out.append(texts)
-    return out
+    return [_texts(row, tokenizer, num_return_sequences, length_penalty) for row in rows]
