@@ -21,6 +21,24 @@ def _accuracy(eval_pred: Any) -> dict[str, float]:
     return {"accuracy": float((logits.argmax(-1) == labels).mean())}
 
 
+def _tokenize(checker: LabelChecker, schema: TaskSchema, dataset: Any, what: str) -> Any:
+    """The checker's inputs (its text columns as a pair, each side cut first) and label ids of ``dataset``."""
+    from ..pretrained import token_head
+
+    tok, cfg, cols = checker.tokenizer, checker.config, schema.text_columns
+
+    def encode(batch: dict[str, list], indices: list[int]) -> dict[str, list]:
+        schema.validate_batch(batch, indices)
+        # each side cut to max_length tokens first: tokenizers' pair truncation is quadratic in the input's length
+        texts = [[token_head(tok, schema.joined(v, cfg.piece_separator), cfg.max_length) for v in batch[c]]
+                 for c in cols]
+        enc = tok(*texts[:2], truncation=True, max_length=cfg.max_length)
+        enc["labels"] = [checker.label_id(schema.label_name(v)) for v in batch[schema.label_column]]
+        return dict(enc)
+
+    return dataset.map(encode, batched=True, with_indices=True, remove_columns=dataset.column_names, desc=what)
+
+
 def train_checker(checker: LabelChecker | str, train_dataset: Any, schema: TaskSchema, *, eval_dataset: Any = None,
                   lora: Any = None, num_train_epochs: float = 3.0, max_steps: int = -1,
                   learning_rate: float | None = None,
@@ -52,8 +70,6 @@ def train_checker(checker: LabelChecker | str, train_dataset: Any, schema: TaskS
     """
     from transformers import DataCollatorWithPadding, Trainer
 
-    from ..pretrained import token_head
-
     if isinstance(checker, str):
         from transformers import set_seed
 
@@ -64,21 +80,6 @@ def train_checker(checker: LabelChecker | str, train_dataset: Any, schema: TaskS
     for name in schema.label_names:
         checker.label_id(name)
     schema.validate_features(train_dataset.features)
-    tok, cfg = checker.tokenizer, checker.config
-    cols = schema.text_columns
-
-    def encode(batch: dict[str, list], indices: list[int]) -> dict[str, list]:
-        schema.validate_batch(batch, indices)
-        # each side cut to max_length tokens first: tokenizers' pair truncation is quadratic in the input's length
-        texts = [[token_head(tok, schema.joined(v, cfg.piece_separator), cfg.max_length) for v in batch[c]]
-                 for c in cols]
-        enc = tok(*texts[:2], truncation=True, max_length=cfg.max_length)
-        enc["labels"] = [checker.label_id(schema.label_name(v)) for v in batch[schema.label_column]]
-        return dict(enc)
-
-    def prepare(ds: Any, what: str) -> Any:
-        return ds.map(encode, batched=True, with_indices=True, remove_columns=ds.column_names, desc=what)
-
     if lora:
         if checker._is_peft():
             raise ValueError("The checker already has a LoRA adapter; pass lora=None to go on training it.")
@@ -86,16 +87,17 @@ def train_checker(checker: LabelChecker | str, train_dataset: Any, schema: TaskS
         pooler = ["pooler"] if _has_module(checker.model, "pooler") else None
         checker.model = with_lora(checker.model, lora, "SEQ_CLS", modules_to_save=pooler)
     lr = learning_rate if learning_rate is not None else (5e-4 if lora else 5e-5)
-    train_tok = prepare(train_dataset, "Tokenizing checker data")
+    train_tok = _tokenize(checker, schema, train_dataset, "Tokenizing checker data")
     eval_tok = None
     if eval_dataset is not None:
         schema.validate_features(eval_dataset.features)
-        eval_tok = prepare(eval_dataset, "Tokenizing checker eval data")
+        eval_tok = _tokenize(checker, schema, eval_dataset, "Tokenizing checker eval data")
     args = make_training_args(output_dir, seed=seed, num_train_epochs=num_train_epochs, max_steps=max_steps,
                               learning_rate=lr, batch_size=batch_size, has_eval=eval_tok is not None,
                               overrides=training_args)
     trainer = Trainer(model=checker.model, args=args, train_dataset=train_tok, eval_dataset=eval_tok,
-                      data_collator=DataCollatorWithPadding(tok), compute_metrics=_accuracy, callbacks=callbacks)
+                      data_collator=DataCollatorWithPadding(checker.tokenizer), compute_metrics=_accuracy,
+                      callbacks=callbacks)
     with quiet_dependency_warnings():
         result = trainer.train()
     checker.model = trainer.model
