@@ -110,11 +110,8 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
         >>> report.annotated_rows, report.rows_edited
         (1, 2)
     """
-    from datasets import Dataset
-
     from .methods.core import COREAugmenter
     from .provenance import AugmentationStats
-    from .training import edit_pairs
 
     schema = schema or TaskSchema.sentiment()
     if folds is not None and (isinstance(folds, bool) or not isinstance(folds, int) or folds < 2):
@@ -125,15 +122,6 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
         edit_sentences = 0 if nli or checker is None else 3
     level = "sentence" if edit_sentences and not nli else "text"
     target_of = dict(zip(annotated, targets))
-    edit_column = schema.text_columns[-1]
-
-    def pairs_of(indices: list[int]) -> Any:
-        rows = dataset.select(indices)
-        human = Dataset.from_dict({"text": rows[edit_column], "counterfactual": rows[counterfactual_column],
-                                   "target": [target_of[i] for i in indices],
-                                   **({"context": rows[schema.text_columns[0]]} if nli else {})})
-        return edit_pairs(human, context_column="context" if nli else None, level=level)
-
     options = dict(train_options or {})
     task = "nli" if nli else "sentiment" if schema.task == "sentiment-analysis" else "text"
     jobs = _jobs(len(dataset), annotated, folds, limit, seed)
@@ -141,7 +129,8 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
     written_parts, fold_reports, all_pairs, stats = [], [], 0, AugmentationStats()
     trained: Any = None
     for k, (train_rows, edit_rows) in enumerate(jobs):
-        pairs = pairs_of(train_rows)
+        pairs = _pairs(dataset.select(train_rows), schema, counterfactual_column,
+                       [target_of[i] for i in train_rows], level)
         if not len(pairs):
             raise SchemaError("amplify: the human counterfactuals change no sentence of their rows; nothing to "
                               "learn." if folds is None else f"amplify: the annotated rows outside fold {k} change "
@@ -167,6 +156,18 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
                                    **{k: v for k, v in trained.training_info.items() if k != "train_dataset"}},
                            folds=fold_reports if folds is not None else [])
     return out, report
+
+
+def _pairs(rows: Any, schema: TaskSchema, counterfactual_column: str, targets: list[str], level: str) -> Any:
+    """The editor's training pairs of annotated ``rows`` (NLI: the premise as context)."""
+    from datasets import Dataset
+
+    from .training import edit_pairs
+
+    nli = schema.task == "natural-language-inference"
+    human = Dataset.from_dict({"text": rows[schema.text_columns[-1]], "counterfactual": rows[counterfactual_column],
+                               "target": targets, **({"context": rows[schema.text_columns[0]]} if nli else {})})
+    return edit_pairs(human, context_column="context" if nli else None, level=level)
 
 
 def _assemble(data: Any, schema: TaskSchema, annotated: list[int], human: tuple[list[str], list[str]] | None,
