@@ -255,18 +255,7 @@ class Augmenter(abc.ABC):
     def __call__(self, batch: Mapping[str, Sequence[Any]], indices: Sequence[int] | None = None) -> dict[str, list]:
         if getattr(self, "_pid", None) != os.getpid():
             self._enter_worker_process()
-        label_values = batch.get(self.schema.label_column) if hasattr(batch, "get") else None
-        one_row = isinstance(label_values, (str, int, float)) or (label_values is not None
-                                                                  and not hasattr(label_values, "__len__"))
-        if self.schema.is_token_level and label_values is not None and len(label_values):
-            one_row = not isinstance(label_values[0], (list, tuple))  # one row's tags, not a batch of tag lists
-        if one_row:
-            raise TypeError(f"{type(self).__name__} got one row ({self.schema.label_column}={label_values!r}) "
-                            f"instead of a batch: call dataset.map(augmenter, batched=True).")
-        refuse_augmented(list(batch.keys()))
-        if self.schema.id_column and self.schema.id_column not in batch:
-            raise SchemaError(f"Column {self.schema.id_column!r} (the schema's id_column) is missing; the batch has "
-                              f"columns {list(batch.keys())}.")
+        self._check_batch(batch)
         labels = self.schema.batch_labels(batch, indices)
         columns = list(batch.keys())
         n = len(labels)
@@ -313,6 +302,21 @@ class Augmenter(abc.ABC):
                 emitted += 1
             self.stats.add_row(outcome, emitted)
         return out
+
+    def _check_batch(self, batch: Mapping[str, Sequence[Any]]) -> None:
+        """Refuse one row given as a batch, a batch that is already augmented, and one without the id column."""
+        label_values = batch.get(self.schema.label_column) if hasattr(batch, "get") else None
+        one_row = isinstance(label_values, (str, int, float)) or (label_values is not None
+                                                                  and not hasattr(label_values, "__len__"))
+        if self.schema.is_token_level and label_values is not None and len(label_values):
+            one_row = not isinstance(label_values[0], (list, tuple))  # one row's tags, not a batch of tag lists
+        if one_row:
+            raise TypeError(f"{type(self).__name__} got one row ({self.schema.label_column}={label_values!r}) "
+                            f"instead of a batch: call dataset.map(augmenter, batched=True).")
+        refuse_augmented(list(batch.keys()))
+        if self.schema.id_column and self.schema.id_column not in batch:
+            raise SchemaError(f"Column {self.schema.id_column!r} (the schema's id_column) is missing; the batch has "
+                              f"columns {list(batch.keys())}.")
 
     def apply_filters(self, examples: list[Example], results: list[RowResult]) -> None:
         """Run the filter stack over a batch's counterfactuals, in order; a dropped one leaves ``filtered:<name>``

@@ -216,14 +216,23 @@ def test_classes_register_themselves_and_load_by_name(tmp_path):
         registry.augmenter_class("nope")
 
 
-def test_command_line_functions_are_short():
-    """The command line is a package of small commands: no function in `cfaug_hf/cli/` over 60 lines."""
+def test_library_functions_are_short():
+    """No function of the library over 60 lines, its docstring aside (the command line is a package of small
+    commands; a method's batch is a few named steps)."""
     import ast
 
-    for path in (ROOT / "cfaug_hf" / "cli").glob("*.py"):
+    long = []
+    for path in modules().values():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                assert node.end_lineno - node.lineno < 60, f"{path.name}: {node.name} has {node.end_lineno - node.lineno + 1} lines"
+                lines = node.end_lineno - node.lineno + 1
+                first = node.body[0]
+                if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                        and isinstance(first.value.value, str):
+                    lines -= first.end_lineno - first.lineno + 1
+                if lines > 60:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
+    assert not long, long
 
 
 def test_the_package_root_stays_small():
