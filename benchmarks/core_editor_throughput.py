@@ -23,12 +23,12 @@ benchmarks/results/core_editor_throughput.{md,json} or llm_throughput.{md,json}.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.harness import RESULTS, ROOT
 
 from scripts.shared_data import cad_nli
@@ -36,7 +36,7 @@ from scripts.shared_data import cad_nli
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness.parser(__doc__)
     parser.add_argument("--method", choices=("core", "llm"), default="core")
     parser.add_argument("--rows", type=int, default=32)
     parser.add_argument("--max-new-tokens", type=int, default=32)

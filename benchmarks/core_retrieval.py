@@ -23,12 +23,12 @@ for the debiasing benchmark (benchmarks/debias.py, rows core, cf-dpr, llm-edit).
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import harness
 from benchmarks.harness import CACHE, RESULTS, ROOT
 
 from scripts.shared_data import cad_nli_pairs, cad_sentiment_sentence_pairs, imdb_sentences, nli_corpus_sentences
@@ -166,7 +166,7 @@ def index_task(task: str, encoder: Any, n_queries: int = 1000) -> dict[str, Any]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness.parser(__doc__)
     parser.add_argument("--tasks", nargs="+", default=["sentiment", "nli"], choices=["sentiment", "nli"])
     parser.add_argument("--budget-s", type=float, default=300.0, help="CPU seconds of CF-DPR training per task")
     parser.add_argument("--device-note", default="CPU, 2 cores")

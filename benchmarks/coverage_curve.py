@@ -28,13 +28,13 @@ recovered) and, with ``--plot``, ``docs/img/coverage_<task>.png``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.harness import RESULTS, ROOT
 
 ROWS = ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify", "crossfit"]
@@ -169,7 +169,7 @@ def plot(summary: dict, path: Path) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__)
     ap.add_argument("--task", choices=sorted(CONTRAST), default="sentiment")
     ap.add_argument("--shares", type=float, nargs="+", default=[25, 50, 100])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])

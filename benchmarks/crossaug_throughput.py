@@ -21,7 +21,6 @@ and ratios. Without ``--generator`` the untrained SmolLM2-135M-Instruct base wit
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -29,11 +28,12 @@ import statistics
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.harness import ROOT
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__)
     ap.add_argument("--generator", help="saved Generator folder (default: SmolLM2 base with the CrossAug template)")
     ap.add_argument("--rows", type=int, default=32, help="SUPPORTS claims to process")
     ap.add_argument("--batch-size", type=int, default=32, help="the generator's batch size (floor, augment())")

@@ -10,7 +10,6 @@ at most 2 GB of memory.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -20,11 +19,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.harness import ROOT
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__)
     ap.add_argument("--rows", type=int, default=100)
     ap.add_argument("--note", default=f"CPU, {os.cpu_count()} cores")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")

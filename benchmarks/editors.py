@@ -27,7 +27,6 @@ Writes benchmarks/results/editors_quality.{json,md}.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
@@ -35,6 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import harness
 from benchmarks.harness import RESULTS, ROOT
 
 from scripts.shared_data import cad_nli_edit_rows, cad_sentiment_edit_rows
@@ -234,7 +234,7 @@ def load_seconds(what: str, task: str = "sentiment") -> float:
 def main() -> None:
     from cfaug_hf.components.checker import default_checker
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__)
     ap.add_argument("--tasks", nargs="+", default=["sentiment", "nli"])
     ap.add_argument("--n", type=int, default=100)
     ap.add_argument("--candidates", type=int, nargs="+", default=None,

@@ -30,6 +30,7 @@ import statistics
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.harness import RESULTS, ROOT
 
 from benchmarks.generation_backends import matmul_gflops
@@ -165,7 +166,7 @@ def write(results: dict, name: str = "engines") -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__)
     ap.add_argument("--reviews", type=int, default=40)
     ap.add_argument("--claims", type=int, default=40)
     ap.add_argument("--workloads", nargs="+", default=["editor", "claims"], choices=["editor", "claims"])

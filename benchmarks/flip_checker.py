@@ -18,11 +18,11 @@ Targets (issue 26): keep at least 90% of human flips, reject at least 70% of sam
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from typing import Any
 
+from benchmarks import harness
 from benchmarks.harness import RESULTS, ROOT
 from cfaug_hf.data import CHECKER_DIR, CHECKER_TASKS
 from scripts.checker_data import accepted, held_out, texts
@@ -105,7 +105,7 @@ def markdown(results: dict[str, Any]) -> str:
 def main() -> None:
     from benchmarks.debias import provenance
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness.parser(__doc__)
     parser.add_argument("--task", choices=sorted(CHECKER_TASKS), action="append")
     parser.add_argument("--thresholds", nargs="+", default=["shipped", "none", "0.25", "0.5"],
                         help="'shipped' (the checker's calibrated accept_threshold, what the augmenters use), "

@@ -18,7 +18,6 @@ Settings run in interleaved order after one warm-up each; the table gives median
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -26,6 +25,7 @@ import statistics
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.harness import ROOT
 BACKENDS = {"transformers": ("transformers", None), "ct2-float32": ("ctranslate2", "float32"),
             "ct2-int8_float32": ("ctranslate2", "int8_float32"), "ct2-int8": ("ctranslate2", "int8")}
@@ -45,7 +45,7 @@ def matmul_gflops(n: int = 1024, repeats: int = 5) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__)
     ap.add_argument("--rows", type=int, default=32, help="SUPPORTS claims to generate for")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=list(BACKENDS))

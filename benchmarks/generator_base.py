@@ -18,12 +18,12 @@ by ``benchmarks/debias.py --config fever``. Results are merged into benchmarks/r
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.harness import ROOT
 
 
@@ -103,7 +103,7 @@ def evaluate(generator, held: dict[str, list[dict]]) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__)
     ap.add_argument("--seconds", type=float, default=300, help="training wall-time budget per run")
     ap.add_argument("--bases", nargs="+", default=["smollm2-lora"],
                     help="generator bases (see cfaug_hf.methods.crossaug.recipes.BASES)")

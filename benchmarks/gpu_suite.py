@@ -40,6 +40,7 @@ import tarfile
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.harness import ROOT
 CARRY = ROOT / "gpu_carry"
 #: The shared data the parts read (relative to ../shared/data), and the wheels the GPU image lacks.
@@ -232,7 +233,7 @@ def _commit() -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("prepare", help="build gpu_carry/ here")
     sub.add_parser("slim", help="move the shipped editors' weights into .slim/ for the device call")

@@ -24,6 +24,7 @@ Writes benchmarks/results/icda_precision.{md,json}.
 
 from __future__ import annotations
 
+from benchmarks import harness
 from benchmarks.harness import ROOT
 import argparse
 import dataclasses
@@ -319,7 +320,7 @@ def main() -> None:
 
     from cfaug_hf.pretrained import MINILM
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__)
     ap.add_argument("--tasks", nargs="*", default=["restaurant", "connect", "location"])
     ap.add_argument("--paths", nargs="+", default=["frozen", "finetune"], choices=["frozen", "finetune"])
     ap.add_argument("--runs", type=int, default=3)

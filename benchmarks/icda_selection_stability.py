@@ -13,18 +13,18 @@ Writes ``benchmarks/results/icda_selection_stability.{json,md}``.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import random
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.harness import ROOT
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__)
     ap.add_argument("--task", default="connect", choices=["connect", "restaurant"])
     ap.add_argument("--docs", type=int, default=300, help="training documents per half")
     ap.add_argument("--test-docs", type=int, default=300)

@@ -12,12 +12,12 @@ them). Methods add their rows by running ``benchmarks/debias.py`` with their row
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 from pathlib import Path
 from typing import Any
 
+from benchmarks import harness
 from benchmarks.harness import RESULTS
 TASK_NAMES = {"sentiment": "Sentiment (CAD IMDb)", "nli": "NLI (CAD SNLI)", "fv": "Fact verification (FEVEROUS)",
               "fever": "Fact verification (FEVER, paper setup)",
@@ -300,7 +300,7 @@ def build(results_dir: Path) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__)
     ap.add_argument("--results", type=Path, default=RESULTS, help="folder with debias_*.json")
     args = ap.parse_args()
     text = build(args.results)

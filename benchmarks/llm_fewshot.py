@@ -23,7 +23,6 @@ with vLLM, say). Writes benchmarks/results/llm_fewshot.{json,md} after every run
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -33,6 +32,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from benchmarks import harness
 from benchmarks.harness import RESULTS, ROOT
 
 from scripts.shared_data import cad_nli, cad_sentiment, shared_dir
@@ -238,7 +238,7 @@ def training_rows(task: str, base: Any, extra: Any | None) -> Any:
 
 # ------------------------------------------------------------------------------------------------------ main
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness.parser(__doc__)
     parser.add_argument("--tasks", nargs="+", default=["sentiment", "nli", "ner", "re"])
     parser.add_argument("--shots", nargs="+", type=int, default=[10, 5])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])

@@ -30,6 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.harness import RESULTS
 LOADS = ("GGUF file, every load", "first load, converts", "cached safetensors copy", "LoRA generator folder")
 
@@ -57,7 +58,7 @@ def run_child(*args: str) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--rows", type=int, default=16, help="claims generated for the merge comparison")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)

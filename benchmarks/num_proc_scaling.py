@@ -17,7 +17,6 @@ after. Writes ``benchmarks/results/num_proc_scaling.{json,md}``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -25,6 +24,7 @@ import statistics
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.harness import RESULTS
 
 
@@ -48,7 +48,7 @@ class BusyRewrite:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__)
     ap.add_argument("--rows", type=int, default=4000, help="rows for the pure-Python generator")
     ap.add_argument("--work", type=int, default=20_000, help="hashing rounds per claim")
     ap.add_argument("--lm-rows", type=int, default=48, help="rows for the SmolLM2 generator")

@@ -36,6 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.harness import RESULTS
 SETTINGS = ("augment()", "augment(batch_size=32)", "map(augmenter)", "bare map")
 
@@ -156,7 +157,7 @@ class MemorySampler:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__)
     ap.add_argument("--rows", type=int, nargs="+", default=[10_000, 100_000, 1_000_000], help="input sizes")
     ap.add_argument("--repeats", type=int, default=3, help="runs of each setting up to 100k rows, interleaved")
     ap.add_argument("--repeats-large", type=int, default=1, help="runs of each setting above 100k rows")

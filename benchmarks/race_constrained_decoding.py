@@ -20,13 +20,13 @@ Writes benchmarks/results/race_constrained_decoding.{json,md}.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import statistics
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.harness import RESULTS, ROOT
 
 from scripts.shared_data import shared_dir, strip_wiki
@@ -58,7 +58,7 @@ def rows(limit: int) -> list[tuple[str, list[list[str]]]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness.parser(__doc__)
     parser.add_argument("--rows", type=int, default=16)
     parser.add_argument("--beams", type=int, default=10)
     parser.add_argument("--k", type=int, default=5)

@@ -20,12 +20,12 @@ and the joined evidence). Writes benchmarks/results/race_intrinsic.{json,md}.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import harness
 from benchmarks.harness import RESULTS, ROOT
 
 from scripts.shared_data import feverous
@@ -109,7 +109,7 @@ def scores(cfs: list[dict[str, Any]], checker: Any, schema: Any) -> dict[str, An
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness.parser(__doc__)
     parser.add_argument("--rows", type=int, default=60)
     parser.add_argument("--budget-s", type=float, default=240)
     parser.add_argument("--device-note", default="CPU, 2 cores")

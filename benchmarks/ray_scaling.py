@@ -17,7 +17,6 @@ row for row. Writes ``benchmarks/results/ray_scaling.{json,md}``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -26,11 +25,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.harness import ROOT
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__)
     ap.add_argument("--workload", choices=["negate", "crossaug"], default="negate")
     ap.add_argument("--rows", type=int, default=None, help="rows (default: 4000 for negate, 96 for crossaug)")
     ap.add_argument("--busy-loops", type=int, default=20000, help="hashing iterations per row")

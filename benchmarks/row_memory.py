@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.harness import ROOT
 
 RUN = r'''
@@ -56,7 +57,7 @@ print(json.dumps({"seconds": round(time.perf_counter() - t, 1), "stats": aug.sta
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = harness.parser(__doc__)
     ap.add_argument("--words", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--methods", nargs="+", default=["crossaug", "core", "llm", "icda"])
     ap.add_argument("--note", default=f"CPU, {os.cpu_count()} cores")

@@ -19,12 +19,12 @@ answers did not change. Writes ``benchmarks/results/served_llm.{json,md}`` after
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.harness import RESULTS, ROOT
 
 from scripts.shared_data import cad_sentiment
@@ -40,7 +40,7 @@ def run(augmenter, data):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness.parser(__doc__)
     parser.add_argument("--rows", type=int, default=16)
     parser.add_argument("--max-tokens", type=int, default=160)
     parser.add_argument("--vllm-python", default=None, help="interpreter of a venv with vLLM (scripts/setup_vllm.sh)")
