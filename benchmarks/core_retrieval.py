@@ -18,7 +18,7 @@ encoding throughput against the encoder's raw batched forward.
    model forward + pooling over the same texts in the same batches, in this run.
 
 Writes benchmarks/results/core_retrieval.{md,json}; the trained encoders and indexes stay in benchmarks/.cache/
-for the debiasing benchmark (benchmarks/debias.py, rows core, cf-dpr, llm-edit).
+for the debiasing benchmark (benchmarks/debias/, rows core, cf-dpr, llm-edit).
 """
 
 from __future__ import annotations

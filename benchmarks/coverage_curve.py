@@ -3,7 +3,7 @@
     python -m benchmarks.coverage_curve [--task sentiment] [--shares 25 50 100] [--seeds 0 1 2 3 4] [--plot]
 
 For each share of the rows outside the annotated quarter (sentiment: 1280 CAD IMDb training reviews; NLI: the
-CAD-SNLI originals outside it), ``benchmarks/debias.py`` on the frozen yardstick (its head per task: ``HEADS``)
+CAD-SNLI originals outside it), ``benchmarks/debias/`` on the frozen yardstick (its head per task: ``HEADS``)
 trains on
 
 * ``none``: the original rows;

@@ -103,7 +103,7 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    from benchmarks.debias import provenance
+    from benchmarks.debias.run import provenance
 
     parser = harness.parser(__doc__)
     parser.add_argument("--task", choices=sorted(CHECKER_TASKS), action="append")

@@ -1,7 +1,7 @@
 """The frozen-encoder yardstick: MiniLM features computed once, then a small head trained in seconds per seed.
 
 A bag of words cannot see meaning and fine-tuning MiniLM needs a GPU; a frozen encoder sees what matters on two CPU
-cores. ``benchmarks/debias.py --model frozen`` uses it:
+cores. ``python -m benchmarks.debias --model frozen`` uses it:
 
 * :class:`EncodingStore` computes mean-pooled all-MiniLM-L6-v2 vectors with ``datasets.map`` and keeps them on disk
   (``datasets`` folders under ``benchmarks/.cache/frozen/``) by the digest of each text, so an augmented training

@@ -13,7 +13,7 @@ Every (base, pair set) is trained with the same wall-clock budget (both directio
 Pair sets: ``vitaminc`` and ``cad-snli`` are the shipped pairs of that origin (``load_claim_pairs``), joined by
 ``+``; ``fever-symmetric`` is the 137 FEVER-Symmetric v0.2 pairs the package shipped before VitaminC replaced them
 (read from ../shared/data, held-out quads excluded). The flip rate of the default generator's claims is measured
-by ``benchmarks/debias.py --config fever``. Results are merged into benchmarks/results/generator_base.{md,json}.
+by ``python -m benchmarks.debias --config fever``. Results are merged into benchmarks/results/generator_base.{md,json}.
 """
 
 from __future__ import annotations

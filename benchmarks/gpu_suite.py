@@ -21,7 +21,7 @@ The tree travels too, and its shipped editors' weights (which the suite does not
 counterfactuals) would push the transfer over the limit; ``slim`` moves them into ``.slim/`` (git-ignored) for the
 device call and ``unslim`` moves them back. ``prepare`` prints the transfer size with and without them.
 
-``run`` goes through ``PARTS`` in order; each part is one ``benchmarks/debias.py`` table with the fine-tuned MiniLM
+``run`` goes through ``PARTS`` in order; each part is one ``benchmarks/debias/`` table with the fine-tuned MiniLM
 yardstick (5 seeds, bf16 on a GPU), writes its JSON and Markdown into ``--out`` as its rows finish, and is stopped
 at its own time limit and the suite's ``--budget-s`` (a part cut short keeps its finished rows: debias writes a
 partial table). ``gpu_suite.json`` in ``--out`` records each part's status, seconds and the device after every
@@ -52,7 +52,7 @@ LIMIT_MIB = 60
 #: Tracked files the suite never reads on the GPU, moved aside by ``slim`` for the transfer.
 SLIM = [f"cfaug_hf/data/editors/{task}/{name}" for task in ("claims", "nli", "sentiment")
         for name in ("adapter_model.safetensors", "tokenizer.json")]
-#: A smoke run's editor rows: what `debias.py --editor-limit 20` caches on CPU in about a minute.
+#: A smoke run's editor rows: what `benchmarks.debias --editor-limit 20` caches on CPU in about a minute.
 SMOKE_EDITOR_ROWS = 20
 
 #: (name, debias config, rows, seconds allowed, the coverage share whose counterfactuals it reads or None).
@@ -123,16 +123,16 @@ def slim(undo: bool = False) -> None:
 
 
 def editor_cache(task: str, limit: int) -> Path:
-    """Where debias.py cached the shipped editor's counterfactuals of the first ``limit`` unannotated rows."""
+    """Where benchmarks.debias cached the shipped editor's counterfactuals of the first ``limit`` unannotated rows."""
     from benchmarks import debias
 
     from cfaug_hf import COREAugmenter, Editor
 
-    debias.EDITOR_LIMIT = limit
+    debias.settings.EDITOR_LIMIT = limit
     subset = debias.editor_subset(debias.CONFIGS[task]()["train"], task)
-    augmenter = COREAugmenter(Editor.default(task), debias._schema_of(task), mode="editor_only",
+    augmenter = COREAugmenter(Editor.default(task), debias.schema_of(task), mode="editor_only",
                               keep_original=False, edit_sentences=3 if task == "sentiment" else 0)
-    return debias.CACHE / f"editor_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
+    return debias.settings.CACHE / f"editor_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
 
 
 def carry_counterfactuals() -> dict[str, str]:
@@ -194,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
         except subprocess.TimeoutExpired:
             entry["status"] = "stopped at its time limit (finished rows are in its partial table)"
         entry["seconds"] = round(time.monotonic() - begin, 1)
-        # At most 8 files come back from a device call: keep the JSON (the raw result; leaderboard.py and debias.py
+        # At most 8 files come back from a device call: keep the JSON (the raw result; leaderboard.py and benchmarks.debias
         # draw the tables from it here) and drop each table's Markdown copy.
         for md in tables.glob("*.md"):
             md.unlink()
@@ -243,7 +243,7 @@ def main() -> None:
     r.add_argument("--budget-s", type=float, default=540, help="stop starting parts after this many seconds")
     r.add_argument("--smoke", action="store_true",
                    help="tiny settings on CPU: one seed, a few training steps, 20 editor rows (cached by a "
-                        "`debias.py --editor-limit 20` run here)")
+                        "`benchmarks.debias --editor-limit 20` run here)")
     r.add_argument("--data", default=None, help="an unpacked shared/data (default: gpu_carry/shared_data)")
     r.add_argument("--commit", default=None, help="the commit the carried tree is at (no .git travels)")
     args = ap.parse_args()

@@ -6,7 +6,7 @@ One table per task and model: a row per training set (none, EDA, re-weighting, h
 method and variant), a column per test (in-domain first, then the contrast and out-of-distribution sets), each cell
 the mean ± standard deviation over seeds with the gain over ``none`` in points. Where human counterfactuals exist
 (IMDb, SNLI) the last column is the share of the human-CAD gain a row recovers on the contrast tests (mean over
-them). Methods add their rows by running ``benchmarks/debias.py`` with their row names. The few-shot runs of
+them). Methods add their rows by running ``benchmarks/debias/`` with their row names. The few-shot runs of
 ``benchmarks/llm_fewshot.py`` (LLM-prompted counterfactuals, CFGen), when present, get one table per task and k.
 """
 
@@ -274,7 +274,7 @@ def icda_tables(results_dir: Path) -> list[str]:
 def build(results_dir: Path) -> str:
     files = sorted(results_dir.glob("debias_*.json"))
     if not files:
-        raise SystemExit(f"No debias_*.json in {results_dir}; run benchmarks/debias.py first.")
+        raise SystemExit(f"No debias_*.json in {results_dir}; run benchmarks/debias/ first.")
     results = [json.loads(f.read_text()) for f in files]
     order = list(TASK_NAMES)
     results.sort(key=lambda r: (order.index(r["config"]) if r["config"] in order else len(order),
@@ -283,7 +283,7 @@ def build(results_dir: Path) -> str:
     lines = ["# Debiasing leaderboard", "",
              "Gathered by `benchmarks/leaderboard.py` from " + ", ".join(f"`{f.name}`" for f in files) + ". Each "
              "table trains one classifier per row and seed and tests it in-domain and on contrast or "
-             "out-of-distribution sets (`benchmarks/debias.py`).", ""]
+             "out-of-distribution sets (`benchmarks/debias/`).", ""]
     for r in results:
         lines += table(r)
     lines += icda_tables(results_dir)

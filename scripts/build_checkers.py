@@ -6,7 +6,7 @@ classification head trained on human contrastive pairs from ../shared/data/, sav
 
 - ``fact-verification``: SUPPORTS / REFUTES over (claim, evidence), half VitaminC real revisions (Schuster et al.
   2021; the cases held out from the claim generator's training are held out here too) and half FEVER claims (the
-  training part of the FEVER setup of ``benchmarks/debias.py``).
+  training part of the FEVER setup of ``benchmarks/debias/``).
 - ``natural-language-inference``: CAD-SNLI train (Kaushik et al. 2020), originals with their revised premises and
   hypotheses.
 - ``sentiment-analysis``: CAD IMDb train, the original reviews and their human counterfactuals.
@@ -48,7 +48,7 @@ SETTINGS = {
 DATA = {
     "fact-verification": ("4000 VitaminC real-revision rows (Schuster et al., NAACL 2021; talschuster.github.io "
                           "static/vitaminc_real.zip, CC BY-SA 3.0) + 4000 rows of the FEVER paper dev set "
-                          "(Thorne et al. 2018, CC BY-SA 3.0; the training part of benchmarks/debias.py's FEVER "
+                          "(Thorne et al. 2018, CC BY-SA 3.0; the training part of benchmarks/debias/'s FEVER "
                           "setup, never its held-out part or FEVER-Symmetric)", None),
     "natural-language-inference": ("CAD-SNLI train, all_combined (Kaushik et al., ICLR 2020), "
                                    "acmi-lab/counterfactually-augmented-data, Apache-2.0; SNLI CC BY-SA 4.0", None),

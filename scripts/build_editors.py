@@ -6,7 +6,7 @@ saved in half precision (about 5 MB) naming its base:
 
 - ``sentiment``: CAD IMDb train (Kaushik et al. 2020), the sentences the annotators changed, each with its
   neighbouring sentences as context, from the seeded annotated quarter of the reviews (``annotated_quarter``): the
-  amplification protocol's setting, so ``benchmarks/debias.py`` measures the editor on the other three quarters,
+  amplification protocol's setting, so ``benchmarks/debias/`` measures the editor on the other three quarters,
   whose human counterfactuals it never saw.
 - ``nli``: CAD-SNLI train, revised hypotheses (every target label) with the premise as context, from the annotated
   quarter of the originals.
@@ -41,7 +41,7 @@ from cfaug_hf.components.editor import EDITOR_DIR
 from cfaug_hf.pretrained import SMOLLM2
 
 RESULTS = ROOT / "benchmarks" / "results" / "editors.json"
-#: Editors trained on the other annotation quarters (--quarter 1..3), for cross-fitting in benchmarks/debias.py.
+#: Editors trained on the other annotation quarters (--quarter 1..3), for cross-fitting in benchmarks/debias/.
 CROSSFIT_DIR = ROOT / "benchmarks" / ".cache" / "editors"
 #: task -> (epochs, learning rate); chosen for a 2-core CPU budget of about 25 minutes each.
 SETTINGS = {"sentiment": (1, 3e-4), "nli": (2, 3e-4), "claims": (None, None)}

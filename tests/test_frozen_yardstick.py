@@ -1,4 +1,4 @@
-"""benchmarks/frozen_yardstick.py and the validity checks of benchmarks/debias.py, on fixture data with a tiny
+"""benchmarks/frozen_yardstick.py and the validity checks of benchmarks/debias/, on fixture data with a tiny
 in-process encoder: features are cached by text (a second call encodes only new texts), seeds differ, the pair
 features have five parts, and a table whose reference row does not beat ``none`` is marked as failing."""
 
@@ -108,7 +108,7 @@ def test_editor_rows_of_every_coverage_are_prefixes_of_one_order():
     quarter = set(train.select(debias.annotated_rows(train, "sentiment"))["id"])
     subsets = []
     for limit in (20, 60, None):
-        debias.EDITOR_LIMIT = limit
+        debias.settings.EDITOR_LIMIT = limit
         subsets.append(list(debias.editor_subset(train, "sentiment")["id"]))
     assert subsets[1][:20] == subsets[0] and subsets[2][:60] == subsets[1]
     assert len(subsets[2]) == len(train) - len(quarter) and not quarter & set(subsets[2])
@@ -117,16 +117,18 @@ def test_editor_rows_of_every_coverage_are_prefixes_of_one_order():
 def test_gpu_suite_parts_name_rows_their_configs_have():
     _shared_data_or_skip()
     debias, suite = load("debias"), load("gpu_suite")
+    from benchmarks.debias.registry import ROWS
+
     for name, config, rows, seconds, share in suite.PARTS:
-        cfg = debias.CONFIGS[config]()
+        assert config in debias.CONFIGS, name
         for row in rows:
-            assert row in ("none", "reweight", "eda") or row in cfg, (name, row)
+            assert row in ROWS and config in ROWS[row].configs, (name, row)
         assert seconds > 0 and (share is None or 0 < share <= 100)
     assert sum(p[3] for p in suite.PARTS) <= 900  # the parts fit one device call and a rerun
 
 
 def test_generation_parts_survive_in_their_archive(tmp_path):
-    """debias.py's cache is not kept between sessions; its editor parts are archived to a committed file after each
+    """benchmarks.debias's cache is not kept between sessions; its editor parts are archived to a committed file after each
     part and restored from it, with their features, so a later session resumes where this one stopped."""
     from datasets import load_from_disk
 
@@ -136,9 +138,9 @@ def test_generation_parts_survive_in_their_archive(tmp_path):
         Dataset.from_dict({"text": [f"a{i}", f"b{i}"], "cf_outcome": [["produced:editor"], []]}).save_to_disk(
             str(parts / f"{i:05d}-2"))
     archive = tmp_path / "archive" / "sentiment_run.jsonl.gz"
-    debias._archive_parts(parts, archive)
+    debias.archive_parts(parts, archive)
     back = tmp_path / "again.parts"
-    debias._restore_parts(archive, back)
+    debias.restore_parts(archive, back)
     restored = load_from_disk(str(back / "00001-2"))
     assert sorted(p.name for p in back.iterdir()) == ["00000-2", "00001-2"]
     assert restored.to_dict() == {"text": ["a1", "b1"], "cf_outcome": [["produced:editor"], []]}
@@ -151,8 +153,8 @@ def test_parts_archived_under_an_equivalent_fingerprint_serve_the_new_code(tmp_p
     import json
 
     debias = load("debias")
-    monkeypatch.setattr(debias, "CACHE", tmp_path / "cache")
-    monkeypatch.setattr(debias, "EQUIVALENT", tmp_path / "archive" / "equivalent.json")
+    monkeypatch.setattr(debias.settings, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(debias.settings, "EQUIVALENT", tmp_path / "archive" / "equivalent.json")
     from cfaug_hf.testing import NegateAugmenter
 
     subset = Dataset.from_dict({"text": ["it was good", "it was bad", "it was fine"],
@@ -175,6 +177,23 @@ def test_parts_archived_under_an_equivalent_fingerprint_serve_the_new_code(tmp_p
     assert old.calls == 2
     new = Fake("b" * 64)
     (tmp_path / "archive" / "equivalent.json").write_text(json.dumps({"b" * 12: {"archived_as": "a" * 12}}))
-    monkeypatch.setattr(debias, "CACHE", tmp_path / "fresh-cache")  # a later session: nothing cached
+    monkeypatch.setattr(debias.settings, "CACHE", tmp_path / "fresh-cache")  # a later session: nothing cached
     again = debias.cached_augment(new, subset, "editor", "new", part_rows=2, parts_key="k" * 12, archive=archive)
     assert new.calls == 0 and again.to_dict() == first.to_dict()
+
+
+def test_every_debias_row_registers_itself_with_its_configurations(capsys):
+    """A training-set row is one registered function: it names the configurations it applies to and says what it
+    is (``--list-rows``); an unknown row on the command line is refused before any data loads."""
+    from benchmarks.debias import CONFIGS
+    from benchmarks.debias.registry import ROWS, row
+    from benchmarks.debias.run import build_parser
+
+    assert {"none", "human", "eda", "reweight", "crossaug", "race", "icda", "core", "amplify", "crossfit"} <= set(ROWS)
+    for entry in ROWS.values():
+        assert entry.configs and set(entry.configs) <= set(CONFIGS) and entry.help, entry.name
+    with pytest.raises(ValueError, match="registered twice"):
+        row("none", configs=("fv",))(lambda train, seed, task: train)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--rows", "nope"])
+    assert "invalid choice: 'nope'" in capsys.readouterr().err

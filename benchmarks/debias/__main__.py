@@ -1,0 +1,3 @@
+from benchmarks.debias.run import main
+
+main()

@@ -1,0 +1,152 @@
+"""What the augmented rows share: the rows an augmenter edits (``--augment-limit``), its counterfactuals cached in
+resumable parts (and archived to a committed file), the fingerprints of the components that made them, and the
+original rows plus counterfactuals as one training set."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from cfaug_hf import TaskSchema
+
+from . import settings
+
+
+def augment_subset(train: Any) -> tuple[Any, list[int]]:
+    """The rows CORE and CrossAug edit: all, or a seeded sample of settings.AUGMENT_LIMIT of them."""
+    if not settings.AUGMENT_LIMIT or settings.AUGMENT_LIMIT >= len(train):
+        return train, list(range(len(train)))
+    rows = sorted(random.Random(0).sample(range(len(train)), settings.AUGMENT_LIMIT))
+    return train.select(rows), rows
+
+
+def with_counterfactuals(train: Any, cfs: Any) -> Any:
+    """The training rows plus counterfactual rows, provenance columns dropped."""
+    from datasets import concatenate_datasets
+
+    from cfaug_hf.augmenter import PROVENANCE_COLUMNS
+
+    return concatenate_datasets([train, cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)])
+
+
+def flip_pairs(cfs: Any, schema: TaskSchema) -> list[Any]:
+    from cfaug_hf.filters import Pair
+
+    return [Pair(source={}, counterfactual=row, label=schema.label_name(row[schema.label_column]),
+                 original_label=row["cf_original_label"], columns=schema.bias_columns,
+                 text_columns=schema.text_columns, group=i) for i, row in enumerate(cfs)]
+
+
+def component_digests(augmenter: Any) -> dict[str, str]:
+    """The fingerprint of each component an augmenter used (generator, checker, editor, ...) and of its filters:
+    a result names exactly what made it, so a table made with a superseded component can be found."""
+    from cfaug_hf.fingerprint import digest_object
+
+    out = {role: digest_object(c)[:16] for role, c in sorted(augmenter.components().items()) if c is not None}
+    out.update({f"filter:{f.name}": f.fingerprint()[:16] for f in augmenter.filters})
+    return out
+
+
+def archive_parts(parts_dir: Path, archive: Path) -> None:
+    """Every finished part of ``parts_dir`` into one compressed JSON Lines file (rows tagged with their part) and
+    its features beside it: the cache is not kept between sessions, this file is committed."""
+    import gzip
+
+    from datasets import load_from_disk
+
+    features = None
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(archive.with_suffix(".tmp"), "wt", encoding="utf-8") as f:
+        for part in sorted(parts_dir.glob("*/dataset_info.json")):
+            data = load_from_disk(str(part.parent))
+            features = features or data.features.to_dict()
+            for row in data:
+                f.write(json.dumps({"_part": part.parent.name, **row}, ensure_ascii=False) + "\n")
+    archive.with_suffix(".tmp").replace(archive)
+    archive.with_name(archive.name.replace(".jsonl.gz", ".features.json")).write_text(json.dumps(features) + "\n")
+
+
+def restore_parts(archive: Path, parts_dir: Path) -> None:
+    """The parts an earlier session archived, as part folders again (those not already there)."""
+    import gzip
+    from collections import defaultdict
+
+    from datasets import Dataset, Features
+
+    if not archive.is_file():
+        return
+    features = Features.from_dict(json.loads(archive.with_name(archive.name.replace(".jsonl.gz", ".features.json"))
+                                             .read_text()))
+    rows: dict[str, list] = defaultdict(list)
+    with gzip.open(archive, "rt", encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            rows[row.pop("_part")].append(row)
+    for name, part in rows.items():
+        if not (parts_dir / name / "dataset_info.json").is_file():
+            Dataset.from_list(part, features=features).save_to_disk(str(parts_dir / name))
+
+
+def equivalent_fingerprint(fingerprint: str) -> str | None:
+    """The older augmenter fingerprint whose archived parts ``fingerprint`` was checked to reproduce, if any."""
+    if not settings.EQUIVALENT.is_file():
+        return None
+    return json.loads(settings.EQUIVALENT.read_text()).get(fingerprint, {}).get("archived_as")
+
+
+def _comparable(row: dict[str, Any]) -> tuple:
+    """What a counterfactual says, without the provenance that names the code (its fingerprint)."""
+    return tuple((k, json.dumps(v, sort_keys=True, default=str)) for k, v in sorted(row.items())
+                 if k not in ("_part", "cf_edit"))
+
+
+def cached_augment(augmenter: Any, subset: Any, prefix: str, what: str, part_rows: int = 25,
+                   parts_key: str | None = None, archive: Path | None = None) -> Any:
+    """``augmenter.augment(subset)``, saved in settings.CACHE under the data's and the augmenter's fingerprints and loaded
+    from there on later runs (generation is the slow part of every augmented row).
+
+    The rows are augmented in parts of ``part_rows`` consecutive rows, each saved as it finishes, so a run killed
+    after hours resumes from its last finished part; a row's output does not depend on its batch (the augmenter
+    contract seeds per row), so the parts concatenate to what one call would have written. ``parts_key`` names the
+    parts by something other than this subset (the full row order a subset is a prefix of), so subsets that are
+    prefixes of one order share their parts. ``archive``: a committed file the finished parts are also written to
+    after each part, and read back from when the cache is empty (a later session resumes where this one stopped)."""
+    from datasets import concatenate_datasets, load_from_disk
+
+    out_dir = settings.CACHE / f"{prefix}_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
+    if (out_dir / "dataset_info.json").is_file():
+        return load_from_disk(str(out_dir))
+    parts_dir = settings.CACHE / f"{prefix}_{(parts_key or subset._fingerprint)[:12]}_{augmenter.fingerprint()[:12]}.parts"
+    if archive is not None:
+        base = archive
+        archive = archive.with_name(f"{archive.name}_{parts_dir.name.removesuffix('.parts')}.jsonl.gz")
+        restore_parts(archive, parts_dir)
+        older = equivalent_fingerprint(augmenter.fingerprint()[:12])
+        if older and not archive.is_file():
+            restore_parts(base.with_name(f"{base.name}_{prefix}_{(parts_key or subset._fingerprint)[:12]}_{older}"
+                                          f".jsonl.gz"), parts_dir)
+    start = time.perf_counter()
+    n_parts = max(1, -(-len(subset) // part_rows))
+    parts = []
+    for index in range(n_parts):
+        rows = range(index * part_rows, min((index + 1) * part_rows, len(subset)))
+        part_dir = parts_dir / f"{index:05d}-{len(rows)}"
+        if (part_dir / "dataset_info.json").is_file():
+            parts.append(load_from_disk(str(part_dir)))
+            continue
+        part = augmenter.augment(subset.select(rows))
+        part.save_to_disk(str(part_dir))
+        parts.append(part)
+        if archive is not None:
+            archive_parts(parts_dir, archive)
+        print(f"{what}: part {index + 1}/{n_parts} done after {time.perf_counter() - start:.0f}s", flush=True)
+    cfs = concatenate_datasets(parts) if len(parts) > 1 else parts[0]
+    from cfaug_hf import AugmentationStats
+
+    print("\n".join(AugmentationStats.from_dataset(cfs).summary_lines()))
+    print(f"{what} took {time.perf_counter() - start:.0f}s")
+    cfs.save_to_disk(str(out_dir))
+    return cfs

@@ -1,0 +1,89 @@
+"""The rows that are not an augmenter: the original data, the human counterfactuals, an equal-size generic
+augmentation (EDA) and the claim-only re-weighting baseline."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from cfaug_hf import TaskSchema
+from scripts.shared_data import cad_nli, cad_sentiment
+
+from ..classifiers import bow_pipeline, label_ids
+from ..configs import CAD_TASKS, CONFIGS, FACT_VERIFICATION, schema_of
+from ..registry import row
+
+#: Every CAD training row's human counterfactuals, per task.
+HUMAN = {"sentiment": lambda: cad_sentiment("new", "train"), "nli": lambda: cad_nli("revised_combined", "train")}
+
+
+@row("none", configs=tuple(CONFIGS))
+def none(train: Any, seed: int, task: str) -> Any:
+    """The original training data."""
+    return train
+
+
+@row("human", configs=CAD_TASKS)
+def human(train: Any, seed: int, task: str) -> Any:
+    """Original + the human counterfactuals of every row (CAD; sentiment and nli)."""
+    from datasets import concatenate_datasets
+
+    return concatenate_datasets([train, HUMAN[task]()])
+
+
+def eda_copy(text: str, rng: random.Random, alpha: float = 0.1) -> str:
+    """One EDA-style variant (Wei and Zou 2019) without a thesaurus: random swap, deletion or insertion of words."""
+    words = text.split()
+    if len(words) < 2:
+        return text
+    n = max(1, int(alpha * len(words)))
+    op = rng.choice(["swap", "delete", "insert"])
+    for _ in range(n):
+        if op == "swap":
+            i, j = rng.randrange(len(words)), rng.randrange(len(words))
+            words[i], words[j] = words[j], words[i]
+        elif op == "delete" and len(words) > 1:
+            words.pop(rng.randrange(len(words)))
+        else:
+            words.insert(rng.randrange(len(words) + 1), rng.choice(words))
+    return " ".join(words)
+
+
+@row("eda", configs=tuple(CONFIGS))
+def eda(train: Any, seed: int, task: str) -> Any:
+    """Original + one EDA-style copy of each row (random swap, deletion, insertion of its own words; the label
+    kept): an equal-size generic augmentation."""
+    from datasets import concatenate_datasets
+
+    schema = schema_of(task)
+
+    def copy(row: dict, idx: int) -> dict:
+        rng = random.Random(f"{seed}-{idx}")
+        out = dict(row)
+        for col in schema.bias_columns:
+            value = row[col]
+            out[col] = eda_copy(value, rng) if isinstance(value, str) else [eda_copy(v, rng) for v in value]
+        return out
+
+    return concatenate_datasets([train, train.map(copy, with_indices=True)])
+
+
+def claim_only_weights(train: Any, schema: TaskSchema, folds: int = 5) -> list[float]:
+    """1 / p(label | claim) from a bag-of-words claim-only model, out-of-fold so no example scores itself;
+    normalised to mean 1 (Schuster et al. 2019's re-weighting baseline)."""
+    import numpy as np
+    from sklearn.model_selection import cross_val_predict
+
+    claims = [v if isinstance(v, str) else " ".join(v) for v in train[schema.bias_columns[0]]]
+    labels = np.array(label_ids(train, schema))
+    probs = cross_val_predict(bow_pipeline(), claims, labels, cv=folds, method="predict_proba")
+    weights = 1.0 / np.clip(probs[np.arange(len(labels)), labels], 0.05, 1.0)
+    return list(weights / weights.mean())
+
+
+@row("reweight", configs=FACT_VERIFICATION)
+def reweight(train: Any, seed: int, task: str) -> Any:
+    """The original data, each example weighted by the inverse of a claim-only model's probability of its label
+    (out-of-fold, bag of words; weights normalised to mean 1): the simple, strong non-CDA baseline of Schuster et
+    al. (2019) for claim-only bias."""
+    return train.add_column("sample_weight", claim_only_weights(train, schema_of(task)))

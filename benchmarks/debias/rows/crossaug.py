@@ -1,0 +1,169 @@
+"""CrossAug rows (fv, fever, fv-ood).
+
+* ``crossaug``: original + CrossAug counterfactuals from the library's default negative-claim generator (the recipe
+  on the shipped VitaminC pairs; never FEVER-Symmetric, a test set here), trained once under a 300 s budget and
+  cached in benchmarks/.cache/ (the folder benchmarks/generator_base.py saves it to), as is the augmented training
+  set (``--crossaug-data FOLDER`` reuses one saved elsewhere). With ``none`` in the same run, the flip rate of the
+  generated claims is recorded: the share of c'+e rows the ``none`` model labels REFUTES. ``--augment-limit N``
+  augments a seeded sample of N training rows (a CPU-sized run).
+* ``crossaug+checker``: the same counterfactuals through the shipped flip checker (CrossAugAugmenter's default).
+* ``crossaug+balance``: the same through ``cfaug_hf.filters.ShortcutBalanceFilter``.
+* ``crossaug-shipped``: CrossAug as it ships, over the rows RACE edits (fv-ood).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from cfaug_hf import TaskSchema
+
+from .. import settings
+from ..augmented import augment_subset, cached_augment, component_digests, flip_pairs, with_counterfactuals
+from ..registry import row
+
+
+def default_generator() -> Any:
+    """The library's default negative-claim generator (recipe defaults, 300 s budget), trained once and cached."""
+    from cfaug_hf import Generator
+    from cfaug_hf.methods.crossaug.recipes import negative_claim_generator
+
+    gen_dir = settings.CACHE / "generator-smollm2-lora-vitaminc"  # where benchmarks/generator_base.py saves it
+    if (gen_dir / "cfaug_generator.json").is_file():
+        return Generator.from_pretrained(gen_dir)
+    print("Training the default negative-claim generator (300 s on 2 CPU cores)...")
+    generator = negative_claim_generator(max_steps=10_000, max_seconds=300)
+    generator.save_pretrained(gen_dir)
+    return generator
+
+
+def crossaug_counterfactuals(train: Any) -> Any:
+    """CrossAug's counterfactuals (provenance columns kept) of ``train``, or of a seeded sample of --augment-limit
+    of its rows, made with the default generator and no checker (the paper's method), cached by the data's and the
+    augmenter's fingerprints (the same for every seed: the classifier's seed varies, the augmented set does not).
+    The checker and balancing rows filter these same counterfactuals."""
+    from datasets import load_from_disk
+
+    from cfaug_hf import CrossAugAugmenter
+
+    generator = default_generator()
+    generator.config.num_return_sequences = 5
+    augmenter = CrossAugAugmenter(generator, TaskSchema.fact_verification(id_column="id"), reject_deletions=True,
+                                  checker=None)
+    subset, _ = augment_subset(train)
+    out_dir = Path(settings.REUSE["crossaug"]) if settings.REUSE.get("crossaug") else \
+        settings.CACHE / f"crossaug_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
+    superset = _cached_superset(subset, augmenter) if not (out_dir / "dataset_info.json").is_file() else None
+    if (out_dir / "dataset_info.json").is_file():
+        augmented = load_from_disk(str(out_dir))
+        if settings.REUSE.get("crossaug"):
+            augmented = _rows_of(augmented, subset)
+    elif superset is not None:
+        augmented = _rows_of(superset, subset)
+    else:
+        start = time.perf_counter()
+        augmented = augmenter.augment(subset)
+        print("\n".join(augmenter.stats.summary_lines()))
+        print(f"CrossAug took {time.perf_counter() - start:.0f}s")
+        augmented.save_to_disk(str(out_dir))
+    cfs = augmented.filter(lambda cf: cf, input_columns="cf_is_counterfactual")
+    settings.NOTES["crossaug"] = {"generator": "default (SmolLM2 + LoRA on the shipped VitaminC pairs)",
+                         "rows_augmented": len(subset), "components": component_digests(augmenter),
+                         "counterfactuals": dict(Counter(cfs["cf_kind"]))}
+    return cfs
+
+
+def _rows_of(augmented: Any, train: Any) -> Any:
+    """The rows of an augmented set whose source is in ``train`` (CrossAug's output for a row depends on that row
+    only, so a larger cached run serves a smaller training sample)."""
+    ids = set(train["id"])
+    return augmented.filter(lambda sid: sid in ids, input_columns="cf_source_id")
+
+
+def _cached_superset(train: Any, augmenter: Any) -> Any | None:
+    """A cached CrossAug output of the same augmenter over a superset of ``train``'s rows, if there is one."""
+    from datasets import load_from_disk
+
+    ids = set(train["id"])
+    for folder in sorted(settings.CACHE.glob(f"crossaug_*_{augmenter.fingerprint()[:12]}")):
+        if (folder / "dataset_info.json").is_file():
+            data = load_from_disk(str(folder))
+            if ids <= set(data["cf_source_id"]):
+                return data
+    return None
+
+
+def generated_negations(train: Any) -> Any:
+    """CrossAug's c'+e rows (a generated claim with the original evidence, labelled REFUTES): a model trained on
+    the original data that labels them REFUTES measures the generator's flip rate."""
+    return crossaug_counterfactuals(train).filter(lambda kind: kind == "c'+e", input_columns="cf_kind")
+
+
+@row("crossaug", configs=("fv", "fever"), probe=("flip rate (c'+e labelled REFUTES)", generated_negations))
+def crossaug(train: Any, seed: int = 0, task: str = "fv") -> Any:
+    """Original + CrossAug counterfactuals (the paper's method, no checker) from the library's default
+    negative-claim generator, over all rows or a seeded ``--augment-limit`` of them."""
+    return with_counterfactuals(train, crossaug_counterfactuals(train))
+
+
+@row("crossaug+checker", configs=("fv", "fever"))
+def checked_crossaug(train: Any, seed: int = 0, task: str = "fv") -> Any:
+    """The same counterfactuals passed through the shipped flip checker, the default of ``CrossAugAugmenter`` (its
+    LabelFlipFilter keeps a counterfactual whose label is the checker's top prediction over (claim, evidence)):
+    the decisions the filter takes inside ``augment()``, without generating the claims again."""
+    from cfaug_hf.components.checker import default_checker
+    from cfaug_hf.filters import LabelFlipFilter
+    from cfaug_hf.fingerprint import digest_object
+
+    schema = TaskSchema.fact_verification(id_column="id")
+    cfs = crossaug_counterfactuals(train)
+    checker = default_checker("fact-verification")
+    keep, _ = LabelFlipFilter(checker).keep(flip_pairs(cfs, schema)) if len(cfs) else ([], [])
+    kept = cfs.select([i for i, k in enumerate(keep) if k])
+    settings.NOTES["crossaug+checker"] = {"kept": len(kept), "of": len(cfs), "kept_by_kind": dict(Counter(kept["cf_kind"])),
+                                 "checker": digest_object(checker)[:16]}
+    return with_counterfactuals(train, kept)
+
+
+@row("crossaug+balance", configs=("fv", "fever"))
+def balanced_crossaug(train: Any, seed: int = 0, task: str = "fv") -> Any:
+    """The same counterfactuals with :class:`~cfaug_hf.filters.ShortcutBalanceFilter` applied in row order: the
+    decisions the filter takes inside ``augment()`` (it is stateful and sees the counterfactuals in the same order),
+    without generating the claims again. The words that caused drops are recorded in the results."""
+    from cfaug_hf.filters import ShortcutBalanceFilter
+
+    schema = TaskSchema.fact_verification(id_column="id")
+    cfs = crossaug_counterfactuals(train)
+    balance = ShortcutBalanceFilter(train, schema)
+    keep, _ = balance.keep(flip_pairs(cfs, schema)) if len(cfs) else ([], [])
+    settings.NOTES["crossaug+balance"] = {"counterfactuals_dropped": sum(not k for k in keep), "of": len(cfs),
+                                 "blocked_words": dict(balance.blocked.most_common(10))}
+    return with_counterfactuals(train, cfs.select([i for i, k in enumerate(keep) if k]))
+
+
+def shipped_crossaug_counterfactuals(train: Any) -> Any:
+    """CrossAug as it ships (``CrossAugAugmenter("default")``: the packaged negative-claim generator, decoded on
+    CTranslate2 float32 when installed, and its flip checker) over the same rows as RACE."""
+    from cfaug_hf import CrossAugAugmenter
+
+    augmenter = CrossAugAugmenter("default", TaskSchema.fact_verification(id_column="id"), keep_original=False)
+    augmenter.generator.use_backend("auto")
+    subset, _ = augment_subset(train)
+    cfs = cached_augment(augmenter, subset, "crossaug-shipped", "CrossAug (shipped)")
+    cfs = cfs.filter(lambda cf: cf, input_columns="cf_is_counterfactual")
+    settings.NOTES["crossaug-shipped"] = {"rows_augmented": len(subset), "components": component_digests(augmenter),
+                                 "counterfactuals": dict(Counter(cfs["cf_kind"]))}
+    return cfs
+
+
+def shipped_crossaug_claims(train: Any) -> Any:
+    return shipped_crossaug_counterfactuals(train).filter(lambda kind: kind == "c'+e", input_columns="cf_kind")
+
+
+@row("crossaug-shipped", configs=("fv-ood",), probe=("flip rate of CrossAug's claims (c', e labelled REFUTES)", shipped_crossaug_claims))
+def shipped_crossaug_rows(train: Any, seed: int = 0, task: str = "fv") -> Any:
+    """Original + CrossAug as it ships (``CrossAugAugmenter("default")``: packaged generator and flip checker) of
+    the rows RACE edits."""
+    return with_counterfactuals(train, shipped_crossaug_counterfactuals(train))

@@ -1,0 +1,244 @@
+"""The rows of the editors learned from human counterfactuals (sentiment, nli).
+
+The shipped editor was trained on the CAD pairs of a seeded annotated quarter of the training rows
+(``python -m scripts.build_editors``). ``editor+checker`` is original + its counterfactuals of rows outside that
+quarter (a seeded sample of ``--editor-limit``/``--augment-limit`` of them), through
+COREAugmenter(mode="editor_only") with its defaults (the shipped flip checker picks among 4 candidates and
+filters); ``amplify`` adds the quarter's human counterfactuals too (the amplification protocol); ``human (quarter)``
+is original + the quarter's human counterfactuals only; ``human (editor rows)`` is original + the human
+counterfactuals of the rows the editor rewrote; ``crossfit`` gives every row a machine counterfactual from an
+editor that never saw its human pair (the shipped editor for rows outside the quarter, an editor trained on a
+second quarter, ``python -m scripts.build_editors --quarter 1``, for the quarter's rows; with a limit N, N and N/3
+of them); ``core+editor`` is CORE proper with the shipped editor on the editor+checker row's rows (CF-DPR excerpts
+retrieved for each row, their keywords in the editor's input; benchmarks/core_retrieval.py builds the encoder and
+index). ``--editor-data sentiment=FOLDER`` (or nli=) reuses counterfactuals the editor wrote before (sentiment_q1 /
+nli_q1: the cross-fitting editor's; ``--core-editor-data`` the same for core+editor).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from benchmarks.harness import provenance
+
+from .. import settings
+from ..augmented import _comparable, cached_augment, component_digests
+from ..configs import CAD_TASKS, CONFIGS, schema_of
+from ..registry import row
+from .core import retrieval_parts
+
+
+def _human_by_row(task: str) -> dict[Any, list[tuple[str, str]]]:
+    """Human counterfactuals of CAD train by original row key: [(edited text, its label)]."""
+    from scripts.shared_data import cad_nli_edit_rows, cad_sentiment_edit_rows
+
+    out: dict[Any, list[tuple[str, str]]] = {}
+    if task == "sentiment":
+        for r in cad_sentiment_edit_rows("train"):
+            out.setdefault(r["text"], []).append((r["counterfactual"], r["target"]))
+    else:
+        for r in cad_nli_edit_rows("train"):
+            out.setdefault((r["premise"], r["text"]), []).append((r["counterfactual"], r["target"]))
+    return out
+
+
+def _row_key(task: str, row: dict[str, Any]) -> Any:
+    return row["text"] if task == "sentiment" else (row["premise"], row["hypothesis"])
+
+
+def annotated_rows(train: Any, task: str) -> list[int]:
+    """The training rows of the annotated quarter the shipped editor learned from (scripts/build_editors.py)."""
+    from scripts.shared_data import annotated_quarter, cad_nli_edit_rows, cad_sentiment_edit_rows
+
+    if task == "sentiment":
+        rows = cad_sentiment_edit_rows("train")
+        keys = {rows[i]["text"] for i in annotated_quarter(len(rows))}
+    else:
+        rows = cad_nli_edit_rows("train")
+        quarter = annotated_quarter(max(rows["original"]) + 1)
+        keys = {(r["premise"], r["text"]) for r in rows if r["original"] in quarter}
+    return [i for i, r in enumerate(train) if _row_key(task, r) in keys]
+
+
+def editor_subset(train: Any, task: str) -> Any:
+    """The rows the shipped editor rewrites: the rows outside the annotated quarter (so it never rewrites a row whose
+    human counterfactual it learned from) in one seeded order, the first settings.EDITOR_LIMIT (else settings.AUGMENT_LIMIT) of them,
+    or all. Every limit takes a prefix of the same order, so the coverage curve's points (25%, 50%, 100% of the
+    rows) share their counterfactuals: a larger limit only writes the rows the smaller one had not."""
+    seen, limit = set(annotated_rows(train, task)), settings.EDITOR_LIMIT or settings.AUGMENT_LIMIT
+    rest = [i for i in range(len(train)) if i not in seen]
+    random.Random(0).shuffle(rest)
+    return train.select(rest[:limit] if limit else rest)
+
+
+def editor_order_key(train: Any, task: str) -> str:
+    """A name for the full row order of `editor_subset` (the data and the rows left out), shared by every limit."""
+    from cfaug_hf.fingerprint import digest_json
+
+    return digest_json({"data": train._fingerprint, "left_out": annotated_rows(train, task), "order_seed": 0})
+
+
+def human_rows(train: Any, task: str, subset: Any, note: str) -> Any:
+    """The human counterfactuals (CAD) of ``subset``'s rows, in ``train``'s features."""
+    from datasets import Dataset
+
+    human, column = _human_by_row(task), ("text" if task == "sentiment" else "hypothesis")
+    rows = [{**r, column: text, "label": label, "id": f"{r['id']}-human{k}"}
+            for r in subset for k, (text, label) in enumerate(human.get(_row_key(task, r), []))]
+    settings.NOTES[note] = {"rows": len(subset), "counterfactuals": len(rows)}
+    return Dataset.from_list(rows).cast(train.features)
+
+
+def quarter_subset(train: Any, task: str) -> Any:
+    """The annotated quarter's rows, which the cross-fitting editor (trained on quarter 1) rewrites: all of them, or
+    a seeded third of settings.AUGMENT_LIMIT (the same share of the quarter as editor_subset takes of the rest)."""
+    rows, limit = annotated_rows(train, task), settings.EDITOR_LIMIT or settings.AUGMENT_LIMIT
+    if limit:
+        rows = sorted(random.Random(0).sample(rows, min(len(rows), limit // 3)))
+    return train.select(rows)
+
+
+def editor_of(task: str, quarter: int) -> Any:
+    from cfaug_hf import Editor
+
+    if not quarter:
+        return Editor.default(task)
+    folder = settings.CACHE / "editors" / f"{task}-q{quarter}"
+    if not (folder / "cfaug_editor.json").is_file():
+        raise SystemExit(f"No editor in {folder}: run scripts/build_editors.py --task {task} --quarter {quarter}.")
+    return Editor.from_pretrained(folder)
+
+
+def editor_counterfactuals(train: Any, task: str, quarter: int = 0, *, retrieval: bool = False) -> Any:
+    """Counterfactuals written by the editor trained on annotation quarter ``quarter`` (0: the shipped editor, for
+    :func:`editor_subset`; 1: the cross-fitting editor of scripts/build_editors.py --quarter 1, for the quarter-0
+    rows), through COREAugmenter(mode="editor_only") with its defaults (the shipped flip checker picks among 4
+    candidates and filters); sentiment rewrites the 3 sentences of each review the checker finds most polar.
+    ``retrieval``: CORE proper (mode="core"), the editor reading the keywords of the CF-DPR excerpts retrieved for
+    each row. Cached by data and augmenter fingerprints."""
+    from datasets import load_from_disk
+
+    from cfaug_hf import AugmentationStats, COREAugmenter
+
+    subset = editor_subset(train, task) if not quarter else quarter_subset(train, task)
+    given = settings.REUSE.get(("core_" if retrieval else "") + task + (f"_q{quarter}" if quarter else ""))
+    note = "core+editor" if retrieval else "editor+checker" if not quarter else f"editor q{quarter}"
+    if given:  # counterfactuals this editor wrote earlier (a code change since then moves the cache key)
+        cfs = load_from_disk(given)
+        wanted = {str(i) for i in subset["id"]}
+        if not set(cfs["cf_source_id"]) <= wanted or len(set(cfs["cf_source_id"])) < 0.3 * len(wanted):
+            raise SystemExit(f"{given} does not hold counterfactuals of this run's {len(wanted)} rows.")
+        print(f"Reusing the {task} editor's counterfactuals in {given}")
+        components = {"reused": Path(given).name}  # no editor is loaded (a machine without its base model runs this)
+    else:
+        parts = retrieval_parts(task) if retrieval else {}
+        augmenter = COREAugmenter(editor_of(task, quarter), schema_of(task), mode="core" if retrieval else
+                                  "editor_only", keep_original=False, edit_sentences=3 if task == "sentiment" else 0,
+                                  **parts)
+        order = None if quarter else editor_order_key(train, task)
+        cfs = cached_augment(augmenter, subset, "editor", f"{note} ({task})", part_rows=20, parts_key=order,
+                             archive=None if quarter or retrieval else settings.PARTS_ARCHIVE / task)
+        components = component_digests(augmenter)
+    stats = AugmentationStats.from_dataset(cfs).to_dict()
+    settings.NOTES[note] = {
+                               "rows_edited": len(subset), "counterfactuals": len(cfs),
+                               "components": components, "skipped": stats.get("skipped", {}),
+                               "filtered": stats.get("filtered", {}),
+                               "editor": (f"shipped {task} editor" if not quarter else f"{task} editor of quarter {quarter}")
+                             + " (SmolLM2-135M + LoRA, scripts/build_editors.py)"}
+    from cfaug_hf.augmenter import PROVENANCE_COLUMNS
+
+    return cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)
+
+
+@row("human (quarter)", configs=CAD_TASKS)
+def human_quarter(train: Any, seed: int, *, task: str) -> Any:
+    """Original rows + the human counterfactuals of the annotated quarter (what the amplification protocol buys)."""
+    from datasets import concatenate_datasets
+
+    quarter = train.select(annotated_rows(train, task))
+    return concatenate_datasets([train, human_rows(train, task, quarter, "human (quarter)")])
+
+
+@row("editor+checker", configs=CAD_TASKS)
+def editor_rows(train: Any, seed: int, *, task: str, amplify: bool = False) -> Any:
+    """Original rows + the shipped editor's counterfactuals; ``amplify``: + the annotated quarter's human ones too
+    (the amplification protocol: annotate a quarter, let the editor write for the rest)."""
+    from datasets import concatenate_datasets
+
+    parts = [train]
+    if amplify:
+        parts.append(human_rows(train, task, train.select(annotated_rows(train, task)), "human (quarter)"))
+    parts.append(editor_counterfactuals(train, task))
+    if amplify:
+        settings.NOTES["amplify"] = {**settings.NOTES.pop("human (quarter)"), **settings.NOTES["editor+checker"]}
+    return concatenate_datasets(parts)
+
+
+@row("amplify", configs=CAD_TASKS)
+def amplify(train: Any, seed: int, task: str) -> Any:
+    """Original + the annotated quarter's human counterfactuals + the shipped editor's of the rows outside it
+    (the amplification protocol: annotate a quarter, let the editor write for the rest)."""
+    return editor_rows(train, seed, task=task, amplify=True)
+
+
+@row("core+editor", configs=CAD_TASKS)
+def core_editor_rows(train: Any, seed: int, *, task: str) -> Any:
+    """Original rows + CORE's counterfactuals with the shipped editor (CF-DPR retrieval, keywords in the editor's
+    input, the shipped checker choosing and filtering) of the same rows the editor+checker row rewrites."""
+    from datasets import concatenate_datasets
+
+    return concatenate_datasets([train, editor_counterfactuals(train, task, retrieval=True)])
+
+
+@row("crossfit", configs=CAD_TASKS)
+def crossfit_rows(train: Any, seed: int, *, task: str) -> Any:
+    """Original rows + a machine counterfactual for every row from an editor that never saw that row's human pair:
+    the shipped editor (quarter 0) writes for the other quarters, the quarter-1 editor for quarter 0."""
+    from datasets import concatenate_datasets
+
+    rest, first = editor_counterfactuals(train, task), editor_counterfactuals(train, task, quarter=1)
+    settings.NOTES["crossfit"] = {"quarter 0 editor": settings.NOTES.pop("editor+checker"), "quarter 1 editor": settings.NOTES.pop("editor q1")}
+    return concatenate_datasets([train, rest, first])
+
+
+@row("human (editor rows)", configs=CAD_TASKS)
+def human_editor_rows(train: Any, seed: int, *, task: str) -> Any:
+    """Original rows + the human counterfactuals of the rows the editor rewrites (its ceiling)."""
+    from datasets import concatenate_datasets
+
+    return concatenate_datasets([train, human_rows(train, task, editor_subset(train, task), "human (editor rows)")])
+
+
+def check_parts(task: str, rows: int = 20) -> dict[str, Any]:
+    """Regenerate the first ``rows`` rows of the editor's coverage order with this code and compare them with each
+    archived part 0 of the same order under another augmenter fingerprint; an equal one is recorded in
+    `settings.EQUIVALENT`, so the archive serves this code."""
+    import gzip
+
+    from cfaug_hf import COREAugmenter
+
+    train = CONFIGS[task]()["train"]
+    order = editor_order_key(train, task)
+    augmenter = COREAugmenter(editor_of(task, 0), schema_of(task), mode="editor_only", keep_original=False,
+                              edit_sentences=3 if task == "sentiment" else 0)
+    now = augmenter.fingerprint()[:12]
+    settings.EDITOR_LIMIT = rows
+    fresh = [_comparable(r) for r in augmenter.augment(editor_subset(train, task))]
+    report: dict[str, Any] = {"fingerprint": now, "rows": rows, "archives": {}}
+    for path in sorted(settings.PARTS_ARCHIVE.glob(f"{task}_editor_{order[:12]}_*.jsonl.gz")):
+        older = path.name.removesuffix(".jsonl.gz").rsplit("_", 1)[1]
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            archived = [_comparable(r) for r in map(json.loads, f) if r.get("_part", "").startswith("00000-")]
+        same = archived[:len(fresh)] == fresh and len(archived) >= len(fresh)
+        report["archives"][older] = {"equal": same, "archived_rows": len(archived)}
+        if same and older != now:
+            known = json.loads(settings.EQUIVALENT.read_text()) if settings.EQUIVALENT.is_file() else {}
+            known[now] = {"archived_as": older, "checked": f"part 0 ({len(fresh)} rows) regenerated at commit "
+                                                          f"{str(provenance(settings.COMMIT).get('git_commit'))[:10]}: equal"}
+            settings.EQUIVALENT.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+    print(json.dumps(report, indent=1))
+    return report
