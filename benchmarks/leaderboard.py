@@ -33,7 +33,7 @@ ROW_NAMES = {"none": "none (original data)", "human": "+ human CAD", "eda": "+ E
              "human (quarter)": "+ human CAD on a quarter of the rows",
              "editor+checker": "+ learned editor (trained on that quarter) on other rows, flip-checked",
              "amplify": "+ human CAD on the quarter + learned editor on other rows (amplification)",
-             "crossfit": "+ cross-fitted learned editors (no row by an editor that saw its human pair), sampled rows",
+             "crossfit": "+ cross-fitted learned editors (no row by an editor that saw its human pair; no human CAD)",
              "core+editor": "+ CORE (CF-DPR + learned editor) on the editor's rows, flip-checked",
              "human (editor rows)": "+ human CAD, same rows as the learned editor",
              "race": "+ RACE (claim and evidence counterfactuals)",
@@ -271,6 +271,39 @@ def icda_tables(results_dir: Path) -> list[str]:
             "|---|---|---|---|---|---|---|---|", *rows, ""]
 
 
+def coverage_tables(results_dir: Path) -> list[str]:
+    """The gain-against-coverage curves of `benchmarks.coverage_curve` (each task's valid head), one table each: a
+    row per training set, a column per share of the unannotated rows covered."""
+    lines: list[str] = []
+    for path in sorted(results_dir.glob("coverage_*.json")):
+        summary = json.loads(path.read_text())
+        if path.stem != f"coverage_{summary['task']}":  # another head's curve (kept for the record, not ranked)
+            continue
+        test, points = summary["contrast_test"], summary["points"]
+        rows = [r for r in ROW_NAMES if any(r in p["gains"] for p in points)]
+        lines += [f"## {TASK_NAMES.get(summary['task'], summary['task'])}: gain against coverage", "",
+                  f"From `{path.name}` (`benchmarks/coverage_curve.py`; {summary['yardstick']}): gain over `none` on "
+                  f"{test} in points (± 2 sd of the difference; **bold**: beyond it), and the share of every row's "
+                  f"human gain it recovers, by the share of the {summary['unannotated_rows']} unannotated rows the "
+                  "editor rows cover. Rows without coverage (none, human, EDA) repeat in every column.", "",
+                  "| training data | " + " | ".join(f"{p['share']:g}% ({p['rows_covered']})" for p in points) + " |",
+                  "|---|" + "---|" * len(points)]
+        for row in rows:
+            cells = []
+            for p in points:
+                g = p["gains"].get(row, {}).get(test)
+                if g is None:
+                    cells.append("")
+                    continue
+                value = f"{g['gain']:+.1f}"
+                value = f"**{value}**" if g["gain"] > g["two_sd"] > 0 else value
+                share = p.get("recovered_of_full_human", {}).get(row)
+                cells.append(f"{value} ± {g['two_sd']:.1f}" + (f" ({share:.0f}%)" if share is not None else ""))
+            lines.append(f"| {ROW_NAMES[row]} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
+
+
 def build(results_dir: Path) -> str:
     files = sorted(results_dir.glob("debias_*.json"))
     if not files:
@@ -286,6 +319,7 @@ def build(results_dir: Path) -> str:
              "out-of-distribution sets (`benchmarks/debias/`).", ""]
     for r in results:
         lines += table(r)
+    lines += coverage_tables(results_dir)
     lines += icda_tables(results_dir)
     race = results_dir / "race_intrinsic.md"
     if race.exists():  # written by benchmarks/race_intrinsic.py with its settings; taken whole

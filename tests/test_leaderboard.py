@@ -103,3 +103,22 @@ def test_headings_say_uncommitted_changes_rows_account_for_every_input_and_colum
     assert "skipped: not recorded (10 of 30 rows gave no counterfactual)" in text and "skipped: none" not in text
     assert "| 2 | 55.0 ± 7.1 | 70.0 (n = 1) | 60.0 (n = 1) |" in text
     assert "Table 2" in text and "not reproductions" in text
+
+
+def test_coverage_curves_join_the_leaderboard(tmp_path):
+    """Each task's gain-against-coverage curve (its valid head) is a table: a column per share, bold only beyond
+    2 sd, with the share of the full human gain; another head's curve stays out."""
+    point = lambda share, editor: {  # noqa: E731
+        "share": share, "rows_covered": int(share * 10), "gains": {
+            "human": {"contrast": {"gain": 9.0, "two_sd": 7.0}},
+            "editor+checker": {"contrast": {"gain": editor, "two_sd": 6.0}}},
+        "recovered_of_full_human": {"editor+checker": round(100 * editor / 9.0, 1)}}
+    summary = {"task": "sentiment", "unannotated_rows": 1000, "yardstick": "frozen, lr head",
+               "contrast_test": "contrast", "points": [point(50, 4.0), point(100, 10.4)]}
+    (tmp_path / "coverage_sentiment.json").write_text(json.dumps(summary))
+    (tmp_path / "coverage_sentiment_mlp.json").write_text(json.dumps(summary))
+    lines = load_leaderboard().coverage_tables(tmp_path)
+    assert sum("gain against coverage" in line for line in lines) == 1
+    assert "| 50% (500) | 100% (1000) |" in "\n".join(lines)
+    editor = next(line for line in lines if line.startswith("| + learned editor"))
+    assert "| +4.0 ± 6.0 (44%) | **+10.4** ± 6.0 (116%) |" in editor
