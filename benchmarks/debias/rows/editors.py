@@ -30,6 +30,9 @@ from ..configs import CAD_TASKS, CONFIGS, schema_of
 from ..registry import row
 from .core import retrieval_parts
 
+#: Committed copies of the cross-fitting editors (the cache is not kept between sessions).
+CROSSFIT_EDITORS = settings.RESULTS / "crossfit_editors"
+
 
 def _human_by_row(task: str) -> dict[Any, list[tuple[str, str]]]:
     """Human counterfactuals of CAD train by original row key: [(edited text, its label)]."""
@@ -102,14 +105,18 @@ def quarter_subset(train: Any, task: str) -> Any:
 
 
 def editor_of(task: str, quarter: int) -> Any:
+    """The shipped editor (quarter 0), or the cross-fitting editor of ``quarter``: built into the cache by
+    ``python -m scripts.build_editors --quarter N``, or its committed copy (`CROSSFIT_EDITORS`), which keeps the
+    archived generation parts valid in a later session (their key is the editor's fingerprint)."""
     from cfaug_hf import Editor
 
     if not quarter:
         return Editor.default(task)
-    folder = settings.CACHE / "editors" / f"{task}-q{quarter}"
-    if not (folder / "cfaug_editor.json").is_file():
-        raise SystemExit(f"No editor in {folder}: run scripts/build_editors.py --task {task} --quarter {quarter}.")
-    return Editor.from_pretrained(folder)
+    for folder in (settings.CACHE / "editors" / f"{task}-q{quarter}", CROSSFIT_EDITORS / f"{task}-q{quarter}"):
+        if (folder / "cfaug_editor.json").is_file():
+            return Editor.from_pretrained(folder)
+    raise SystemExit(f"No editor in {folder.parent}: run python -m scripts.build_editors --task {task} "
+                     f"--quarter {quarter}.")
 
 
 def editor_counterfactuals(train: Any, task: str, quarter: int = 0, *, retrieval: bool = False) -> Any:
@@ -140,7 +147,8 @@ def editor_counterfactuals(train: Any, task: str, quarter: int = 0, *, retrieval
                                   **parts)
         order = None if quarter else editor_order_key(train, task)
         cfs = cached_augment(augmenter, subset, "editor", f"{note} ({task})", part_rows=20, parts_key=order,
-                             archive=None if quarter or retrieval else settings.PARTS_ARCHIVE / task)
+                             archive=None if retrieval else
+                             settings.PARTS_ARCHIVE / (f"{task}_q{quarter}" if quarter else task))
         components = component_digests(augmenter)
     stats = AugmentationStats.from_dataset(cfs).to_dict()
     settings.NOTES[note] = {
