@@ -95,7 +95,7 @@ def test_the_core_does_not_import_methods_cards_or_callbacks():
 
 #: Modules below the methods and the components: they may not import either, nor name a component class.
 CORE = ("augmenter", "schema", "hub", "registry", "fingerprint", "text", "provenance", "saving", "sharing", "workers",
-        "configs", "credentials", "markdown", "roles", "presets", "filters", "generation", "verbosity")
+        "configs", "credentials", "markdown", "filters", "generation", "verbosity", "pretrained", "data")
 
 
 def test_the_core_names_no_component_or_method():
