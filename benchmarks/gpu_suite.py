@@ -5,6 +5,7 @@
     bash benchmarks/gpu_suite.sh                          # there (device run, carry gpu_carry): `run` into $OUT
     python -m benchmarks.gpu_suite unslim                # here: put them back (or: git checkout -- cfaug_hf/data)
     python -m benchmarks.gpu_suite run --smoke --out DIR  # here: the same parts on CPU with tiny settings
+                                                          # (--parts nli: only the parts named so)
 
 The GPU machines have torch, transformers, peft, accelerate, safetensors, scikit-learn and pyarrow but no
 ``datasets``, no internet and no ``../shared/data``; at most 64 MiB travels with the tree. ``prepare`` therefore
@@ -15,7 +16,8 @@ writes ``gpu_carry/`` (git-ignored; name it in the device call's ``carry``):
 * ``minilm/``: all-MiniLM-L6-v2 in half precision (the fine-tuned yardstick's start; fine-tuning runs in fp32/bf16);
 * ``counterfactuals/<task>-<share>/``: the editors' counterfactuals written here on CPU for the coverage curve
   (``benchmarks/coverage_curve.py``), reused there through ``--editor-data TASK=FOLDER``: a generator would need
-  SmolLM2's weights, which do not fit.
+  SmolLM2's weights, which do not fit; ``counterfactuals/<task>-q1/``: the quarter-1 editor's of the annotated
+  quarter, for a part with a ``crossfit`` row (``--editor-data TASK_q1=FOLDER``).
 
 The tree travels too, and its shipped editors' weights (which the suite does not load: it reads their
 counterfactuals) would push the transfer over the limit; ``slim`` moves them into ``.slim/`` (git-ignored) for the
@@ -56,12 +58,14 @@ SLIM = [f"cfaug_hf/data/editors/{task}/{name}" for task in ("claims", "nli", "se
 SMOKE_EDITOR_ROWS = 20
 
 #: (name, debias config, rows, seconds allowed, the coverage share whose counterfactuals it reads or None).
+#: A ``crossfit`` row also reads the quarter-1 editor's counterfactuals of the annotated quarter (carried as
+#: ``counterfactuals/<task>-q1/``).
 PARTS = [
     ("sentiment, full coverage", "sentiment",
      ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify"], 330, 100),
     ("fever validity", "fever", ["none", "reweight"], 180, None),
     ("nli, full coverage", "nli",
-     ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify"], 180, 100),
+     ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify", "crossfit"], 210, 100),
     ("sentiment, 25% coverage", "sentiment", ["none", "editor+checker", "human (editor rows)", "amplify"], 150, 25),
 ]
 
@@ -135,18 +139,37 @@ def editor_cache(task: str, limit: int) -> Path:
     return debias.settings.CACHE / f"editor_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
 
 
+def quarter_cache(task: str, limit: int | None) -> Path:
+    """Where benchmarks.debias cached the quarter-1 editor's counterfactuals of the annotated quarter (the crossfit
+    row's other half), for an editor limit of ``limit`` (None: every annotated row)."""
+    from benchmarks import debias
+    from benchmarks.debias.rows.editors import editor_of, quarter_subset
+
+    from cfaug_hf import COREAugmenter
+
+    debias.settings.EDITOR_LIMIT = limit
+    subset = quarter_subset(debias.CONFIGS[task]()["train"], task)
+    augmenter = COREAugmenter(editor_of(task, 1), debias.schema_of(task), mode="editor_only", keep_original=False,
+                              edit_sentences=3 if task == "sentiment" else 0)
+    return debias.settings.CACHE / f"editor_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
+
+
 def carry_counterfactuals() -> dict[str, str]:
-    """Copy the editors' cached counterfactuals of each (task, share) the parts read, where they exist."""
+    """Copy the editors' cached counterfactuals of each (task, share) the parts read, where they exist, and the
+    quarter-1 editor's for the parts with a crossfit row."""
+    wanted = {(f"{p[1]}-{p[4]}", p[1], p[4]) for p in PARTS if p[4]}
+    wanted |= {(f"{p[1]}-q1", p[1], None) for p in PARTS if "crossfit" in p[2]}
     out = {}
-    for task, share in sorted({(p[1], p[4]) for p in PARTS if p[4]}):
-        cached = editor_cache(task, _share_rows(task, share))
-        target = CARRY / "counterfactuals" / f"{task}-{share}"
+    for name, task, share in sorted(wanted, key=str):
+        cached = editor_cache(task, _share_rows(task, share)) if share else quarter_cache(task, None)
+        target = CARRY / "counterfactuals" / name
         if (cached / "dataset_info.json").is_file():
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(cached, target)
-            out[f"{task}-{share}"] = f"{_share_rows(task, share)} rows edited"
+            out[name] = f"{_share_rows(task, share)} rows edited" if share else "the annotated quarter"
         else:
-            out[f"{task}-{share}"] = "missing: run python -m benchmarks.coverage_curve first"
+            out[name] = ("missing: run python -m benchmarks.coverage_curve" + ("" if share else " --rows crossfit")
+                         + f" --task {task} first")
     return out
 
 
@@ -161,6 +184,8 @@ def run(args: argparse.Namespace) -> int:
     device = _device()
     started, report = time.monotonic(), {"device": device, "parts": []}
     for name, config, rows, seconds, share in PARTS:
+        if args.parts and not any(name.startswith(p) for p in args.parts):
+            continue
         left = args.budget_s - (time.monotonic() - started)
         entry: dict = {"part": name, "config": config, "rows": rows}
         tables = out / (config + (f"-{share}" if share else ""))
@@ -174,6 +199,12 @@ def run(args: argparse.Namespace) -> int:
                 report["parts"].append({**entry, "status": f"skipped: no carried counterfactuals in {carried}"})
                 continue
             reuse = ["--editor-data", f"{config}={carried}"]
+            if "crossfit" in rows:
+                quarter = quarter_cache(config, limit) if args.smoke else CARRY / "counterfactuals" / f"{config}-q1"
+                if not (quarter / "dataset_info.json").is_file():
+                    report["parts"].append({**entry, "status": f"skipped: no carried counterfactuals in {quarter}"})
+                    continue
+                reuse.append(f"{config}_q1={quarter}")
         if left < 30:
             report["parts"].append({**entry, "status": "skipped: the suite's time budget is spent"})
             continue
@@ -246,6 +277,8 @@ def main() -> None:
                         "`benchmarks.debias --editor-limit 20` run here)")
     r.add_argument("--data", default=None, help="an unpacked shared/data (default: gpu_carry/shared_data)")
     r.add_argument("--commit", default=None, help="the commit the carried tree is at (no .git travels)")
+    r.add_argument("--parts", nargs="+", default=None, metavar="NAME",
+                   help="run only the parts whose name starts with one of these (e.g. 'nli')")
     args = ap.parse_args()
     if args.command == "prepare":
         prepare(args)
