@@ -165,6 +165,8 @@ def plot(summary: dict, path: Path) -> None:
         xs = [p["share"] for p in summary["points"] if row in p["gains"]]
         ys = [p["gains"][row][test]["gain"] for p in summary["points"] if row in p["gains"]]
         err = [p["gains"][row][test]["two_sd"] for p in summary["points"] if row in p["gains"]]
+        if not xs:
+            continue
         ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=row)
     for row, style, label in (("human", "--", "every row's human counterfactuals"),
                               ("eda", ":", "EDA copy of every row")):
@@ -172,7 +174,8 @@ def plot(summary: dict, path: Path) -> None:
         if level:
             ax.axhline(statistics.mean(level), color="grey", linestyle=style, label=label)
     ax.set_xlabel(f"share of the {summary['unannotated_rows']} unannotated rows covered (%)")
-    ax.set_ylabel(f"gain over none on {test} (points)")
+    ax.set_ylabel("gain over none (points)")
+    ax.set_title(f"{summary['task']}: {test}, {summary['yardstick']}", fontsize=8)
     ax.legend(fontsize=7)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
