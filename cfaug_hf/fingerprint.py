@@ -246,11 +246,15 @@ def register_global_state(name: str, getter: Any) -> None:
 
 
 def global_state_digest() -> str:
-    """A digest of the current value of every registered global hook (functions by their code, via ``datasets``)."""
+    """A digest of the current value of every registered global hook that is set (functions by their code, via
+    ``datasets``). Hooks left unset count as absent: a hook registers when its module is first imported, and which
+    modules a process has imported so far must not move fingerprints (it did: an augmenter's fingerprint changed
+    once another augmenter had run, and its cached rows were made again)."""
     values = {}
     for name, getter in sorted(_GLOBAL_STATE.items()):
         value = getter()
-        values[name] = None if value is None else digest_object(value)
+        if value is not None:
+            values[name] = digest_object(value)
     return digest_json(values)
 
 

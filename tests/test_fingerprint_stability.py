@@ -63,3 +63,39 @@ def test_peft_frozen_copies_of_trained_modules_do_not_change_the_digest():
     with torch.no_grad():
         trained[0].add_(1.0)  # the copy that computes the outputs
     assert digest_module(peft) != before
+
+
+HISTORY = """
+import sys
+from cfaug_hf import TaskSchema
+from cfaug_hf.testing import NegateAugmenter
+if sys.argv[1] == "after":  # what running another augmenter does: import the modules it needs
+    import cfaug_hf.text, cfaug_hf.filters, cfaug_hf.methods.crossaug.augmenter  # noqa: E401,F401
+print(NegateAugmenter(TaskSchema.sentiment()).fingerprint())
+"""
+
+
+def test_an_augmenters_fingerprint_does_not_depend_on_what_the_process_imported_before():
+    """A module that registers a process-wide hook (``text.set_lemmatizer``) registers it when first imported; an
+    unset hook must count as absent, or an augmenter's fingerprint (its cache key) changes once another augmenter
+    has run in the same process, and its cached rows are made again (seen: a 5-seed benchmark regenerating 1281
+    reviews at its second seed)."""
+    from cfaug_hf import TaskSchema
+    from cfaug_hf import fingerprint as fp
+    from cfaug_hf.testing import NegateAugmenter
+
+    runs = {when: subprocess.run([sys.executable, "-c", HISTORY, when], capture_output=True, text=True, check=True,
+                                 env={**os.environ, "HF_HUB_OFFLINE": "1"}).stdout.split()[-1]
+            for when in ("fresh", "after")}
+    assert runs["fresh"] == runs["after"]
+
+    augmenter = NegateAugmenter(TaskSchema.sentiment())
+    before = augmenter.fingerprint()
+    box = {"value": None}
+    fp.register_global_state("test.hook", lambda: box["value"])
+    try:
+        assert augmenter.fingerprint() == before  # registered, unset: absent
+        box["value"] = "a setting that changes outputs"
+        assert augmenter.fingerprint() != before  # set: part of the key
+    finally:
+        fp._GLOBAL_STATE.pop("test.hook")

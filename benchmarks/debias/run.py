@@ -120,7 +120,9 @@ def earlier_run(results: dict[str, Any], model_label: str) -> dict[str, Any] | N
     if not path.is_file():
         return None
     earlier = json.loads(path.read_text())
-    ignore = {"merge", "device_note", "results_dir", "commit"}  # where a table goes and who ran it
+    # Where a table goes, who ran it, and where reused counterfactuals were read from (each row records that)
+    ignore = {"merge", "device_note", "results_dir", "commit", "editor_data", "core_editor_data", "crossaug_data",
+              "check_parts"}
     mine = {k: v for k, v in results["settings"].items() if k not in ignore}
     theirs = {k: v for k, v in earlier.get("settings", {}).items() if k not in ignore and k in mine}
     if any(earlier.get(k) != results[k] for k in ("seeds", "train_rows", "tests")) or \
