@@ -62,11 +62,11 @@ SMOKE_EDITOR_ROWS = 20
 #: ``counterfactuals/<task>-q1/``).
 PARTS = [
     ("sentiment, full coverage", "sentiment",
-     ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify"], 330, 100),
+     ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify", "crossfit"], 380, 100),
     ("fever validity", "fever", ["none", "reweight"], 180, None),
     ("nli, full coverage", "nli",
      ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify", "crossfit"], 210, 100),
-    ("sentiment, 25% coverage", "sentiment", ["none", "editor+checker", "human (editor rows)", "amplify"], 150, 25),
+    ("sentiment, 25% coverage", "sentiment", ["none", "editor+checker", "human (editor rows)", "amplify"], 130, 25),
 ]
 
 

@@ -221,9 +221,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--core-editor-data", nargs="*", default=[], metavar="TASK=FOLDER",
                     help="the same for the core+editor row")
     ap.add_argument("--commit", default=None, help="the commit measured, for a copy of the tree run elsewhere")
-    ap.add_argument("--check-parts", choices=["sentiment", "nli"], default=None,
-                    help="regenerate the editor's first 20 coverage rows with this code and, when they equal an "
-                         "archived run's, let that archive serve this code (benchmarks/results/editor_parts/)")
+    ap.add_argument("--check-parts", choices=["sentiment", "nli", "sentiment_q1", "nli_q1"], default=None,
+                    help="regenerate the first 20 rows an editor wrote (TASK: the shipped editor's coverage rows; "
+                         "TASK_q1: the cross-fitting editor's) with this code and, when they equal an archived run's, "
+                         "let that archive serve this code (benchmarks/results/editor_parts/)")
     return ap
 
 
@@ -236,7 +237,8 @@ def main() -> None:
     if args.check_parts:
         from .rows.editors import check_parts
 
-        check_parts(args.check_parts)
+        task, _, quarter = args.check_parts.partition("_q")
+        check_parts(task, quarter=int(quarter or 0))
         return
     settings.AUGMENT_LIMIT, settings.EDITOR_LIMIT, settings.COMMIT = args.augment_limit, args.editor_limit, args.commit
     settings.RESULTS = args.results_dir or settings.RESULTS

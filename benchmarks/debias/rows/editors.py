@@ -221,23 +221,31 @@ def human_editor_rows(train: Any, seed: int, *, task: str) -> Any:
     return concatenate_datasets([train, human_rows(train, task, editor_subset(train, task), "human (editor rows)")])
 
 
-def check_parts(task: str, rows: int = 20) -> dict[str, Any]:
-    """Regenerate the first ``rows`` rows of the editor's coverage order with this code and compare them with each
-    archived part 0 of the same order under another augmenter fingerprint; an equal one is recorded in
+def check_parts(task: str, rows: int = 20, quarter: int = 0) -> dict[str, Any]:
+    """Regenerate the first ``rows`` rows the editor of ``quarter`` writes (quarter 0: the shipped editor's coverage
+    order; quarter N: the cross-fitting editor's annotated quarter) with this code and compare them with each
+    archived part 0 of the same rows under another augmenter fingerprint; an equal one is recorded in
     `settings.EQUIVALENT`, so the archive serves this code."""
     import gzip
 
     from cfaug_hf import COREAugmenter
 
     train = CONFIGS[task]()["train"]
-    order = editor_order_key(train, task)
-    augmenter = COREAugmenter(editor_of(task, 0), schema_of(task), mode="editor_only", keep_original=False,
+    augmenter = COREAugmenter(editor_of(task, quarter), schema_of(task), mode="editor_only", keep_original=False,
                               edit_sentences=3 if task == "sentiment" else 0)
     now = augmenter.fingerprint()[:12]
-    settings.EDITOR_LIMIT = rows
-    fresh = [_comparable(r) for r in augmenter.augment(editor_subset(train, task))]
-    report: dict[str, Any] = {"fingerprint": now, "rows": rows, "archives": {}}
-    for path in sorted(settings.PARTS_ARCHIVE.glob(f"{task}_editor_{order[:12]}_*.jsonl.gz")):
+    if quarter:
+        settings.EDITOR_LIMIT = None
+        subset = quarter_subset(train, task)
+        pattern = f"{task}_q{quarter}_editor_{subset._fingerprint[:12]}_*.jsonl.gz"
+        subset = subset.select(range(min(rows, len(subset))))
+    else:
+        settings.EDITOR_LIMIT = rows
+        subset = editor_subset(train, task)
+        pattern = f"{task}_editor_{editor_order_key(train, task)[:12]}_*.jsonl.gz"
+    fresh = [_comparable(r) for r in augmenter.augment(subset)]
+    report: dict[str, Any] = {"fingerprint": now, "rows": len(subset), "archives": {}}
+    for path in sorted(settings.PARTS_ARCHIVE.glob(pattern)):
         older = path.name.removesuffix(".jsonl.gz").rsplit("_", 1)[1]
         with gzip.open(path, "rt", encoding="utf-8") as f:
             archived = [_comparable(r) for r in map(json.loads, f) if r.get("_part", "").startswith("00000-")]
