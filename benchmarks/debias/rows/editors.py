@@ -146,9 +146,12 @@ def editor_counterfactuals(train: Any, task: str, quarter: int = 0, *, retrieval
                                   "editor_only", keep_original=False, edit_sentences=3 if task == "sentiment" else 0,
                                   **parts)
         order = None if quarter else editor_order_key(train, task)
+        # A cross-fitting editor's parts are named by their subset, so only the whole quarter is worth archiving
+        # (a smaller limit's sample is not a prefix of it).
+        whole = not quarter or len(subset) == len(annotated_rows(train, task))
+        archive = settings.PARTS_ARCHIVE / (f"{task}_q{quarter}" if quarter else task)
         cfs = cached_augment(augmenter, subset, "editor", f"{note} ({task})", part_rows=20, parts_key=order,
-                             archive=None if retrieval else
-                             settings.PARTS_ARCHIVE / (f"{task}_q{quarter}" if quarter else task))
+                             archive=None if retrieval or not whole else archive)
         components = component_digests(augmenter)
     stats = AugmentationStats.from_dataset(cfs).to_dict()
     settings.NOTES[note] = {
