@@ -197,3 +197,17 @@ def test_every_debias_row_registers_itself_with_its_configurations(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--rows", "nope"])
     assert "invalid choice: 'nope'" in capsys.readouterr().err
+
+
+def test_every_debias_option_a_table_records_is_json(tmp_path):
+    """The results keep the run's options; a path option (``--results-dir``) once broke the JSON write after an
+    hour of training. Every option, given a value of its own type, must serialise."""
+    import json
+
+    from benchmarks.debias.run import build_parser, settings_of
+
+    args = build_parser().parse_args(["--results-dir", str(tmp_path), "--editor-data", f"sentiment={tmp_path}",
+                                      "--crossaug-data", str(tmp_path), "--commit", "abc", "--device-note", "CPU",
+                                      "--max-train", "10", "--augment-limit", "5", "--editor-limit", "5", "--bf16"])
+    recorded = json.loads(json.dumps(settings_of(args)))
+    assert recorded["results_dir"] == str(tmp_path) and "rows" not in recorded and "config" not in recorded

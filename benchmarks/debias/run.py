@@ -31,6 +31,12 @@ def provenance() -> dict[str, Any]:
     return harness.provenance(settings.COMMIT)
 
 
+def settings_of(args: argparse.Namespace) -> dict[str, Any]:
+    """The options a table records (JSON-safe: paths as text), without those that only pick what to run."""
+    return {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()
+            if k not in ("config", "rows", "list_rows")}
+
+
 def training_set(config: dict[str, Any], name: str, row: str, seed: int) -> Any | None:
     """The training set of ``row`` for configuration ``name`` (None when the row does not apply to it)."""
     entry = ROWS[row]
@@ -55,8 +61,7 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {"config": name, "model": args.model, "seeds": args.seeds,
                                "train_rows": len(config["train"]), "tests": {t: len(d) for t, d in tests.items()},
                                "rows": {}, **provenance(),
-                               "settings": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()
-                                            if k not in ("config", "rows", "list_rows")}}
+                               "settings": settings_of(args)}
     if args.model == "frozen":
         from cfaug_hf.pretrained import MINILM
 

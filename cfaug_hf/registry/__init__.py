@@ -163,22 +163,22 @@ def augmenter_class(method: str) -> Any:
     return AUGMENTERS.get(method, cls)
 
 
+def _lookup(table: dict[str, Any], kind: str, name: str, what: str) -> Any:
+    if name not in table:
+        _load_sources(kind)
+    if name not in table:
+        raise _missing(what, name, set(table))
+    return table[name]
+
+
 def component_class(component_type: str) -> Any:
     """The component class registered for ``component_type``."""
-    if component_type not in COMPONENTS:
-        _load_sources("component")
-    if component_type not in COMPONENTS:
-        raise _missing("component type", component_type, set(COMPONENTS))
-    return COMPONENTS[component_type]
+    return _lookup(COMPONENTS, "component", component_type, "component type")
 
 
 def filter_class(name: str) -> Any:
     """The filter class registered under ``name``."""
-    if name not in FILTERS:
-        _load_sources("filter")
-    if name not in FILTERS:
-        raise _missing("filter", name, set(FILTERS))
-    return FILTERS[name]
+    return _lookup(FILTERS, "filter", name, "filter")
 
 
 def method_names() -> list[str]:
