@@ -48,25 +48,27 @@ SETTINGS = {"sentiment": (1, 3e-4), "nli": (2, 3e-4), "claims": (None, None)}
 CLAIM_STEPS = 49
 DATA = {
     "sentiment": "CAD IMDb train (Kaushik et al., ICLR 2020; acmi-lab/counterfactually-augmented-data, Apache-2.0; "
-                 "IMDb reviews, Maas et al. 2011): the changed sentences of a seeded quarter of the 1707 reviews",
+                 "IMDb reviews, Maas et al. 2011): the sentences the annotators changed in the 1707 reviews",
     "nli": "CAD-SNLI train, revised hypotheses (Kaushik et al., ICLR 2020; acmi-lab/counterfactually-augmented-data, "
-           "Apache-2.0; SNLI CC BY-SA 4.0) of a seeded quarter of the 1666 originals",
+           "Apache-2.0; SNLI CC BY-SA 4.0) of the 1666 originals, the premise as context",
 }
 CHECKER_TASK = {"sentiment": "sentiment-analysis", "nli": "natural-language-inference"}
 
 
-def training_pairs(task: str, seed: int = 0, quarter_index: int = 0):
-    """The editor's training pairs (from annotation quarter ``quarter_index``; 0 is the shipped editor's) and the
-    held-out dev rows it is measured on."""
+def training_pairs(task: str, seed: int = 0, quarter_index: int | None = 0):
+    """The editor's training pairs (from annotation quarter ``quarter_index``, 0 being the amplification protocol's;
+    None: every pair) and the held-out dev rows it is measured on."""
     from cfaug_hf.training import edit_pairs
+
+    def chosen(n: int) -> set[int]:
+        return set(range(n)) if quarter_index is None else annotation_quarters(n, seed)[quarter_index]
 
     if task == "sentiment":
         rows = cad_sentiment_edit_rows("train")
-        quarter = annotation_quarters(len(rows), seed)[quarter_index]
-        pairs = edit_pairs(rows.select(sorted(quarter)), level="sentence", neighbours=1)
+        pairs = edit_pairs(rows.select(sorted(chosen(len(rows)))), level="sentence", neighbours=1)
         return pairs, cad_sentiment_edit_rows("dev")
     rows = cad_nli_edit_rows("train")
-    quarter = annotation_quarters(max(rows["original"]) + 1, seed)[quarter_index]
+    quarter = chosen(max(rows["original"]) + 1)
     annotated = rows.filter(lambda r: r["original"] in quarter)
     pairs = edit_pairs(annotated, context_column="premise")
     return pairs, cad_nli_edit_rows("dev")
@@ -117,13 +119,15 @@ def build_claims(target: Path, *, seed: int, limit: int | None) -> None:
     print(f"claims: saved to {target} in {time.time() - start:.0f} s", flush=True)
 
 
-def build(task: str, *, force: bool, seed: int, limit: int | None, out: Path, quarter: int = 0) -> None:
+def build(task: str, *, force: bool, seed: int, limit: int | None, out: Path, quarter: int | None = None,
+          epochs: float | None = None) -> None:
     from peft import LoraConfig, TaskType
 
     from cfaug_hf import Editor
     from cfaug_hf.training import train_editor
 
-    target = out / task if not quarter else CROSSFIT_DIR / f"{task}-q{quarter}"
+    name = task if quarter is None else f"{task}-q{quarter}"
+    target = out / task if quarter is None else CROSSFIT_DIR / name
     if target.exists() and not force:
         print(f"{task}: {target} exists, skipped (--force rebuilds it)")
         return
@@ -133,7 +137,8 @@ def build(task: str, *, force: bool, seed: int, limit: int | None, out: Path, qu
     pairs, dev = training_pairs(task, seed, quarter)
     if limit:
         pairs = pairs.select(range(min(limit, len(pairs))))
-    epochs, lr = SETTINGS[task]
+    default_epochs, lr = SETTINGS[task]
+    epochs = epochs or default_epochs
     print(f"{task}: {len(pairs)} training pairs, {epochs} epoch(s), lr {lr}", flush=True)
     start = time.time()
     lora = LoraConfig(r=8, lora_alpha=16, lora_dropout=0.05, target_modules="all-linear",
@@ -142,14 +147,16 @@ def build(task: str, *, force: bool, seed: int, limit: int | None, out: Path, qu
                           learning_rate=lr, batch_size=8, seed=seed,
                           training_args={"train_sampling_strategy": "group_by_length", "logging_steps": 25,
                                          "disable_tqdm": True})
-    editor.training_info.update({"data": DATA[task], "built_by": "scripts/build_editors.py",
+    editor.training_info.update({"data": DATA[task] + (" (every training row)" if quarter is None else
+                                                       f" (annotation quarter {quarter} of the training rows)"),
+                                 "built_by": "scripts/build_editors.py",
                                  "train_seconds": round(time.time() - start, 1)})
     quality = measure(task, editor, dev, n=20 if limit else 100)
     editor.training_info["held_out_quality"] = {k: v for k, v in quality.items() if k != "examples"}
     editor.halve_adapter()
     editor.save_pretrained(target, overwrite=True)
     results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    results[task if not quarter else f"{task}-q{quarter}"] = {
+    results[name] = {
         "training": {k: v for k, v in editor.training_info.items() if k != "train_dataset"},
                      "quality": quality, "where": "CPU, 2 cores"}
     if not limit:
@@ -165,13 +172,17 @@ def main() -> None:
     parser.add_argument("--force", action="store_true", help="Rebuild editors that already exist.")
     parser.add_argument("--limit", type=int, help="Train on this many pairs only (a smoke test; results not saved).")
     parser.add_argument("--out", type=Path, default=EDITOR_DIR, help="Where the editor folders go.")
-    parser.add_argument("--quarter", type=int, default=0, choices=[0, 1, 2, 3],
-                        help="Train on this annotation quarter (0: the shipped editors; 1-3 go to "
-                             "benchmarks/.cache/editors/ for cross-fitting).")
+    parser.add_argument("--quarter", type=int, choices=[0, 1, 2, 3],
+                        help="Train on this annotation quarter only, into benchmarks/.cache/editors/<task>-q<N> "
+                             "(0: the amplification protocol's editor; 1-3: cross-fitting). Default: every pair, "
+                             "into --out (the shipped editors).")
+    parser.add_argument("--epochs", type=float, help="Passes over the training pairs (default: SETTINGS' value "
+                                                         "for the task).")
     args = parser.parse_args()
     shared_dir()  # fail early, with the reason, when the benchmark data is absent
     for task in args.task or list(SETTINGS):
-        build(task, force=args.force, seed=args.seed, limit=args.limit, out=args.out, quarter=args.quarter)
+        build(task, force=args.force, seed=args.seed, limit=args.limit, out=args.out, quarter=args.quarter,
+              epochs=args.epochs)
 
 
 if __name__ == "__main__":
