@@ -52,11 +52,17 @@ def held_out(task: str, n: int) -> Any:
     return rows.shuffle(seed=0).select(range(min(n, len(rows))))
 
 
-def trained_outputs(task: str, rows: Any, checker: Any) -> tuple[list[str | None], float]:
+def editor_for(task: str, folder: Path | None = None) -> Any:
+    """The editor measured: the one saved in ``folder`` (``--editor``), else the one the package ships."""
     from cfaug_hf import Editor
+
+    return Editor.from_pretrained(folder) if folder else Editor.default(task)
+
+
+def trained_outputs(task: str, rows: Any, checker: Any, folder: Path | None = None) -> tuple[list[str | None], float]:
     from cfaug_hf.components.editor import rank_by_checker
 
-    editor = Editor.default(task)
+    editor = editor_for(task, folder)
     start = time.perf_counter()
     outs = editor.edit(rows["text"], rows["target"], contexts=rows["context"], seeds=list(range(len(rows))))
     premises = rows["context"] if task == "nli" else None
@@ -75,16 +81,15 @@ def flips(task: str, rows: Any, outputs: list[str | None], checker: Any) -> floa
     return round(100 * sum(lab == rows[i]["target"] for (i, _), lab in zip(done, labels)) / len(rows), 1)
 
 
-def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int], judge_head: str | None = None
-                       ) -> dict[str, Any]:
+def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int], judge_head: str | None = None,
+                       folder: Path | None = None) -> dict[str, Any]:
     """Flip rate when the checker chooses among the first k sampled candidates, for each k in ``ks``. Candidate j
     of a row is sampled from its own seed (the row's seed and j), so the first 4 of 16 are the shipped default's
     4 and one sampling run at max(ks) serves every k."""
-    from cfaug_hf import Editor
     from cfaug_hf.components.editor import candidates, rank_by_checker
 
     judge = FrozenJudge(task, judge_head or JUDGE_HEAD[task])  # before sampling, so a judge that cannot be built fails in seconds
-    editor = Editor.default(task)
+    editor = editor_for(task, folder)
     editor.config.num_return_sequences = max(ks)
     # The candidates are cached, so judging them again (another judge) needs no new sampling.
     cache = ROOT / "benchmarks" / ".cache" / f"editor-candidates-{task}-{len(rows)}-{max(ks)}-{editor.fingerprint()[:12]}.json"
@@ -99,7 +104,10 @@ def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int], judge_
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps({"candidates": raw, "seconds": seconds}))
     premises = rows["context"] if task == "nli" else None
-    out: dict[str, Any] = {"sampling_seconds": round(seconds, 1), "flip_rate": {}}
+    out: dict[str, Any] = {"sampling_seconds": round(seconds, 1), "flip_rate": {},
+                           "editor": {"fingerprint": editor.fingerprint()[:12],
+                                      "data": editor.training_info.get("data"),
+                                      "train_rows": editor.training_info.get("train_rows")}}
     out["judge"] = judge.description
     out["judge_flip_rate"] = {"human": judged(task, rows, rows["counterfactual"], judge)}
     for k in ks:
@@ -231,6 +239,42 @@ def load_seconds(what: str, task: str = "sentiment") -> float:
     return float(proc.stdout.strip().splitlines()[-1])
 
 
+def curve_tables(results: dict[str, Any]) -> list[str]:
+    """The flip-rate-by-candidates tables, a row per (task, editor): the picking checker's, then the judge's."""
+    curves = {(task, label): c for task, r in results.items() for label, c in r.get("curves", {}).items()}
+    if not curves:
+        return []
+    ks = sorted({int(k) for c in curves.values() for k in c["flip_rate"]})
+    lines = ["", "Flip rate (%) when the checker chooses among the first k sampled candidates (the shipped default is "
+             "4; candidate j of a row has its own seed, so each k is a prefix of the same samples):", "",
+             "| task | editor | rows | " + " | ".join(f"k={k}" for k in ks) + " | sampling seconds (max k) |",
+             "|---|---|---|" + "---|" * len(ks) + "---|"]
+    for (task, label), c in curves.items():
+        lines.append(f"| {task} | {label} | {c['rows']} | "
+                     + " | ".join(str(c["flip_rate"].get(str(k), "")) for k in ks) + f" | {c['sampling_seconds']} |")
+    judged = {key: c for key, c in curves.items() if "judge_flip_rate" in c}
+    if not judged:
+        return lines
+    judges = {task: c["judge"] for (task, _), c in judged.items()}
+    lines += ["", "The same candidates judged independently (" + "; ".join(f"{t}: {j}" for t, j in judges.items())
+              + "; it did not choose them); `human`: the human counterfactuals of the same rows by that judge, its "
+              "own ceiling. NLI per target label in brackets.", "",
+              "| task | editor | human | " + " | ".join(f"k={k}" for k in ks) + " |",
+              "|---|---|---|" + "---|" * len(ks)]
+
+    def cell(v: Any) -> str:
+        if not v:
+            return ""
+        rest = ", ".join(f"{lab} {x}" for lab, x in v.items() if lab != "all")
+        return f"{v['all']}" + (f" ({rest})" if rest else "")
+
+    for (task, label), c in judged.items():
+        j = c["judge_flip_rate"]
+        lines.append(f"| {task} | {label} | {cell(j['human'])} | " + " | ".join(cell(j.get(str(k))) for k in ks)
+                     + " |")
+    return lines
+
+
 def main() -> None:
     from cfaug_hf.components.checker import default_checker
 
@@ -243,24 +287,30 @@ def main() -> None:
     ap.add_argument("--judge-head", choices=["lr", "mlp"], default=None,
                     help="the independent judge's head over frozen MiniLM features (see FrozenJudge); default: the "
                          "head with the better CAD test accuracy for the task (JUDGE_HEAD)")
+    ap.add_argument("--editor", type=Path, default=None,
+                    help="measure the editor saved in this folder instead of the shipped one (e.g. "
+                         "benchmarks/results/crossfit_editors/nli-q0); one task at a time")
+    ap.add_argument("--label", default="shipped",
+                    help="the name the --candidates curve is recorded under (default: shipped)")
     args = ap.parse_args()
+    if args.editor and len(args.tasks) != 1:
+        ap.error("--editor: name the one task it edits with --tasks")
     path = RESULTS / "editors_quality.json"
     results = json.loads(path.read_text()) if path.is_file() else {}
     for task in args.tasks:
         checker = default_checker(CHECKER_TASK[task])
         rows = held_out(task, args.n)
         if args.candidates:
-            results.setdefault(task, {})["by_candidates"] = {"rows": len(rows), "where": "CPU, 2 cores",
-                                                             **flip_by_candidates(task, rows, checker,
-                                                                                  sorted(args.candidates),
-                                                                                  args.judge_head)}
-            print(json.dumps({task: results[task]["by_candidates"]}), flush=True)
+            curve = {"rows": len(rows), "where": "CPU, 2 cores",
+                     **flip_by_candidates(task, rows, checker, sorted(args.candidates), args.judge_head, args.editor)}
+            results.setdefault(task, {}).setdefault("curves", {})[args.label] = curve
+            print(json.dumps({task: {args.label: curve}}), flush=True)
             path.write_text(json.dumps(results, indent=1) + "\n")
             continue
-        trained, t_seconds = trained_outputs(task, rows, checker)
+        trained, t_seconds = trained_outputs(task, rows, checker, args.editor)
         few, f_seconds = few_shot_outputs(task, rows)
         results[task] = {
-            **{k: v for k, v in results.get(task, {}).items() if k == "by_candidates"},
+            **{k: v for k, v in results.get(task, {}).items() if k == "curves"},
             "rows": len(rows), "where": "CPU, 2 cores",
             "trained editor": {**score(task, rows, trained, checker), "seconds": round(t_seconds, 1)},
             "few-shot SmolLM2": {**score(task, rows, few, checker), "seconds": round(f_seconds, 1)},
@@ -290,31 +340,7 @@ def main() -> None:
     lines += ["", "Load time in a fresh process (median of 3, seconds): " + "; ".join(
         f"{task} editor {r['load_seconds']['editor']} (base alone {r['load_seconds']['base']})"
         for task, r in results.items() if "load_seconds" in r) + "."]
-    curves = {task: r["by_candidates"] for task, r in results.items() if "by_candidates" in r}
-    if curves:
-        ks = sorted({int(k) for c in curves.values() for k in c["flip_rate"]})
-        lines += ["", "Flip rate (%) when the checker chooses among the first k sampled candidates (the shipped "
-                  "default is 4; candidate j of a row has its own seed, so each k is a prefix of the same samples):",
-                  "", "| task | rows | " + " | ".join(f"k={k}" for k in ks) + " | sampling seconds (max k) |",
-                  "|---|---|" + "---|" * len(ks) + "---|"]
-        for task, c in curves.items():
-            lines.append(f"| {task} | {c['rows']} | " + " | ".join(str(c["flip_rate"].get(str(k), "")) for k in ks)
-                         + f" | {c['sampling_seconds']} |")
-        judged_curves = {t: c for t, c in curves.items() if "judge_flip_rate" in c}
-        if judged_curves:
-            lines += ["", "The same candidates judged independently (" + "; ".join(
-                          f"{t}: {c['judge']}" for t, c in judged_curves.items())
-                      + "; it did not choose them); `human`: the human counterfactuals of the same rows by that "
-                      "judge, its own ceiling. NLI per target label in brackets.", "",
-                      "| task | human | " + " | ".join(f"k={k}" for k in ks) + " |", "|---|---|" + "---|" * len(ks)]
-            for task, c in judged_curves.items():
-                def cell(v: Any) -> str:
-                    if not v:
-                        return ""
-                    rest = ", ".join(f"{lab} {x}" for lab, x in v.items() if lab != "all")
-                    return f"{v['all']}" + (f" ({rest})" if rest else "")
-                j = c["judge_flip_rate"]
-                lines.append(f"| {task} | {cell(j['human'])} | " + " | ".join(cell(j.get(str(k))) for k in ks) + " |")
+    lines += curve_tables(results)
     (RESULTS / "editors_quality.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

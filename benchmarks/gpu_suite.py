@@ -52,7 +52,9 @@ WHEELS = ["datasets", "dill", "multiprocess", "fsspec"]
 #: Carried data plus the tree must stay under the device's 64 MiB transfer limit.
 LIMIT_MIB = 60
 #: Tracked files the suite never reads on the GPU, moved aside by ``slim`` for the transfer.
-SLIM = [f"cfaug_hf/data/editors/{task}/{name}" for task in ("claims", "nli", "sentiment")
+SLIM = [f"{folder}/{name}" for folder in
+        [f"cfaug_hf/data/editors/{task}" for task in ("claims", "nli", "sentiment")]
+        + [f"benchmarks/results/crossfit_editors/{task}-q{q}" for task in ("nli", "sentiment") for q in (0, 1)]
         for name in ("adapter_model.safetensors", "tokenizer.json")]
 #: A smoke run's editor rows: what `benchmarks.debias --editor-limit 20` caches on CPU in about a minute.
 SMOKE_EDITOR_ROWS = 20
@@ -126,31 +128,20 @@ def slim(undo: bool = False) -> None:
     print(f"{'restored' if undo else 'moved aside'}: {len(SLIM)} files; tree now {_tree_mib():.1f} MiB")
 
 
-def editor_cache(task: str, limit: int) -> Path:
-    """Where benchmarks.debias cached the shipped editor's counterfactuals of the first ``limit`` unannotated rows."""
-    from benchmarks import debias
-
-    from cfaug_hf import COREAugmenter, Editor
-
-    debias.settings.EDITOR_LIMIT = limit
-    subset = debias.editor_subset(debias.CONFIGS[task]()["train"], task)
-    augmenter = COREAugmenter(Editor.default(task), debias.schema_of(task), mode="editor_only",
-                              keep_original=False, edit_sentences=3 if task == "sentiment" else 0)
-    return debias.settings.CACHE / f"editor_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
-
-
-def quarter_cache(task: str, limit: int | None) -> Path:
-    """Where benchmarks.debias cached the quarter-1 editor's counterfactuals of the annotated quarter (the crossfit
-    row's other half), for an editor limit of ``limit`` (None: every annotated row)."""
+def editor_cache(task: str, limit: int | None, quarter: int = 0) -> Path:
+    """Where benchmarks.debias cached the counterfactuals of the editor trained on annotation ``quarter``: quarter 0's
+    of the first ``limit`` unannotated rows, or quarter 1's of the annotated quarter (the crossfit row's other half;
+    ``limit`` None: every annotated row)."""
     from benchmarks import debias
     from benchmarks.debias.rows.editors import editor_of, quarter_subset
 
     from cfaug_hf import COREAugmenter
 
     debias.settings.EDITOR_LIMIT = limit
-    subset = quarter_subset(debias.CONFIGS[task]()["train"], task)
-    augmenter = COREAugmenter(editor_of(task, 1), debias.schema_of(task), mode="editor_only", keep_original=False,
-                              edit_sentences=3 if task == "sentiment" else 0)
+    train = debias.CONFIGS[task]()["train"]
+    subset = quarter_subset(train, task) if quarter else debias.editor_subset(train, task)
+    augmenter = COREAugmenter(editor_of(task, quarter), debias.schema_of(task), mode="editor_only",
+                              keep_original=False, edit_sentences=3 if task == "sentiment" else 0)
     return debias.settings.CACHE / f"editor_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
 
 
@@ -161,7 +152,7 @@ def carry_counterfactuals() -> dict[str, str]:
     wanted |= {(f"{p[1]}-q1", p[1], None) for p in PARTS if "crossfit" in p[2]}
     out = {}
     for name, task, share in sorted(wanted, key=str):
-        cached = editor_cache(task, _share_rows(task, share)) if share else quarter_cache(task, None)
+        cached = editor_cache(task, _share_rows(task, share)) if share else editor_cache(task, None, quarter=1)
         target = CARRY / "counterfactuals" / name
         if (cached / "dataset_info.json").is_file():
             shutil.rmtree(target, ignore_errors=True)
@@ -200,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
                 continue
             reuse = ["--editor-data", f"{config}={carried}"]
             if "crossfit" in rows:
-                quarter = quarter_cache(config, limit) if args.smoke else CARRY / "counterfactuals" / f"{config}-q1"
+                quarter = editor_cache(config, limit, quarter=1) if args.smoke else CARRY / "counterfactuals" / f"{config}-q1"
                 if not (quarter / "dataset_info.json").is_file():
                     report["parts"].append({**entry, "status": f"skipped: no carried counterfactuals in {quarter}"})
                     continue

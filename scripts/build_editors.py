@@ -5,11 +5,9 @@ linear layer, trained with ``cfaug_hf.training.train_editor`` on human counterfa
 saved in half precision (about 5 MB) naming its base:
 
 - ``sentiment``: CAD IMDb train (Kaushik et al. 2020), the sentences the annotators changed, each with its
-  neighbouring sentences as context, from the seeded annotated quarter of the reviews (``annotated_quarter``): the
-  amplification protocol's setting, so ``benchmarks/debias/`` measures the editor on the other three quarters,
-  whose human counterfactuals it never saw.
-- ``nli``: CAD-SNLI train, revised hypotheses (every target label) with the premise as context, from the annotated
-  quarter of the originals.
+  neighbouring sentences as context, from every training review.
+- ``nli``: CAD-SNLI train, revised hypotheses (every target label) with the premise as context, from every original.
+
 - ``claims``: CrossAug's negative-claim generator (a ``Generator``: a claim in, its negation out), trained by
   ``cfaug_hf.methods.crossaug.recipes.negative_claim_generator`` on the 8000 VitaminC pairs shipped in the package
   (both directions), 49 steps of 16 pairs at a constant rate after 5 warm-up steps: the recipe and the step count
@@ -17,11 +15,17 @@ saved in half precision (about 5 MB) naming its base:
   rebuild on another machine or thread count differs in the last digits: training loss 0.5395 against 0.5388 with
   one thread instead of two). CrossAugAugmenter and the demo load it.
 
+The sentiment and NLI editors learn from every human pair there is (the best editor a user can get). The benchmarks never let such an editor
+write a row whose human pair it saw: ``--quarter N`` trains on one seeded annotation quarter only
+(``annotation_quarters``) into ``benchmarks/.cache/editors/<task>-q<N>``; quarter 0 is the amplification protocol's
+annotated quarter (the editor ``benchmarks/debias/`` measures on the other three quarters), quarter 1 the
+cross-fitting editor that writes the quarter-0 rows. Both are committed in ``benchmarks/results/crossfit_editors/``.
+
 After training, each editor rewrites held-out CAD dev rows (4 sampled candidates each) and the flip checker shipped
 for the task scores them: the share of rows with a candidate the checker labels with the target is recorded in the
 editor's card and in benchmarks/results/editors.json.
 
-    python -m scripts.build_editors [--task sentiment] [--force] [--limit 64] [--quarter 1]
+    python -m scripts.build_editors [--task sentiment] [--force] [--limit 64] [--quarter 1] [--epochs 1]
 
 A task whose folder exists is skipped unless ``--force``; each editor is written as soon as it is trained.
 """

@@ -5,6 +5,7 @@ features have five parts, and a table whose reference row does not beat ``none``
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import numpy as np
@@ -101,7 +102,7 @@ def _shared_data_or_skip():
 
 def test_editor_rows_of_every_coverage_are_prefixes_of_one_order():
     """The coverage curve's points share their counterfactuals: a larger --editor-limit only adds rows, and no limit
-    takes a row of the annotated quarter (whose human pairs the shipped editor learned from)."""
+    takes a row of the annotated quarter (whose human pairs the quarter-0 editor learned from)."""
     _shared_data_or_skip()
     debias = load("debias")
     train = debias.CONFIGS["sentiment"]()["train"]
@@ -211,3 +212,20 @@ def test_every_debias_option_a_table_records_is_json(tmp_path):
                                       "--max-train", "10", "--augment-limit", "5", "--editor-limit", "5", "--bf16"])
     recorded = json.loads(json.dumps(settings_of(args)))
     assert recorded["results_dir"] == str(tmp_path) and "rows" not in recorded and "config" not in recorded
+
+
+@pytest.mark.parametrize("task", ["sentiment", "nli"])
+def test_the_benchmark_editors_learned_from_one_quarter_not_from_every_pair(task, tmp_path, monkeypatch):
+    """The editor rows never use the shipped editor, which learned from every human pair (so it saw the pair of every
+    row it would write); quarter 0's editor is its committed copy when the cache is empty."""
+    from benchmarks.debias import settings
+    from benchmarks.debias.rows.editors import CROSSFIT_EDITORS, editor_of
+
+    monkeypatch.setattr(settings, "CACHE", tmp_path)
+    for quarter in (0, 1):
+        config = json.loads((CROSSFIT_EDITORS / f"{task}-q{quarter}" / "cfaug_editor.json").read_text())
+        assert "quarter" in config["training"]["data"], (task, quarter)
+    monkeypatch.setattr("cfaug_hf.Editor.from_pretrained", classmethod(lambda cls, folder: Path(folder)))
+    assert editor_of(task, 0) == CROSSFIT_EDITORS / f"{task}-q0"
+    with pytest.raises(SystemExit, match="--quarter 2"):
+        editor_of(task, 2)

@@ -1,15 +1,16 @@
 """The rows of the editors learned from human counterfactuals (sentiment, nli).
 
-The shipped editor was trained on the CAD pairs of a seeded annotated quarter of the training rows
-(``python -m scripts.build_editors``). ``editor+checker`` is original + its counterfactuals of rows outside that
+The quarter-0 editor was trained on the CAD pairs of a seeded annotated quarter of the training rows
+(``python -m scripts.build_editors --quarter 0``; committed in ``benchmarks/results/crossfit_editors/``; the editor
+the package ships learned from every pair, so no row here is written by it). ``editor+checker`` is original + its counterfactuals of rows outside that
 quarter (a seeded sample of ``--editor-limit``/``--augment-limit`` of them), through
 COREAugmenter(mode="editor_only") with its defaults (the shipped flip checker picks among 4 candidates and
 filters); ``amplify`` adds the quarter's human counterfactuals too (the amplification protocol); ``human (quarter)``
 is original + the quarter's human counterfactuals only; ``human (editor rows)`` is original + the human
 counterfactuals of the rows the editor rewrote; ``crossfit`` gives every row a machine counterfactual from an
-editor that never saw its human pair (the shipped editor for rows outside the quarter, an editor trained on a
+editor that never saw its human pair (the quarter-0 editor for rows outside the quarter, an editor trained on a
 second quarter, ``python -m scripts.build_editors --quarter 1``, for the quarter's rows; with a limit N, N and N/3
-of them); ``core+editor`` is CORE proper with the shipped editor on the editor+checker row's rows (CF-DPR excerpts
+of them); ``core+editor`` is CORE proper with the quarter-0 editor on the editor+checker row's rows (CF-DPR excerpts
 retrieved for each row, their keywords in the editor's input; benchmarks/core_retrieval.py builds the encoder and
 index). ``--editor-data sentiment=FOLDER`` (or nli=) reuses counterfactuals the editor wrote before (sentiment_q1 /
 nli_q1: the cross-fitting editor's; ``--core-editor-data`` the same for core+editor).
@@ -53,7 +54,7 @@ def _row_key(task: str, row: dict[str, Any]) -> Any:
 
 
 def annotated_rows(train: Any, task: str) -> list[int]:
-    """The training rows of the annotated quarter the shipped editor learned from (scripts/build_editors.py)."""
+    """The training rows of the annotated quarter the quarter-0 editor learned from (scripts/build_editors.py)."""
     from scripts.shared_data import annotated_quarter, cad_nli_edit_rows, cad_sentiment_edit_rows
 
     if task == "sentiment":
@@ -67,7 +68,7 @@ def annotated_rows(train: Any, task: str) -> list[int]:
 
 
 def editor_subset(train: Any, task: str) -> Any:
-    """The rows the shipped editor rewrites: the rows outside the annotated quarter (so it never rewrites a row whose
+    """The rows the quarter-0 editor rewrites: the rows outside the annotated quarter (so it never rewrites a row whose
     human counterfactual it learned from) in one seeded order, the first settings.EDITOR_LIMIT (else settings.AUGMENT_LIMIT) of them,
     or all. Every limit takes a prefix of the same order, so the coverage curve's points (25%, 50%, 100% of the
     rows) share their counterfactuals: a larger limit only writes the rows the smaller one had not."""
@@ -105,13 +106,13 @@ def quarter_subset(train: Any, task: str) -> Any:
 
 
 def editor_of(task: str, quarter: int) -> Any:
-    """The shipped editor (quarter 0), or the cross-fitting editor of ``quarter``: built into the cache by
-    ``python -m scripts.build_editors --quarter N``, or its committed copy (`CROSSFIT_EDITORS`), which keeps the
-    archived generation parts valid in a later session (their key is the editor's fingerprint)."""
+    """The editor trained on annotation ``quarter`` (0: the amplification protocol's annotated quarter; 1: the
+    cross-fitting editor): built into the cache by ``python -m scripts.build_editors --quarter N``, or its committed
+    copy (`CROSSFIT_EDITORS`), which keeps the archived generation parts valid in a later session (their key is the
+    editor's fingerprint). Never the shipped editor: that one learned from every human pair, so it has seen the
+    pair of every row it would rewrite here."""
     from cfaug_hf import Editor
 
-    if not quarter:
-        return Editor.default(task)
     for folder in (settings.CACHE / "editors" / f"{task}-q{quarter}", CROSSFIT_EDITORS / f"{task}-q{quarter}"):
         if (folder / "cfaug_editor.json").is_file():
             return Editor.from_pretrained(folder)
@@ -120,7 +121,7 @@ def editor_of(task: str, quarter: int) -> Any:
 
 
 def editor_counterfactuals(train: Any, task: str, quarter: int = 0, *, retrieval: bool = False) -> Any:
-    """Counterfactuals written by the editor trained on annotation quarter ``quarter`` (0: the shipped editor, for
+    """Counterfactuals written by the editor trained on annotation quarter ``quarter`` (0: the annotated quarter's, for
     :func:`editor_subset`; 1: the cross-fitting editor of scripts/build_editors.py --quarter 1, for the quarter-0
     rows), through COREAugmenter(mode="editor_only") with its defaults (the shipped flip checker picks among 4
     candidates and filters); sentiment rewrites the 3 sentences of each review the checker finds most polar.
@@ -158,7 +159,7 @@ def editor_counterfactuals(train: Any, task: str, quarter: int = 0, *, retrieval
                                "rows_edited": len(subset), "counterfactuals": len(cfs),
                                "components": components, "skipped": stats.get("skipped", {}),
                                "filtered": stats.get("filtered", {}),
-                               "editor": (f"shipped {task} editor" if not quarter else f"{task} editor of quarter {quarter}")
+                               "editor": f"{task} editor of annotation quarter {quarter}"
                              + " (SmolLM2-135M + LoRA, scripts/build_editors.py)"}
     from cfaug_hf.augmenter import PROVENANCE_COLUMNS
 
