@@ -7,7 +7,7 @@ CAD-SNLI originals outside it), ``benchmarks/debias/`` on the frozen yardstick (
 trains on
 
 * ``none``: the original rows;
-* ``editor+checker``: + the shipped editor's counterfactuals of the covered rows (COREAugmenter, editor_only, the
+* ``editor+checker``: + the quarter-0 editor's counterfactuals of the covered rows (COREAugmenter, editor_only, the
   shipped checker choosing among 4 candidates and filtering);
 * ``human (editor rows)``: + the human counterfactuals of the same rows (the twin: what annotation of those rows
   would give);
@@ -16,7 +16,7 @@ trains on
 * ``eda``: one EDA-style copy of every row (coverage-free): the generic augmentation of the same size as
   ``human``, which the editor rows must beat by 3 points (issue 41's target);
 * ``crossfit`` (only with ``--rows crossfit``, only at 100%): no human counterfactual at all; every training row gets
-  one from an editor that never saw its human pair (the shipped editor for the unannotated rows, the editor of
+  one from an editor that never saw its human pair (the quarter-0 editor for the unannotated rows, the editor of
   annotation quarter 1 for the annotated quarter: ``python -m scripts.build_editors --task TASK --quarter 1``).
 
 The covered rows are a prefix of one seeded order, so each share's counterfactuals are the smaller share's plus

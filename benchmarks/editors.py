@@ -22,6 +22,9 @@ candidate (`FrozenJudge`: a head over frozen all-MiniLM-L6-v2 features, the froz
 CAD train: sentiment the changed sentences and their edits, NLI all_combined pairs; a different model and
 training procedure from the LoRA checker; its accuracy on CAD test is recorded). The human counterfactuals of the same rows are judged too, as the judge's own ceiling; NLI
 is also reported per target label.
+``--editor FOLDER --label NAME`` measures a saved editor in place of the shipped one (e.g. the quarter-0 editor the
+benchmarks use, ``benchmarks/results/crossfit_editors/nli-q0``), its curve recorded under NAME, and 50 of its outputs
+chosen among 4 written to ``benchmarks/results/editors_sample_<task>_<NAME>.jsonl`` for reading by hand.
 Writes benchmarks/results/editors_quality.{json,md}.
 """
 
@@ -82,10 +85,10 @@ def flips(task: str, rows: Any, outputs: list[str | None], checker: Any) -> floa
 
 
 def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int], judge_head: str | None = None,
-                       folder: Path | None = None) -> dict[str, Any]:
+                       folder: Path | None = None, sample_to: Path | None = None) -> dict[str, Any]:
     """Flip rate when the checker chooses among the first k sampled candidates, for each k in ``ks``. Candidate j
     of a row is sampled from its own seed (the row's seed and j), so the first 4 of 16 are the shipped default's
-    4 and one sampling run at max(ks) serves every k."""
+    4 and one sampling run at max(ks) serves every k. ``sample_to``: where 50 of the outputs chosen among 4 go."""
     from cfaug_hf.components.editor import candidates, rank_by_checker
 
     judge = FrozenJudge(task, judge_head or JUDGE_HEAD[task])  # before sampling, so a judge that cannot be built fails in seconds
@@ -118,7 +121,17 @@ def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int], judge_
         out["judge_flip_rate"][str(k)] = judged(task, rows, chosen, judge)
         print(json.dumps({task: {"k": k, "checker": out["flip_rate"][str(k)],
                                  "judge": out["judge_flip_rate"][str(k)]}}), flush=True)
+        if k == 4 and sample_to:
+            write_sample(sample_to, rows, chosen)
     return out
+
+
+def write_sample(path: Path, rows: Any, chosen: list[str | None]) -> None:
+    """50 seeded rows with the editor's chosen output beside the human one, for reading by hand."""
+    with path.open("w") as f:
+        for i in random.Random(0).sample(range(len(rows)), min(50, len(rows))):
+            f.write(json.dumps({"text": rows[i]["text"], "target": rows[i]["target"], "context": rows[i]["context"],
+                                "editor": chosen[i], "human": rows[i]["counterfactual"]}, ensure_ascii=False) + "\n")
 
 
 FLIP = {"negative": "positive", "positive": "negative"}
@@ -302,7 +315,8 @@ def main() -> None:
         rows = held_out(task, args.n)
         if args.candidates:
             curve = {"rows": len(rows), "where": "CPU, 2 cores",
-                     **flip_by_candidates(task, rows, checker, sorted(args.candidates), args.judge_head, args.editor)}
+                     **flip_by_candidates(task, rows, checker, sorted(args.candidates), args.judge_head, args.editor,
+                                         RESULTS / f"editors_sample_{task}_{args.label.replace(' ', '-')}.jsonl")}
             results.setdefault(task, {}).setdefault("curves", {})[args.label] = curve
             print(json.dumps({task: {args.label: curve}}), flush=True)
             path.write_text(json.dumps(results, indent=1) + "\n")
@@ -315,12 +329,7 @@ def main() -> None:
             "trained editor": {**score(task, rows, trained, checker), "seconds": round(t_seconds, 1)},
             "few-shot SmolLM2": {**score(task, rows, few, checker), "seconds": round(f_seconds, 1)},
             "human": score(task, rows, rows["counterfactual"], checker)}
-        sample = random.Random(0).sample(range(len(rows)), min(50, len(rows)))
-        with (RESULTS / f"editors_sample_{task}.jsonl").open("w") as f:
-            for i in sample:
-                f.write(json.dumps({"text": rows[i]["text"], "target": rows[i]["target"],
-                                    "context": rows[i]["context"], "editor": trained[i],
-                                    "human": rows[i]["counterfactual"]}, ensure_ascii=False) + "\n")
+        write_sample(RESULTS / f"editors_sample_{task}.jsonl", rows, trained)
         runs = {w: sorted(load_seconds(w, task) for _ in range(3)) for w in ("editor", "base")}
         results[task]["load_seconds"] = {w: round(v[1], 2) for w, v in runs.items()}
         print(json.dumps({task: results[task]}, indent=1), flush=True)

@@ -1,7 +1,7 @@
 """Everything a GPU makes possible, prepared here and run there in one call, in priority order.
 
     python -m benchmarks.gpu_suite prepare               # here: build gpu_carry/ (what the GPU machine lacks)
-    python -m benchmarks.gpu_suite slim                  # here: move the shipped editors' weights aside (30 MiB)
+    python -m benchmarks.gpu_suite slim                  # here: move the editors' weights aside (61 MiB)
     bash benchmarks/gpu_suite.sh                          # there (device run, carry gpu_carry): `run` into $OUT
     python -m benchmarks.gpu_suite unslim                # here: put them back (or: git checkout -- cfaug_hf/data)
     python -m benchmarks.gpu_suite run --smoke --out DIR  # here: the same parts on CPU with tiny settings
@@ -19,7 +19,7 @@ writes ``gpu_carry/`` (git-ignored; name it in the device call's ``carry``):
   SmolLM2's weights, which do not fit; ``counterfactuals/<task>-q1/``: the quarter-1 editor's of the annotated
   quarter, for a part with a ``crossfit`` row (``--editor-data TASK_q1=FOLDER``).
 
-The tree travels too, and its shipped editors' weights (which the suite does not load: it reads their
+The tree travels too, and its editors' weights (which the suite does not load: it reads their
 counterfactuals) would push the transfer over the limit; ``slim`` moves them into ``.slim/`` (git-ignored) for the
 device call and ``unslim`` moves them back. ``prepare`` prints the transfer size with and without them.
 
@@ -258,7 +258,7 @@ def main() -> None:
     ap = harness.parser(__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("prepare", help="build gpu_carry/ here")
-    sub.add_parser("slim", help="move the shipped editors' weights into .slim/ for the device call")
+    sub.add_parser("slim", help="move the editors' weights into .slim/ for the device call")
     sub.add_parser("unslim", help="move them back")
     r = sub.add_parser("run", help="run the parts (on the GPU machine, or --smoke here)")
     r.add_argument("--out", default=os.environ.get("OUT", "benchmarks/results/gpu"), help="where the tables go")

@@ -229,3 +229,15 @@ def test_the_benchmark_editors_learned_from_one_quarter_not_from_every_pair(task
     assert editor_of(task, 0) == CROSSFIT_EDITORS / f"{task}-q0"
     with pytest.raises(SystemExit, match="--quarter 2"):
         editor_of(task, 2)
+
+
+def test_flip_rate_curves_render_a_row_per_editor_with_labels_per_target():
+    editors = load("editors")
+    curve = {"rows": 200, "sampling_seconds": 1.0, "flip_rate": {"1": 20.0, "4": 50.0}, "judge": "a judge",
+             "judge_flip_rate": {"human": {"all": 56.5, "neutral": 46.2}, "1": {"all": 30.5, "neutral": 19.2},
+                                 "4": {"all": 50.5, "neutral": 36.5}}}
+    lines = editors.curve_tables({"nli": {"curves": {"quarter 0": curve, "every pair": {**curve, "rows": 100}}}})
+    assert any(line.startswith("| nli | quarter 0 | 200 | 20.0 | 50.0 |") for line in lines)
+    assert any(line.startswith("| nli | every pair | 100 |") for line in lines)
+    assert "| nli | quarter 0 | 56.5 (neutral 46.2) | 30.5 (neutral 19.2) | 50.5 (neutral 36.5) |" in lines
+    assert editors.curve_tables({"nli": {"rows": 60}}) == []

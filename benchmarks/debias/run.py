@@ -227,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the same for the core+editor row")
     ap.add_argument("--commit", default=None, help="the commit measured, for a copy of the tree run elsewhere")
     ap.add_argument("--check-parts", choices=["sentiment", "nli", "sentiment_q1", "nli_q1"], default=None,
-                    help="regenerate the first 20 rows an editor wrote (TASK: the shipped editor's coverage rows; "
+                    help="regenerate the first 20 rows an editor wrote (TASK: the quarter-0 editor's coverage rows; "
                          "TASK_q1: the cross-fitting editor's) with this code and, when they equal an archived run's, "
                          "let that archive serve this code (benchmarks/results/editor_parts/)")
     return ap

@@ -177,7 +177,7 @@ def human_quarter(train: Any, seed: int, *, task: str) -> Any:
 
 @row("editor+checker", configs=CAD_TASKS)
 def editor_rows(train: Any, seed: int, *, task: str, amplify: bool = False) -> Any:
-    """Original rows + the shipped editor's counterfactuals; ``amplify``: + the annotated quarter's human ones too
+    """Original rows + the quarter-0 editor's counterfactuals; ``amplify``: + the annotated quarter's human ones too
     (the amplification protocol: annotate a quarter, let the editor write for the rest)."""
     from datasets import concatenate_datasets
 
@@ -192,14 +192,14 @@ def editor_rows(train: Any, seed: int, *, task: str, amplify: bool = False) -> A
 
 @row("amplify", configs=CAD_TASKS)
 def amplify(train: Any, seed: int, task: str) -> Any:
-    """Original + the annotated quarter's human counterfactuals + the shipped editor's of the rows outside it
+    """Original + the annotated quarter's human counterfactuals + the quarter-0 editor's of the rows outside it
     (the amplification protocol: annotate a quarter, let the editor write for the rest)."""
     return editor_rows(train, seed, task=task, amplify=True)
 
 
 @row("core+editor", configs=CAD_TASKS)
 def core_editor_rows(train: Any, seed: int, *, task: str) -> Any:
-    """Original rows + CORE's counterfactuals with the shipped editor (CF-DPR retrieval, keywords in the editor's
+    """Original rows + CORE's counterfactuals with the quarter-0 editor (CF-DPR retrieval, keywords in the editor's
     input, the shipped checker choosing and filtering) of the same rows the editor+checker row rewrites."""
     from datasets import concatenate_datasets
 
@@ -209,7 +209,7 @@ def core_editor_rows(train: Any, seed: int, *, task: str) -> Any:
 @row("crossfit", configs=CAD_TASKS)
 def crossfit_rows(train: Any, seed: int, *, task: str) -> Any:
     """Original rows + a machine counterfactual for every row from an editor that never saw that row's human pair:
-    the shipped editor (quarter 0) writes for the other quarters, the quarter-1 editor for quarter 0."""
+    the quarter-0 editor writes for the other quarters, the quarter-1 editor for quarter 0."""
     from datasets import concatenate_datasets
 
     rest, first = editor_counterfactuals(train, task), editor_counterfactuals(train, task, quarter=1)
@@ -226,7 +226,7 @@ def human_editor_rows(train: Any, seed: int, *, task: str) -> Any:
 
 
 def check_parts(task: str, rows: int = 20, quarter: int = 0) -> dict[str, Any]:
-    """Regenerate the first ``rows`` rows the editor of ``quarter`` writes (quarter 0: the shipped editor's coverage
+    """Regenerate the first ``rows`` rows the editor of ``quarter`` writes (quarter 0: its coverage
     order; quarter N: the cross-fitting editor's annotated quarter) with this code and compare them with each
     archived part 0 of the same rows under another augmenter fingerprint; an equal one is recorded in
     `settings.EQUIVALENT`, so the archive serves this code."""
