@@ -13,9 +13,7 @@
 
 from __future__ import annotations
 
-import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from cfaug_hf import TaskSchema
@@ -53,21 +51,16 @@ def crossaug_counterfactuals(train: Any) -> Any:
     augmenter = CrossAugAugmenter(generator, TaskSchema.fact_verification(id_column="id"), reject_deletions=True,
                                   checker=None)
     subset, _ = augment_subset(train)
-    out_dir = Path(settings.REUSE["crossaug"]) if settings.REUSE.get("crossaug") else \
-        settings.CACHE / f"crossaug_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
-    superset = _cached_superset(subset, augmenter) if not (out_dir / "dataset_info.json").is_file() else None
-    if (out_dir / "dataset_info.json").is_file():
-        augmented = load_from_disk(str(out_dir))
-        if settings.REUSE.get("crossaug"):
-            augmented = _rows_of(augmented, subset)
-    elif superset is not None:
+    if settings.REUSE.get("crossaug"):
+        augmented = _rows_of(load_from_disk(settings.REUSE["crossaug"]), subset)
+    elif (superset := _cached_superset(subset, augmenter)) is not None:
         augmented = _rows_of(superset, subset)
     else:
-        start = time.perf_counter()
-        augmented = augmenter.augment(subset)
-        print("\n".join(augmenter.stats.summary_lines()))
-        print(f"CrossAug took {time.perf_counter() - start:.0f}s")
-        augmented.save_to_disk(str(out_dir))
+        # In parts, each saved as it finishes and (for a whole training set, the only run worth keeping) archived
+        # in the repository: CrossAug over FEVER's 9672 rows is about an hour on 2 cores, more than one sitting.
+        whole = len(subset) == len(train)
+        augmented = cached_augment(augmenter, subset, "crossaug", "CrossAug", part_rows=250,
+                                   archive=settings.PARTS_ARCHIVE / "crossaug" if whole else None)
     cfs = augmented.filter(lambda cf: cf, input_columns="cf_is_counterfactual")
     settings.NOTES["crossaug"] = {"generator": "default (SmolLM2 + LoRA on the shipped VitaminC pairs)",
                          "rows_augmented": len(subset), "components": component_digests(augmenter),
