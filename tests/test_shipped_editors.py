@@ -30,6 +30,19 @@ def test_shipped_folders_are_small_half_precision_adapters_with_cards(folder):
     assert config["training"]["global_step"] > 0
 
 
+@pytest.mark.parametrize("task", EDITOR_TASKS)
+def test_shipped_editor_cards_state_their_training_data_and_measured_flip_rate(task):
+    card = (EDITOR_DIR / task / "README.md").read_text()
+    assert "| data | CAD" in card and "held_out_quality" in card and '"flip_rate"' in card
+
+
+def test_the_shipped_nli_editor_learned_from_every_human_pair():
+    """The benchmarks' quarter editors are measured; the package ships the one trained on all of CAD-SNLI train."""
+    config = json.loads((EDITOR_DIR / "nli" / "cfaug_editor.json").read_text())["training"]
+    assert "every training row" in config["data"] and config["train_rows"] == 3331
+    assert config["independent_judge"]["flip_rate_at_4_candidates"]["all"] > 50
+
+
 def test_shipped_sentiment_editor_flips_a_plain_sentence():
     editor = Editor.default("sentiment")
     assert editor.config.task == "sentiment" and "CAD IMDb" in editor.training_info["data"]
