@@ -71,3 +71,37 @@ def test_train_checker_rejects_bad_rows():
     rows = Dataset.from_dict({"claim": ["a", ""], "evidence": ["e", "e"], "label": ["SUPPORTS", "REFUTES"]})
     with pytest.raises(ValueError, match="Column 'claim' at row 1"):
         train_checker(LabelChecker(*tiny_classifier()), rows, TaskSchema.fact_verification(), max_steps=1)
+
+
+def test_a_stopped_editor_run_resumed_from_its_checkpoint_ends_where_an_unbroken_run_does(tmp_path):
+    """Hours of CPU training survive an interruption: the resumed run has the unbroken run's optimiser state, schedule
+    and data order, so its weights are the same (LoRA, as the shipped editors are trained)."""
+    import torch
+    from transformers import TrainerCallback
+
+    from cfaug_hf import Editor
+    from cfaug_hf.training import train_editor
+
+    class StopAt(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            control.should_training_stop = state.global_step >= 2
+
+    pairs = Dataset.from_dict({"text": [f"It was dull {i}." for i in range(12)], "target": ["positive"] * 12,
+                               "counterfactual": [f"It was gripping {i}." for i in range(12)]})
+    args = {"disable_tqdm": True, "logging_strategy": "no", "save_steps": 2, "save_strategy": "steps"}
+
+    def run(folder, **kwargs):
+        editor = Editor(*tiny_causal_lm())
+        return train_editor(editor, pairs, max_steps=4, batch_size=2, seed=3, lora=True, training_args=args,
+                            output_dir=str(tmp_path / folder), **kwargs)
+
+    unbroken = run("a")
+    stopped = run("b", callbacks=[StopAt()]).model.state_dict()
+    assert (tmp_path / "b" / "checkpoint-2").is_dir()
+    resumed = run("b", resume_from_checkpoint=True)
+    assert resumed.training_info["global_step"] == unbroken.training_info["global_step"] == 4
+    a, b = unbroken.model.state_dict(), resumed.model.state_dict()
+    assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+    assert not all(torch.allclose(a[k], stopped[k], atol=1e-6) for k in a)  # steps 3-4 did move the weights
+    with pytest.raises(ValueError, match="checkpoint"):
+        run("empty", resume_from_checkpoint=True)

@@ -111,7 +111,7 @@ def train_editor(editor: Editor | str, pairs: Any, *, task: str | None = None, k
                  max_steps: int = -1, learning_rate: float | None = None, batch_size: int = 8, seed: int = 42,
                  eval_pairs: Any = None, dataset_id: str | None = None, callbacks: list[Any] | None = None,
                  training_args: dict[str, Any] | None = None, output_dir: str | None = None,
-                 **editor_overrides: Any) -> Editor:
+                 resume_from_checkpoint: str | bool | None = None, **editor_overrides: Any) -> Editor:
     """Fine-tune ``editor`` on human counterfactual pairs (the columns of `edit_pairs`: ``text``,
     ``target``, ``counterfactual``, and ``context`` when present) and return it.
 
@@ -126,6 +126,8 @@ def train_editor(editor: Editor | str, pairs: Any, *, task: str | None = None, k
             ships on PyPI).
         pairs: a ``datasets.Dataset`` from `edit_pairs` (or with the same columns).
         task: what the editor edits (sentiment, nli, claims, text), for its card and its keyword rule.
+        resume_from_checkpoint: go on from a checkpoint of ``output_dir`` (True: the latest), as in
+            `train_generator`.
         **editor_overrides: `EditorConfig` fields when ``editor`` is a name.
 
     Examples:
@@ -180,7 +182,7 @@ def train_editor(editor: Editor | str, pairs: Any, *, task: str | None = None, k
     editor = train_generator(editor, train, eval_dataset=evaluation, lora=lora, num_train_epochs=num_train_epochs,
                              max_steps=max_steps, learning_rate=learning_rate, batch_size=batch_size, seed=seed,
                              output_dir=output_dir, callbacks=callbacks, dataset_id=dataset_id,
-                             training_args=training_args)
+                             training_args=training_args, resume_from_checkpoint=resume_from_checkpoint)
     editor.training_info.update(task="counterfactual-editing", edits=task, keyword_rate=keyword_rate,
                                 max_keywords=max_keywords, distractors=distractors)
     return editor

@@ -58,7 +58,7 @@ def train_generator(generator: Generator | str, train_dataset: Any, *, source_co
                     learning_rate: float | None = None, batch_size: int = 16, max_target_length: int | None = None,
                     seed: int = 42, output_dir: str | None = None, callbacks: list[Any] | None = None,
                     dataset_id: str | None = None, training_args: dict[str, Any] | None = None,
-                    **generator_overrides: Any) -> Generator:
+                    resume_from_checkpoint: str | bool | None = None, **generator_overrides: Any) -> Generator:
     """Fine-tune a generator to map ``source_column`` texts to ``target_column`` texts; returns the generator.
 
     Seq2seq models learn the target from the templated source; causal LMs learn ``prompt + target + eos`` with the
@@ -72,6 +72,9 @@ def train_generator(generator: Generator | str, train_dataset: Any, *, source_co
         bidirectional: also train target->source (CrossAug's recipe for negative-claim generation).
         training_args: extra ``TrainingArguments`` fields (e.g. ``{"gradient_accumulation_steps": 2}``).
         dataset_id: the Hub id of the training data, recorded for the model card.
+        resume_from_checkpoint: a checkpoint folder in ``output_dir`` (True: the latest there) to go on from, with
+            the optimiser, schedule and data order where the stopped run left them: with ``output_dir`` and
+            ``training_args={"save_steps": 50}``, hours of CPU training survive an interruption.
         **generator_overrides: `GeneratorConfig` fields when ``generator`` is a name (e.g. the template).
 
     Examples:
@@ -121,7 +124,7 @@ def train_generator(generator: Generator | str, train_dataset: Any, *, source_co
     trainer = Trainer(model=generator.model, args=args, train_dataset=train_tok, eval_dataset=eval_tok,
                       data_collator=collator, callbacks=callbacks)
     with quiet_dependency_warnings():
-        result = trainer.train()
+        result = trainer.train(resume_from_checkpoint=resume_from_checkpoint)
     generator.model = trainer.model
     generator.model.eval()
     info: dict[str, Any] = {
