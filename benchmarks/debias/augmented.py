@@ -150,3 +150,30 @@ def cached_augment(augmenter: Any, subset: Any, prefix: str, what: str, part_row
     print(f"{what} took {time.perf_counter() - start:.0f}s")
     cfs.save_to_disk(str(out_dir))
     return cfs
+
+
+def record_equivalence(augmenter: Any, subset: Any, pattern: str) -> dict[str, Any]:
+    """Augment ``subset`` (the first rows of an archived run) with this code and compare the output with part 0 of
+    each archive in settings.PARTS_ARCHIVE matching ``pattern`` under another augmenter fingerprint; an equal one is
+    recorded in `settings.EQUIVALENT`, so the archive serves this code (a change anywhere in the library changes
+    every augmenter's fingerprint, and hours of generation are not redone for it)."""
+    import gzip
+
+    from benchmarks.harness import provenance
+
+    now = augmenter.fingerprint()[:12]
+    fresh = [_comparable(r) for r in augmenter.augment(subset)]
+    report: dict[str, Any] = {"fingerprint": now, "rows": len(subset), "archives": {}}
+    for path in sorted(settings.PARTS_ARCHIVE.glob(pattern)):
+        older = path.name.removesuffix(".jsonl.gz").rsplit("_", 1)[1]
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            archived = [_comparable(r) for r in map(json.loads, f) if r.get("_part", "").startswith("00000-")]
+        same = archived[:len(fresh)] == fresh and len(archived) >= len(fresh)
+        report["archives"][older] = {"equal": same, "archived_rows": len(archived)}
+        if same and older != now:
+            known = json.loads(settings.EQUIVALENT.read_text()) if settings.EQUIVALENT.is_file() else {}
+            known[now] = {"archived_as": older, "checked": f"part 0 ({len(fresh)} rows) regenerated at commit "
+                                                          f"{str(provenance(settings.COMMIT).get('git_commit'))[:10]}: equal"}
+            settings.EQUIVALENT.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+    print(json.dumps(report, indent=1))
+    return report

@@ -226,10 +226,12 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--core-editor-data", nargs="*", default=[], metavar="TASK=FOLDER",
                     help="the same for the core+editor row")
     ap.add_argument("--commit", default=None, help="the commit measured, for a copy of the tree run elsewhere")
-    ap.add_argument("--check-parts", choices=["sentiment", "nli", "sentiment_q1", "nli_q1"], default=None,
+    ap.add_argument("--check-parts", choices=["sentiment", "nli", "sentiment_q1", "nli_q1", "fever_crossaug"],
+                    default=None,
                     help="regenerate the first 20 rows an editor wrote (TASK: the quarter-0 editor's coverage rows; "
-                         "TASK_q1: the cross-fitting editor's) with this code and, when they equal an archived run's, "
-                         "let that archive serve this code (benchmarks/results/editor_parts/)")
+                         "TASK_q1: the cross-fitting editor's; fever_crossaug: CrossAug over FEVER) with this code "
+                         "and, when they equal an archived run's, let that archive serve this code "
+                         "(benchmarks/results/editor_parts/)")
     return ap
 
 
@@ -238,6 +240,11 @@ def main() -> None:
     args = ap.parse_args()
     if args.list_rows:
         print(describe())
+        return
+    if args.check_parts == "fever_crossaug":
+        from .rows.crossaug import check_crossaug_parts
+
+        check_crossaug_parts("fever")
         return
     if args.check_parts:
         from .rows.editors import check_parts

@@ -14,12 +14,15 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from cfaug_hf import TaskSchema
 
 from .. import settings
-from ..augmented import augment_subset, cached_augment, component_digests, flip_pairs, with_counterfactuals
+from ..augmented import (augment_subset, cached_augment, component_digests, flip_pairs, record_equivalence,
+                         with_counterfactuals)
+from ..configs import CONFIGS
 from ..registry import row
 
 
@@ -37,6 +40,29 @@ def default_generator() -> Any:
     return generator
 
 
+def crossaug_augmenter() -> Any:
+    """CrossAug as the rows run it: the default generator with 5 candidates, deletions rejected, no checker."""
+    from cfaug_hf import CrossAugAugmenter
+
+    generator = default_generator()
+    generator.config.num_return_sequences = 5
+    return CrossAugAugmenter(generator, TaskSchema.fact_verification(id_column="id"), reject_deletions=True,
+                             checker=None)
+
+
+def crossaug_cache(train: Any) -> Path:
+    """Where `crossaug_counterfactuals` caches its output for ``train`` (every row; settings.AUGMENT_LIMIT unset)."""
+    return settings.CACHE / f"crossaug_{train._fingerprint[:12]}_{crossaug_augmenter().fingerprint()[:12]}"
+
+
+def check_crossaug_parts(config: str, rows: int = 20) -> dict[str, Any]:
+    """Regenerate CrossAug's output for the first ``rows`` training rows of ``config`` with this code and compare it
+    with the archived whole-set run's part 0 (`record_equivalence`)."""
+    train = CONFIGS[config]()["train"]
+    pattern = f"crossaug_crossaug_{train._fingerprint[:12]}_*.jsonl.gz"
+    return record_equivalence(crossaug_augmenter(), train.select(range(rows)), pattern)
+
+
 def crossaug_counterfactuals(train: Any) -> Any:
     """CrossAug's counterfactuals (provenance columns kept) of ``train``, or of a seeded sample of --augment-limit
     of its rows, made with the default generator and no checker (the paper's method), cached by the data's and the
@@ -44,12 +70,7 @@ def crossaug_counterfactuals(train: Any) -> Any:
     The checker and balancing rows filter these same counterfactuals."""
     from datasets import load_from_disk
 
-    from cfaug_hf import CrossAugAugmenter
-
-    generator = default_generator()
-    generator.config.num_return_sequences = 5
-    augmenter = CrossAugAugmenter(generator, TaskSchema.fact_verification(id_column="id"), reject_deletions=True,
-                                  checker=None)
+    augmenter = crossaug_augmenter()
     subset, _ = augment_subset(train)
     if settings.REUSE.get("crossaug"):
         augmented = _rows_of(load_from_disk(settings.REUSE["crossaug"]), subset)

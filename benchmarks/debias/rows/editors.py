@@ -18,15 +18,13 @@ nli_q1: the cross-fitting editor's; ``--core-editor-data`` the same for core+edi
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import provenance
 
 from .. import settings
-from ..augmented import _comparable, cached_augment, component_digests
+from ..augmented import cached_augment, component_digests, record_equivalence
 from ..configs import CAD_TASKS, CONFIGS, schema_of
 from ..registry import row
 from .core import retrieval_parts
@@ -228,16 +226,12 @@ def human_editor_rows(train: Any, seed: int, *, task: str) -> Any:
 def check_parts(task: str, rows: int = 20, quarter: int = 0) -> dict[str, Any]:
     """Regenerate the first ``rows`` rows the editor of ``quarter`` writes (quarter 0: its coverage
     order; quarter N: the cross-fitting editor's annotated quarter) with this code and compare them with each
-    archived part 0 of the same rows under another augmenter fingerprint; an equal one is recorded in
-    `settings.EQUIVALENT`, so the archive serves this code."""
-    import gzip
-
+    archived part 0 of the same rows (`record_equivalence`)."""
     from cfaug_hf import COREAugmenter
 
     train = CONFIGS[task]()["train"]
     augmenter = COREAugmenter(editor_of(task, quarter), schema_of(task), mode="editor_only", keep_original=False,
                               edit_sentences=3 if task == "sentiment" else 0)
-    now = augmenter.fingerprint()[:12]
     if quarter:
         settings.EDITOR_LIMIT = None
         subset = quarter_subset(train, task)
@@ -247,18 +241,4 @@ def check_parts(task: str, rows: int = 20, quarter: int = 0) -> dict[str, Any]:
         settings.EDITOR_LIMIT = rows
         subset = editor_subset(train, task)
         pattern = f"{task}_editor_{editor_order_key(train, task)[:12]}_*.jsonl.gz"
-    fresh = [_comparable(r) for r in augmenter.augment(subset)]
-    report: dict[str, Any] = {"fingerprint": now, "rows": len(subset), "archives": {}}
-    for path in sorted(settings.PARTS_ARCHIVE.glob(pattern)):
-        older = path.name.removesuffix(".jsonl.gz").rsplit("_", 1)[1]
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            archived = [_comparable(r) for r in map(json.loads, f) if r.get("_part", "").startswith("00000-")]
-        same = archived[:len(fresh)] == fresh and len(archived) >= len(fresh)
-        report["archives"][older] = {"equal": same, "archived_rows": len(archived)}
-        if same and older != now:
-            known = json.loads(settings.EQUIVALENT.read_text()) if settings.EQUIVALENT.is_file() else {}
-            known[now] = {"archived_as": older, "checked": f"part 0 ({len(fresh)} rows) regenerated at commit "
-                                                          f"{str(provenance(settings.COMMIT).get('git_commit'))[:10]}: equal"}
-            settings.EQUIVALENT.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
-    print(json.dumps(report, indent=1))
-    return report
+    return record_equivalence(augmenter, subset, pattern)
