@@ -17,7 +17,8 @@ writes ``gpu_carry/`` (git-ignored; name it in the device call's ``carry``):
 * ``counterfactuals/<task>-<share>/``: the editors' counterfactuals written here on CPU for the coverage curve
   (``benchmarks/coverage_curve.py``), reused there through ``--editor-data TASK=FOLDER``: a generator would need
   SmolLM2's weights, which do not fit; ``counterfactuals/<task>-q1/``: the quarter-1 editor's of the annotated
-  quarter, for a part with a ``crossfit`` row (``--editor-data TASK_q1=FOLDER``).
+  quarter, for a part with a ``crossfit`` row (``--editor-data TASK_q1=FOLDER``); ``counterfactuals/fever-crossaug/``:
+  CrossAug's counterfactuals of every FEVER training row (``--crossaug-data``), for the ``crossaug`` rows.
 
 The tree travels too, and its editors' weights (which the suite does not load: it reads their
 counterfactuals) would push the transfer over the limit; ``slim`` moves them into ``.slim/`` (git-ignored) for the
@@ -65,7 +66,7 @@ SMOKE_EDITOR_ROWS = 20
 PARTS = [
     ("sentiment, full coverage", "sentiment",
      ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify", "crossfit"], 380, 100),
-    ("fever validity", "fever", ["none", "reweight"], 180, None),
+    ("fever validity", "fever", ["none", "reweight", "crossaug", "crossaug+checker"], 240, None),
     ("nli, full coverage", "nli",
      ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify", "crossfit"], 210, 100),
     ("sentiment, 25% coverage", "sentiment", ["none", "editor+checker", "human (editor rows)", "amplify"], 130, 25),
@@ -145,6 +146,31 @@ def editor_cache(task: str, limit: int | None, quarter: int = 0) -> Path:
     return debias.settings.CACHE / f"editor_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
 
 
+def crossaug_carried(config: str, smoke: bool = False) -> Path:
+    """CrossAug's counterfactuals of every training row of ``config`` as the device reads them (a smoke run reads
+    the cache here, as the device reads the carried copy)."""
+    if not smoke:
+        return CARRY / "counterfactuals" / f"{config}-crossaug"
+    from benchmarks.debias.configs import CONFIGS
+    from benchmarks.debias.rows.crossaug import crossaug_cache
+
+    return crossaug_cache(CONFIGS[config]()["train"])
+
+
+def carry_crossaug(config: str = "fever") -> str:
+    """Copy the counterfactual rows (not the originals, which the device has) of CrossAug's cached run over every
+    training row of ``config`` into the carry."""
+    from datasets import load_from_disk
+
+    cached, target = crossaug_carried(config, smoke=True), crossaug_carried(config)
+    if not (cached / "dataset_info.json").is_file():
+        return f"missing: run python -m benchmarks.debias --config {config} --rows crossaug first"
+    shutil.rmtree(target, ignore_errors=True)
+    cfs = load_from_disk(str(cached)).filter(lambda cf: cf, input_columns="cf_is_counterfactual")
+    cfs.save_to_disk(str(target))
+    return f"{len(cfs)} counterfactuals of every training row"
+
+
 def carry_counterfactuals() -> dict[str, str]:
     """Copy the editors' cached counterfactuals of each (task, share) the parts read, where they exist, and the
     quarter-1 editor's for the parts with a crossfit row."""
@@ -161,6 +187,8 @@ def carry_counterfactuals() -> dict[str, str]:
         else:
             out[name] = ("missing: run python -m benchmarks.coverage_curve" + ("" if share else " --rows crossfit")
                          + f" --task {task} first")
+    for config in sorted({p[1] for p in PARTS if any(r.startswith("crossaug") for r in p[2])}):
+        out[f"{config}-crossaug"] = carry_crossaug(config)
     return out
 
 
@@ -196,6 +224,12 @@ def run(args: argparse.Namespace) -> int:
                     report["parts"].append({**entry, "status": f"skipped: no carried counterfactuals in {quarter}"})
                     continue
                 reuse.append(f"{config}_q1={quarter}")
+        if any(r.startswith("crossaug") for r in rows):
+            crossaug = crossaug_carried(config, args.smoke)
+            if not (crossaug / "dataset_info.json").is_file():
+                report["parts"].append({**entry, "status": f"skipped: no carried counterfactuals in {crossaug}"})
+                continue
+            reuse += ["--crossaug-data", str(crossaug)]
         if left < 30:
             report["parts"].append({**entry, "status": "skipped: the suite's time budget is spent"})
             continue
