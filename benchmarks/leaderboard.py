@@ -116,6 +116,11 @@ def _recovered(acc: dict[str, list[float]], base: dict[str, list[float]], ceilin
     return f"{100 * statistics.mean(shares):.0f}%" if shares else ""
 
 
+#: Tables whose augmentation rows (CrossAug) rewrote every training row rather than a CPU-sized sample: the same
+#: configuration's table beside the sampled one (`python -m benchmarks.debias --results-dir benchmarks/results/every_row`).
+EVERY_ROW = "every_row"
+
+
 def table(result: dict[str, Any]) -> list[str]:
     """The Markdown lines of one results file."""
     tests = list(result["tests"])
@@ -139,7 +144,8 @@ def table(result: dict[str, Any]) -> list[str]:
     dropped = {name: why for (config, name), why in SUPERSEDED.items() if config == result["config"]
                and name in result["rows"]}
     rows = {name: row for name, row in rows.items() if name not in dropped}
-    lines = [f"### {title}: {model}{verdict}", "", made, "",
+    every_row = " (CrossAug over every training row)" if result.get("_folder") == EVERY_ROW else ""
+    lines = [f"### {title}: {model}{every_row}{verdict}", "", made, "",
              f"Accuracy %, mean ± sd over {seeds} seeds{f' ({where})' if where else ''}; in brackets the gain over "
              f"`none` in points, in bold where it exceeds 2 sd of the difference (each row's sd over seeds, "
              f"combined as for independent runs); a gain not in bold is no measurable effect."
@@ -305,16 +311,17 @@ def coverage_tables(results_dir: Path) -> list[str]:
 
 
 def build(results_dir: Path) -> str:
-    files = sorted(results_dir.glob("debias_*.json"))
+    files = sorted(results_dir.glob("debias_*.json")) + sorted(results_dir.glob(f"{EVERY_ROW}/debias_*.json"))
     if not files:
         raise SystemExit(f"No debias_*.json in {results_dir}; run benchmarks/debias/ first.")
-    results = [json.loads(f.read_text()) for f in files]
+    results = [{**json.loads(f.read_text()), "_folder": f.parent.name if f.parent != results_dir else None}
+               for f in files]
     order = list(TASK_NAMES)
     results.sort(key=lambda r: (order.index(r["config"]) if r["config"] in order else len(order),
                                 r["model"] != "frozen", r["model"] != "bow", r["model"],
-                                str((r.get("settings") or {}).get("head"))))
+                                str((r.get("settings") or {}).get("head")), r["_folder"] or ""))
     lines = ["# Debiasing leaderboard", "",
-             "Gathered by `benchmarks/leaderboard.py` from " + ", ".join(f"`{f.name}`" for f in files) + ". Each "
+             "Gathered by `benchmarks/leaderboard.py` from " + ", ".join(f"`{f.relative_to(results_dir)}`" for f in files) + ". Each "
              "table trains one classifier per row and seed and tests it in-domain and on contrast or "
              "out-of-distribution sets (`benchmarks/debias/`).", ""]
     for r in results:

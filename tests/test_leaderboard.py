@@ -122,3 +122,16 @@ def test_coverage_curves_join_the_leaderboard(tmp_path):
     assert "| 50% (500) | 100% (1000) |" in "\n".join(lines)
     editor = next(line for line in lines if line.startswith("| + learned editor"))
     assert "| +4.0 ± 6.0 (44%) | **+10.4** ± 6.0 (116%) |" in editor
+
+
+def test_a_run_over_every_training_row_sits_beside_the_sampled_one_and_says_so(tmp_path):
+    rows = {"none": (100, ([0.7, 0.7], [0.55, 0.55])), "crossaug": (150, ([0.7, 0.7], [0.56, 0.56]))}
+    sampled = {**result("fever", "bow", rows), "augment_limit": 20}
+    (tmp_path / "debias_fever_bow.json").write_text(json.dumps(sampled))
+    (tmp_path / "every_row").mkdir()
+    (tmp_path / "every_row" / "debias_fever_bow.json").write_text(json.dumps(result("fever", "bow", rows)))
+    text = load_leaderboard().build(tmp_path)
+    plain = text.index("### Fact verification (FEVER, paper setup): bag of words")
+    every = text.index("### Fact verification (FEVER, paper setup): bag of words (CrossAug over every training row)")
+    assert plain < every and "`every_row/debias_fever_bow.json`" in text
+    assert "a seeded sample of 20 training rows" in text[plain:every] and "seeded sample" not in text[every:]
