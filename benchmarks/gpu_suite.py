@@ -65,8 +65,8 @@ SMOKE_EDITOR_ROWS = 20
 #: ``counterfactuals/<task>-q1/``).
 PARTS = [
     ("sentiment, full coverage", "sentiment",
-     ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify", "crossfit"], 380, 100),
-    ("fever validity", "fever", ["none", "reweight", "crossaug", "crossaug+checker"], 240, None),
+     ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify", "crossfit"], 350, 100),
+    ("fever validity", "fever", ["none", "reweight", "crossaug", "crossaug+checker"], 210, None),
     ("nli, full coverage", "nli",
      ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify", "crossfit"], 210, 100),
     ("sentiment, 25% coverage", "sentiment", ["none", "editor+checker", "human (editor rows)", "amplify"], 130, 25),
