@@ -116,7 +116,7 @@ def test_editor_rows_of_every_coverage_are_prefixes_of_one_order():
 
 
 def test_gpu_suite_parts_name_rows_their_configs_have():
-    _shared_data_or_skip()
+    """Needs no benchmark data, so it runs on every clone (it once failed only where the data was)."""
     debias, suite = load("debias"), load("gpu_suite")
     from benchmarks.debias.registry import ROWS
 
