@@ -128,6 +128,24 @@ def test_gpu_suite_parts_name_rows_their_configs_have():
     assert sum(p[3] for p in suite.PARTS) <= 900  # the parts fit one device call and a rerun
 
 
+def test_every_archived_generation_run_has_a_check_parts_command():
+    """Each archive in editor_parts/ is served to later code only through its --check-parts check; the checks are
+    registered by the row families (no list in the command line), so a family that archives must register one."""
+    load("debias")
+    from benchmarks.debias.registry import ARCHIVE_CHECKS, archive_check
+    from benchmarks.debias.run import build_parser
+
+    parts = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "editor_parts"
+    families = {f.name.split("_editor_")[0] if "_editor_" in f.name else "fever_crossaug"
+                for f in parts.glob("*.jsonl.gz")}
+    assert families and families <= set(ARCHIVE_CHECKS)
+    check_option = next(a for a in build_parser()._actions if a.dest == "check_parts")
+    assert set(check_option.choices) == set(ARCHIVE_CHECKS)
+    assert all((check.__doc__ or "").strip() for check in ARCHIVE_CHECKS.values())
+    with pytest.raises(ValueError, match="registered twice"):
+        archive_check("nli")(lambda: None)
+
+
 def test_generation_parts_survive_in_their_archive(tmp_path):
     """benchmarks.debias's cache is not kept between sessions; its editor parts are archived to a committed file after each
     part and restored from it, with their features, so a later session resumes where this one stopped."""

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Row", "ROWS", "row", "describe"]
+__all__ = ["Row", "ROWS", "row", "describe", "ARCHIVE_CHECKS", "archive_check"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,23 @@ def row(name: str, *, configs: tuple[str, ...], probe: tuple[str, Callable[[Any]
             raise ValueError(f"Training-set row {name!r} is registered twice.")
         ROWS[name] = Row(name, make, tuple(configs), probe)
         return make
+    return register
+
+
+#: ``--check-parts NAME`` -> a function that regenerates the first rows of an archived generation run with this code
+#: and, when they are equal, lets the archive serve it (``augmented.record_equivalence``). A row family that archives
+#: its generation registers its checks beside its rows, so the command line needs no list of them.
+ARCHIVE_CHECKS: dict[str, Callable[[], Any]] = {}
+
+
+def archive_check(name: str) -> Callable[[Callable[[], Any]], Callable[[], Any]]:
+    """Register the decorated function (no arguments; its docstring's first line is its help) as ``--check-parts
+    name``."""
+    def register(check: Callable[[], Any]) -> Callable[[], Any]:
+        if name in ARCHIVE_CHECKS:
+            raise ValueError(f"Archive check {name!r} is registered twice.")
+        ARCHIVE_CHECKS[name] = check
+        return check
     return register
 
 

@@ -17,7 +17,7 @@ from . import rows as _rows  # noqa: F401  (registers every row)
 from . import settings
 from .classifiers import run_bow, run_hf
 from .configs import CONFIGS
-from .registry import ROWS, describe
+from .registry import ARCHIVE_CHECKS, ROWS, describe
 
 
 def fmt(values: list[float]) -> str:
@@ -226,12 +226,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--core-editor-data", nargs="*", default=[], metavar="TASK=FOLDER",
                     help="the same for the core+editor row")
     ap.add_argument("--commit", default=None, help="the commit measured, for a copy of the tree run elsewhere")
-    ap.add_argument("--check-parts", choices=["sentiment", "nli", "sentiment_q1", "nli_q1", "fever_crossaug"],
-                    default=None,
-                    help="regenerate the first 20 rows an editor wrote (TASK: the quarter-0 editor's coverage rows; "
-                         "TASK_q1: the cross-fitting editor's; fever_crossaug: CrossAug over FEVER) with this code "
-                         "and, when they equal an archived run's, let that archive serve this code "
-                         "(benchmarks/results/editor_parts/)")
+    ap.add_argument("--check-parts", choices=sorted(ARCHIVE_CHECKS), default=None,
+                    help="regenerate the first 20 rows of an archived generation run with this code and, when they "
+                         "equal the archive's, let that archive serve this code (benchmarks/results/editor_parts/): "
+                         + "; ".join(f"{name}: {(check.__doc__ or '').strip().splitlines()[0]}"
+                                     for name, check in sorted(ARCHIVE_CHECKS.items())))
     return ap
 
 
@@ -241,16 +240,8 @@ def main() -> None:
     if args.list_rows:
         print(describe())
         return
-    if args.check_parts == "fever_crossaug":
-        from .rows.crossaug import check_crossaug_parts
-
-        check_crossaug_parts("fever")
-        return
     if args.check_parts:
-        from .rows.editors import check_parts
-
-        task, _, quarter = args.check_parts.partition("_q")
-        check_parts(task, quarter=int(quarter or 0))
+        ARCHIVE_CHECKS[args.check_parts]()
         return
     settings.AUGMENT_LIMIT, settings.EDITOR_LIMIT, settings.COMMIT = args.augment_limit, args.editor_limit, args.commit
     settings.RESULTS = args.results_dir or settings.RESULTS

@@ -23,7 +23,7 @@ from .. import settings
 from ..augmented import (augment_subset, cached_augment, component_digests, flip_pairs, record_equivalence,
                          with_counterfactuals)
 from ..configs import CONFIGS
-from ..registry import row
+from ..registry import archive_check, row
 
 
 def default_generator() -> Any:
@@ -61,6 +61,12 @@ def check_crossaug_parts(config: str, rows: int = 20) -> dict[str, Any]:
     train = CONFIGS[config]()["train"]
     pattern = f"crossaug_crossaug_{train._fingerprint[:12]}_*.jsonl.gz"
     return record_equivalence(crossaug_augmenter(), train.select(range(rows)), pattern)
+
+
+@archive_check("fever_crossaug")
+def check_fever_crossaug() -> dict[str, Any]:
+    """CrossAug over every FEVER training row"""
+    return check_crossaug_parts("fever")
 
 
 def crossaug_counterfactuals(train: Any) -> Any:

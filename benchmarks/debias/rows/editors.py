@@ -18,6 +18,7 @@ nli_q1: the cross-fitting editor's; ``--core-editor-data`` the same for core+edi
 
 from __future__ import annotations
 
+import functools
 import random
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from typing import Any
 from .. import settings
 from ..augmented import cached_augment, component_digests, record_equivalence
 from ..configs import CAD_TASKS, CONFIGS, schema_of
-from ..registry import row
+from ..registry import archive_check, row
 from .core import retrieval_parts
 
 #: Committed copies of the cross-fitting editors (the cache is not kept between sessions).
@@ -242,3 +243,11 @@ def check_parts(task: str, rows: int = 20, quarter: int = 0) -> dict[str, Any]:
         subset = editor_subset(train, task)
         pattern = f"{task}_editor_{editor_order_key(train, task)[:12]}_*.jsonl.gz"
     return record_equivalence(augmenter, subset, pattern)
+
+
+for _task in CAD_TASKS:  # --check-parts TASK and TASK_q1
+    for _quarter, _what in ((0, "the quarter-0 editor's {} coverage rows"),
+                            (1, "the cross-fitting (quarter-1) editor's {} rows")):
+        _check = functools.partial(check_parts, _task, quarter=_quarter)
+        _check.__doc__ = _what.format(_task)
+        archive_check(_task + (f"_q{_quarter}" if _quarter else ""))(_check)
