@@ -1,9 +1,13 @@
-"""How much does an editor add as it covers more of the unannotated rows? The gain as a curve in coverage.
+"""How much does augmentation add as it covers more of the training rows? The gain as a curve in coverage.
 
-    python -m benchmarks.coverage_curve [--task sentiment] [--shares 25 50 100] [--seeds 0 1 2 3 4] [--plot]
+    python -m benchmarks.coverage_curve [--task sentiment|nli|fever] [--shares 25 50 100] [--seeds 0 1 2 3 4] [--plot]
+
+Each task's curve is a ``Curve`` in ``CURVES`` (its test, head, rows and what a share is a share of). FEVER's is
+CrossAug (the default generator, and flip-checked) over a growing share of the 9672 training rows, beside ``none`` and
+claim-only re-weighting, with ``--augment-limit``; the rest of this note is the editors' curves (sentiment, NLI).
 
 For each share of the rows outside the annotated quarter (sentiment: 1280 CAD IMDb training reviews; NLI: the
-CAD-SNLI originals outside it), ``benchmarks/debias/`` on the frozen yardstick (its head per task: ``HEADS``)
+CAD-SNLI originals outside it), ``benchmarks/debias/`` on the frozen yardstick (its head per task: ``Curve.head``)
 trains on
 
 * ``none``: the original rows;
@@ -34,23 +38,65 @@ import json
 import statistics
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks import harness
 from benchmarks.harness import RESULTS, ROOT
 
-ROWS = ["none", "human", "human (quarter)", "eda", "editor+checker", "human (editor rows)", "amplify", "crossfit"]
-#: Rows run unless ``--rows`` names others; crossfit needs a second editor, trained separately.
-DEFAULT_ROWS = ROWS[:-1]
+@dataclass(frozen=True)
+class Curve:
+    """How one task's curve is measured: the test it is read on, the yardstick's head, its rows and what a share
+    is a share of."""
+
+    contrast: str
+    #: The frozen yardstick's head: the one whose validity checks pass in the leaderboard where one does.
+    head: str
+    #: Every row the curve can run, ``none`` first.
+    rows: tuple[str, ...]
+    #: Rows that do not depend on the share: trained once, with the largest share, and read from there for the others.
+    shared_rows: tuple[str, ...]
+    #: The benchmarks.debias option that sets how many rows are covered.
+    limit_option: str
+    #: What the share is a share of: the rows outside the annotated quarter (editor rows), or every training row.
+    covers: str
+    #: Rows drawn as curves, and share-free rows drawn as levels: (row, line style, legend).
+    plotted: tuple[str, ...]
+    levels: tuple[tuple[str, str, str], ...] = ()
+    #: The row whose gain is "the full gain" the others recover a share of (None: no such row).
+    reference: str | None = None
+
+
+_EDITOR_ROWS = ("none", "human", "human (quarter)", "eda", "editor+checker", "human (editor rows)", "amplify",
+                "crossfit")
+_EDITOR_CURVE = dict(rows=_EDITOR_ROWS, shared_rows=("none", "human", "human (quarter)", "eda"),
+                     limit_option="--editor-limit", covers="training rows outside the annotated quarter",
+                     plotted=("editor+checker", "human (editor rows)", "amplify", "crossfit"),
+                     levels=(("human", "--", "every row's human counterfactuals"), ("eda", ":", "EDA copy of every row")),
+                     reference="human")
+#: One curve per task. On NLI the lr head shows no gain even for every row's human counterfactuals, so it cannot
+#: measure coverage (top1 can); FEVER's yardstick fails its validity check on every frozen head (lr is the cheap one,
+#: and its curve is labelled as failing).
+CURVES = {
+    "sentiment": Curve("contrast dev", "lr", **_EDITOR_CURVE),
+    "nli": Curve("revised_hypothesis/test", "top1", **_EDITOR_CURVE),
+    "fever": Curve("fever-symmetric", "lr", rows=("none", "reweight", "crossaug", "crossaug+checker"),
+                   shared_rows=("none", "reweight"), limit_option="--augment-limit", covers="training rows",
+                   plotted=("crossaug", "crossaug+checker"),
+                   levels=(("reweight", "--", "claim-only re-weighting"),)),
+}
 #: Rows that exist only at full coverage: the quarter-1 editor rewrites every annotated row there (a smaller share's
 #: sample of the quarter is not a prefix of a larger one's).
 FULL_ONLY_ROWS = ("crossfit",)
-#: Rows that do not depend on the share: trained once, with the largest share, and read from there for the others.
-SHARED_ROWS = ("none", "human", "human (quarter)", "eda")
-CONTRAST = {"sentiment": "contrast dev", "nli": "revised_hypothesis/test"}
-#: The frozen yardstick's head per task: the one whose validity checks pass in the leaderboard (on NLI the lr head
-#: shows no gain even for every row's human counterfactuals, so it cannot measure coverage).
-HEADS = {"sentiment": "lr", "nli": "top1"}
+
+
+def covered_population(task: str) -> int:
+    """How many rows a 100% share covers."""
+    from benchmarks import debias
+
+    if CURVES[task].covers == "training rows":
+        return len(debias.CONFIGS[task]()["train"])
+    return unannotated(task)
 
 
 def unannotated(task: str) -> int:
@@ -77,7 +123,7 @@ def result_name(task: str, head: str) -> str:
 
 def summary_name(task: str, head: str) -> str:
     """``coverage_<task>`` for the task's own head, ``coverage_<task>_<head>`` for another."""
-    return f"coverage_{task}" + ("" if head == HEADS[task] else f"_{head}")
+    return f"coverage_{task}" + ("" if head == CURVES[task].head else f"_{head}")
 
 
 def finished_rows(path: Path, seeds: list[int]) -> set[str]:
@@ -99,7 +145,7 @@ def run_share(task: str, share: float, total: int, seeds: list[int], head: str, 
     if not rows:  # an earlier run finished this share
         return out / result_name(task, head)
     cmd = [sys.executable, "-m", "benchmarks.debias", "--config", task, "--model", "frozen", "--head", head,
-           "--rows", *rows, "--seeds", *map(str, seeds), "--editor-limit", str(limit), "--merge", "--results-dir",
+           "--rows", *rows, "--seeds", *map(str, seeds), CURVES[task].limit_option, str(limit), "--merge", "--results-dir",
            str(out)]
     subprocess.run(cmd, check=True, cwd=ROOT)
     return out / result_name(task, head)
@@ -112,34 +158,37 @@ def gain(rows: dict, row: str, test: str) -> dict[str, float]:
 
 
 def summarize(task: str, shares: list[float], total: int, head: str) -> dict:
-    points = []
-    largest = json.loads((share_dir(task, max(shares)) / result_name(task, head)).read_text())["rows"]
+    curve, points = CURVES[task], []
+    largest_result = json.loads((share_dir(task, max(shares)) / result_name(task, head)).read_text())
+    largest = largest_result["rows"]
     for share in shares:
         result = json.loads((share_dir(task, share) / result_name(task, head)).read_text())
-        rows = {**{r: largest[r] for r in SHARED_ROWS if r in largest}, **result["rows"]}
+        rows = {**{r: largest[r] for r in curve.shared_rows if r in largest}, **result["rows"]}
         tests = list(rows["none"]["accuracy"])
         point = {"share": share, "rows_covered": round(total * share / 100), "seeds": len(result["seeds"]),
-                 "train_rows": {row: rows[row]["train_rows"] for row in ROWS if row in rows},
-                 "augmentation": rows.get("editor+checker", {}).get("augmentation"), "gains": {}}
-        for row in ROWS[1:]:
+                 "train_rows": {row: rows[row]["train_rows"] for row in curve.rows if row in rows},
+                 "augmentation": next((rows[r]["augmentation"] for r in curve.plotted[:1] if r in rows
+                                       and "augmentation" in rows[r]), None), "gains": {}}
+        for row in curve.rows[1:]:
             if row in rows:
                 point["gains"][row] = {test: gain(rows, row, test) for test in tests}
-        full = point["gains"].get("human", {}).get(CONTRAST[task], {}).get("gain")
+        full = point["gains"].get(curve.reference, {}).get(curve.contrast, {}).get("gain")
         if full:
-            point["recovered_of_full_human"] = {row: round(100 * g[CONTRAST[task]]["gain"] / full, 1)
-                                                for row, g in point["gains"].items() if row != "human"}
+            point["recovered_of_full_human"] = {row: round(100 * g[curve.contrast]["gain"] / full, 1)
+                                                for row, g in point["gains"].items() if row != curve.reference}
         points.append(point)
-    return {"task": task, "unannotated_rows": total, "yardstick": f"frozen all-MiniLM-L6-v2, {head} head",
-            "contrast_test": CONTRAST[task], "points": points}
+    return {"task": task, "covered_rows": total, "covers": curve.covers,
+            "yardstick": f"frozen all-MiniLM-L6-v2, {head} head", "contrast_test": curve.contrast,
+            "validity": largest_result.get("validity"), "points": points}
 
 
 def markdown(summary: dict) -> str:
     task, test = summary["task"], summary["contrast_test"]
     lines = [f"# Gain against coverage: {task}", "",
-             f"The editor's counterfactuals over a growing share of the {summary['unannotated_rows']} training rows "
-             f"outside the annotated quarter ({summary['yardstick']}; gain over `none` in points on {test}, "
+             f"Counterfactuals over a growing share of the {summary['covered_rows']} {summary['covers']} "
+             f"({summary['yardstick']}; gain over `none` in points on {test}, "
              "± 2 sd of the difference; **bold**: beyond 2 sd; the last column: share of the gain of every row's "
-             "human counterfactuals).", "",
+             "human counterfactuals, where there are any).", *validity_note(summary), "",
              "| share | rows | row | gain | 2 sd | of the full human gain |", "|---|---|---|---|---|---|"]
     for p in summary["points"]:
         for row, g in p["gains"].items():
@@ -153,29 +202,42 @@ def markdown(summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def validity_note(summary: dict) -> list[str]:
+    """A line saying the yardstick fails its validity check, where it does (its figures cannot show an effect)."""
+    check = summary.get("validity")
+    if not check or check["passed"]:
+        return []
+    held = check.get("in_domain") or {}
+    return ["", f"**This yardstick fails its validity check** (`{check['row']}` minus `none` on {check['test']} "
+                f"{check['gain']:+.1f}, needs > 2 sd = {check['two_sd']:.1f}"
+                + (f"; `none` {held['none']:.1f}% on {held['test']}, needs >= {held['minimum']:.0f}%" if held else "")
+                + "): no figure here can show a debiasing effect."]
+
+
 def plot(summary: dict, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    test = summary["contrast_test"]
+    test, curve = summary["contrast_test"], CURVES[summary["task"]]
     fig, ax = plt.subplots(figsize=(6, 3.6))
-    for row in ("editor+checker", "human (editor rows)", "amplify", "crossfit"):
+    for row in curve.plotted:
         xs = [p["share"] for p in summary["points"] if row in p["gains"]]
         ys = [p["gains"][row][test]["gain"] for p in summary["points"] if row in p["gains"]]
         err = [p["gains"][row][test]["two_sd"] for p in summary["points"] if row in p["gains"]]
         if not xs:
             continue
         ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=row)
-    for row, style, label in (("human", "--", "every row's human counterfactuals"),
-                              ("eda", ":", "EDA copy of every row")):
+    for row, style, label in curve.levels:
         level = [p["gains"][row][test]["gain"] for p in summary["points"] if row in p["gains"]]
         if level:
             ax.axhline(statistics.mean(level), color="grey", linestyle=style, label=label)
-    ax.set_xlabel(f"share of the {summary['unannotated_rows']} unannotated rows covered (%)")
+    ax.set_xlabel(f"share of the {summary['covered_rows']} {summary['covers']} covered (%)")
     ax.set_ylabel("gain over none (points)")
-    ax.set_title(f"{summary['task']}: {test}, {summary['yardstick']}", fontsize=8)
+    failed = summary.get("validity") and not summary["validity"]["passed"]
+    ax.set_title(f"{summary['task']}: {test}, {summary['yardstick']}" + (" (fails validity)" if failed else ""),
+                 fontsize=8)
     ax.legend(fontsize=7)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -184,29 +246,35 @@ def plot(summary: dict, path: Path) -> None:
 
 def main() -> None:
     ap = harness.parser(__doc__)
-    ap.add_argument("--task", choices=sorted(CONTRAST), default="sentiment")
+    ap.add_argument("--task", choices=sorted(CURVES), default="sentiment")
     ap.add_argument("--shares", type=float, nargs="+", default=None,
-                    help="percentages of the unannotated rows (default: the shares run before for this task, or "
+                    help="percentages of the rows covered (default: the shares run before for this task, or "
                          "25 50 100 on a first run)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     ap.add_argument("--head", choices=("lr", "mlp", "top1"), default=None,
-                    help="the frozen yardstick's head (default: the task's valid one, " + str(HEADS) + ")")
-    ap.add_argument("--rows", nargs="+", choices=ROWS, default=DEFAULT_ROWS,
-                    help="the training-set rows to run (default: all but crossfit; " + ", ".join(FULL_ONLY_ROWS)
-                    + " only at 100%%); a later run adds its rows to the shares' results")
+                    help="the frozen yardstick's head (default: the task's own, "
+                         + ", ".join(f"{t}: {c.head}" for t, c in CURVES.items()) + ")")
+    ap.add_argument("--rows", nargs="+", choices=sorted({r for c in CURVES.values() for r in c.rows}), default=None,
+                    help="the training-set rows to run (default: the task's rows but " + ", ".join(FULL_ONLY_ROWS)
+                    + ", which runs only at 100%%); a later run adds its rows to the shares' results")
     ap.add_argument("--summarize-only", action="store_true", help="only rebuild the summary from finished shares")
     ap.add_argument("--plot", action="store_true", help="also draw docs/img/coverage_<task>.png")
     args = ap.parse_args()
-    head = args.head or HEADS[args.task]
+    curve = CURVES[args.task]
+    head = args.head or curve.head
+    args.rows = args.rows or [r for r in curve.rows if r not in FULL_ONLY_ROWS]
+    unknown = [r for r in args.rows if r not in curve.rows]
+    if unknown:
+        ap.error(f"--rows {' '.join(unknown)}: not a row of the {args.task} curve (its rows: {', '.join(curve.rows)})")
     args.shares = args.shares or shares_run(args.task, head) or [25, 50, 100]
     name = summary_name(args.task, head)
-    total = unannotated(args.task)
+    total = covered_population(args.task)
     if not args.summarize_only:
         # Largest share first: it writes every counterfactual once; the smaller shares then reuse its parts.
         for share in sorted(args.shares, reverse=True):
             done_rows = share_dir(args.task, max(args.shares)) / result_name(args.task, head)
             rows = args.rows if share == max(args.shares) or not done_rows.is_file() else \
-                [r for r in args.rows if r not in SHARED_ROWS]
+                [r for r in args.rows if r not in curve.shared_rows]
             if share != 100:
                 rows = [r for r in rows if r not in FULL_ONLY_ROWS]
             run_share(args.task, share, total, args.seeds, head, rows)

@@ -278,8 +278,11 @@ def icda_tables(results_dir: Path) -> list[str]:
 
 
 def coverage_tables(results_dir: Path) -> list[str]:
-    """The gain-against-coverage curves of `benchmarks.coverage_curve` (each task's valid head), one table each: a
-    row per training set, a column per share of the unannotated rows covered."""
+    """The gain-against-coverage curves of `benchmarks.coverage_curve` (each task's own head), one table each: a
+    row per training set, a column per share of the rows covered; a curve whose yardstick fails its validity check
+    says so above its table."""
+    from benchmarks.coverage_curve import validity_note
+
     lines: list[str] = []
     for path in sorted(results_dir.glob("coverage_*.json")):
         summary = json.loads(path.read_text())
@@ -287,11 +290,13 @@ def coverage_tables(results_dir: Path) -> list[str]:
             continue
         test, points = summary["contrast_test"], summary["points"]
         rows = [r for r in ROW_NAMES if any(r in p["gains"] for p in points)]
+        human = any(p.get("recovered_of_full_human") for p in points)
         lines += [f"## {TASK_NAMES.get(summary['task'], summary['task'])}: gain against coverage", "",
                   f"From `{path.name}` (`benchmarks/coverage_curve.py`; {summary['yardstick']}): gain over `none` on "
-                  f"{test} in points (± 2 sd of the difference; **bold**: beyond it), and the share of every row's "
-                  f"human gain it recovers, by the share of the {summary['unannotated_rows']} unannotated rows the "
-                  "editor rows cover. Rows without coverage (none, human, EDA) repeat in every column.", "",
+                  f"{test} in points (± 2 sd of the difference; **bold**: beyond it)"
+                  + (", and the share of every row's human gain it recovers," if human else ",")
+                  + f" by the share of the {summary['covered_rows']} {summary['covers']} the augmented rows cover. "
+                  "Rows without coverage repeat in every column.", *validity_note(summary), "",
                   "| training data | " + " | ".join(f"{p['share']:g}% ({p['rows_covered']})" for p in points) + " |",
                   "|---|" + "---|" * len(points)]
         for row in rows:

@@ -113,7 +113,7 @@ def test_coverage_curves_join_the_leaderboard(tmp_path):
             "human": {"contrast": {"gain": 9.0, "two_sd": 7.0}},
             "editor+checker": {"contrast": {"gain": editor, "two_sd": 6.0}}},
         "recovered_of_full_human": {"editor+checker": round(100 * editor / 9.0, 1)}}
-    summary = {"task": "sentiment", "unannotated_rows": 1000, "yardstick": "frozen, lr head",
+    summary = {"task": "sentiment", "covered_rows": 1000, "covers": "unannotated rows", "yardstick": "frozen, lr head",
                "contrast_test": "contrast", "points": [point(50, 4.0), point(100, 10.4)]}
     (tmp_path / "coverage_sentiment.json").write_text(json.dumps(summary))
     (tmp_path / "coverage_sentiment_mlp.json").write_text(json.dumps(summary))
@@ -122,6 +122,23 @@ def test_coverage_curves_join_the_leaderboard(tmp_path):
     assert "| 50% (500) | 100% (1000) |" in "\n".join(lines)
     editor = next(line for line in lines if line.startswith("| + learned editor"))
     assert "| +4.0 ± 6.0 (44%) | **+10.4** ± 6.0 (116%) |" in editor
+
+
+def test_a_coverage_curve_on_a_yardstick_that_fails_validity_says_so_and_claims_no_human_share(tmp_path):
+    point = lambda share, gain: {  # noqa: E731
+        "share": share, "rows_covered": int(share * 96.72), "gains": {
+            "reweight": {"fever-symmetric": {"gain": 0.1, "two_sd": 2.7}},
+            "crossaug": {"fever-symmetric": {"gain": gain, "two_sd": 0.9}}}}
+    summary = {"task": "fever", "covered_rows": 9672, "covers": "training rows", "yardstick": "frozen, lr head",
+               "contrast_test": "fever-symmetric", "points": [point(25, 0.4), point(100, 1.0)],
+               "validity": {"row": "reweight", "test": "fever-symmetric", "gain": 0.1, "two_sd": 2.7, "passed": False,
+                            "in_domain": {"test": "fever held-out", "none": 67.5, "minimum": 80.0}}}
+    (tmp_path / "coverage_fever.json").write_text(json.dumps(summary))
+    text = "\n".join(load_leaderboard().coverage_tables(tmp_path))
+    assert "fails its validity check" in text and "67.5% on fever held-out, needs >= 80%" in text
+    assert "of the 9672 training rows" in text and "human gain" not in text
+    crossaug = next(line for line in text.splitlines() if line.startswith("| + CrossAug |"))
+    assert crossaug == "| + CrossAug | +0.4 ± 0.9 | **+1.0** ± 0.9 |"
 
 
 def test_a_run_over_every_training_row_sits_beside_the_sampled_one_and_says_so(tmp_path):

@@ -85,14 +85,26 @@ def crossaug_counterfactuals(train: Any) -> Any:
     else:
         # In parts, each saved as it finishes and (for a whole training set, the only run worth keeping) archived
         # in the repository: CrossAug over FEVER's 9672 rows is about an hour on 2 cores, more than one sitting.
-        whole = len(subset) == len(train)
-        augmented = cached_augment(augmenter, subset, "crossaug", "CrossAug", part_rows=250,
+        # A sample of a training set whose whole run is archived is read from that run (a coverage curve's points).
+        whole = len(subset) == len(train) or _archived_whole_run(train, augmenter)
+        augmented = cached_augment(augmenter, train if whole else subset, "crossaug", "CrossAug", part_rows=250,
                                    archive=settings.PARTS_ARCHIVE / "crossaug" if whole else None)
+        augmented = _rows_of(augmented, subset) if whole and len(subset) < len(train) else augmented
     cfs = augmented.filter(lambda cf: cf, input_columns="cf_is_counterfactual")
     settings.NOTES["crossaug"] = {"generator": "default (SmolLM2 + LoRA on the shipped VitaminC pairs)",
                          "rows_augmented": len(subset), "components": component_digests(augmenter),
                          "counterfactuals": dict(Counter(cfs["cf_kind"]))}
     return cfs
+
+
+def _archived_whole_run(train: Any, augmenter: Any) -> bool:
+    """Whether CrossAug over every row of ``train`` is archived in the repository (under this code's fingerprint or
+    one checked equivalent to it)."""
+    from ..augmented import equivalent_fingerprint
+
+    now = augmenter.fingerprint()[:12]
+    return any((settings.PARTS_ARCHIVE / f"crossaug_crossaug_{train._fingerprint[:12]}_{fp}.jsonl.gz").is_file()
+               for fp in (now, equivalent_fingerprint(now)) if fp)
 
 
 def _rows_of(augmented: Any, train: Any) -> Any:
