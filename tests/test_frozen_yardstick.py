@@ -128,6 +128,20 @@ def test_gpu_suite_parts_name_rows_their_configs_have():
     assert sum(p[3] for p in suite.PARTS) <= 900  # the parts fit one device call and a rerun
 
 
+def test_a_coverage_curve_refuses_a_row_its_task_does_not_have(monkeypatch, capsys):
+    curve = load("coverage_curve")
+    monkeypatch.setattr("sys.argv", ["coverage_curve", "--task", "fever", "--rows", "none", "amplify"])
+    with pytest.raises(SystemExit):
+        curve.main()
+    err = capsys.readouterr().err
+    assert "--rows amplify: not a row of the fever curve" in err and "crossaug+checker" in err
+    for task, spec in curve.CURVES.items():  # every curve's rows exist for its configuration
+        from benchmarks.debias.registry import ROWS
+
+        assert spec.rows[0] == "none" and set(spec.shared_rows) <= set(spec.rows), task
+        assert all(task in ROWS[r].configs for r in spec.rows), task
+
+
 def test_every_archived_generation_run_has_a_check_parts_command():
     """Each archive in editor_parts/ is served to later code only through its --check-parts check; the checks are
     registered by the row families (no list in the command line), so a family that archives must register one."""
