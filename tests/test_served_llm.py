@@ -45,7 +45,9 @@ def test_answers_depend_on_the_row_and_its_seed_not_on_the_batch(served):
     assert first.texts[:2] == first.texts[2:]
     alone = [llm.generate([p], seeds=[s])[0] for p, s in zip(prompts[::-1], [2, 1])]
     assert alone == first.texts[:2][::-1]
-    assert llm.stats["requests"] == 6 and llm.stats["errors"] == 0
+    # One request a row and call; a server slowed past timeout_s by a loaded machine is retried (same seed, same
+    # answer), which counts as a request too (a CI run once took 7 for that reason).
+    assert llm.stats["requests"] - llm.stats["retries"] == 6 and llm.stats["errors"] == 0
 
 
 def test_a_server_that_cannot_start_is_an_error_with_its_log(tmp_path):
