@@ -85,7 +85,8 @@ def crossaug_counterfactuals(train: Any) -> Any:
     else:
         # In parts, each saved as it finishes and (for a whole training set, the only run worth keeping) archived
         # in the repository: CrossAug over FEVER's 9672 rows is about an hour on 2 cores, more than one sitting.
-        # A sample of a training set whose whole run is archived is read from that run (a coverage curve's points).
+        # A sample of a training set whose whole run is archived is read from that run (a coverage curve's points);
+        # were that archive unfinished, its missing parts would be generated first: the whole run is the one to keep.
         whole = len(subset) == len(train) or _archived_whole_run(train, augmenter)
         augmented = cached_augment(augmenter, train if whole else subset, "crossaug", "CrossAug", part_rows=250,
                                    archive=settings.PARTS_ARCHIVE / "crossaug" if whole else None)
