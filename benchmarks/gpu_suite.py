@@ -162,12 +162,14 @@ def carry_crossaug(config: str = "fever") -> str:
     training row of ``config`` into the carry."""
     from datasets import load_from_disk
 
+    from cfaug_hf.sharing.folders import save_to_disk
+
     cached, target = crossaug_carried(config, smoke=True), crossaug_carried(config)
     if not (cached / "dataset_info.json").is_file():
         return f"missing: run python -m benchmarks.debias --config {config} --rows crossaug first"
     shutil.rmtree(target, ignore_errors=True)
     cfs = load_from_disk(str(cached)).filter(lambda cf: cf, input_columns="cf_is_counterfactual")
-    cfs.save_to_disk(str(target))
+    save_to_disk(cfs, target)
     return f"{len(cfs)} counterfactuals of every training row"
 
 

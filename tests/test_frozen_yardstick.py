@@ -215,6 +215,48 @@ def test_parts_archived_under_an_equivalent_fingerprint_serve_the_new_code(tmp_p
     assert new.calls == 0 and again.to_dict() == first.to_dict()
 
 
+def test_a_generation_part_with_no_counterfactual_is_archived_and_restored(tmp_path, monkeypatch):
+    """A part none of whose rows gave a counterfactual is a dataset with no rows: it must save, reload, survive
+    in the archive (a line naming the part alone) and come back from it in a later session without being generated
+    again; ``--check-parts`` compares an empty part 0 as empty."""
+    import json
+
+    debias = load("debias")
+    from benchmarks.debias import augmented
+    from cfaug_hf.testing import NegateAugmenter
+
+    monkeypatch.setattr(debias.settings, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(debias.settings, "PARTS_ARCHIVE", tmp_path / "archive")
+    monkeypatch.setattr(debias.settings, "EQUIVALENT", tmp_path / "archive" / "equivalent.json")
+    subset = Dataset.from_dict({"text": ["a film", "it was bad", "no verb here"],
+                                "label": ["positive", "negative", "positive"]})
+
+    class Fake:
+        def __init__(self, fingerprint):
+            self.fp, self.calls = fingerprint, 0
+
+        def fingerprint(self):
+            return self.fp
+
+        def augment(self, rows):
+            self.calls += 1
+            return NegateAugmenter(TaskSchema.sentiment(), keep_original=False).augment(rows)
+
+    archive = tmp_path / "archive" / "sentiment"
+    first = Fake("a" * 64)
+    made = debias.cached_augment(first, subset, "editor", "first", part_rows=1, parts_key="k" * 12, archive=archive)
+    assert first.calls == 3 and made["text"] == ["it was not bad"]
+    lines = [json.loads(line) for line in __import__("gzip").open(next(archive.parent.glob("sentiment_*.jsonl.gz")),
+                                                                  "rt")]
+    assert [sorted(line) == ["_part"] for line in lines] == [True, False, True]
+    monkeypatch.setattr(debias.settings, "CACHE", tmp_path / "fresh-cache")  # a later session: nothing cached
+    again = Fake("a" * 64)
+    back = debias.cached_augment(again, subset, "editor", "again", part_rows=1, parts_key="k" * 12, archive=archive)
+    assert again.calls == 0 and back.to_dict() == made.to_dict() and back.features == made.features
+    report = augmented.record_equivalence(Fake("b" * 64), subset.select([0]), "sentiment_*.jsonl.gz")
+    assert report["archives"]["a" * 12] == {"equal": True, "archived_rows": 0}
+
+
 def test_every_debias_row_registers_itself_with_its_configurations(capsys):
     """A training-set row is one registered function: it names the configurations it applies to and says what it
     is (``--list-rows``); an unknown row on the command line is refused before any data loads."""

@@ -17,7 +17,7 @@ import time
 import httpx2
 import openai
 import pytest
-from datasets import Dataset
+from datasets import Dataset, Features, Value
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -203,6 +203,40 @@ def test_a_dataset_saved_by_other_code_is_never_replaced(tmp_path):
     from datasets import load_from_disk
 
     assert load_from_disk(str(ours))["x"] == [5, 6]
+
+
+_BUILDS = {
+    "from_dict": lambda rows: Dataset.from_dict({"x": rows, "y": [len(r) for r in rows]},
+                                                features=Features({"x": Value("string"), "y": Value("int64")})),
+    "map dropping rows": lambda rows: Dataset.from_dict({"x": ["a"] + rows, "y": [0] * (len(rows) + 1)}).map(
+        lambda b: {"x": b["x"][1:], "y": [len(r) for r in b["x"][1:]]}, batched=True, batch_size=None),
+    "filter": lambda rows: Dataset.from_dict({"x": ["a"] + rows, "y": [-1] + [len(r) for r in rows]}).filter(
+        lambda y: y >= 0, input_columns="y"),
+    "select": lambda rows: Dataset.from_dict({"x": ["a"] + rows, "y": [-1] + [len(r) for r in rows]}).select(
+        list(range(1, len(rows) + 1))),
+}
+
+
+@PROPERTY
+@given(rows=st.lists(st.text(max_size=5), max_size=3), build=st.sampled_from(sorted(_BUILDS)),
+       as_dict=st.booleans())
+def test_a_saved_dataset_loads_back_whatever_its_rows(tmp_path_factory, rows, build, as_dict):
+    """Every way a dataset can end up with no rows (a batched map or a filter that drops them all, a select of
+    none, a dataset built empty) saves to a folder ``load_from_disk`` reads back, with its columns and types:
+    ``datasets`` alone writes no data file when the underlying table is empty, and the folder then fails to load."""
+    from datasets import DatasetDict, load_from_disk
+
+    data = _BUILDS[build](rows)
+    if as_dict:
+        data = DatasetDict({"train": data, "test": _BUILDS["from_dict"]([])})
+    folder = tmp_path_factory.mktemp("saved") / "data"
+    save_dataset(data, folder)
+    back = load_from_disk(str(folder))
+    if as_dict:
+        assert len(back["test"]) == 0 and back["test"].features == data["test"].features
+        back, data = back["train"], data["train"]
+    assert back.features == data.features
+    assert back.to_dict() == data.to_dict() == {"x": rows, "y": [len(r) for r in rows]}
 
 
 def test_nothing_is_written_when_a_save_fails(tmp_path):

@@ -23,6 +23,16 @@ def augment_subset(train: Any) -> tuple[Any, list[int]]:
     return train.select(rows), rows
 
 
+def rows_to_dataset(rows: list[dict[str, Any]], features: Any) -> Any:
+    """``Dataset.from_list(rows, features=features)``, also for no rows (``from_list`` of an empty list has no
+    columns and cannot take the features)."""
+    from datasets import Dataset
+
+    if rows:
+        return Dataset.from_list(rows, features=features)
+    return Dataset.from_dict({name: [] for name in features}, features=features)
+
+
 def with_counterfactuals(train: Any, cfs: Any) -> Any:
     """The training rows plus counterfactual rows, provenance columns dropped."""
     from datasets import concatenate_datasets
@@ -52,7 +62,8 @@ def component_digests(augmenter: Any) -> dict[str, str]:
 
 def archive_parts(parts_dir: Path, archive: Path) -> None:
     """Every finished part of ``parts_dir`` into one compressed JSON Lines file (rows tagged with their part) and
-    its features beside it: the cache is not kept between sessions, this file is committed."""
+    its features beside it: the cache is not kept between sessions, this file is committed. A part with no rows
+    (no row of it gave a counterfactual) is one line naming the part alone, so it is restored, not generated again."""
     import gzip
 
     from datasets import load_from_disk
@@ -65,6 +76,8 @@ def archive_parts(parts_dir: Path, archive: Path) -> None:
             features = features or data.features.to_dict()
             for row in data:
                 f.write(json.dumps({"_part": part.parent.name, **row}, ensure_ascii=False) + "\n")
+            if len(data) == 0:
+                f.write(json.dumps({"_part": part.parent.name}) + "\n")
     archive.with_suffix(".tmp").replace(archive)
     archive.with_name(archive.name.replace(".jsonl.gz", ".features.json")).write_text(json.dumps(features) + "\n")
 
@@ -74,7 +87,9 @@ def restore_parts(archive: Path, parts_dir: Path) -> None:
     import gzip
     from collections import defaultdict
 
-    from datasets import Dataset, Features
+    from datasets import Features
+
+    from cfaug_hf.sharing.folders import save_to_disk
 
     if not archive.is_file():
         return
@@ -84,10 +99,12 @@ def restore_parts(archive: Path, parts_dir: Path) -> None:
     with gzip.open(archive, "rt", encoding="utf-8") as f:
         for line in f:
             row = json.loads(line)
-            rows[row.pop("_part")].append(row)
+            part = rows[row.pop("_part")]
+            if row:  # a line with the part's name alone stands for a part with no rows
+                part.append(row)
     for name, part in rows.items():
         if not (parts_dir / name / "dataset_info.json").is_file():
-            Dataset.from_list(part, features=features).save_to_disk(str(parts_dir / name))
+            save_to_disk(rows_to_dataset(part, features), parts_dir / name)
 
 
 def equivalent_fingerprint(fingerprint: str) -> str | None:
@@ -116,6 +133,8 @@ def cached_augment(augmenter: Any, subset: Any, prefix: str, what: str, part_row
     after each part, and read back from when the cache is empty (a later session resumes where this one stopped)."""
     from datasets import concatenate_datasets, load_from_disk
 
+    from cfaug_hf.sharing.folders import save_to_disk
+
     out_dir = settings.CACHE / f"{prefix}_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
     if (out_dir / "dataset_info.json").is_file():
         return load_from_disk(str(out_dir))
@@ -138,7 +157,7 @@ def cached_augment(augmenter: Any, subset: Any, prefix: str, what: str, part_row
             parts.append(load_from_disk(str(part_dir)))
             continue
         part = augmenter.augment(subset.select(rows))
-        part.save_to_disk(str(part_dir))
+        save_to_disk(part, part_dir)
         parts.append(part)
         if archive is not None:
             archive_parts(parts_dir, archive)
@@ -148,7 +167,7 @@ def cached_augment(augmenter: Any, subset: Any, prefix: str, what: str, part_row
 
     print("\n".join(AugmentationStats.from_dataset(cfs).summary_lines()))
     print(f"{what} took {time.perf_counter() - start:.0f}s")
-    cfs.save_to_disk(str(out_dir))
+    save_to_disk(cfs, out_dir)
     return cfs
 
 
@@ -167,7 +186,8 @@ def record_equivalence(augmenter: Any, subset: Any, pattern: str) -> dict[str, A
     for path in sorted(settings.PARTS_ARCHIVE.glob(pattern)):
         older = path.name.removesuffix(".jsonl.gz").rsplit("_", 1)[1]
         with gzip.open(path, "rt", encoding="utf-8") as f:
-            archived = [_comparable(r) for r in map(json.loads, f) if r.get("_part", "").startswith("00000-")]
+            archived = [_comparable(r) for r in map(json.loads, f)
+                        if r.get("_part", "").startswith("00000-") and len(r) > 1]  # not an empty part's line
         same = archived[:len(fresh)] == fresh and len(archived) >= len(fresh)
         report["archives"][older] = {"equal": same, "archived_rows": len(archived)}
         if same and older != now:

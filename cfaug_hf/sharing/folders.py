@@ -434,8 +434,26 @@ def save_dataset(dataset: Any, folder: str | os.PathLike, *, overwrite: bool = F
     library did not write (a dataset saved by other code included) is refused unless ``overwrite=True``, and the
     old files are replaced only once the new ones are complete."""
     with write_folder(folder, "dataset", overwrite=overwrite) as tmp:
-        dataset.save_to_disk(os.fspath(tmp), **save_kwargs)
+        save_to_disk(dataset, tmp, **save_kwargs)
     return Path(os.path.realpath(os.fspath(folder)))
+
+
+def save_to_disk(dataset: Any, folder: str | os.PathLike, **save_kwargs: Any) -> None:
+    """``dataset.save_to_disk(folder)`` that ``load_from_disk`` can always read back, also with no rows.
+
+    ``datasets`` sizes the shards by the rows of the underlying table, so a dataset whose table is empty (every row
+    filtered out by a batched map, or built from no rows) is saved with no data file at all, and ``load_from_disk``
+    then fails with a bare ``IndexError``. One shard is asked for in that case: an empty Arrow file keeps the
+    columns and their types. A `datasets.DatasetDict` gets the same per split."""
+    if "num_shards" not in save_kwargs and "max_shard_size" not in save_kwargs:
+        if hasattr(dataset, "data") and hasattr(dataset, "select"):  # a Dataset
+            if len(dataset.data) == 0:
+                save_kwargs["num_shards"] = 1
+        elif hasattr(dataset, "items"):  # a DatasetDict
+            empty = {name: 1 for name, split in dataset.items() if len(split.data) == 0}
+            if empty:
+                save_kwargs["num_shards"] = {name: empty.get(name) for name in dataset}
+    dataset.save_to_disk(os.fspath(folder), **save_kwargs)
 
 
 def check_manifest(folder: Path, what: str) -> None:
