@@ -109,6 +109,7 @@ def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int], judge_
     premises = rows["context"] if task == "nli" else None
     out: dict[str, Any] = {"sampling_seconds": round(seconds, 1), "flip_rate": {},
                            "editor": {"fingerprint": editor.fingerprint()[:12],
+                                      "weights": editor.weights_fingerprint()[:12],
                                       "data": editor.training_info.get("data"),
                                       "train_rows": editor.training_info.get("train_rows")}}
     out["judge"] = judge.description

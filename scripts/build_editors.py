@@ -27,6 +27,11 @@ editor's card and in benchmarks/results/editors.json.
 
     python -m scripts.build_editors [--task sentiment] [--force] [--limit 64] [--quarter 1] [--epochs 1]
 
+Once an editor is measured (``python -m benchmarks.editors --tasks TASK --n 200 --candidates 1 2 4 8 16 --editor
+FOLDER --label NAME``) and its sample read by hand (``benchmarks/results/editors_reading_<task>_<date>.json``),
+``--record NAME --reading FILE [--out FOLDER]`` writes both into the card of the editor in ``FOLDER/<task>`` (the
+shipped one by default) as evaluation figures, after checking that the curve was measured on these very weights.
+
 A task whose folder exists is skipped unless ``--force``; each editor is written as soon as it is trained. Training
 saves a checkpoint every 50 steps under ``benchmarks/.cache/editor-checkpoints/``; running the same command again
 after an interruption goes on from the last one.
@@ -47,6 +52,8 @@ from cfaug_hf.components.editor import EDITOR_DIR
 from cfaug_hf.pretrained import SMOLLM2
 
 RESULTS = ROOT / "benchmarks" / "results" / "editors.json"
+#: The flip-rate curves of ``python -m benchmarks.editors --candidates ...``, by task and label.
+QUALITY = ROOT / "benchmarks" / "results" / "editors_quality.json"
 #: Editors trained on the other annotation quarters (--quarter 1..3), for cross-fitting in benchmarks/debias/.
 CROSSFIT_DIR = ROOT / "benchmarks" / ".cache" / "editors"
 #: Where training checkpoints go (a run stopped part-way goes on from its last one).
@@ -169,7 +176,7 @@ def build(task: str, *, force: bool, seed: int, limit: int | None, out: Path, qu
                                  "built_by": "scripts/build_editors.py",
                                  "train_seconds": round(time.time() - start, 1)})
     quality = measure(task, editor, dev, n=20 if limit else 100)
-    editor.training_info["held_out_quality"] = {k: v for k, v in quality.items() if k != "examples"}
+    editor.training_info["eval_held_out_quality"] = {k: v for k, v in quality.items() if k != "examples"}
     editor.halve_adapter()
     editor.save_pretrained(target, overwrite=True)
     results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
@@ -179,6 +186,55 @@ def build(task: str, *, force: bool, seed: int, limit: int | None, out: Path, qu
     if not limit:
         RESULTS.write_text(json.dumps(results, indent=1) + "\n")
     print(f"{task}: saved to {target} in {time.time() - start:.0f} s; {json.dumps(quality, indent=1)}", flush=True)
+
+
+def record(task: str, folder: Path, label: str, reading: Path | None) -> dict:
+    """Write the measured quality of the editor saved in ``folder`` into its card (``eval_*`` keys, shown as the
+    card's evaluation figures): the independent judge's flip rate at the default 4 candidates from the curve
+    ``label`` of `QUALITY` and, with ``reading``, the hand reading recorded under the same label. Refuses a curve
+    measured on other weights."""
+    from cfaug_hf import Editor
+
+    curves = json.loads(QUALITY.read_text()).get(task, {}).get("curves", {}) if QUALITY.is_file() else {}
+    if label not in curves:
+        raise SystemExit(f"--record {label!r}: {QUALITY} has no {task} curve of that name (it has: "
+                         f"{', '.join(sorted(curves)) or 'none'}); run python -m benchmarks.editors --tasks {task} "
+                         f"--n 200 --candidates 1 2 4 8 16 --editor {folder} --label {label!r} first.")
+    curve = curves[label]
+    editor = Editor.from_pretrained(folder)
+    default_candidates = editor.config.num_return_sequences
+    # The weights' digest, not the fingerprint: recording a figure in the card changes the fingerprint.
+    measured_on, these = curve["editor"].get("weights"), editor.weights_fingerprint()[:12]
+    if measured_on != these:
+        raise SystemExit(f"--record {label!r}: the curve was measured on weights {measured_on or '(not recorded)'}, "
+                         f"not on those in {folder} ({these}); measure this editor first.")
+    info = editor.training_info
+    if "held_out_quality" in info:  # written by builds before the eval_ prefix
+        info["eval_held_out_quality"] = info.pop("held_out_quality")
+    k = str(default_candidates)
+    info["eval_independent_judge"] = {
+        "rows": curve["rows"], "judge": curve["judge"], f"flip_rate_at_{k}_candidates": curve["judge_flip_rate"][k],
+        "human_counterfactuals": curve["judge_flip_rate"]["human"],
+        f"picking_checker_at_{k}_candidates": curve["flip_rate"][k],
+        "measured_by": f"python -m benchmarks.editors --candidates {' '.join(sorted(curve['flip_rate'], key=int))}"}
+    if reading is not None:
+        verdicts = json.loads(reading.read_text())
+        if label not in verdicts:
+            raise SystemExit(f"--reading {reading}: no verdicts under {label!r} (it has: "
+                             f"{', '.join(k for k in verdicts if isinstance(verdicts[k], dict))}).")
+        rows, mine = verdicts.get("rows", 50), verdicts[label]
+        others = "; ".join([f"{name} {len(v)}" for name, v in mine.items() if name != "correct" and isinstance(v, list)]
+                           + ([mine["note"]] if mine.get("note") else []))
+        info["eval_read_by_hand"] = (f"{len(mine['correct'])} of {rows} correct" + (f" ({others})" if others else "")
+                                     + f": {reading.relative_to(ROOT) if reading.is_relative_to(ROOT) else reading}, "
+                                       f"benchmarks/results/editors_reading.md")
+    try:
+        editor.halve_adapter()  # peft loaded the half-precision adapter in the base's precision
+    except ValueError:  # a whole model, no adapter: saved as it is
+        pass
+    editor.save_pretrained(folder, overwrite=True)
+    print(json.dumps({k: v for k, v in info.items() if k.startswith("eval_")}, indent=1))
+    return info
 
 
 def main() -> None:
@@ -195,7 +251,19 @@ def main() -> None:
                              "into --out (the shipped editors).")
     parser.add_argument("--epochs", type=float, help="Passes over the training pairs (default: SETTINGS' value "
                                                          "for the task).")
+    parser.add_argument("--record", metavar="LABEL",
+                        help="Write the measured quality (the benchmarks.editors curve LABEL and --reading) into the "
+                             "card of the editor in --out/<task> instead of training; one --task.")
+    parser.add_argument("--reading", type=Path, help="With --record: the hand reading's verdicts (a JSON file with a "
+                                                     "list of correct rows under LABEL).")
     args = parser.parse_args()
+    if args.record:
+        if not args.task or len(args.task) != 1 or args.task[0] == "claims":
+            parser.error("--record: name the one editor with --task sentiment or --task nli")
+        record(args.task[0], args.out / args.task[0], args.record, args.reading)
+        return
+    if args.reading:
+        parser.error("--reading goes with --record LABEL")
     shared_dir()  # fail early, with the reason, when the benchmark data is absent
     for task in args.task or list(SETTINGS):
         build(task, force=args.force, seed=args.seed, limit=args.limit, out=args.out, quarter=args.quarter,

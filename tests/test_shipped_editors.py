@@ -32,15 +32,61 @@ def test_shipped_folders_are_small_half_precision_adapters_with_cards(folder):
 
 @pytest.mark.parametrize("task", EDITOR_TASKS)
 def test_shipped_editor_cards_state_their_training_data_and_measured_flip_rate(task):
+    """A card states what the editor learned from, and under Evaluation the flip rates measured (by the picking
+    checker and by an independent judge) and the hand reading."""
     card = (EDITOR_DIR / task / "README.md").read_text()
-    assert "| data | CAD" in card and "held_out_quality" in card and '"flip_rate"' in card
+    training, evaluation = card.split("## Evaluation")
+    assert "| data | CAD" in training
+    evaluation = evaluation.split("## Configuration")[0]
+    for figure in ("eval_held_out_quality", "eval_independent_judge", "eval_read_by_hand", '"flip_rate"',
+                   "flip_rate_at_4_candidates", "of 50 correct"):
+        assert figure in evaluation, figure
 
 
 def test_the_shipped_nli_editor_learned_from_every_human_pair():
     """The benchmarks' quarter editors are measured; the package ships the one trained on all of CAD-SNLI train."""
     config = json.loads((EDITOR_DIR / "nli" / "cfaug_editor.json").read_text())["training"]
     assert "every training row" in config["data"] and config["train_rows"] == 3331
-    assert config["independent_judge"]["flip_rate_at_4_candidates"]["all"] > 50
+    assert config["eval_independent_judge"]["flip_rate_at_4_candidates"]["all"] > 50
+
+
+def test_recording_an_editors_measured_quality_checks_the_weights(tmp_path, monkeypatch):
+    """``build_editors --record LABEL --reading FILE`` writes a curve's figures and a hand reading into the card,
+    only for the weights the curve was measured on (not by fingerprint: recording changes the card, and the
+    fingerprint covers it)."""
+    from cfaug_hf.testing import tiny_causal_lm
+    from scripts import build_editors
+
+    folder = tmp_path / "sentiment"
+    Editor(*tiny_causal_lm(), num_return_sequences=4).save_pretrained(folder)
+    editor = Editor.from_pretrained(folder)
+    weights = editor.weights_fingerprint()[:12]
+    curve = {"rows": 200, "judge": "a judge", "flip_rate": {"1": 40.0, "4": 62.0},
+             "judge_flip_rate": {"human": {"all": 72.5}, "1": {"all": 38.0}, "4": {"all": 61.0}},
+             "editor": {"fingerprint": editor.fingerprint()[:12], "weights": weights}}
+    quality = tmp_path / "editors_quality.json"
+    quality.write_text(json.dumps({"sentiment": {"curves": {"mine": curve, "other": {
+        **curve, "editor": {"fingerprint": "f", "weights": "0" * 12}}}}}))
+    monkeypatch.setattr(build_editors, "QUALITY", quality)
+    reading = tmp_path / "reading.json"
+    reading.write_text(json.dumps({"rows": 50, "mine": {"correct": [1, 2, 3], "garbled": [4]}}))
+    build_editors.record("sentiment", folder, "mine", reading)
+    again = Editor.from_pretrained(folder)
+    assert again.weights_fingerprint()[:12] == weights and again.fingerprint() != editor.fingerprint()
+    judged = again.training_info["eval_independent_judge"]
+    assert judged["flip_rate_at_4_candidates"] == {"all": 61.0} and judged["picking_checker_at_4_candidates"] == 62.0
+    assert again.training_info["eval_read_by_hand"].startswith("3 of 50 correct (garbled 1)")
+    from cfaug_hf.sharing.cards import component_card
+
+    evaluation = str(component_card(again, "sentiment")).split("## Evaluation")[1]
+    assert "eval_independent_judge" in evaluation and "3 of 50 correct" in evaluation
+    with pytest.raises(SystemExit, match="measured on weights 000000000000"):
+        build_editors.record("sentiment", folder, "other", None)
+    with pytest.raises(SystemExit, match="has no sentiment curve of that name .it has: mine, other"):
+        build_editors.record("sentiment", folder, "missing", None)
+    with pytest.raises(SystemExit, match="no verdicts under 'mine'"):
+        reading.write_text(json.dumps({"rows": 50, "theirs": {"correct": []}}))
+        build_editors.record("sentiment", folder, "mine", reading)
 
 
 def test_shipped_sentiment_editor_flips_a_plain_sentence():

@@ -194,6 +194,12 @@ class Component(abc.ABC):
         return digest_json({"type": type(self).__qualname__, "config": digest_json(self.get_config_dict()),
                             "weights": self._weights_digests()})
 
+    def weights_fingerprint(self) -> str:
+        """A digest of the weights alone: unlike `fingerprint`, unchanged by settings and by the card's metadata
+        (``training_info``), so a measurement can name the weights it was made on and be matched to them after
+        the card is edited."""
+        return digest_json(self._weights_digests())
+
     def _weights_digests(self) -> list[str]:
         # Kept apart from the config, so a change of settings (or a twin from sharing_weights) rehashes nothing.
         key = self._weights_key()
