@@ -50,6 +50,21 @@ def test_the_shipped_nli_editor_learned_from_every_human_pair():
     assert config["eval_independent_judge"]["flip_rate_at_4_candidates"]["all"] > 50
 
 
+def test_the_shipped_sentiment_editor_learned_from_every_human_pair():
+    """The sentiment editor learned from every changed sentence of CAD IMDb train, and the figures its card states
+    were measured on these very weights (loaded from the package's half-precision adapter)."""
+    from pathlib import Path
+
+    config = json.loads((EDITOR_DIR / "sentiment" / "cfaug_editor.json").read_text())["training"]
+    assert "every training row" in config["data"] and config["train_rows"] == 9740
+    judged = config["eval_independent_judge"]
+    assert judged["flip_rate_at_4_candidates"]["all"] > 70 and judged["rows"] == 200
+    quality = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "editors_quality.json"
+    curve = json.loads(quality.read_text())["sentiment"]["curves"]["every pair"]
+    assert curve["judge_flip_rate"]["4"] == judged["flip_rate_at_4_candidates"]
+    assert curve["editor"]["weights"] == Editor.default("sentiment").weights_fingerprint()[:12]
+
+
 def test_recording_an_editors_measured_quality_checks_the_weights(tmp_path, monkeypatch):
     """``build_editors --record LABEL --reading FILE`` writes a curve's figures and a hand reading into the card,
     only for the weights the curve was measured on (not by fingerprint: recording changes the card, and the
