@@ -180,6 +180,23 @@ def test_generation_parts_survive_in_their_archive(tmp_path):
     assert restored.features == load_from_disk(str(parts / "00001-2")).features
 
 
+class CountingAugmenter:
+    """A stand-in for an expensive augmenter in the generation cache: a fixed fingerprint, negation as its rows,
+    and a count of the calls (a restored part makes none)."""
+
+    def __init__(self, fingerprint, keep_original=True):
+        self.fp, self.calls, self.keep_original = fingerprint, 0, keep_original
+
+    def fingerprint(self):
+        return self.fp
+
+    def augment(self, rows):
+        from cfaug_hf.testing import NegateAugmenter
+
+        self.calls += 1
+        return NegateAugmenter(TaskSchema.sentiment(), keep_original=self.keep_original).augment(rows)
+
+
 def test_parts_archived_under_an_equivalent_fingerprint_serve_the_new_code(tmp_path, monkeypatch):
     """A refactoring changes the augmenter's fingerprint (it covers the code) but not its rows: once
     ``--check-parts`` found them equal, the parts archived under the old fingerprint are restored, not regenerated."""
@@ -188,27 +205,14 @@ def test_parts_archived_under_an_equivalent_fingerprint_serve_the_new_code(tmp_p
     debias = load("debias")
     monkeypatch.setattr(debias.settings, "CACHE", tmp_path / "cache")
     monkeypatch.setattr(debias.settings, "EQUIVALENT", tmp_path / "archive" / "equivalent.json")
-    from cfaug_hf.testing import NegateAugmenter
-
     subset = Dataset.from_dict({"text": ["it was good", "it was bad", "it was fine"],
                                 "label": ["positive", "negative", "positive"]})
 
-    class Fake:
-        def __init__(self, fingerprint):
-            self.fp, self.calls = fingerprint, 0
-
-        def fingerprint(self):
-            return self.fp
-
-        def augment(self, rows):
-            self.calls += 1
-            return NegateAugmenter(TaskSchema.sentiment()).augment(rows)
-
     archive = tmp_path / "archive" / "sentiment"
-    old = Fake("a" * 64)
+    old = CountingAugmenter("a" * 64)
     first = debias.cached_augment(old, subset, "editor", "old", part_rows=2, parts_key="k" * 12, archive=archive)
     assert old.calls == 2
-    new = Fake("b" * 64)
+    new = CountingAugmenter("b" * 64)
     (tmp_path / "archive" / "equivalent.json").write_text(json.dumps({"b" * 12: {"archived_as": "a" * 12}}))
     monkeypatch.setattr(debias.settings, "CACHE", tmp_path / "fresh-cache")  # a later session: nothing cached
     again = debias.cached_augment(new, subset, "editor", "new", part_rows=2, parts_key="k" * 12, archive=archive)
@@ -223,7 +227,6 @@ def test_a_generation_part_with_no_counterfactual_is_archived_and_restored(tmp_p
 
     debias = load("debias")
     from benchmarks.debias import augmented
-    from cfaug_hf.testing import NegateAugmenter
 
     monkeypatch.setattr(debias.settings, "CACHE", tmp_path / "cache")
     monkeypatch.setattr(debias.settings, "PARTS_ARCHIVE", tmp_path / "archive")
@@ -231,29 +234,19 @@ def test_a_generation_part_with_no_counterfactual_is_archived_and_restored(tmp_p
     subset = Dataset.from_dict({"text": ["a film", "it was bad", "no verb here"],
                                 "label": ["positive", "negative", "positive"]})
 
-    class Fake:
-        def __init__(self, fingerprint):
-            self.fp, self.calls = fingerprint, 0
-
-        def fingerprint(self):
-            return self.fp
-
-        def augment(self, rows):
-            self.calls += 1
-            return NegateAugmenter(TaskSchema.sentiment(), keep_original=False).augment(rows)
-
     archive = tmp_path / "archive" / "sentiment"
-    first = Fake("a" * 64)
+    first = CountingAugmenter("a" * 64, keep_original=False)
     made = debias.cached_augment(first, subset, "editor", "first", part_rows=1, parts_key="k" * 12, archive=archive)
     assert first.calls == 3 and made["text"] == ["it was not bad"]
     lines = [json.loads(line) for line in __import__("gzip").open(next(archive.parent.glob("sentiment_*.jsonl.gz")),
                                                                   "rt")]
     assert [sorted(line) == ["_part"] for line in lines] == [True, False, True]
     monkeypatch.setattr(debias.settings, "CACHE", tmp_path / "fresh-cache")  # a later session: nothing cached
-    again = Fake("a" * 64)
+    again = CountingAugmenter("a" * 64, keep_original=False)
     back = debias.cached_augment(again, subset, "editor", "again", part_rows=1, parts_key="k" * 12, archive=archive)
     assert again.calls == 0 and back.to_dict() == made.to_dict() and back.features == made.features
-    report = augmented.record_equivalence(Fake("b" * 64), subset.select([0]), "sentiment_*.jsonl.gz")
+    report = augmented.record_equivalence(CountingAugmenter("b" * 64, keep_original=False), subset.select([0]),
+                                          "sentiment_*.jsonl.gz")
     assert report["archives"]["a" * 12] == {"equal": True, "archived_rows": 0}
 
 
