@@ -228,10 +228,8 @@ def record(task: str, folder: Path, label: str, reading: Path | None) -> dict:
         info["eval_read_by_hand"] = (f"{len(mine['correct'])} of {rows} correct" + (f" ({others})" if others else "")
                                      + f": {reading.relative_to(ROOT) if reading.is_relative_to(ROOT) else reading}, "
                                        f"benchmarks/results/editors_reading.md")
-    try:
+    if editor.get_config_dict().get("adapter"):  # a whole model (no adapter) is saved as it is
         editor.halve_adapter()  # peft loaded the half-precision adapter in the base's precision
-    except ValueError:  # a whole model, no adapter: saved as it is
-        pass
     editor.save_pretrained(folder, overwrite=True)
     print(json.dumps({k: v for k, v in info.items() if k.startswith("eval_")}, indent=1))
     return info
