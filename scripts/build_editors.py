@@ -70,13 +70,17 @@ DATA = {
 CHECKER_TASK = {"sentiment": "sentiment-analysis", "nli": "natural-language-inference"}
 
 
-def training_pairs(task: str, seed: int = 0, quarter_index: int | None = 0):
-    """The editor's training pairs (from annotation quarter ``quarter_index``, 0 being the amplification protocol's;
-    None: every pair) and the held-out dev rows it is measured on."""
+def training_pairs(task: str, seed: int = 0, quarter_index: int | tuple[int, ...] | None = 0):
+    """The editor's training pairs (from annotation quarter ``quarter_index`` or the union of several, 0 being the
+    amplification protocol's; None: every pair) and the held-out dev rows it is measured on."""
     from cfaug_hf.training import edit_pairs
 
     def chosen(n: int) -> set[int]:
-        return set(range(n)) if quarter_index is None else annotation_quarters(n, seed)[quarter_index]
+        if quarter_index is None:
+            return set(range(n))
+        quarters = annotation_quarters(n, seed)
+        wanted = (quarter_index,) if isinstance(quarter_index, int) else quarter_index
+        return set().union(*(quarters[q] for q in wanted))
 
     if task == "sentiment":
         rows = cad_sentiment_edit_rows("train")
@@ -134,15 +138,27 @@ def build_claims(target: Path, *, seed: int, limit: int | None) -> None:
     print(f"claims: saved to {target} in {time.time() - start:.0f} s", flush=True)
 
 
-def build(task: str, *, force: bool, seed: int, limit: int | None, out: Path, quarter: int | None = None,
-          epochs: float | None = None) -> None:
+def crossfit_name(task: str, quarters: int | tuple[int, ...]) -> str:
+    """The folder name of the editor trained on annotation ``quarters``: ``nli-q1``, ``nli-q01`` (quarters 0 and 1)."""
+    quarters = (quarters,) if isinstance(quarters, int) else quarters
+    return f"{task}-q{''.join(str(q) for q in sorted(quarters))}"
+
+
+def quarters_phrase(quarters: int | tuple[int, ...]) -> str:
+    if isinstance(quarters, int) or len(quarters) == 1:
+        return f"quarter {quarters if isinstance(quarters, int) else quarters[0]}"
+    return "quarters " + " and ".join(str(q) for q in quarters)
+
+
+def build(task: str, *, force: bool, seed: int, limit: int | None, out: Path,
+          quarter: int | tuple[int, ...] | None = None, epochs: float | None = None) -> None:
     from peft import LoraConfig, TaskType
     from transformers.trainer_utils import get_last_checkpoint
 
     from cfaug_hf import Editor
     from cfaug_hf.training import train_editor
 
-    name = task if quarter is None else f"{task}-q{quarter}"
+    name = task if quarter is None else crossfit_name(task, quarter)
     target = out / task if quarter is None else CROSSFIT_DIR / name
     if target.exists() and not force:
         print(f"{task}: {target} exists, skipped (--force rebuilds it)")
@@ -172,7 +188,7 @@ def build(task: str, *, force: bool, seed: int, limit: int | None, out: Path, qu
                                          "disable_tqdm": True, "save_strategy": "steps", "save_steps": 50,
                                          "save_total_limit": 2})
     editor.training_info.update({"data": DATA[task] + (" (every training row)" if quarter is None else
-                                                       f" (annotation quarter {quarter} of the training rows)"),
+                                                       f" (annotation {quarters_phrase(quarter)} of the training rows)"),
                                  "built_by": "scripts/build_editors.py",
                                  "train_seconds": round(time.time() - start, 1)})
     quality = measure(task, editor, dev, n=20 if limit else 100)
@@ -243,9 +259,10 @@ def main() -> None:
     parser.add_argument("--force", action="store_true", help="Rebuild editors that already exist.")
     parser.add_argument("--limit", type=int, help="Train on this many pairs only (a smoke test; results not saved).")
     parser.add_argument("--out", type=Path, default=EDITOR_DIR, help="Where the editor folders go.")
-    parser.add_argument("--quarter", type=int, choices=[0, 1, 2, 3],
-                        help="Train on this annotation quarter only, into benchmarks/.cache/editors/<task>-q<N> "
-                             "(0: the amplification protocol's editor; 1-3: cross-fitting). Default: every pair, "
+    parser.add_argument("--quarter", type=int, choices=[0, 1, 2, 3], nargs="+",
+                        help="Train on these annotation quarters only, into benchmarks/.cache/editors/<task>-q<N...> "
+                             "(0: the amplification protocol's editor; 1: the cross-fitting editor of quarter 0; "
+                             "0 1 and 2 3: the two half editors that cross-fit each other). Default: every pair, "
                              "into --out (the shipped editors).")
     parser.add_argument("--epochs", type=float, help="Passes over the training pairs (default: SETTINGS' value "
                                                          "for the task).")
@@ -264,8 +281,9 @@ def main() -> None:
         parser.error("--reading goes with --record LABEL")
     shared_dir()  # fail early, with the reason, when the benchmark data is absent
     for task in args.task or list(SETTINGS):
-        build(task, force=args.force, seed=args.seed, limit=args.limit, out=args.out, quarter=args.quarter,
-              epochs=args.epochs)
+        quarter = None if args.quarter is None else tuple(sorted(set(args.quarter)))
+        build(task, force=args.force, seed=args.seed, limit=args.limit, out=args.out,
+              quarter=quarter[0] if quarter and len(quarter) == 1 else quarter, epochs=args.epochs)
 
 
 if __name__ == "__main__":
