@@ -21,7 +21,10 @@ trains on
   ``human``, which the editor rows must beat by 3 points (issue 41's target);
 * ``crossfit`` (only with ``--rows crossfit``, only at 100%): no human counterfactual at all; every training row gets
   one from an editor that never saw its human pair (the quarter-0 editor for the unannotated rows, the editor of
-  annotation quarter 1 for the annotated quarter: ``python -m scripts.build_editors --task TASK --quarter 1``).
+  annotation quarter 1 for the annotated quarter: ``python -m scripts.build_editors --task TASK --quarter 1``);
+* ``crossfit (halves)`` (the same, with ``--rows "crossfit (halves)"``): two folds; the editor trained on quarters 0
+  and 1 writes quarters 2 and 3 and the other way round (``--quarter 0 1`` and ``--quarter 2 3``), so each editor
+  learned from twice the pairs of the quarter editors: how the data-set effect grows with the editor's pairs.
 
 The covered rows are a prefix of one seeded order, so each share's counterfactuals are the smaller share's plus
 new ones (``debias.editor_subset``); the share-free rows (none, human, human quarter) are trained once, with the
@@ -68,10 +71,10 @@ class Curve:
 
 
 _EDITOR_ROWS = ("none", "human", "human (quarter)", "eda", "editor+checker", "human (editor rows)", "amplify",
-                "crossfit")
+                "crossfit", "crossfit (halves)")
 _EDITOR_CURVE = dict(rows=_EDITOR_ROWS, shared_rows=("none", "human", "human (quarter)", "eda"),
                      limit_option="--editor-limit", covers="training rows outside the annotated quarter",
-                     plotted=("editor+checker", "human (editor rows)", "amplify", "crossfit"),
+                     plotted=("editor+checker", "human (editor rows)", "amplify", "crossfit", "crossfit (halves)"),
                      levels=(("human", "--", "every row's human counterfactuals"), ("eda", ":", "EDA copy of every row")),
                      reference="human")
 #: One curve per task. On NLI the lr head shows no gain even for every row's human counterfactuals, so it cannot
@@ -85,9 +88,9 @@ CURVES = {
                    plotted=("crossaug", "crossaug+checker"),
                    levels=(("reweight", "--", "claim-only re-weighting"),)),
 }
-#: Rows that exist only at full coverage: the quarter-1 editor rewrites every annotated row there (a smaller share's
-#: sample of the quarter is not a prefix of a larger one's).
-FULL_ONLY_ROWS = ("crossfit",)
+#: Rows that exist only at full coverage: the cross-fitting editors rewrite every row there (a smaller share's
+#: sample of a quarter or half is not a prefix of a larger one's).
+FULL_ONLY_ROWS = ("crossfit", "crossfit (halves)")
 
 
 def covered_population(task: str) -> int:

@@ -134,15 +134,11 @@ def editor_cache(task: str, limit: int | None, quarter: int = 0) -> Path:
     of the first ``limit`` unannotated rows, or quarter 1's of the annotated quarter (the crossfit row's other half;
     ``limit`` None: every annotated row)."""
     from benchmarks import debias
-    from benchmarks.debias.rows.editors import editor_of, quarter_subset
-
-    from cfaug_hf import COREAugmenter
+    from benchmarks.debias.rows.editors import editor_augmenter, written_by
 
     debias.settings.EDITOR_LIMIT = limit
-    train = debias.CONFIGS[task]()["train"]
-    subset = quarter_subset(train, task) if quarter else debias.editor_subset(train, task)
-    augmenter = COREAugmenter(editor_of(task, quarter), debias.schema_of(task), mode="editor_only",
-                              keep_original=False, edit_sentences=3 if task == "sentiment" else 0)
+    subset, _ = written_by(debias.CONFIGS[task]()["train"], task, (quarter,))
+    augmenter = editor_augmenter(task, (quarter,))
     return debias.settings.CACHE / f"editor_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
 
 

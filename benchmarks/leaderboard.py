@@ -34,6 +34,8 @@ ROW_NAMES = {"none": "none (original data)", "human": "+ human CAD", "eda": "+ E
              "editor+checker": "+ learned editor (trained on that quarter) on other rows, flip-checked",
              "amplify": "+ human CAD on the quarter + learned editor on other rows (amplification)",
              "crossfit": "+ cross-fitted learned editors (no row by an editor that saw its human pair; no human CAD)",
+             "crossfit (halves)": "+ cross-fitted learned editors, two halves (each learned from half the human "
+                                  "pairs, never the row's own; no human CAD)",
              "core+editor": "+ CORE (CF-DPR + learned editor) on the editor's rows, flip-checked",
              "human (editor rows)": "+ human CAD, same rows as the learned editor",
              "race": "+ RACE (claim and evidence counterfactuals)",

@@ -52,18 +52,26 @@ def _row_key(task: str, row: dict[str, Any]) -> Any:
     return row["text"] if task == "sentiment" else (row["premise"], row["hypothesis"])
 
 
-def annotated_rows(train: Any, task: str) -> list[int]:
-    """The training rows of the annotated quarter the quarter-0 editor learned from (scripts/build_editors.py)."""
-    from scripts.shared_data import annotated_quarter, cad_nli_edit_rows, cad_sentiment_edit_rows
+def quarter_rows(train: Any, task: str, quarters: tuple[int, ...]) -> list[int]:
+    """The training rows of these annotation quarters (scripts/build_editors.py trains an editor on a quarter's, or
+    several quarters', human pairs; quarter 0 is the amplification protocol's annotated quarter)."""
+    from scripts.shared_data import annotation_quarters, cad_nli_edit_rows, cad_sentiment_edit_rows
 
     if task == "sentiment":
         rows = cad_sentiment_edit_rows("train")
-        keys = {rows[i]["text"] for i in annotated_quarter(len(rows))}
+        dealt = annotation_quarters(len(rows))
+        keys = {rows[i]["text"] for q in quarters for i in dealt[q]}
     else:
         rows = cad_nli_edit_rows("train")
-        quarter = annotated_quarter(max(rows["original"]) + 1)
-        keys = {(r["premise"], r["text"]) for r in rows if r["original"] in quarter}
+        dealt = annotation_quarters(max(rows["original"]) + 1)
+        chosen = set().union(*(dealt[q] for q in quarters))
+        keys = {(r["premise"], r["text"]) for r in rows if r["original"] in chosen}
     return [i for i, r in enumerate(train) if _row_key(task, r) in keys]
+
+
+def annotated_rows(train: Any, task: str) -> list[int]:
+    """The training rows of the annotated quarter the quarter-0 editor learned from (scripts/build_editors.py)."""
+    return quarter_rows(train, task, (0,))
 
 
 def editor_subset(train: Any, task: str) -> Any:
@@ -97,42 +105,85 @@ def human_rows(train: Any, task: str, subset: Any, note: str) -> Any:
 
 def quarter_subset(train: Any, task: str) -> Any:
     """The annotated quarter's rows, which the cross-fitting editor (trained on quarter 1) rewrites: all of them, or
-    a seeded third of settings.AUGMENT_LIMIT (the same share of the quarter as editor_subset takes of the rest)."""
+    a seeded third of settings.EDITOR_LIMIT/AUGMENT_LIMIT (the same share of the quarter as editor_subset takes of the
+    rest)."""
     rows, limit = annotated_rows(train, task), settings.EDITOR_LIMIT or settings.AUGMENT_LIMIT
     if limit:
         rows = sorted(random.Random(0).sample(rows, min(len(rows), limit // 3)))
     return train.select(rows)
 
 
-def editor_of(task: str, quarter: int) -> Any:
-    """The editor trained on annotation ``quarter`` (0: the amplification protocol's annotated quarter; 1: the
-    cross-fitting editor): built into the cache by ``python -m scripts.build_editors --quarter N``, or its committed
-    copy (`CROSSFIT_EDITORS`), which keeps the archived generation parts valid in a later session (their key is the
-    editor's fingerprint). Never the shipped editor: that one learned from every human pair, so it has seen the
-    pair of every row it would rewrite here."""
-    from cfaug_hf import Editor
+#: The half editors' cross-fitting (``crossfit (halves)``): the editor trained on two quarters writes the other two.
+HALVES = ((0, 1), (2, 3))
 
-    for folder in (settings.CACHE / "editors" / f"{task}-q{quarter}", CROSSFIT_EDITORS / f"{task}-q{quarter}"):
+
+def written_by(train: Any, task: str, quarters: tuple[int, ...]) -> tuple[Any, bool]:
+    """The rows the editor trained on annotation ``quarters`` rewrites, and whether they are all it would write with
+    no limit: quarter 0's editor `editor_subset`, quarter 1's `quarter_subset` (quarter 0), a half editor the two
+    quarters it did not learn from (with a limit N, a seeded N/2 of them)."""
+    if quarters == (0,):
+        return editor_subset(train, task), True
+    if quarters == (1,):
+        subset = quarter_subset(train, task)
+        return subset, len(subset) == len(annotated_rows(train, task))
+    if quarters == HALVES[0]:  # also the few training rows with no CAD pair (in no quarter), so none is written twice
+        seen = set(quarter_rows(train, task, quarters))
+        rows = [i for i in range(len(train)) if i not in seen]
+    else:
+        rows = quarter_rows(train, task, tuple(q for q in range(4) if q not in quarters))
+    limit = settings.EDITOR_LIMIT or settings.AUGMENT_LIMIT
+    if limit and limit // 2 < len(rows):
+        return train.select(sorted(random.Random(0).sample(rows, limit // 2))), False
+    return train.select(rows), True
+
+
+def quarters_tag(quarters: tuple[int, ...]) -> str:
+    """How an editor's quarters name its cached editor, archive and ``--editor-data`` key: "" for quarter 0's (the
+    default editor of these rows), "_q1", "_q01", ..."""
+    return "" if quarters == (0,) else "_q" + "".join(map(str, quarters))
+
+
+def editor_of(task: str, quarters: tuple[int, ...]) -> Any:
+    """The editor trained on annotation ``quarters`` ((0,): the amplification protocol's annotated quarter; (1,): the
+    cross-fitting editor of quarter 0; HALVES: the half editors): built into the cache by ``python -m
+    scripts.build_editors --quarter N [M]``, or its committed copy (`CROSSFIT_EDITORS`), which keeps the archived
+    generation parts valid in a later session (their key is the editor's fingerprint). Never the shipped editor:
+    that one learned from every human pair, so it has seen the pair of every row it would rewrite here."""
+    from cfaug_hf import Editor
+    from scripts.build_editors import crossfit_name
+
+    name = crossfit_name(task, quarters)
+    for folder in (settings.CACHE / "editors" / name, CROSSFIT_EDITORS / name):
         if (folder / "cfaug_editor.json").is_file():
             return Editor.from_pretrained(folder)
-    raise SystemExit(f"No editor in {folder.parent}: run python -m scripts.build_editors --task {task} "
-                     f"--quarter {quarter}.")
+    raise SystemExit(f"No editor {name} in {settings.CACHE / 'editors'} or {CROSSFIT_EDITORS}: run python -m "
+                     f"scripts.build_editors --task {task} --quarter {' '.join(map(str, quarters))}.")
 
 
-def editor_counterfactuals(train: Any, task: str, quarter: int = 0, *, retrieval: bool = False) -> Any:
-    """Counterfactuals written by the editor trained on annotation quarter ``quarter`` (0: the annotated quarter's, for
-    :func:`editor_subset`; 1: the cross-fitting editor of scripts/build_editors.py --quarter 1, for the quarter-0
-    rows), through COREAugmenter(mode="editor_only") with its defaults (the shipped flip checker picks among 4
-    candidates and filters); sentiment rewrites the 3 sentences of each review the checker finds most polar.
-    ``retrieval``: CORE proper (mode="core"), the editor reading the keywords of the CF-DPR excerpts retrieved for
-    each row. Cached by data and augmenter fingerprints."""
+def editor_augmenter(task: str, quarters: tuple[int, ...], *, retrieval: bool = False) -> Any:
+    """COREAugmenter(mode="editor_only") around the editor of ``quarters`` with its defaults (the shipped flip
+    checker picks among 4 candidates and filters); sentiment rewrites the 3 sentences of each review the checker
+    finds most polar. ``retrieval``: CORE proper (mode="core")."""
+    from cfaug_hf import COREAugmenter
+
+    parts = retrieval_parts(task) if retrieval else {}
+    return COREAugmenter(editor_of(task, quarters), schema_of(task), mode="core" if retrieval else "editor_only",
+                         keep_original=False, edit_sentences=3 if task == "sentiment" else 0, **parts)
+
+
+def editor_counterfactuals(train: Any, task: str, quarters: tuple[int, ...] = (0,), *,
+                           retrieval: bool = False) -> Any:
+    """Counterfactuals written by the editor trained on annotation ``quarters`` for the rows of `written_by`, through
+    `editor_augmenter`. ``retrieval``: CORE proper, the editor reading the keywords of the CF-DPR excerpts retrieved
+    for each row. Cached by data and augmenter fingerprints."""
     from datasets import load_from_disk
 
-    from cfaug_hf import AugmentationStats, COREAugmenter
+    from cfaug_hf import AugmentationStats
 
-    subset = editor_subset(train, task) if not quarter else quarter_subset(train, task)
-    given = settings.REUSE.get(("core_" if retrieval else "") + task + (f"_q{quarter}" if quarter else ""))
-    note = "core+editor" if retrieval else "editor+checker" if not quarter else f"editor q{quarter}"
+    subset, whole = written_by(train, task, quarters)
+    tag = quarters_tag(quarters)
+    given = settings.REUSE.get(("core_" if retrieval else "") + task + tag)
+    note = "core+editor" if retrieval else "editor+checker" if not tag else f"editor {tag[1:]}"
     if given:  # counterfactuals this editor wrote earlier (a code change since then moves the cache key)
         cfs = load_from_disk(given)
         wanted = {str(i) for i in subset["id"]}
@@ -141,25 +192,20 @@ def editor_counterfactuals(train: Any, task: str, quarter: int = 0, *, retrieval
         print(f"Reusing the {task} editor's counterfactuals in {given}")
         components = {"reused": Path(given).name}  # no editor is loaded (a machine without its base model runs this)
     else:
-        parts = retrieval_parts(task) if retrieval else {}
-        augmenter = COREAugmenter(editor_of(task, quarter), schema_of(task), mode="core" if retrieval else
-                                  "editor_only", keep_original=False, edit_sentences=3 if task == "sentiment" else 0,
-                                  **parts)
-        order = None if quarter else editor_order_key(train, task)
-        # A cross-fitting editor's parts are named by their subset, so only the whole quarter is worth archiving
-        # (a smaller limit's sample is not a prefix of it).
-        whole = not quarter or len(subset) == len(annotated_rows(train, task))
-        archive = settings.PARTS_ARCHIVE / (f"{task}_q{quarter}" if quarter else task)
+        augmenter = editor_augmenter(task, quarters, retrieval=retrieval)
+        # Only the quarter-0 editor's rows follow one order every limit takes a prefix of; the other editors' parts
+        # are named by their subset, so only their whole set of rows is worth archiving.
+        order = editor_order_key(train, task) if not tag else None
         cfs = cached_augment(augmenter, subset, "editor", f"{note} ({task})", part_rows=20, parts_key=order,
-                             archive=None if retrieval or not whole else archive)
+                             archive=None if retrieval or not whole else settings.PARTS_ARCHIVE / (task + tag))
         components = component_digests(augmenter)
     stats = AugmentationStats.from_dataset(cfs).to_dict()
     settings.NOTES[note] = {
                                "rows_edited": len(subset), "counterfactuals": len(cfs),
                                "components": components, "skipped": stats.get("skipped", {}),
                                "filtered": stats.get("filtered", {}),
-                               "editor": f"{task} editor of annotation quarter {quarter}"
-                             + " (SmolLM2-135M + LoRA, scripts/build_editors.py)"}
+                               "editor": f"{task} editor of annotation {'quarter' if len(quarters) == 1 else 'quarters'} "
+                                         f"{' and '.join(map(str, quarters))} (SmolLM2-135M + LoRA, scripts/build_editors.py)"}
     from cfaug_hf.augmenter import PROVENANCE_COLUMNS
 
     return cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)
@@ -211,9 +257,23 @@ def crossfit_rows(train: Any, seed: int, *, task: str) -> Any:
     the quarter-0 editor writes for the other quarters, the quarter-1 editor for quarter 0."""
     from datasets import concatenate_datasets
 
-    rest, first = editor_counterfactuals(train, task), editor_counterfactuals(train, task, quarter=1)
-    settings.NOTES["crossfit"] = {"quarter 0 editor": settings.NOTES.pop("editor+checker"), "quarter 1 editor": settings.NOTES.pop("editor q1")}
+    rest, first = editor_counterfactuals(train, task), editor_counterfactuals(train, task, (1,))
+    settings.NOTES["crossfit"] = {"quarter 0 editor": settings.NOTES.pop("editor+checker"),
+                                  "quarter 1 editor": settings.NOTES.pop("editor q1")}
     return concatenate_datasets([train, rest, first])
+
+
+@row("crossfit (halves)", configs=CAD_TASKS)
+def crossfit_halves_rows(train: Any, seed: int, *, task: str) -> Any:
+    """Original rows + a machine counterfactual for every row from an editor trained on half the human pairs, never
+    its own: the editor of quarters 0 and 1 writes quarters 2 and 3, and the other way round (two folds; each editor
+    learned from twice the pairs of the quarter editors behind ``crossfit``)."""
+    from datasets import concatenate_datasets
+
+    parts = [editor_counterfactuals(train, task, half) for half in HALVES]
+    settings.NOTES["crossfit (halves)"] = {f"quarters {' and '.join(map(str, h))} editor":
+                                           settings.NOTES.pop(f"editor {quarters_tag(h)[1:]}") for h in HALVES}
+    return concatenate_datasets([train, *parts])
 
 
 @row("human (editor rows)", configs=CAD_TASKS)
@@ -224,30 +284,28 @@ def human_editor_rows(train: Any, seed: int, *, task: str) -> Any:
     return concatenate_datasets([train, human_rows(train, task, editor_subset(train, task), "human (editor rows)")])
 
 
-def check_parts(task: str, rows: int = 20, quarter: int = 0) -> dict[str, Any]:
-    """Regenerate the first ``rows`` rows the editor of ``quarter`` writes (quarter 0: its coverage
-    order; quarter N: the cross-fitting editor's annotated quarter) with this code and compare them with each
-    archived part 0 of the same rows (`record_equivalence`)."""
-    from cfaug_hf import COREAugmenter
-
+def check_parts(task: str, rows: int = 20, quarters: tuple[int, ...] = (0,)) -> dict[str, Any]:
+    """Regenerate the first ``rows`` rows the editor of ``quarters`` writes (quarter 0: its coverage order; another:
+    the rows of `written_by`) with this code and compare them with each archived part 0 of the same rows
+    (`record_equivalence`)."""
     train = CONFIGS[task]()["train"]
-    augmenter = COREAugmenter(editor_of(task, quarter), schema_of(task), mode="editor_only", keep_original=False,
-                              edit_sentences=3 if task == "sentiment" else 0)
-    if quarter:
-        settings.EDITOR_LIMIT = None
-        subset = quarter_subset(train, task)
-        pattern = f"{task}_q{quarter}_editor_{subset._fingerprint[:12]}_*.jsonl.gz"
-        subset = subset.select(range(min(rows, len(subset))))
-    else:
+    augmenter = editor_augmenter(task, quarters)
+    if quarters == (0,):
         settings.EDITOR_LIMIT = rows
         subset = editor_subset(train, task)
         pattern = f"{task}_editor_{editor_order_key(train, task)[:12]}_*.jsonl.gz"
+    else:
+        settings.EDITOR_LIMIT = None
+        subset, _ = written_by(train, task, quarters)
+        pattern = f"{task}{quarters_tag(quarters)}_editor_{subset._fingerprint[:12]}_*.jsonl.gz"
+        subset = subset.select(range(min(rows, len(subset))))
     return record_equivalence(augmenter, subset, pattern)
 
 
-for _task in CAD_TASKS:  # --check-parts TASK and TASK_q1
-    for _quarter, _what in ((0, "the quarter-0 editor's {} coverage rows"),
-                            (1, "the cross-fitting (quarter-1) editor's {} rows")):
-        _check = functools.partial(check_parts, _task, quarter=_quarter)
+for _task in CAD_TASKS:  # --check-parts TASK, TASK_q1, TASK_q01, TASK_q23
+    for _quarters, _what in (((0,), "the quarter-0 editor's {} coverage rows"),
+                             ((1,), "the cross-fitting (quarter-1) editor's {} rows"),
+                             *((h, f"the half editor of quarters {h[0]} and {h[1]}: its {{}} rows") for h in HALVES)):
+        _check = functools.partial(check_parts, _task, quarters=_quarters)
         _check.__doc__ = _what.format(_task)
-        archive_check(_task + (f"_q{_quarter}" if _quarter else ""))(_check)
+        archive_check(_task + quarters_tag(_quarters))(_check)
