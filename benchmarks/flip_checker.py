@@ -98,7 +98,7 @@ def markdown(results: dict[str, Any]) -> str:
         t = res["training"]
         lines.append(f"- {task}: {t.get('train_rows')} rows, {t.get('num_train_epochs')} epochs, lr "
                      f"{t.get('learning_rate')}, LoRA r {(t.get('lora') or {}).get('r')}, {t.get('train_seconds')} s; "
-                     f"accept threshold {(t.get('calibration') or {}).get('accept_threshold')}; {t.get('data')}")
+                     f"accept threshold {(t.get('eval_calibration') or t.get('calibration') or {}).get('accept_threshold')}; {t.get('data')}")
     return "\n".join(lines) + "\n"
 
 

@@ -116,7 +116,7 @@ def calibrate(task: str, checker) -> None:
         scores[t] = (keep + reject - 1, keep, reject)
     best = max(grid, key=lambda t: (scores[t][0], t))
     checker.config.accept_threshold = best
-    checker.training_info["calibration"] = {
+    checker.training_info["eval_calibration"] = {  # eval_: the card shows it under Evaluation
         "accept_threshold": best,
         "rule": "highest keep + reject rate on held-out human flips and held-out originals with a wrong label",
         "held_out_flips": len(flips), "kept": round(scores[best][1], 4),

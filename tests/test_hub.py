@@ -36,6 +36,23 @@ def tiny_generator():
 
 
 # ---------------------------------------------------------------------------------------------- components
+def test_a_component_saved_locally_has_its_card_and_keeps_the_text_a_user_added(tmp_path):
+    """Whole models got no card when saved to disk (only adapters did, and pushes); a re-save refreshes the generated
+    part and keeps what the user wrote around it."""
+    gen = tiny_generator()
+    gen.training_info = {"train_rows": 12}
+    folder = gen.save_pretrained(tmp_path / "my-gen")
+    card = ModelCard((folder / "README.md").read_text())
+    assert card.data.library_name == "cfaug-hf" and "# my-gen: a cfaug-hf generator" in card.text
+    assert "| train_rows | 12 |" in card.text
+    (folder / "README.md").write_text(str(card) + "\n## Our notes\n\nOur notes on this run.\n")
+    gen.training_info = {"train_rows": 13}
+    gen.save_pretrained(folder, overwrite=True)
+    again = (folder / "README.md").read_text()
+    assert "Our notes on this run." in again and "| train_rows | 13 |" in again and "| train_rows | 12 |" not in again
+    assert Generator.from_pretrained(folder).generate(CLAIMS) == gen.generate(CLAIMS)
+
+
 def test_generator_round_trip_with_card(hub):
     gen = tiny_generator()
     gen.training_info = {"train_rows": 12, "learning_rate": 1e-3, "eval_loss": 1.5,

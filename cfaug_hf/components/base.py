@@ -242,7 +242,7 @@ class Component(abc.ABC):
         from .._version import __version__
 
         with write_folder(save_directory, self.component_type, overwrite=overwrite) as tmp:
-            self._saving_as = Path(save_directory).name  # the folder's own name, for a card written by _save
+            self._saving_to = Path(save_directory)  # a card written by _save is named after it and merged into its own
             self._save(tmp)
             config = {"component_type": self.component_type, "format_version": FORMAT_VERSION,
                       "cfaug_hf_version": __version__, **self.get_config_dict()}
@@ -441,11 +441,6 @@ class PretrainedComponent(Component):
         # fails offline with a warning) to decide whether to save them.
         if self._saves_adapter():
             self.model.save_pretrained(folder, save_embedding_layers=False)
-            # peft writes a blank card template naming the base by its local path; the folder gets ours instead.
-            from ..sharing.cards import component_card
-
-            card = component_card(self, getattr(self, "_saving_as", None) or folder.name)
-            (folder / "README.md").write_text(str(card), encoding="utf-8")
         elif self._is_peft():
             import copy
 
@@ -453,6 +448,21 @@ class PretrainedComponent(Component):
         else:
             self.model.save_pretrained(folder)
         self.tokenizer.save_pretrained(folder)
+        self._write_card(folder)
+
+    def _write_card(self, folder: Path) -> None:
+        """Our model card in every saved folder, adapter or whole model (peft writes a blank template naming the base
+        by its local path, which this replaces); text a user added to the destination's card is kept."""
+        from huggingface_hub import ModelCard
+
+        from ..sharing.cards import component_card, merge_card
+
+        target = getattr(self, "_saving_to", None)
+        card = component_card(self, target.name if target else folder.name)
+        existing = target / "README.md" if target else None
+        if existing is not None and existing.is_file():
+            card = merge_card(ModelCard(existing.read_text(encoding="utf-8")), card)
+        (folder / "README.md").write_text(str(card), encoding="utf-8")
 
     @classmethod
     def _load_adapter(cls, auto: Any, folder: Path, config: dict[str, Any], **model_kwargs: Any) -> Any:
