@@ -120,7 +120,8 @@ HALVES = ((0, 1), (2, 3))
 def written_by(train: Any, task: str, quarters: tuple[int, ...]) -> tuple[Any, bool]:
     """The rows the editor trained on annotation ``quarters`` rewrites, and whether they are all it would write with
     no limit: quarter 0's editor `editor_subset`, quarter 1's `quarter_subset` (quarter 0), a half editor the two
-    quarters it did not learn from (with a limit N, a seeded N/2 of them)."""
+    quarters it did not learn from (with a limit of N of the rows outside quarter 0, the same share of its rows,
+    seeded)."""
     if quarters == (0,):
         return editor_subset(train, task), True
     if quarters == (1,):
@@ -131,9 +132,12 @@ def written_by(train: Any, task: str, quarters: tuple[int, ...]) -> tuple[Any, b
         rows = [i for i in range(len(train)) if i not in seen]
     else:
         rows = quarter_rows(train, task, tuple(q for q in range(4) if q not in quarters))
+    # A limit counts rows outside quarter 0 (the coverage curve's unit), so a half editor writes the same share of
+    # its own rows: all of them at the curve's 100%.
     limit = settings.EDITOR_LIMIT or settings.AUGMENT_LIMIT
-    if limit and limit // 2 < len(rows):
-        return train.select(sorted(random.Random(0).sample(rows, limit // 2))), False
+    share = limit / (len(train) - len(annotated_rows(train, task))) if limit else 1.0
+    if share < 1:
+        return train.select(sorted(random.Random(0).sample(rows, max(1, round(share * len(rows)))))), False
     return train.select(rows), True
 
 
