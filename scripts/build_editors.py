@@ -20,13 +20,15 @@ The sentiment and NLI editors learn from every human pair there is (the best edi
 write a row whose human pair it saw: ``--quarter N`` trains on one seeded annotation quarter only
 (``annotation_quarters``) into ``benchmarks/.cache/editors/<task>-q<N>``; quarter 0 is the amplification protocol's
 annotated quarter (the editor ``benchmarks/debias/`` measures on the other three quarters), quarter 1 the
-cross-fitting editor that writes the quarter-0 rows. Both are committed in ``benchmarks/results/crossfit_editors/``.
+cross-fitting editor that writes the quarter-0 rows. ``--quarter 0 1`` and ``--quarter 2 3`` train the two half
+editors of the ``crossfit (halves)`` row (``<task>-q01``, ``<task>-q23``), each writing the other half's rows. All
+are committed in ``benchmarks/results/crossfit_editors/`` (NLI: all four; sentiment: quarters 0 and 1).
 
 After training, each editor rewrites held-out CAD dev rows (4 sampled candidates each) and the flip checker shipped
 for the task scores them: the share of rows with a candidate the checker labels with the target is recorded in the
 editor's card and in benchmarks/results/editors.json.
 
-    python -m scripts.build_editors [--task sentiment] [--force] [--limit 64] [--quarter 1] [--epochs 1]
+    python -m scripts.build_editors [--task sentiment] [--force] [--limit 64] [--quarter 1 | --quarter 0 1] [--epochs 1]
 
 Once an editor is measured (``python -m benchmarks.editors --tasks TASK --n 200 --candidates 1 2 4 8 16 --editor
 FOLDER --label NAME``) and its sample read by hand (``benchmarks/results/editors_reading_<task>_<date>.json``),

@@ -10,7 +10,8 @@ is original + the quarter's human counterfactuals only; ``human (editor rows)`` 
 counterfactuals of the rows the editor rewrote; ``crossfit`` gives every row a machine counterfactual from an
 editor that never saw its human pair (the quarter-0 editor for rows outside the quarter, an editor trained on a
 second quarter, ``python -m scripts.build_editors --quarter 1``, for the quarter's rows; with a limit N, N and N/3
-of them); ``core+editor`` is CORE proper with the quarter-0 editor on the editor+checker row's rows (CF-DPR excerpts
+of them); ``crossfit (halves)`` does the same with two half editors (``--quarter 0 1`` and ``--quarter 2 3``), each
+writing the rows of the other half (`written_by`); ``core+editor`` is CORE proper with the quarter-0 editor on the editor+checker row's rows (CF-DPR excerpts
 retrieved for each row, their keywords in the editor's input; benchmarks/core_retrieval.py builds the encoder and
 index). ``--editor-data sentiment=FOLDER`` (or nli=) reuses counterfactuals the editor wrote before (sentiment_q1 /
 nli_q1: the cross-fitting editor's; ``--core-editor-data`` the same for core+editor).
