@@ -22,7 +22,7 @@ write a row whose human pair it saw: ``--quarter N`` trains on one seeded annota
 annotated quarter (the editor ``benchmarks/debias/`` measures on the other three quarters), quarter 1 the
 cross-fitting editor that writes the quarter-0 rows. ``--quarter 0 1`` and ``--quarter 2 3`` train the two half
 editors of the ``crossfit (halves)`` row (``<task>-q01``, ``<task>-q23``), each writing the other half's rows. All
-are committed in ``benchmarks/results/crossfit_editors/`` (NLI: all four; sentiment: quarters 0 and 1).
+are committed in ``benchmarks/results/crossfit_editors/`` (NLI: q0, q1, q01, q23; sentiment: q0, q1).
 
 After training, each editor rewrites held-out CAD dev rows (4 sampled candidates each) and the flip checker shipped
 for the task scores them: the share of rows with a candidate the checker labels with the target is recorded in the
