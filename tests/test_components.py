@@ -183,6 +183,23 @@ def test_checker_truncation_counted():
     assert checker.stats["input_truncated"] == 1
 
 
+@pytest.mark.parametrize("task", ["sentiment", "nli", "claims"])
+def test_adapter_checker_resaves_its_adapter_config_unchanged(tmp_path, task):
+    # peft appends the sequence-classification heads to modules_to_save at every load, so each load and save of a
+    # checker once lengthened adapter_config.json; the shipped folders had grown to five copies.
+    from cfaug_hf.data import CHECKER_DIR
+
+    shipped = LabelChecker.from_pretrained(CHECKER_DIR / task)
+    first = shipped.save_pretrained(tmp_path / "once")
+    again = LabelChecker.from_pretrained(first).save_pretrained(tmp_path / "twice")
+    names = [json.loads((folder / "adapter_config.json").read_text())["modules_to_save"] for folder in (first, again)]
+    assert names[0] == names[1] == ["pooler", "classifier", "score"]
+    back = LabelChecker.from_pretrained(again)
+    assert back.fingerprint() == shipped.fingerprint()
+    assert back.predict(["a fine film"], None if task == "sentiment" else ["it is"]) == \
+        shipped.predict(["a fine film"], None if task == "sentiment" else ["it is"])
+
+
 def test_checker_save_load(tmp_path):
     checker = LabelChecker(*tiny_classifier(("SUPPORTS", "REFUTES")), max_length=32)
     back = LabelChecker.from_pretrained(checker.save_pretrained(tmp_path / "c"))

@@ -440,6 +440,7 @@ class PretrainedComponent(Component):
         # LoRA here targets linear layers, never the embeddings, so peft need not look the base model up (which
         # fails offline with a warning) to decide whether to save them.
         if self._saves_adapter():
+            _dedupe_modules_to_save(self.model)
             self.model.save_pretrained(folder, save_embedding_layers=False)
         elif self._is_peft():
             import copy
@@ -498,7 +499,18 @@ class PretrainedComponent(Component):
             # The adapter's layers are created empty (on the meta device) and take the file's tensors as they are,
             # instead of being initialised at random and then overwritten.
             peft_model = PeftModel.from_pretrained(model, folder, low_cpu_mem_usage=True)
+        _dedupe_modules_to_save(peft_model)
         for param in peft_model.parameters():
             if param.dtype != dtype and param.is_floating_point():  # an adapter saved in half precision
                 param.data = param.data.to(dtype)
         return peft_model
+
+
+def _dedupe_modules_to_save(peft_model: Any) -> None:
+    """Drop repeated names from each adapter's ``modules_to_save``, first occurrence kept. A sequence-classification
+    PeftModel appends its task heads ("classifier", "score") to that list whenever it is built, including when it is
+    loaded from a folder that already lists them, so every load and save of a checker lengthened adapter_config.json."""
+    for cfg in getattr(peft_model, "peft_config", {}).values():
+        names = getattr(cfg, "modules_to_save", None)
+        if names:
+            cfg.modules_to_save = list(dict.fromkeys(names))
