@@ -17,7 +17,9 @@ writes ``gpu_carry/`` (git-ignored; name it in the device call's ``carry``):
 * ``counterfactuals/<task>-<share>/``: the editors' counterfactuals written here on CPU for the coverage curve
   (``benchmarks/coverage_curve.py``), reused there through ``--editor-data TASK=FOLDER``: a generator would need
   SmolLM2's weights, which do not fit; ``counterfactuals/<task>-q1/``: the quarter-1 editor's of the annotated
-  quarter, for a part with a ``crossfit`` row (``--editor-data TASK_q1=FOLDER``); ``counterfactuals/fever-crossaug/``:
+  quarter, for a part with a ``crossfit`` row (``--editor-data TASK_q1=FOLDER``), and ``<task>-q01/``,
+  ``<task>-q23/``: the half editors' of the rows they did not learn from, for ``crossfit (halves)``
+  (``TASK_q01=FOLDER TASK_q23=FOLDER``); ``counterfactuals/fever-crossaug/``:
   CrossAug's counterfactuals of every FEVER training row (``--crossaug-data``), for the ``crossaug`` rows.
 
 The tree travels too, and its editors' weights (which the suite does not load: it reads their
@@ -55,21 +57,24 @@ LIMIT_MIB = 60
 #: Tracked files the suite never reads on the GPU, moved aside by ``slim`` for the transfer.
 SLIM = [f"{folder}/{name}" for folder in
         [f"cfaug_hf/data/editors/{task}" for task in ("claims", "nli", "sentiment")]
-        + [f"benchmarks/results/crossfit_editors/{task}-q{q}" for task in ("nli", "sentiment") for q in (0, 1)]
+        + sorted(f"benchmarks/results/crossfit_editors/{d.name}" for d in (ROOT / "benchmarks" / "results"
+                                                                           / "crossfit_editors").glob("*-q*"))
         for name in ("adapter_model.safetensors", "tokenizer.json")]
 #: A smoke run's editor rows: what `benchmarks.debias --editor-limit 20` caches on CPU in about a minute.
 SMOKE_EDITOR_ROWS = 20
 
 #: (name, debias config, rows, seconds allowed, the coverage share whose counterfactuals it reads or None).
 #: A ``crossfit`` row also reads the quarter-1 editor's counterfactuals of the annotated quarter (carried as
-#: ``counterfactuals/<task>-q1/``).
+#: ``counterfactuals/<task>-q1/``), a ``crossfit (halves)`` row the half editors' (``<task>-q01/``, ``<task>-q23/``).
+#: A part's rows run in order, so the last is the one a part cut short at its limit loses.
 PARTS = [
     ("sentiment, full coverage", "sentiment",
      ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify", "crossfit"], 350, 100),
     ("fever validity", "fever", ["none", "reweight", "crossaug", "crossaug+checker"], 210, None),
     ("nli, full coverage", "nli",
-     ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify", "crossfit"], 210, 100),
-    ("sentiment, 25% coverage", "sentiment", ["none", "editor+checker", "human (editor rows)", "amplify"], 130, 25),
+     ["none", "human", "human (quarter)", "editor+checker", "human (editor rows)", "amplify", "crossfit",
+      "crossfit (halves)"], 240, 100),
+    ("sentiment, 25% coverage", "sentiment", ["none", "editor+checker", "human (editor rows)", "amplify"], 100, 25),
 ]
 
 
@@ -129,17 +134,30 @@ def slim(undo: bool = False) -> None:
     print(f"{'restored' if undo else 'moved aside'}: {len(SLIM)} files; tree now {_tree_mib():.1f} MiB")
 
 
-def editor_cache(task: str, limit: int | None, quarter: int = 0) -> Path:
-    """Where benchmarks.debias cached the counterfactuals of the editor trained on annotation ``quarter``: quarter 0's
-    of the first ``limit`` unannotated rows, or quarter 1's of the annotated quarter (the crossfit row's other half;
-    ``limit`` None: every annotated row)."""
+def editor_cache(task: str, limit: int | None, quarters: tuple[int, ...] = (0,)) -> Path:
+    """Where benchmarks.debias cached the counterfactuals of the editor trained on annotation ``quarters``: quarter
+    0's of the first ``limit`` unannotated rows, quarter 1's of the annotated quarter (the crossfit row's other half;
+    ``limit`` None: every annotated row), a half editor's of the two quarters it did not learn from."""
     from benchmarks import debias
     from benchmarks.debias.rows.editors import editor_augmenter, written_by
 
     debias.settings.EDITOR_LIMIT = limit
-    subset, _ = written_by(debias.CONFIGS[task]()["train"], task, (quarter,))
-    augmenter = editor_augmenter(task, (quarter,))
+    subset, _ = written_by(debias.CONFIGS[task]()["train"], task, quarters)
+    augmenter = editor_augmenter(task, quarters)
     return debias.settings.CACHE / f"editor_{subset._fingerprint[:12]}_{augmenter.fingerprint()[:12]}"
+
+
+def cross_fitting_editors(rows: list[str]) -> list[tuple[int, ...]]:
+    """The editors besides quarter 0's whose counterfactuals a part's rows read: ``crossfit`` quarter 1's,
+    ``crossfit (halves)`` both half editors'."""
+    from benchmarks.debias.rows.editors import HALVES
+
+    return [*([(1,)] if "crossfit" in rows else []), *(HALVES if "crossfit (halves)" in rows else [])]
+
+
+def carried_name(task: str, quarters: tuple[int, ...]) -> str:
+    """The carried folder of a cross-fitting editor's counterfactuals: nli-q1, nli-q01, ..."""
+    return f"{task}-q{''.join(map(str, quarters))}"
 
 
 def crossaug_carried(config: str, smoke: bool = False) -> Path:
@@ -171,26 +189,29 @@ def carry_crossaug(config: str = "fever") -> str:
 
 def carry_counterfactuals() -> dict[str, str]:
     """Copy the editors' cached counterfactuals of each (task, share) the parts read, where they exist, and the
-    quarter-1 editor's for the parts with a crossfit row."""
-    wanted = {(f"{p[1]}-{p[4]}", p[1], p[4]) for p in PARTS if p[4]}
-    wanted |= {(f"{p[1]}-q1", p[1], None) for p in PARTS if "crossfit" in p[2]}
+    cross-fitting editors' for the parts with a crossfit row."""
+    wanted = {(f"{p[1]}-{p[4]}", p[1], p[4], (0,)) for p in PARTS if p[4]}
+    wanted |= {(carried_name(p[1], q), p[1], None, q) for p in PARTS for q in cross_fitting_editors(p[2])}
     out = {}
-    for name, task, share in sorted(wanted, key=str):
-        cached = editor_cache(task, _share_rows(task, share)) if share else editor_cache(task, None, quarter=1)
+    for name, task, share, quarters in sorted(wanted, key=str):
+        cached = editor_cache(task, _share_rows(task, share) if share else None, quarters)
         target = CARRY / "counterfactuals" / name
         if (cached / "dataset_info.json").is_file():
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(cached, target)
-            out[name] = f"{_share_rows(task, share)} rows edited" if share else "the annotated quarter"
+            out[name] = (f"{_share_rows(task, share)} rows edited" if share else "the annotated quarter"
+                         if quarters == (1,) else f"the rows outside quarters {quarters}")
         else:
-            out[name] = ("missing: run python -m benchmarks.coverage_curve" + ("" if share else " --rows crossfit")
-                         + f" --task {task} first")
+            row = "" if share else " --rows crossfit" if quarters == (1,) else ' --rows "crossfit (halves)"'
+            out[name] = f"missing: run python -m benchmarks.coverage_curve{row} --task {task} first"
     for config in sorted({p[1] for p in PARTS if any(r.startswith("crossaug") for r in p[2])}):
         out[f"{config}-crossaug"] = carry_crossaug(config)
     return out
 
 
 def run(args: argparse.Namespace) -> int:
+    from benchmarks.debias.rows.editors import quarters_tag
+
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     data = Path(args.data or CARRY / "shared_data")
@@ -216,12 +237,16 @@ def run(args: argparse.Namespace) -> int:
                 report["parts"].append({**entry, "status": f"skipped: no carried counterfactuals in {carried}"})
                 continue
             reuse = ["--editor-data", f"{config}={carried}"]
-            if "crossfit" in rows:
-                quarter = editor_cache(config, limit, quarter=1) if args.smoke else CARRY / "counterfactuals" / f"{config}-q1"
-                if not (quarter / "dataset_info.json").is_file():
-                    report["parts"].append({**entry, "status": f"skipped: no carried counterfactuals in {quarter}"})
-                    continue
-                reuse.append(f"{config}_q1={quarter}")
+            missing = None
+            for quarters in cross_fitting_editors(rows):
+                folder = (editor_cache(config, limit, quarters) if args.smoke
+                          else CARRY / "counterfactuals" / carried_name(config, quarters))
+                if not (folder / "dataset_info.json").is_file():
+                    missing = folder
+                reuse.append(f"{config}{quarters_tag(quarters)}={folder}")
+            if missing is not None:
+                report["parts"].append({**entry, "status": f"skipped: no carried counterfactuals in {missing}"})
+                continue
         if any(r.startswith("crossaug") for r in rows):
             crossaug = crossaug_carried(config, args.smoke)
             if not (crossaug / "dataset_info.json").is_file():

@@ -158,6 +158,33 @@ def test_gpu_suite_parts_name_rows_their_configs_have():
     assert sum(p[3] for p in suite.PARTS) <= 900  # the parts fit one device call and a rerun
 
 
+def test_gpu_suite_carries_each_cross_fitting_editor_a_part_reads():
+    suite = load("gpu_suite")
+    from benchmarks.debias.rows.editors import HALVES
+
+    assert suite.cross_fitting_editors(["none", "crossfit"]) == [(1,)]
+    assert suite.cross_fitting_editors(["crossfit (halves)"]) == list(HALVES)
+    assert suite.cross_fitting_editors(["none", "amplify"]) == []
+    names = {suite.carried_name(p[1], q) for p in suite.PARTS for q in suite.cross_fitting_editors(p[2])}
+    assert {"nli-q1", "nli-q01", "nli-q23"} <= names
+    # the half editors' weights stay behind for the transfer, as the quarter editors' do
+    assert {"benchmarks/results/crossfit_editors/nli-q01/adapter_model.safetensors",
+            "benchmarks/results/crossfit_editors/nli-q23/adapter_model.safetensors"} <= set(suite.SLIM)
+
+
+@pytest.mark.parametrize("option", ["--editor-data", "--core-editor-data"])
+def test_debias_refuses_reused_counterfactuals_for_an_editor_it_does_not_have(monkeypatch, capsys, option):
+    run = load("debias.run")
+    for item, message in (("nli_q2=/tmp/x", "'nli_q2' names no editor; expected one of sentiment, sentiment_q1, "
+                                            "sentiment_q01, sentiment_q23, nli, nli_q1, nli_q01, nli_q23"),
+                          ("nli", "expected TASK=FOLDER, got 'nli'")):
+        monkeypatch.setattr("sys.argv", ["debias", "--config", "nli", option, item])
+        with pytest.raises(SystemExit):
+            run.main()
+        err = capsys.readouterr().err
+        assert f"{option}" in err and message in err
+
+
 def test_a_coverage_curve_refuses_a_row_its_task_does_not_have(monkeypatch, capsys):
     curve = load("coverage_curve")
     monkeypatch.setattr("sys.argv", ["coverage_curve", "--task", "fever", "--rows", "none", "amplify"])

@@ -16,8 +16,9 @@ from benchmarks.leaderboard import validity
 from . import rows as _rows  # noqa: F401  (registers every row)
 from . import settings
 from .classifiers import run_bow, run_hf
-from .configs import CONFIGS
+from .configs import CAD_TASKS, CONFIGS
 from .registry import ARCHIVE_CHECKS, ROWS, describe
+from .rows.editors import HALVES, quarters_tag
 
 
 def fmt(values: list[float]) -> str:
@@ -222,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--crossaug-data", default=None, help="a saved dataset of CrossAug output to reuse")
     ap.add_argument("--editor-data", nargs="*", default=[], metavar="TASK=FOLDER",
                     help="counterfactuals the editor wrote earlier, reused for TASK (sentiment, nli; sentiment_q1 for "
-                         "the cross-fitting editor of quarter 1)")
+                         "the cross-fitting editor of quarter 1, sentiment_q01 and sentiment_q23 for the half editors)")
     ap.add_argument("--core-editor-data", nargs="*", default=[], metavar="TASK=FOLDER",
                     help="the same for the core+editor row")
     ap.add_argument("--commit", default=None, help="the commit measured, for a copy of the tree run elsewhere")
@@ -245,11 +246,15 @@ def main() -> None:
         return
     settings.AUGMENT_LIMIT, settings.EDITOR_LIMIT, settings.COMMIT = args.augment_limit, args.editor_limit, args.commit
     settings.RESULTS = args.results_dir or settings.RESULTS
-    for option, prefix in ((args.editor_data, ""), (args.core_editor_data, "core_")):
+    editors = [task + quarters_tag(q) for task in CAD_TASKS for q in ((0,), (1,), *HALVES)]
+    for option, prefix, flag in ((args.editor_data, "", "--editor-data"),
+                                 (args.core_editor_data, "core_", "--core-editor-data")):
         for item in option:
             task, sep, folder = item.partition("=")
             if not sep or not folder:
-                ap.error(f"expected TASK=FOLDER, got {item!r}")
+                ap.error(f"{flag}: expected TASK=FOLDER, got {item!r}")
+            if task.lower() not in editors:
+                ap.error(f"{flag} {item}: {task!r} names no editor; expected one of {', '.join(editors)}")
             settings.REUSE[prefix + task.lower()] = folder
     if args.crossaug_data:
         settings.REUSE["crossaug"] = args.crossaug_data
