@@ -89,3 +89,59 @@ def test_validate_real_dataset_features():
                            features=Features({"text": Value("string"),
                                               "label": ClassLabel(names=["negative", "positive"])}))
     TaskSchema.sentiment().validate_features(ds.features)
+
+
+# A JSON file whose rows give one column values of different types is read by `datasets` as a `Json` column; each
+# cell is then checked on its own instead of the column being refused for its type.
+MIXED = {
+    "evidence": (["Ada was in Paris in 1900."], "Bo was in Rome in 1900."),  # a list in one row, a string in another
+    "label": (0, "SUPPORTS"),  # an id in one row, a name in another
+    "id": (1, "x"),
+}
+
+
+def _json_rows(tmp_path, rows):
+    import json
+
+    from datasets import load_dataset
+
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return load_dataset("json", data_files=str(path), split="train")
+
+
+@pytest.mark.parametrize("column", sorted(MIXED))
+def test_a_column_whose_rows_mix_valid_forms_is_accepted_and_kept(tmp_path, column):
+    from cfaug_hf.testing import NegateAugmenter
+
+    rows = [{"id": "a", "claim": "Ada was in Paris.", "evidence": ["Ada was in Paris in 1900."], "label": "SUPPORTS"},
+            {"id": "b", "claim": "Bo was in Rome.", "evidence": ["Bo was in Rome in 1900."], "label": "SUPPORTS"}]
+    for row, value in zip(rows, MIXED[column]):
+        row[column] = value
+    data = _json_rows(tmp_path, rows)
+    assert type(data.features[column]).__name__ == "Json"
+    schema = TaskSchema.fact_verification(id_column="id")
+    schema.validate_features(data.features)
+    out = data.map(NegateAugmenter(schema), batched=True, remove_columns=data.column_names)
+    assert out["claim"] == ["Ada was in Paris.", "Ada was not in Paris.", "Bo was in Rome.", "Bo was not in Rome."]
+    assert out[column][0] == MIXED[column][0] and out[column][2] == MIXED[column][1]
+    assert [schema.label_name(v) for v in out["label"]] == ["SUPPORTS", "REFUTES"] * 2
+
+
+@pytest.mark.parametrize("column, bad, message", [
+    ("evidence", 5, r"Column 'evidence' at row 1: got 5; expected a non-empty string or a non-empty list"),
+    ("evidence", [""], r"Column 'evidence' at row 1: got \[''\]"),
+    ("claim", ["Bo was in Rome."], r"Column 'claim' at row 1: got \['Bo was in Rome.'\]; expected a non-empty string\."),
+    ("label", "MAYBE", r"Column 'label' at row 1: unknown label 'MAYBE'"),
+    ("label", 7, r"Column 'label' at row 1: unknown label 7"),
+])
+def test_a_mixed_column_names_the_row_whose_cell_is_wrong(tmp_path, column, bad, message):
+    from cfaug_hf.testing import NegateAugmenter
+
+    rows = [{"claim": "Ada was in Paris.", "evidence": "Ada was in Paris in 1900.", "label": 0},
+            {"claim": "Bo was in Rome.", "evidence": ["Bo was in Rome in 1900."], "label": "SUPPORTS"}]
+    rows[1][column] = bad
+    data = _json_rows(tmp_path, rows)
+    with pytest.raises(SchemaError, match=message):
+        data.map(NegateAugmenter(TaskSchema.fact_verification()), batched=True, with_indices=True,
+                 remove_columns=data.column_names)
