@@ -88,9 +88,14 @@ CURVES = {
                    plotted=("crossaug", "crossaug+checker"),
                    levels=(("reweight", "--", "claim-only re-weighting"),)),
 }
-#: Rows that exist only at full coverage: the cross-fitting editors rewrite every row there (a smaller share's
-#: sample of a quarter or half is not a prefix of a larger one's).
-FULL_ONLY_ROWS = ("crossfit", "crossfit (halves)")
+
+
+def full_only_rows() -> tuple[str, ...]:
+    """Rows that exist only at full coverage (``registry.row(full_coverage_only=True)``): the cross-fitting editors
+    rewrite every row there (a smaller share's sample of a quarter or half is not a prefix of a larger one's)."""
+    from benchmarks.leaderboard import registered_rows
+
+    return tuple(name for name, r in registered_rows().items() if r.full_coverage_only)
 
 
 def covered_population(task: str) -> int:
@@ -258,14 +263,15 @@ def main() -> None:
                     help="the frozen yardstick's head (default: the task's own, "
                          + ", ".join(f"{t}: {c.head}" for t, c in CURVES.items()) + ")")
     ap.add_argument("--rows", nargs="+", choices=sorted({r for c in CURVES.values() for r in c.rows}), default=None,
-                    help="the training-set rows to run (default: the task's rows but " + ", ".join(FULL_ONLY_ROWS)
-                    + ", which runs only at 100%%); a later run adds its rows to the shares' results")
+                    help="the training-set rows to run (default: the task's rows but " + ", ".join(full_only_rows())
+                    + ", which run only at 100%%); a later run adds its rows to the shares' results")
     ap.add_argument("--summarize-only", action="store_true", help="only rebuild the summary from finished shares")
     ap.add_argument("--plot", action="store_true", help="also draw docs/img/coverage_<task>.png")
     args = ap.parse_args()
     curve = CURVES[args.task]
     head = args.head or curve.head
-    args.rows = args.rows or [r for r in curve.rows if r not in FULL_ONLY_ROWS]
+    full_only = full_only_rows()
+    args.rows = args.rows or [r for r in curve.rows if r not in full_only]
     unknown = [r for r in args.rows if r not in curve.rows]
     if unknown:
         ap.error(f"--rows {' '.join(unknown)}: not a row of the {args.task} curve (its rows: {', '.join(curve.rows)})")
@@ -279,7 +285,7 @@ def main() -> None:
             rows = args.rows if share == max(args.shares) or not done_rows.is_file() else \
                 [r for r in args.rows if r not in curve.shared_rows]
             if share != 100:
-                rows = [r for r in rows if r not in FULL_ONLY_ROWS]
+                rows = [r for r in rows if r not in full_only]
             run_share(args.task, share, total, args.seeds, head, rows)
             done = [s for s in args.shares if (share_dir(args.task, s) / result_name(args.task, head)).is_file()]
             (RESULTS / f"{name}.json").write_text(json.dumps(summarize(args.task, done, total, head), indent=1) + "\n")

@@ -22,28 +22,24 @@ from benchmarks.harness import RESULTS
 TASK_NAMES = {"sentiment": "Sentiment (CAD IMDb)", "nli": "NLI (CAD SNLI)", "fv": "Fact verification (FEVEROUS)",
               "fever": "Fact verification (FEVER, paper setup)",
               "fv-ood": "Fact verification out of domain (train FEVEROUS; RACE's Table 2 shape)"}
-ROW_NAMES = {"none": "none (original data)", "human": "+ human CAD", "eda": "+ EDA (same size)",
-             "reweight": "claim-only re-weighting (Schuster et al.)", "crossaug": "+ CrossAug",
-             "crossaug+balance": "+ CrossAug, shortcut-balanced", "crossaug+checker": "+ CrossAug, flip-checked",
-             "icda": "+ ICDA rationale swaps (occlusion)",
-             "core": "+ CORE (CF-DPR + SmolLM2 editor)", "cf-dpr": "+ CF-DPR retrieved text only",
-             "llm-edit": "+ SmolLM2 editor without retrieval", "human (same rows)": "+ human CAD, same rows as CORE",
-             "core+checker": "+ CORE, flip-checked", "cf-dpr+checker": "+ CF-DPR retrieved text, flip-checked",
-             "llm-edit+checker": "+ SmolLM2 editor without retrieval, flip-checked",
-             "human (quarter)": "+ human CAD on a quarter of the rows",
-             "editor+checker": "+ learned editor (trained on that quarter) on other rows, flip-checked",
-             "amplify": "+ human CAD on the quarter + learned editor on other rows (amplification)",
-             "crossfit": "+ cross-fitted learned editors (no row by an editor that saw its human pair; no human CAD)",
-             "crossfit (halves)": "+ cross-fitted learned editors, two halves (each learned from half the human "
-                                  "pairs, never the row's own; no human CAD)",
-             "core+editor": "+ CORE (CF-DPR + learned editor) on the editor's rows, flip-checked",
-             "human (editor rows)": "+ human CAD, same rows as the learned editor",
-             "race": "+ RACE (claim and evidence counterfactuals)",
-             "crossaug-shipped": "+ CrossAug as shipped (generator + flip checker)"}
-#: Rows whose gain is also compared with human counterfactuals of the same source rows: row -> that reference row.
-SAME_ROWS = {**dict.fromkeys(("core", "cf-dpr", "llm-edit", "core+checker", "cf-dpr+checker", "llm-edit+checker"),
-                             "human (same rows)"), "editor+checker": "human (editor rows)",
-             "core+editor": "human (editor rows)"}
+
+
+def registered_rows() -> dict[str, Any]:
+    """Every training-set row of `benchmarks.debias`, in registration order; each carries its leaderboard title and
+    the human row it is compared with on the same source rows (``registry.row``)."""
+    from benchmarks.debias import rows as _  # noqa: F401  (registers every row)
+    from benchmarks.debias.registry import ROWS
+
+    return ROWS
+
+
+def row_title(name: str) -> str:
+    from benchmarks.debias.registry import title
+
+    registered_rows()
+    return title(name)
+
+
 #: Rows kept in the raw JSON but left out of the tables, with why: made with components the release no longer ships.
 SUPERSEDED = {("fv", "crossaug"): "made with a negative-claim generator and filters the release no longer ships",
               ("fv", "crossaug+balance"): "made with a negative-claim generator and filters the release no longer "
@@ -129,7 +125,8 @@ def table(result: dict[str, Any]) -> list[str]:
     rows = result["rows"]
     base = rows.get("none", {}).get("accuracy")
     human = rows.get("human", {}).get("accuracy")
-    same = {name: rows[ref]["accuracy"] for name, ref in SAME_ROWS.items() if name in rows and ref in rows}
+    same = {name: rows[r.same_rows]["accuracy"] for name, r in registered_rows().items()
+            if r.same_rows and name in rows and r.same_rows in rows}
     contrast = tests[1:]  # the first test is in-domain
     model = {"bow": "bag of words"}.get(result["model"], result["model"])
     if result["model"] == "frozen":
@@ -163,7 +160,7 @@ def table(result: dict[str, Any]) -> list[str]:
     for name, row in rows.items():
         acc = row["accuracy"]
         cells = [_cell(acc[t], None if name == "none" or base is None else base[t]) for t in tests]
-        line = f"| {ROW_NAMES.get(name, name)} | {row['train_rows']} | " + " | ".join(cells) + " |"
+        line = f"| {row_title(name)} | {row['train_rows']} | " + " | ".join(cells) + " |"
         if human:
             if name in ("none", "human") or base is None:
                 line += " |"
@@ -196,12 +193,12 @@ def table(result: dict[str, Any]) -> list[str]:
                 missing = notes["rows_edited"] - notes["counterfactuals"]
                 skipped = (f"not recorded ({missing} of {notes['rows_edited']} rows gave no counterfactual)"
                            if missing > 0 and not filtered else "none recorded")
-            lines += ["", f"{ROW_NAMES.get(name, name)}: {notes['counterfactuals']} counterfactuals from "
+            lines += ["", f"{row_title(name)}: {notes['counterfactuals']} counterfactuals from "
                           f"{notes['rows_edited']} rows; skipped: {skipped}"
                           + (f"; rejected by filters: {filtered}." if filtered else ".")]
         if "blocked_words" in notes:
             words = ", ".join(f"`{w}` {n}" for w, n in notes["blocked_words"].items()) or "none"
-            lines += ["", f"{ROW_NAMES.get(name, name)}: {notes['counterfactuals_dropped']} of {notes['of']} "
+            lines += ["", f"{row_title(name)}: {notes['counterfactuals_dropped']} of {notes['of']} "
                           f"counterfactuals dropped; words that caused drops: {words}."]
     return lines + [""]
 
@@ -291,7 +288,7 @@ def coverage_tables(results_dir: Path) -> list[str]:
         if path.stem != f"coverage_{summary['task']}":  # another head's curve (kept for the record, not ranked)
             continue
         test, points = summary["contrast_test"], summary["points"]
-        rows = [r for r in ROW_NAMES if any(r in p["gains"] for p in points)]
+        rows = [r for r in registered_rows() if any(r in p["gains"] for p in points)]
         human = any(p.get("recovered_of_full_human") for p in points)
         lines += [f"## {TASK_NAMES.get(summary['task'], summary['task'])}: gain against coverage", "",
                   f"From `{path.name}` (`benchmarks/coverage_curve.py`; {summary['yardstick']}): gain over `none` on "
@@ -312,7 +309,7 @@ def coverage_tables(results_dir: Path) -> list[str]:
                 value = f"**{value}**" if g["gain"] > g["two_sd"] > 0 else value
                 share = p.get("recovered_of_full_human", {}).get(row)
                 cells.append(f"{value} ± {g['two_sd']:.1f}" + (f" ({share:.0f}%)" if share is not None else ""))
-            lines.append(f"| {ROW_NAMES[row]} | " + " | ".join(cells) + " |")
+            lines.append(f"| {row_title(row)} | " + " | ".join(cells) + " |")
         lines.append("")
     return lines
 

@@ -383,3 +383,16 @@ def test_flip_rate_curves_render_a_row_per_editor_with_labels_per_target():
     assert any(line.startswith("| nli | every pair | 100 |") for line in lines)
     assert "| nli | quarter 0 | 56.5 (neutral 46.2) | 30.5 (neutral 19.2) | 50.5 (neutral 36.5) |" in lines
     assert editors.curve_tables({"nli": {"rows": 60}}) == []
+
+
+def test_rows_declare_what_the_leaderboard_and_the_curves_show_of_them():
+    """A new row needs no edit to a table in leaderboard.py or coverage_curve.py: its title, its same-rows human
+    reference and whether it is full-coverage only are arguments of `registry.row`."""
+    board, curve = load("leaderboard"), load("coverage_curve")
+    rows = board.registered_rows()
+    assert all(r.title for r in rows.values())  # every row has a leaderboard title
+    assert board.row_title("crossfit (halves)").startswith("+ cross-fitted learned editors, two halves")
+    assert board.row_title("a row an old table kept") == "a row an old table kept"
+    assert {n: r.same_rows for n, r in rows.items() if r.same_rows}["editor+checker"] == "human (editor rows)"
+    assert all(r.same_rows in rows for r in rows.values() if r.same_rows)
+    assert curve.full_only_rows() == ("crossfit", "crossfit (halves)")

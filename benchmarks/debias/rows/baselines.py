@@ -17,13 +17,15 @@ from ..registry import row
 HUMAN = {"sentiment": lambda: cad_sentiment("new", "train"), "nli": lambda: cad_nli("revised_combined", "train")}
 
 
-@row("none", configs=tuple(CONFIGS))
+@row("none", configs=tuple(CONFIGS),
+     title="none (original data)")
 def none(train: Any, seed: int, task: str) -> Any:
     """The original training data."""
     return train
 
 
-@row("human", configs=CAD_TASKS)
+@row("human", configs=CAD_TASKS,
+     title="+ human CAD")
 def human(train: Any, seed: int, task: str) -> Any:
     """Original + the human counterfactuals of every row (CAD; sentiment and nli)."""
     from datasets import concatenate_datasets
@@ -49,7 +51,8 @@ def eda_copy(text: str, rng: random.Random, alpha: float = 0.1) -> str:
     return " ".join(words)
 
 
-@row("eda", configs=tuple(CONFIGS))
+@row("eda", configs=tuple(CONFIGS),
+     title="+ EDA (same size)")
 def eda(train: Any, seed: int, task: str) -> Any:
     """Original + one EDA-style copy of each row (random swap, deletion, insertion of its own words; the label
     kept): an equal-size generic augmentation."""
@@ -81,7 +84,8 @@ def claim_only_weights(train: Any, schema: TaskSchema, folds: int = 5) -> list[f
     return list(weights / weights.mean())
 
 
-@row("reweight", configs=FACT_VERIFICATION)
+@row("reweight", configs=FACT_VERIFICATION,
+     title="claim-only re-weighting (Schuster et al.)")
 def reweight(train: Any, seed: int, task: str) -> Any:
     """The original data, each example weighted by the inverse of a claim-only model's probability of its label
     (out-of-fold, bag of words; weights normalised to mean 1): the simple, strong non-CDA baseline of Schuster et

@@ -84,44 +84,51 @@ def core_augment(train: Any, seed: int, *, task: str, mode: str, checker: bool =
     return concatenate_datasets([train, cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)])
 
 
-@row("core", configs=CAD_TASKS)
+@row("core", configs=CAD_TASKS,
+     title="+ CORE (CF-DPR + SmolLM2 editor)", same_rows="human (same rows)")
 def core(train: Any, seed: int, task: str) -> Any:
     """Original + CORE counterfactuals: CF-DPR excerpts retrieved for each row, their keywords in the prompt of the
     offline SmolLM2-135M editor."""
     return core_augment(train, seed, task=task, mode="core")
 
 
-@row("cf-dpr", configs=CAD_TASKS)
+@row("cf-dpr", configs=CAD_TASKS,
+     title="+ CF-DPR retrieved text only", same_rows="human (same rows)")
 def cf_dpr(train: Any, seed: int, task: str) -> Any:
     """Original + the best CF-DPR excerpt retrieved for each row, as its counterfactual."""
     return core_augment(train, seed, task=task, mode="retrieval_only")
 
 
-@row("llm-edit", configs=CAD_TASKS)
+@row("llm-edit", configs=CAD_TASKS,
+     title="+ SmolLM2 editor without retrieval", same_rows="human (same rows)")
 def llm_edit(train: Any, seed: int, task: str) -> Any:
     """Original + the SmolLM2-135M editor's counterfactuals without retrieval."""
     return core_augment(train, seed, task=task, mode="editor_only")
 
 
-@row("core+checker", configs=CAD_TASKS)
+@row("core+checker", configs=CAD_TASKS,
+     title="+ CORE, flip-checked", same_rows="human (same rows)")
 def core_checked(train: Any, seed: int, task: str) -> Any:
     """``core``'s counterfactuals through the task's shipped flip checker."""
     return core_augment(train, seed, task=task, mode="core", checker=True)
 
 
-@row("cf-dpr+checker", configs=CAD_TASKS)
+@row("cf-dpr+checker", configs=CAD_TASKS,
+     title="+ CF-DPR retrieved text, flip-checked", same_rows="human (same rows)")
 def cf_dpr_checked(train: Any, seed: int, task: str) -> Any:
     """``cf-dpr``'s counterfactuals through the task's shipped flip checker."""
     return core_augment(train, seed, task=task, mode="retrieval_only", checker=True)
 
 
-@row("llm-edit+checker", configs=CAD_TASKS)
+@row("llm-edit+checker", configs=CAD_TASKS,
+     title="+ SmolLM2 editor without retrieval, flip-checked", same_rows="human (same rows)")
 def llm_edit_checked(train: Any, seed: int, task: str) -> Any:
     """``llm-edit``'s counterfactuals through the task's shipped flip checker."""
     return core_augment(train, seed, task=task, mode="editor_only", checker=True)
 
 
-@row("human (same rows)", configs=CAD_TASKS)
+@row("human (same rows)", configs=CAD_TASKS,
+     title="+ human CAD, same rows as CORE")
 def human_same_rows(train: Any, seed: int, *, task: str) -> Any:
     """Original rows + the human counterfactuals of the same sample CORE edits (CAD pairs), for a fair ceiling."""
     from datasets import Dataset, concatenate_datasets

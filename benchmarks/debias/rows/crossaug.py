@@ -131,14 +131,16 @@ def generated_negations(train: Any) -> Any:
     return crossaug_counterfactuals(train).filter(lambda kind: kind == "c'+e", input_columns="cf_kind")
 
 
-@row("crossaug", configs=("fv", "fever"), probe=("flip rate (c'+e labelled REFUTES)", generated_negations))
+@row("crossaug", configs=("fv", "fever"), probe=("flip rate (c'+e labelled REFUTES)", generated_negations),
+     title="+ CrossAug")
 def crossaug(train: Any, seed: int = 0, task: str = "fv") -> Any:
     """Original + CrossAug counterfactuals (the paper's method, no checker) from the library's default
     negative-claim generator, over all rows or a seeded ``--augment-limit`` of them."""
     return with_counterfactuals(train, crossaug_counterfactuals(train))
 
 
-@row("crossaug+checker", configs=("fv", "fever"))
+@row("crossaug+checker", configs=("fv", "fever"),
+     title="+ CrossAug, flip-checked")
 def checked_crossaug(train: Any, seed: int = 0, task: str = "fv") -> Any:
     """The same counterfactuals passed through the shipped flip checker, the default of ``CrossAugAugmenter`` (its
     LabelFlipFilter keeps a counterfactual whose label is the checker's top prediction over (claim, evidence)):
@@ -157,7 +159,8 @@ def checked_crossaug(train: Any, seed: int = 0, task: str = "fv") -> Any:
     return with_counterfactuals(train, kept)
 
 
-@row("crossaug+balance", configs=("fv", "fever"))
+@row("crossaug+balance", configs=("fv", "fever"),
+     title="+ CrossAug, shortcut-balanced")
 def balanced_crossaug(train: Any, seed: int = 0, task: str = "fv") -> Any:
     """The same counterfactuals with :class:`~cfaug_hf.filters.ShortcutBalanceFilter` applied in row order: the
     decisions the filter takes inside ``augment()`` (it is stateful and sees the counterfactuals in the same order),
@@ -192,7 +195,9 @@ def shipped_crossaug_claims(train: Any) -> Any:
     return shipped_crossaug_counterfactuals(train).filter(lambda kind: kind == "c'+e", input_columns="cf_kind")
 
 
-@row("crossaug-shipped", configs=("fv-ood",), probe=("flip rate of CrossAug's claims (c', e labelled REFUTES)", shipped_crossaug_claims))
+@row("crossaug-shipped", configs=("fv-ood",),
+     probe=("flip rate of CrossAug's claims (c', e labelled REFUTES)", shipped_crossaug_claims),
+     title="+ CrossAug as shipped (generator + flip checker)")
 def shipped_crossaug_rows(train: Any, seed: int = 0, task: str = "fv") -> Any:
     """Original + CrossAug as it ships (``CrossAugAugmenter("default")``: packaged generator and flip checker) of
     the rows RACE edits."""

@@ -216,7 +216,8 @@ def editor_counterfactuals(train: Any, task: str, quarters: tuple[int, ...] = (0
     return cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)
 
 
-@row("human (quarter)", configs=CAD_TASKS)
+@row("human (quarter)", configs=CAD_TASKS,
+     title="+ human CAD on a quarter of the rows")
 def human_quarter(train: Any, seed: int, *, task: str) -> Any:
     """Original rows + the human counterfactuals of the annotated quarter (what the amplification protocol buys)."""
     from datasets import concatenate_datasets
@@ -225,7 +226,8 @@ def human_quarter(train: Any, seed: int, *, task: str) -> Any:
     return concatenate_datasets([train, human_rows(train, task, quarter, "human (quarter)")])
 
 
-@row("editor+checker", configs=CAD_TASKS)
+@row("editor+checker", configs=CAD_TASKS,
+     title="+ learned editor (trained on that quarter) on other rows, flip-checked", same_rows="human (editor rows)")
 def editor_rows(train: Any, seed: int, *, task: str, amplify: bool = False) -> Any:
     """Original rows + the quarter-0 editor's counterfactuals; ``amplify``: + the annotated quarter's human ones too
     (the amplification protocol: annotate a quarter, let the editor write for the rest)."""
@@ -240,14 +242,16 @@ def editor_rows(train: Any, seed: int, *, task: str, amplify: bool = False) -> A
     return concatenate_datasets(parts)
 
 
-@row("amplify", configs=CAD_TASKS)
+@row("amplify", configs=CAD_TASKS,
+     title="+ human CAD on the quarter + learned editor on other rows (amplification)")
 def amplify(train: Any, seed: int, task: str) -> Any:
     """Original + the annotated quarter's human counterfactuals + the quarter-0 editor's of the rows outside it
     (the amplification protocol: annotate a quarter, let the editor write for the rest)."""
     return editor_rows(train, seed, task=task, amplify=True)
 
 
-@row("core+editor", configs=CAD_TASKS)
+@row("core+editor", configs=CAD_TASKS,
+     title="+ CORE (CF-DPR + learned editor) on the editor's rows, flip-checked", same_rows="human (editor rows)")
 def core_editor_rows(train: Any, seed: int, *, task: str) -> Any:
     """Original rows + CORE's counterfactuals with the quarter-0 editor (CF-DPR retrieval, keywords in the editor's
     input, the shipped checker choosing and filtering) of the same rows the editor+checker row rewrites."""
@@ -256,7 +260,8 @@ def core_editor_rows(train: Any, seed: int, *, task: str) -> Any:
     return concatenate_datasets([train, editor_counterfactuals(train, task, retrieval=True)])
 
 
-@row("crossfit", configs=CAD_TASKS)
+@row("crossfit", configs=CAD_TASKS, full_coverage_only=True,
+     title="+ cross-fitted learned editors (no row by an editor that saw its human pair; no human CAD)")
 def crossfit_rows(train: Any, seed: int, *, task: str) -> Any:
     """Original rows + a machine counterfactual for every row from an editor that never saw that row's human pair:
     the quarter-0 editor writes for the other quarters, the quarter-1 editor for quarter 0."""
@@ -268,7 +273,9 @@ def crossfit_rows(train: Any, seed: int, *, task: str) -> Any:
     return concatenate_datasets([train, rest, first])
 
 
-@row("crossfit (halves)", configs=CAD_TASKS)
+@row("crossfit (halves)", configs=CAD_TASKS, full_coverage_only=True,
+     title=("+ cross-fitted learned editors, two halves (each learned from half the human "
+            "pairs, never the row's own; no human CAD)"))
 def crossfit_halves_rows(train: Any, seed: int, *, task: str) -> Any:
     """Original rows + a machine counterfactual for every row from an editor trained on half the human pairs, never
     its own: the editor of quarters 0 and 1 writes quarters 2 and 3, and the other way round (two folds; each editor
@@ -281,7 +288,8 @@ def crossfit_halves_rows(train: Any, seed: int, *, task: str) -> Any:
     return concatenate_datasets([train, *parts])
 
 
-@row("human (editor rows)", configs=CAD_TASKS)
+@row("human (editor rows)", configs=CAD_TASKS,
+     title="+ human CAD, same rows as the learned editor")
 def human_editor_rows(train: Any, seed: int, *, task: str) -> Any:
     """Original rows + the human counterfactuals of the rows the editor rewrites (its ceiling)."""
     from datasets import concatenate_datasets

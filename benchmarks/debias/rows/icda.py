@@ -22,7 +22,8 @@ class BowOcclusionSelector(BowTextModel):
         return occlusion_rationales(self.model.predict_proba, documents, labels)
 
 
-@row("icda", configs=("sentiment",))
+@row("icda", configs=("sentiment",),
+     title="+ ICDA rationale swaps (occlusion)")
 def icda_occlusion(train: Any, seed: int, task: str = "sentiment") -> Any:
     """Original + ICDA rationale swaps (RationaleSwapAugmenter) with occlusion rationales from a bag-of-words
     classifier trained on the same reviews (one sentence per review; the plan is seeded per run)."""

@@ -63,7 +63,8 @@ def race_claims(train: Any) -> Any:
     return race_counterfactuals(train).filter(lambda kind: kind == "race_claim", input_columns="cf_kind")
 
 
-@row("race", configs=("fv-ood",), probe=("flip rate of RACE's claims (c', E labelled with the target)", race_claims))
+@row("race", configs=("fv-ood",), probe=("flip rate of RACE's claims (c', E labelled with the target)", race_claims),
+     title="+ RACE (claim and evidence counterfactuals)")
 def race_rows(train: Any, seed: int = 0, task: str = "fv") -> Any:
     """Original rows + RACE's claim and evidence counterfactuals."""
     return with_counterfactuals(train, race_counterfactuals(train))
