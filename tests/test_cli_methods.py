@@ -284,3 +284,18 @@ def test_a_missing_input_file_is_answered_before_the_methods_are_imported(tmp_pa
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert done.stdout.strip() == "2 []", done.stdout + done.stderr
     assert "nope.jsonl: no such file or folder." in done.stderr and not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("name, compress", [("ner.jsonl.gz", "gzip"), ("ner.json.bz2", "bz2"), ("ner.jsonl.xz", "lzma")])
+def test_a_compressed_data_file_is_read_as_its_inner_format(tmp_path, capsys, name, compress):
+    import importlib
+
+    from cfaug_hf.cli import main
+
+    plain = write(tmp_path, "ner.jsonl", NER)
+    packed = tmp_path / name
+    packed.write_bytes(importlib.import_module(compress).compress(open(plain, "rb").read()))
+    assert main(["augment", str(packed), "--method", "cfgen", "--out", str(tmp_path / "packed")]) == 0
+    assert main(["augment", plain, "--method", "cfgen", "--out", str(tmp_path / "plain")]) == 0
+    got, want = (load_from_disk(str(tmp_path / o / "data")) for o in ("packed", "plain"))
+    assert got.num_rows == want.num_rows and got.to_list() == want.to_list()

@@ -9,7 +9,7 @@ from typing import Any
 
 from .base import (Command, UsageError, add_out_options, add_schema_options, check_out, positive_int, schema_options,
                    writing_out)
-from .data import load_local
+from .data import DATA_FILES, load_local
 
 
 class AmplifyCommand(Command):
@@ -21,8 +21,7 @@ class AmplifyCommand(Command):
                    "OUT/data (originals, human and editor counterfactuals, with provenance) and OUT/report.json.")
 
     def add_arguments(self, parser: argparse.ArgumentParser, argv: list[str]) -> None:
-        parser.add_argument("data", help="saved dataset folder, a .json/.jsonl/.csv/.tsv/.parquet file or a Hub "
-                                         "dataset id")
+        parser.add_argument("data", help=f"saved dataset folder, {DATA_FILES} or a Hub dataset id")
         parser.add_argument("--split", default=None,
                             help="the split to read from a saved DatasetDict folder or a Hub dataset (default train)")
         add_out_options(parser, "data/ and report.json")

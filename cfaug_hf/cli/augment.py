@@ -15,7 +15,7 @@ from typing import Any
 from .. import registry
 from .base import (Command, UsageError, add_backend_option, add_data_options, add_out_options, add_schema_options,
                    check_out, positive_int, schema_options, writing_out)
-from .data import load_input, parquet_rows
+from .data import DATA_FILES, load_input, parquet_rows
 
 #: The kind of folder ``cfaug augment`` writes (see cfaug_hf.sharing.folders.write_folder).
 KIND = "augment output"
@@ -33,8 +33,8 @@ class AugmentCommand(Command):
 
     def add_arguments(self, parser: argparse.ArgumentParser, argv: list[str]) -> None:
         methods = registry.method_names()
-        parser.add_argument("data", help="saved dataset folder, a .json/.jsonl/.csv/.tsv/.parquet file, a Parquet "
-                                         "folder, or a Hub dataset id")
+        parser.add_argument("data", help=f"saved dataset folder, {DATA_FILES}, a Parquet folder, or a Hub "
+                                          "dataset id")
         add_data_options(parser)
         what = parser.add_mutually_exclusive_group()
         what.add_argument("--method", choices=methods, help="a registered method: " + ", ".join(methods))

@@ -11,7 +11,10 @@ from typing import Any
 
 from .base import UsageError
 
-__all__ = ["load_input", "load_local", "parquet_rows"]
+__all__ = ["load_input", "load_local", "parquet_rows", "file_format", "DATA_FILES"]
+
+#: The data files a command reads, as its help text names them.
+DATA_FILES = "a .json/.jsonl/.csv/.tsv/.parquet file (the text formats may be .gz/.bz2/.xz/.zst-compressed)"
 
 
 def load_input(args: argparse.Namespace, attr: str = "data") -> Any:
@@ -38,7 +41,8 @@ def _read_dataset(path: str, split: str | None) -> Any:
     from datasets import DatasetDict, load_dataset, load_from_disk
 
     p = Path(path)
-    if not p.exists() and _HUB_ID.match(str(path)) and not p.suffix.lower().lstrip(".") in _SUFFIXES:
+    if not p.exists() and _HUB_ID.match(str(path)) and not (p.suffix.lower().lstrip(".") in _SUFFIXES
+                                                            or file_format(p)):
         return _from_hub(str(path), split)
     if split is not None and not p.is_dir():
         raise UsageError(f"--split {split}: {path} is a single file; --split applies to a saved DatasetDict folder "
@@ -65,16 +69,17 @@ def _read_dataset(path: str, split: str | None) -> Any:
             raise UsageError(f"{path}: the saved dataset cannot be read ({type(err).__name__}: "
                              f"{str(err).splitlines()[0][:200] if str(err) else ''}); save it again.") from None
         return _has_rows(data, path)
-    suffix = p.suffix.lower().lstrip(".")
-    builder = {"jsonl": "json", "json": "json", "csv": "csv", "tsv": "csv", "parquet": "parquet"}.get(suffix)
+    suffix = file_format(p)
+    builder = {"jsonl": "json", "json": "json", "csv": "csv", "tsv": "csv", "parquet": "parquet"}.get(suffix or "")
     if not p.exists():
         raise UsageError(f"{path}: no such file or folder.")
     if builder is None or not p.is_file():
-        raise UsageError(f"{path}: expected a saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file.")
+        raise UsageError(f"{path}: expected a saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file "
+                         f"(the text formats may be compressed: .gz, .bz2, .xz, .zst).")
     if builder == "parquet":
         if parquet_rows(p) == 0:
             raise UsageError(f"{path}: no rows (the Parquet file holds only its columns).")
-    elif not p.read_bytes().strip():
+    elif _is_blank(p):
         raise UsageError(f"{path}: no rows (the file is empty).")
     kwargs = {"delimiter": "\t"} if suffix == "tsv" else {}
     try:
@@ -86,11 +91,53 @@ def _read_dataset(path: str, split: str | None) -> Any:
         text = str(cause).strip().splitlines()[0][:200] if str(cause).strip() else type(cause).__name__
         if "corresponds to no data" in str(err):
             raise UsageError(f"{path}: no rows (only a header line).") from None
-        raise UsageError(f"{path}: cannot be read as {suffix.upper()} ({type(cause).__name__}: {text}).") from None
+        raise UsageError(f"{path}: cannot be read as {suffix.upper()}{' (' + p.suffix + ')' if p.suffix.lower().lstrip('.') in _COMPRESSED else ''} "
+                         f"({type(cause).__name__}: {text}).") from None
     return _has_rows(data, path)
 
 
 _SUFFIXES = ("json", "jsonl", "csv", "tsv", "parquet", "arrow", "txt")
+#: Compressions `datasets` reads a JSON/CSV file through (by the file's last suffix).
+_COMPRESSED = ("gz", "bz2", "xz", "zst")
+
+
+def file_format(path: str | Path) -> str | None:
+    """A data file's format by its name: json, jsonl, csv, tsv or parquet (a text format may carry a compression
+    suffix: ``claims.jsonl.gz``), or None for any other name."""
+    suffixes = [s.lower().lstrip(".") for s in Path(path).suffixes]
+    if len(suffixes) >= 2 and suffixes[-1] in _COMPRESSED and suffixes[-2] in ("json", "jsonl", "csv", "tsv"):
+        return suffixes[-2]
+    last = suffixes[-1] if suffixes else ""
+    return last if last in ("json", "jsonl", "csv", "tsv", "parquet") else None
+
+
+def _is_blank(path: Path) -> bool:
+    """Whether a data file's content, decompressed, is empty or whitespace (read in chunks up to the first other
+    byte, so a large file is not read whole; zstd only where the zstandard package is installed, as `datasets` needs
+    it for such a file anyway)."""
+    import bz2
+    import gzip
+    import lzma
+
+    kind = path.suffix.lower().lstrip(".")
+    if kind == "zst":
+        try:
+            import zstandard
+        except ImportError:
+            raise UsageError(f"{path}: reading a .zst file needs the zstandard package (pip install zstandard), "
+                             f"or decompress it first.") from None
+    opener = {"gz": gzip.open, "bz2": bz2.open, "xz": lzma.open,
+              "zst": lambda p, mode: zstandard.ZstdDecompressor().stream_reader(open(p, "rb"), closefd=True)
+              }.get(kind, open)
+    try:
+        with opener(path, "rb") as f:
+            while chunk := f.read(1 << 16):
+                if chunk.strip():
+                    return False
+        return True
+    except Exception as err:  # noqa: BLE001 - BadGzipFile, LZMAError, ZstdError, ...: a damaged file, named
+        raise UsageError(f"{path}: not a readable .{kind} file ({type(err).__name__}: "
+                         f"{str(err).splitlines()[0][:200] if str(err) else ''}).") from None
 
 
 def _pick_split(splits: Any, split: str | None, path: str) -> Any:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .base import UsageError
+from .data import file_format
 
 __all__ = ["user_error_types", "message", "in_flag_terms", "missing_input"]
 
@@ -86,6 +87,6 @@ def missing_input(argv: list[str]) -> str | None:
         if arg.startswith("-"):
             return None
         path = Path(arg)
-        if not path.exists() and path.suffix.lower().lstrip(".") in ("json", "jsonl", "csv", "tsv", "parquet"):
+        if not path.exists() and file_format(path):
             return f"cfaug {argv[0]}: error: {arg}: no such file or folder."
     return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .base import Command, add_out_options, add_schema_options, check_out, positive_int, schema_options
-from .data import load_local
+from .data import DATA_FILES, load_local
 
 
 class ReportCommand(Command):
@@ -16,8 +16,7 @@ class ReportCommand(Command):
                    "the competency test and claim-only probe before and after.")
 
     def add_arguments(self, parser: argparse.ArgumentParser, argv: list[str]) -> None:
-        parser.add_argument("original", help="the input dataset: saved folder or .json/.jsonl/.csv/.tsv/.parquet "
-                                              "file")
+        parser.add_argument("original", help=f"the input dataset: saved folder or {DATA_FILES}")
         parser.add_argument("augmented", help="the augmenter's output (with the cf_* provenance columns)")
         add_out_options(parser, "report.json, report.md and the plots")
         add_schema_options(parser, tasks=("fact-verification", "nli", "sentiment"), task="fact-verification",

@@ -15,7 +15,7 @@ from typing import Any
 
 from .base import (Command, UsageError, add_out_options, add_schema_options, check_out, positive_int, schema_options,
                    writing_out)
-from .data import load_local
+from .data import DATA_FILES, load_local
 
 __all__ = ["TrainCommand"]
 
@@ -24,8 +24,7 @@ MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def _common(p: argparse.ArgumentParser, base: str, epochs: float, lora: bool) -> None:
-    p.add_argument("data", help="training data: a saved dataset folder, a .json/.jsonl/.csv/.tsv/.parquet file or a "
-                                "Hub dataset id")
+    p.add_argument("data", help=f"training data: a saved dataset folder, {DATA_FILES} or a Hub dataset id")
     p.add_argument("--split", default=None,
                    help="the split to read from a saved DatasetDict folder or a Hub dataset (default train)")
     add_out_options(p, "the trained component")
