@@ -11,9 +11,9 @@ saved in half precision (about 5 MB) naming its base:
 - ``claims``: CrossAug's negative-claim generator (a ``Generator``: a claim in, its negation out), trained by
   ``cfaug_hf.methods.crossaug.recipes.negative_claim_generator`` on the 8000 VitaminC pairs shipped in the package
   (both directions), 49 steps of 16 pairs at a constant rate after 5 warm-up steps: the recipe and the step count
-  of the generator every CrossAug row of the leaderboard was made with (the shipped copy is that very run, its
-  adapter halved, which changes many of its negations: 37 of the first 44 FEVER counterfactual rows differ from the
-  archived full-precision run's; a rebuild on another machine or thread count differs in the last digits: training
+  of the shipped generator (that very run, its adapter halved, which changes many of its negations: 37 of the first
+  44 FEVER counterfactual rows differ from the full-precision run's; the leaderboard's CrossAug rows are the halved
+  copy's since 2026-11-27; a rebuild on another machine or thread count differs in the last digits: training
   loss 0.5395 against 0.5388 with one thread instead of two). CrossAugAugmenter, the demo and the benchmarks load it.
 
 The sentiment and NLI editors learn from every human pair there is (the best editor a user can get). The benchmarks never let such an editor

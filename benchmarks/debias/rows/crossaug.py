@@ -3,9 +3,9 @@
 * ``crossaug``: original + CrossAug counterfactuals from the library's default negative-claim generator (the copy
   shipped in the package: the recipe on the shipped VitaminC pairs, never FEVER-Symmetric, a test set here); the
   augmented training set is cached in benchmarks/.cache/ (``--crossaug-data FOLDER`` reuses one saved elsewhere).
-  The archived FEVER run (``results/editor_parts/crossaug_*``) was made with the full-precision adapter of that run,
-  which was never committed; the shipped half-precision copy writes other negations for most claims (37 of the
-  first 44 rows differ), so that archive serves no later code and a new FEVER run generates again. With ``none`` in the same run, the flip rate of the
+  The archived FEVER run (``results/editor_parts/crossaug_*``, 2026-11-27) was made with that shipped copy; the
+  earlier one, made with the full-precision adapter the shipped copy was halved from (other negations for most
+  claims), is in the repository's history only. With ``none`` in the same run, the flip rate of the
   generated claims is recorded: the share of c'+e rows the ``none`` model labels REFUTES. ``--augment-limit N``
   augments a seeded sample of N training rows (a CPU-sized run).
 * ``crossaug+checker``: the same counterfactuals through the shipped flip checker (CrossAugAugmenter's default).
@@ -29,9 +29,10 @@ from ..registry import archive_check, row
 
 
 def default_generator() -> Any:
-    """The library's default negative-claim generator: the copy shipped in the package (the run of the recipe, 49
-    steps, that made the archived CrossAug rows). Training one here, as the rows once did with a 300 s budget, gives
-    other weights on every machine and load (20 steps in one session), so the archive could not serve them."""
+    """The library's default negative-claim generator: the copy shipped in the package (the recipe's run of 49 steps,
+    its adapter halved), which made the archived FEVER run. Training one here, as the rows once did with a 300 s
+    budget, gives other weights on every machine and load (20 steps in one session), so no archive could serve
+    them."""
     from cfaug_hf.methods.crossaug.recipes import default_claim_generator
 
     return default_claim_generator()
