@@ -85,11 +85,10 @@ def negative_claim_generator(base: str = "smollm2-lora", *, pairs: Any = None, m
 def default_claim_generator() -> Generator:
     """The negative-claim generator shipped in the package, loaded once per process: SmolLM2-135M-Instruct with a
     half-precision LoRA adapter trained by `negative_claim_generator` on the shipped VitaminC pairs (49 steps of
-    16 pairs, constant rate; rebuilt by ``scripts/build_editors.py --task claims``), CrossAug's default. It is the
-    run the leaderboard's CrossAug rows were made with, halved: those rows used its full-precision adapter, which
-    writes other negations for many claims (37 of the first 44 FEVER counterfactual rows differ), so a rerun with this
-    copy measures afresh rather than reproducing them. Each call returns its own settings (``config``) over weights
-    loaded once per process."""
+    16 pairs, constant rate; rebuilt by ``scripts/build_editors.py --task claims``), CrossAug's default, and the
+    generator of the leaderboard's FEVER CrossAug rows (since 2026-11-27; earlier ones used the full-precision
+    adapter it was halved from, which writes other negations for many claims). Each call returns its own settings
+    (``config``) over weights loaded once per process."""
     return _load_claim_generator().sharing_weights()
 
 
