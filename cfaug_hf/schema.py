@@ -286,9 +286,12 @@ class TaskSchema:
                 raise SchemaError(f"Column {self.label_column!r} has type {label}; token classification expects a list "
                                   f"of tags per row (tag names, ids, or a list of ClassLabel).")
             label = inner
-            if not isinstance(features[self.text_columns[0]], list_types):
+            if not isinstance(features[self.text_columns[0]], list_types) and not _mixed_types(
+                    features[self.text_columns[0]]):
                 raise SchemaError(f"Column {self.text_columns[0]!r} has type {features[self.text_columns[0]]}; token "
                                   f"classification expects a list of tokens per row.")
+        if _mixed_types(label):  # a token-level list whose tags mix names and ids
+            return
         if isinstance(label, ClassLabel):
             theirs = [n.casefold() for n in label.names]
             ours = [n.casefold() for n in self.label_names]

@@ -843,6 +843,16 @@ CASES = [
                                                  "out": t / "o"},
      run_cli(["augment", "{d}", "--method", "cfgen", "--out", "{out}"]), 2,
      "x.txt.gz: expected a saved dataset folder or a .json/.jsonl/.csv/.tsv/.parquet file"),
+    ("cli-json-rows-mix-forms-bad-cell", lambda t: {"d": jsonl(t, [
+        {"tokens": ["Ada", "ran"], "ner_tags": ["B-PER", "O"]}, {"tokens": "Bo ran", "ner_tags": ["B-PER", "O"]}]),
+        "out": t / "o"},
+     run_cli(["augment", "{d}", "--method", "cfgen", "--task", "token-classification", "--out", "{out}"]), 2,
+     "Column 'tokens' at row 1: got a string; token classification expects a list of tokens"),
+    ("cli-json-tags-mix-names-and-bad-ids", lambda t: {"d": jsonl(t, [
+        {"tokens": ["Ada", "ran"], "ner_tags": ["B-PER", "O"]}, {"tokens": ["Bo", "ran"], "ner_tags": [99, 0]}]),
+        "out": t / "o"},
+     run_cli(["augment", "{d}", "--method", "cfgen", "--task", "token-classification", "--out", "{out}"]), 2,
+     "Column 'ner_tags' at row 1: .*99"),
     ("cli-empty-saved-dataset", lambda t: {"d": (fever().select([]).save_to_disk(t / "ds"), t / "ds")[1],
                                            "out": t / "o"},
      run_cli(["augment", "{d}", "--method", "crossaug", "--generator", "g", "--out", "{out}"]), 2, "ds: no rows"),

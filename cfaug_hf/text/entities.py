@@ -158,8 +158,8 @@ class EntityLexicon:
         """Every entity of a token-classification dataset (``schema`` from `TaskSchema.token_classification`)."""
         tokens_col, tags_col = schema.text_columns[0], schema.label_column
         found: dict[str, list[str]] = {}
-        for tokens, tags in zip(dataset[tokens_col], dataset[tags_col]):
-            names = [schema.label_name(t) for t in tags]
+        for row, (tokens, tags) in enumerate(zip(dataset[tokens_col], dataset[tags_col])):
+            names = [schema.label_name(t, row=row) for t in tags]
             for ent in iob2_spans(tokens, names):
                 found.setdefault(ent.type, []).append(ent.text)
         return cls(found)
