@@ -135,13 +135,18 @@ def summary_name(task: str, head: str) -> str:
 
 
 def finished_rows(path: Path, seeds: list[int]) -> set[str]:
-    """The rows an earlier run of this share wrote for every one of ``seeds`` (a killed run resumes after them)."""
+    """The rows an earlier run of this share wrote for every one of ``seeds`` (a killed run resumes after them),
+    less those made with a component that has changed since (`stale_rows`): they are run again."""
+    from benchmarks.debias.augmented import stale_rows
+
     if not path.is_file():
         return set()
     result = json.loads(path.read_text())
     if result.get("seeds") != seeds:
         return set()
-    return {row for row, r in result["rows"].items() if all(len(v) == len(seeds) for v in r["accuracy"].values())}
+    stale, _ = stale_rows(result)
+    return {row for row, r in result["rows"].items()
+            if row not in stale and all(len(v) == len(seeds) for v in r["accuracy"].values())}
 
 
 def run_share(task: str, share: float, total: int, seeds: list[int], head: str, rows: list[str]) -> Path:

@@ -396,3 +396,48 @@ def test_rows_declare_what_the_leaderboard_and_the_curves_show_of_them():
     assert {n: r.same_rows for n, r in rows.items() if r.same_rows}["editor+checker"] == "human (editor rows)"
     assert all(r.same_rows in rows for r in rows.values() if r.same_rows)
     assert curve.full_only_rows() == ("crossfit", "crossfit (halves)")
+
+
+def test_a_resumed_or_merged_table_runs_again_the_rows_made_with_a_component_changed_since(tmp_path, monkeypatch):
+    """coverage_curve resumes a share after its finished rows and ``debias --merge`` keeps an earlier table's rows:
+    neither may keep a row whose editor, checker or generator has changed since, while a card edit changes nothing."""
+    augmented, curve = load("debias.augmented"), load("coverage_curve")
+    folder = tmp_path / "cfaug_hf" / "data" / "editors" / "sentiment"
+    folder.mkdir(parents=True)
+    manifest = {"kind": "editor", "digests": {"README.md": "sha256:a", "adapter_model.safetensors": "sha256:b"}}
+    (folder / "cfaug_manifest.json").write_text(json.dumps(manifest))
+    monkeypatch.setattr(augmented, "ROOT", tmp_path)
+    monkeypatch.setattr(augmented, "COMPONENT_FOLDERS", (tmp_path / "cfaug_hf" / "data",))
+    made = augmented.component_files()
+    assert list(made) == ["cfaug_hf/data/editors/sentiment"]
+    rows = {"none": {"accuracy": {"dev": [0.5, 0.6]}},
+            "human": {"accuracy": {"dev": [0.6, 0.7]}, "augmentation": {"rows": 3}},
+            "editor+checker": {"accuracy": {"dev": [0.7, 0.7]},
+                               "augmentation": {"rows": 3, "components": {"editor": "e1", "checker": "c1"}}},
+            "crossfit": {"accuracy": {"dev": [0.7, 0.8]},
+                         "augmentation": {"quarter 0 editor": {"components": {"editor": "e1"}}}}}
+    table = tmp_path / "share.json"
+    table.write_text(json.dumps({"seeds": [0, 1], "rows": rows, "component_files": made}))
+    assert curve.finished_rows(table, [0, 1]) == set(rows)
+
+    manifest["digests"]["README.md"] = "sha256:card edited"
+    (folder / "cfaug_manifest.json").write_text(json.dumps(manifest))
+    assert augmented.stale_rows(json.loads(table.read_text())) == ([], [])
+
+    manifest["digests"]["adapter_model.safetensors"] = "sha256:retrained"
+    (folder / "cfaug_manifest.json").write_text(json.dumps(manifest))
+    earlier = json.loads(table.read_text())
+    assert augmented.stale_rows(earlier) == (["editor+checker", "crossfit"], ["cfaug_hf/data/editors/sentiment"])
+    assert curve.finished_rows(table, [0, 1]) == {"none", "human"}
+
+    run = load("debias.run")
+    results = {"config": "sentiment", "seeds": [0, 1], "train_rows": 10, "tests": {"dev": 4}, "rows": {},
+               "settings": {}, "component_files": augmented.component_files()}
+    monkeypatch.setattr(run.settings, "RESULTS", tmp_path)
+    (tmp_path / "debias_sentiment_frozen-lr.json").write_text(json.dumps({**earlier, **{
+        k: results[k] for k in ("config", "train_rows", "tests", "settings")}}))
+    kept = run.earlier_run(results, "frozen-lr")
+    assert set(kept["rows"]) == {"none", "human"}
+    (tmp_path / "debias_sentiment_frozen-lr.json").write_text(json.dumps({**earlier, "component_files": None, **{
+        k: results[k] for k in ("config", "train_rows", "tests", "settings")}}))
+    assert set(run.earlier_run(results, "frozen-lr")["rows"]) == set(rows)  # a table from before the record

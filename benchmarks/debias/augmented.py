@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness import ROOT
 from cfaug_hf import TaskSchema
 
 from . import settings
@@ -58,6 +59,51 @@ def component_digests(augmenter: Any) -> dict[str, str]:
     out = {role: digest_object(c)[:16] for role, c in sorted(augmenter.components().items()) if c is not None}
     out.update({f"filter:{f.name}": f.fingerprint()[:16] for f in augmenter.filters})
     return out
+
+
+#: Where the components a row can use are kept: those the package ships, and the benchmarks' cross-fitting editors.
+COMPONENT_FOLDERS = (ROOT / "cfaug_hf" / "data", ROOT / "benchmarks" / "results" / "crossfit_editors")
+
+
+def component_files() -> dict[str, str]:
+    """A digest of each saved component a row may use (every folder with a manifest under `COMPONENT_FOLDERS`),
+    by its path in the repository: the files its manifest lists, the card (README.md) left out, as editing a card
+    changes no counterfactual. Cheap (the manifests carry the files' digests), so every table records it."""
+    from cfaug_hf.fingerprint import digest_json
+
+    out = {}
+    for top in COMPONENT_FOLDERS:
+        for manifest in sorted(top.rglob("cfaug_manifest.json")):
+            digests = json.loads(manifest.read_text()).get("digests", {})
+            out[manifest.parent.relative_to(ROOT).as_posix()] = digest_json(
+                {name: d for name, d in digests.items() if name != "README.md"})[:16]
+    return out
+
+
+def uses_components(note: Any) -> bool:
+    """Whether a row's ``augmentation`` note names a component it was made with (a ``components`` or ``checker``
+    entry at any depth): the rows whose figures change when a component does."""
+    if isinstance(note, dict):
+        return any(k in ("components", "checker") or uses_components(v) for k, v in note.items())
+    if isinstance(note, list):
+        return any(uses_components(v) for v in note)
+    return False
+
+
+def stale_rows(earlier: dict[str, Any], now: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
+    """The rows of an earlier table that were made with components since changed or removed, and those
+    components' folders: such a row cannot be kept by a resumed or merged run. A table that predates
+    ``component_files`` records no digests to compare: its rows are kept, as before (its rows name their
+    components' fingerprints, which a reader can still compare by hand)."""
+    then = earlier.get("component_files")
+    if then is None:
+        return [], []
+    now = component_files() if now is None else now
+    changed = sorted(k for k in then if now.get(k) != then[k])
+    if not changed:
+        return [], []
+    rows = [row for row, r in earlier.get("rows", {}).items() if uses_components(r.get("augmentation"))]
+    return rows, changed if rows else []
 
 
 def archive_parts(parts_dir: Path, archive: Path) -> None:

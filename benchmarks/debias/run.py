@@ -15,6 +15,7 @@ from benchmarks.leaderboard import validity
 
 from . import rows as _rows  # noqa: F401  (registers every row)
 from . import settings
+from .augmented import component_files, stale_rows
 from .classifiers import run_bow, run_hf
 from .configs import CAD_TASKS, CONFIGS
 from .registry import ARCHIVE_CHECKS, ROWS, describe
@@ -62,7 +63,7 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {"config": name, "model": args.model, "seeds": args.seeds,
                                "train_rows": len(config["train"]), "tests": {t: len(d) for t, d in tests.items()},
                                "rows": {}, **provenance(),
-                               "settings": settings_of(args)}
+                               "settings": settings_of(args), "component_files": component_files()}
     if args.model == "frozen":
         from cfaug_hf.pretrained import MINILM
 
@@ -134,6 +135,11 @@ def earlier_run(results: dict[str, Any], model_label: str) -> dict[str, Any] | N
     if any(earlier.get(k) != results[k] for k in ("seeds", "train_rows", "tests")) or \
             theirs != {k: mine[k] for k in theirs}:
         raise SystemExit(f"--merge: {path} was made with other settings; run every row again instead.")
+    stale, changed = stale_rows(earlier, results["component_files"])
+    if stale:
+        print(f"--merge: not keeping {', '.join(stale)} from {path}: made with components changed since "
+              f"({', '.join(changed)}); run them again.", flush=True)
+        earlier = {**earlier, "rows": {r: v for r, v in earlier["rows"].items() if r not in stale}}
     return earlier
 
 
@@ -213,7 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the editor rows (editor+checker, amplify, crossfit) rewrite a seeded sample of this many "
                          "rows (default: --augment-limit)")
     ap.add_argument("--merge", action="store_true",
-                    help="keep the rows of the table's earlier run (same settings) that this run does not redo")
+                    help="keep the rows of the table's earlier run (same settings) that this run does not redo, "
+                         "except those made with an editor, checker or generator changed since")
     ap.add_argument("--max-length", type=int, default=256)
     ap.add_argument("--epochs", type=float, default=3)
     ap.add_argument("--batch-size", type=int, default=16)
