@@ -139,6 +139,8 @@ FLIP = {"negative": "positive", "positive": "negative"}
 #: The judge's head per task: the one more accurate on CAD test (2026-11-26: sentiment lr 75.9% against mlp 73.7%;
 #: NLI mlp 51.4% against lr 48.4%), chosen on rows the curve is not measured on.
 JUDGE_HEAD = {"sentiment": "lr", "nli": "mlp"}
+#: The judges' fitted heads (`FrozenJudge`), committed so that every session judges with the same one.
+JUDGES = RESULTS / "judges"
 
 
 def judge_rows(task: str, split: str) -> Any:
@@ -161,27 +163,40 @@ class FrozenJudge:
     """The independent judge: a head over frozen MiniLM features (the frozen yardstick's model) trained on CAD
     train (`judge_rows`), so it neither picked the candidates nor shares the checker's weights or training
     procedure. ``validity``: its accuracy on CAD test (`judge_rows(task, "test")`), rows no editor, checker or
-    judge was trained on, and not the dev rows the curve is measured on."""
+    judge was trained on, and not the dev rows the curve is measured on.
+
+    The fitted head is kept in ``benchmarks/results/judges/<task>-<head>.safetensors`` (`SavedHead`) with a digest
+    of the rows it learned from, so every later measurement, in any session, is judged by the same head; it is
+    fitted again only when those rows change (or the file is deleted)."""
 
     def __init__(self, task: str, head: str = "lr") -> None:
         import numpy as np
-        from benchmarks.frozen_yardstick import EncodingStore, features, train_head
+        from benchmarks.frozen_yardstick import EncodingStore, SavedHead, features, train_head
 
         from cfaug_hf import TaskSchema
+        from cfaug_hf.fingerprint import digest_json
 
         self.task, self.head, self.features = task, head, features
         self.store = EncodingStore(max_length=256)
         self.schema = TaskSchema.sentiment() if task == "sentiment" else TaskSchema.nli()
         train = judge_rows(task, "train")
-        y = np.array([self.schema.label_id(v) for v in train[self.schema.label_column]])
-        self.model = train_head(features(self.store, train, self.schema), y, 0, head)
+        rows_digest = digest_json(train.to_dict())[:16]
+        path = JUDGES / f"{task}-{head}.safetensors"
+        saved = SavedHead.load(path) if path.is_file() else None
+        if saved is None or saved.metadata.get("train_rows_digest") != rows_digest:
+            y = np.array([self.schema.label_id(v) for v in train[self.schema.label_column]])
+            saved = SavedHead.from_pipeline(train_head(features(self.store, train, self.schema), y, 0, head),
+                                            {"task": task, "head": head, "train_rows_digest": rows_digest,
+                                             "fitted": time.strftime("%Y-%m-%d")})
+            saved.save(path)
+        self.model, self.fitted = saved, saved.metadata.get("fitted")
         test = judge_rows(task, "test")
         gold = np.array([self.schema.label_id(v) for v in test[self.schema.label_column]])
         self.validity = round(100 * float((self.model.predict(features(self.store, test, self.schema)) == gold).mean()),
                               1)
         self.description = (f"frozen all-MiniLM-L6-v2 + {head} head trained on CAD train "
                             f"({'changed sentences and their edits' if task == 'sentiment' else 'all_combined pairs'}; "
-                            f"{len(train)} rows); accuracy on CAD test {self.validity}%")
+                            f"{len(train)} rows; fitted {self.fitted}); accuracy on CAD test {self.validity}%")
 
     def predict(self, texts: list[str], contexts: list[str] | None = None) -> list[str]:
         from datasets import Dataset

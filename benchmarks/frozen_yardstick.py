@@ -162,6 +162,62 @@ def train_head(x: np.ndarray, y: np.ndarray, seed: int, head: str, weights: np.n
     return model
 
 
+class SavedHead:
+    """A fitted head (`train_head`'s pipeline: the scaler, then the logistic regression or the MLP) kept as its
+    arrays in a safetensors file, predicting as the pipeline does. A head fitted once is then the same head in every
+    later session and on every machine: a refit differs in the last digits of its features, and through an MLP in
+    some of its predictions.
+
+    Example::
+
+        head = SavedHead.from_pipeline(train_head(x, y, 0, "lr"), {"task": "sentiment"})
+        head.save(path); SavedHead.load(path).predict(x)   # the pipeline's predictions
+    """
+
+    def __init__(self, arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> None:
+        self.arrays, self.metadata = arrays, metadata
+
+    @classmethod
+    def from_pipeline(cls, model: Any, metadata: dict[str, str]) -> SavedHead:
+        scaler, clf = model[0], model[-1]
+        arrays = {"scaler.mean": scaler.mean_, "scaler.scale": scaler.scale_, "classes": clf.classes_}
+        if hasattr(clf, "coefs_"):  # the MLP: hidden layers with its activation, then the output layer
+            if clf.activation != "relu":
+                raise ValueError(f"SavedHead keeps relu MLPs only, got activation={clf.activation!r}.")
+            arrays.update({f"layer{i}.weight": w for i, w in enumerate(clf.coefs_)})
+            arrays.update({f"layer{i}.bias": b for i, b in enumerate(clf.intercepts_)})
+        else:
+            arrays.update({"layer0.weight": clf.coef_.T, "layer0.bias": clf.intercept_})
+        return cls({k: np.ascontiguousarray(v) for k, v in arrays.items()}, metadata)
+
+    @classmethod
+    def load(cls, path: Path) -> SavedHead:
+        from safetensors import safe_open
+
+        with safe_open(str(path), framework="numpy") as f:
+            return cls({k: f.get_tensor(k) for k in f.keys()}, dict(f.metadata() or {}))
+
+    def save(self, path: Path) -> None:
+        from safetensors.numpy import save_file
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        save_file(self.arrays, str(tmp), metadata={k: str(v) for k, v in self.metadata.items()})
+        os.replace(tmp, path)
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        a = self.arrays
+        z = (x - a["scaler.mean"]) / a["scaler.scale"]
+        layers = sum(k.endswith(".weight") for k in a)
+        for i in range(layers):
+            z = z @ a[f"layer{i}.weight"] + a[f"layer{i}.bias"]
+            if i < layers - 1:
+                z = np.maximum(z, 0)
+        # One output column (two classes): the second class where the score is positive, as sklearn decides.
+        picked = (z[:, 0] > 0).astype(int) if z.shape[1] == 1 else z.argmax(axis=1)
+        return a["classes"][picked]
+
+
 def run_frozen(train: Any, tests: dict[str, Any], schema: Any, seed: int, *, head: str = "lr",
                store: EncodingStore | None = None, **_: Any) -> dict[str, float]:
     store = store or default_store()

@@ -441,3 +441,43 @@ def test_a_resumed_or_merged_table_runs_again_the_rows_made_with_a_component_cha
     (tmp_path / "debias_sentiment_frozen-lr.json").write_text(json.dumps({**earlier, "component_files": None, **{
         k: results[k] for k in ("config", "train_rows", "tests", "settings")}}))
     assert set(run.earlier_run(results, "frozen-lr")["rows"]) == set(rows)  # a table from before the record
+
+
+@pytest.mark.parametrize("head", ["lr", "mlp"])
+@pytest.mark.parametrize("classes", [2, 3])
+def test_a_saved_head_predicts_as_the_fitted_pipeline(tmp_path, head, classes):
+    yardstick = load("frozen_yardstick")
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(120, 8)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(int) + (x[:, 1] > 0.5 if classes == 3 else 0)
+    model = yardstick.train_head(x, y, 0, head)
+    saved = yardstick.SavedHead.from_pipeline(model, {"task": "t", "head": head})
+    saved.save(tmp_path / "head.safetensors")
+    again = yardstick.SavedHead.load(tmp_path / "head.safetensors")
+    probe = rng.normal(size=(500, 8)).astype(np.float32)
+    assert (again.predict(probe) == model.predict(probe)).all() and again.metadata == {"task": "t", "head": head}
+
+
+def test_the_independent_judge_is_fitted_once_and_read_back_in_later_sessions(tmp_path, monkeypatch):
+    editors, yardstick = load("editors"), load("frozen_yardstick")
+    rng = np.random.default_rng(0)
+    vectors = {}
+
+    def features(store, data, schema):  # a fixed vector per text, as the encoder gives
+        return np.stack([vectors.setdefault(t, rng.normal(size=8).astype(np.float32)) for t in data["text"]])
+
+    rows = {"text": [f"text {i}" for i in range(40)], "label": ["positive", "negative"] * 20}
+    monkeypatch.setattr(editors, "judge_rows", lambda task, split: Dataset.from_dict(rows))
+    monkeypatch.setattr(editors, "JUDGES", tmp_path)
+    monkeypatch.setattr(yardstick, "features", features)
+    monkeypatch.setattr(yardstick, "EncodingStore", lambda **_: None)
+    fits = []
+    real_fit = yardstick.train_head
+    monkeypatch.setattr(yardstick, "train_head", lambda *a, **k: fits.append(1) or real_fit(*a, **k))
+    first = editors.FrozenJudge("sentiment", "lr")
+    second = editors.FrozenJudge("sentiment", "lr")
+    assert len(fits) == 1 and (tmp_path / "sentiment-lr.safetensors").is_file()
+    assert first.predict(rows["text"]) == second.predict(rows["text"]) and first.validity == second.validity
+    rows["label"] = rows["label"][::-1]  # other training rows: fitted again
+    editors.FrozenJudge("sentiment", "lr")
+    assert len(fits) == 2
