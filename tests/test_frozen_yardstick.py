@@ -481,3 +481,33 @@ def test_the_independent_judge_is_fitted_once_and_read_back_in_later_sessions(tm
     rows["label"] = rows["label"][::-1]  # other training rows: fitted again
     editors.FrozenJudge("sentiment", "lr")
     assert len(fits) == 2
+
+
+def test_a_gpu_suite_part_runs_without_a_cross_fitted_row_whose_counterfactuals_were_not_carried(tmp_path,
+                                                                                                  monkeypatch):
+    """The sentiment full-coverage part is the suite's first: a missing optional row must not cost the whole part."""
+    import argparse
+    import subprocess
+
+    suite = load("gpu_suite")
+    for name in ("sentiment-100", "sentiment-q1"):
+        (tmp_path / "carry" / "counterfactuals" / name).mkdir(parents=True)
+        (tmp_path / "carry" / "counterfactuals" / name / "dataset_info.json").write_text("{}")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "MANIFEST.md").write_text("data")
+    monkeypatch.setattr(suite, "CARRY", tmp_path / "carry")
+    monkeypatch.setattr(suite, "_share_rows", lambda *a, **k: 5)
+    monkeypatch.setattr(suite, "_device", lambda: "cpu")
+    commands = []
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **k: commands.append(cmd) or
+                        subprocess.CompletedProcess(cmd, 0, "", ""))
+    args = argparse.Namespace(out=str(tmp_path / "out"), data=str(tmp_path / "data"), parts=["sentiment, full"],
+                              smoke=False, budget_s=900, commit="abc")
+    assert suite.run(args) == 0
+    [cmd] = commands
+    rows = cmd[cmd.index("--rows") + 1:cmd.index("--device-note")]
+    assert "crossfit" in rows and "crossfit (halves)" not in rows and rows[0] == "none"
+    assert "sentiment_q1=" + str(tmp_path / "carry" / "counterfactuals" / "sentiment-q1") in cmd
+    [part] = json.loads((tmp_path / "out" / "gpu_suite.json").read_text())["parts"]
+    assert part["status"] == "done" and part["rows"] == rows
+    assert all(f"sentiment-{h}" in part["left_out"]["crossfit (halves)"] for h in ("q01", "q23"))
