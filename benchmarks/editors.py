@@ -85,10 +85,13 @@ def flips(task: str, rows: Any, outputs: list[str | None], checker: Any) -> floa
 
 
 def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int], judge_head: str | None = None,
-                       folder: Path | None = None, sample_to: Path | None = None) -> dict[str, Any]:
+                       folder: Path | None = None, sample_to: Path | None = None,
+                       sample_at: tuple[int, ...] = (4,)) -> dict[str, Any]:
     """Flip rate when the checker chooses among the first k sampled candidates, for each k in ``ks``. Candidate j
     of a row is sampled from its own seed (the row's seed and j), so the first 4 of 16 are the shipped default's
-    4 and one sampling run at max(ks) serves every k. ``sample_to``: where 50 of the outputs chosen among 4 go."""
+    4 and one sampling run at max(ks) serves every k. ``sample_to``: where 50 of the outputs chosen among 4 go
+    (for another k of ``sample_at``, the same file name ending in ``_k<k>``: the same 50 rows, for reading by hand
+    what more candidates buy)."""
     from cfaug_hf.components.editor import candidates, rank_by_checker
 
     judge = FrozenJudge(task, judge_head or JUDGE_HEAD[task])  # before sampling, so a judge that cannot be built fails in seconds
@@ -122,8 +125,8 @@ def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int], judge_
         out["judge_flip_rate"][str(k)] = judged(task, rows, chosen, judge)
         print(json.dumps({task: {"k": k, "checker": out["flip_rate"][str(k)],
                                  "judge": out["judge_flip_rate"][str(k)]}}), flush=True)
-        if k == 4 and sample_to:
-            write_sample(sample_to, rows, chosen)
+        if k in sample_at and sample_to:
+            write_sample(sample_to if k == 4 else sample_to.with_name(f"{sample_to.stem}_k{k}.jsonl"), rows, chosen)
     return out
 
 
@@ -319,11 +322,17 @@ def main() -> None:
     ap.add_argument("--editor", type=Path, default=None,
                     help="measure the editor saved in this folder instead of the shipped one (e.g. "
                          "benchmarks/results/crossfit_editors/nli-q0); one task at a time")
+    ap.add_argument("--sample-at", type=int, nargs="+", default=None, metavar="K",
+                    help="with --candidates: write the 50-row sample for reading by hand of the outputs chosen among "
+                         "the first K candidates, for each K (default 4; another K's file name ends in _k<K>)")
     ap.add_argument("--label", default="shipped",
                     help="the name the --candidates curve is recorded under (default: shipped)")
     args = ap.parse_args()
     if args.editor and len(args.tasks) != 1:
         ap.error("--editor: name the one task it edits with --tasks")
+    if args.sample_at and not set(args.sample_at) <= set(args.candidates or []):
+        ap.error(f"--sample-at {' '.join(map(str, args.sample_at))}: each K must be one of --candidates "
+                 f"(given: {' '.join(map(str, args.candidates or [])) or 'none'})")
     path = RESULTS / "editors_quality.json"
     results = json.loads(path.read_text()) if path.is_file() else {}
     for task in args.tasks:
@@ -332,7 +341,8 @@ def main() -> None:
         if args.candidates:
             curve = {"rows": len(rows), "where": "CPU, 2 cores",
                      **flip_by_candidates(task, rows, checker, sorted(args.candidates), args.judge_head, args.editor,
-                                         RESULTS / f"editors_sample_{task}_{args.label.replace(' ', '-')}.jsonl")}
+                                         RESULTS / f"editors_sample_{task}_{args.label.replace(' ', '-')}.jsonl",
+                                         tuple(args.sample_at or [4]))}
             results.setdefault(task, {}).setdefault("curves", {})[args.label] = curve
             print(json.dumps({task: {args.label: curve}}), flush=True)
             path.write_text(json.dumps(results, indent=1) + "\n")

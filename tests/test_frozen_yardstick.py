@@ -511,3 +511,13 @@ def test_a_gpu_suite_part_runs_without_a_cross_fitted_row_whose_counterfactuals_
     [part] = json.loads((tmp_path / "out" / "gpu_suite.json").read_text())["parts"]
     assert part["status"] == "done" and part["rows"] == rows
     assert all(f"sentiment-{h}" in part["left_out"]["crossfit (halves)"] for h in ("q01", "q23"))
+
+
+def test_the_editor_benchmark_refuses_a_hand_reading_sample_at_a_candidate_count_it_does_not_measure(monkeypatch,
+                                                                                                     capsys):
+    editors = load("editors")
+    for argv, given in ((["--sample-at", "16"], "none"), (["--candidates", "4", "8", "--sample-at", "4", "16"], "4 8")):
+        monkeypatch.setattr("sys.argv", ["editors", "--tasks", "sentiment", *argv])
+        with pytest.raises(SystemExit):
+            editors.main()
+        assert f"each K must be one of --candidates (given: {given})" in capsys.readouterr().err
