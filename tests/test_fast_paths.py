@@ -84,7 +84,7 @@ def _lora_generator():
 def test_lora_merge_keeps_outputs_fingerprint_and_adapter_save(tmp_path):
     # The adapter is merged into the torch weights when transformers decodes (another engine keeps its own copy).
     gen = _lora_generator().use_backend("transformers")
-    fp = gen.fingerprint()
+    fp, weights = gen.fingerprint(), gen.weights_fingerprint()
     with torch.inference_mode():  # the unmerged forward, for reference
         enc = gen.tokenizer(TEXTS, return_tensors="pt", padding=True)
         unmerged_logits = gen.model(**enc).logits
@@ -92,7 +92,8 @@ def test_lora_merge_keeps_outputs_fingerprint_and_adapter_save(tmp_path):
     assert all(m.merged for m in gen._lora_layers())
     with torch.inference_mode():
         torch.testing.assert_close(gen.model(**enc).logits, unmerged_logits, atol=1e-5, rtol=1e-5)
-    assert gen.fingerprint() == fp
+    # a figure measured after generating names the weights as loaded, not their merged form
+    assert gen.fingerprint() == fp and gen.weights_fingerprint() == weights
     path = gen.save_pretrained(tmp_path / "lora")
     # The in-memory base has no name to be reloaded from, so the adapter is saved merged into it, whole.
     assert (path / "model.safetensors").is_file() and not (path / "adapter_model.safetensors").exists()
@@ -105,6 +106,7 @@ def test_lora_merge_keeps_outputs_fingerprint_and_adapter_save(tmp_path):
     assert (path / "adapter_model.safetensors").is_file() and not (path / "model.safetensors").exists()
     gen.unmerge_adapter()
     assert not any(m.merged for m in gen._lora_layers()) and gen.fingerprint() == fp
+    assert gen.weights_fingerprint() == weights
     assert gen.generate(TEXTS) == outs
 
 
@@ -114,6 +116,7 @@ def test_training_after_generation_trains_the_adapter():
     from cfaug_hf.training import train_generator
 
     gen = _lora_generator()
+    loaded = gen.weights_fingerprint()
     gen.generate(TEXTS)
     before = {n: p.detach().clone() for n, p in gen.model.named_parameters() if "lora_A" in n}
     pairs = Dataset.from_dict({"source": TEXTS * 4, "target": ["no " + t for t in TEXTS] * 4})
@@ -122,6 +125,7 @@ def test_training_after_generation_trains_the_adapter():
     assert not any(m.merged for m in gen._lora_layers())
     after = dict(gen.model.named_parameters())
     assert any(not torch.equal(before[n], after[n]) for n in before)
+    assert gen.weights_fingerprint() != loaded  # trained weights are read again, not the digest kept at the merge
 
 
 def test_fingerprint_is_remembered_until_a_weight_changes(monkeypatch):

@@ -195,11 +195,16 @@ class Component(abc.ABC):
                             "weights": self._weights_digests()})
 
     def weights_fingerprint(self) -> str:
-        """A digest of the weight tensors as they are now: unlike `fingerprint`, unchanged by settings and by the
-        card's metadata (``training_info``), so a measurement can name the weights it was made on and be matched to
-        them after the card is edited. It always reads the tensors (about 0.3 s for 135M parameters): the digest
-        `fingerprint` keeps is the one recorded when the folder was saved, which for a half-precision adapter
-        describes the half-precision copy, not the tensors loaded from it."""
+        """A digest of the weight tensors: unlike `fingerprint`, unchanged by settings and by the card's metadata
+        (``training_info``), so a measurement can name the weights it was made on and be matched to them after the
+        card is edited. It reads the tensors (about 0.3 s for 135M parameters): the digest `fingerprint` keeps is
+        the one recorded when the folder was saved, which for a half-precision adapter describes the
+        half-precision copy, not the tensors loaded from it. A change of representation that keeps the function
+        (a LoRA adapter merged into its base for generation, and unmerged again) keeps this digest too, so a
+        figure measured after generating names the weights a fresh load has."""
+        kept = self._memo_box().get("tensors")
+        if kept is not None and kept[0] == self._weights_key():
+            return kept[1]
         return digest_json([digest_module(m) for m in self._modules()])
 
     def _weights_digests(self) -> list[str]:
@@ -222,11 +227,14 @@ class Component(abc.ABC):
     def _weights_key(self) -> tuple[Any, ...]:
         return tuple(weights_state(m) for m in self._modules())
 
-    def _keep_fingerprint(self, digests: list[str]) -> None:
+    def _keep_fingerprint(self, digests: list[str], tensors: str | None = None) -> None:
         """Keep the weights' ``digests`` (from `_weights_digests`) for the current weights: for changes of
         representation that keep the function (merging a LoRA adapter into its base), so caches keyed on the
-        fingerprint stay valid."""
-        self._memo_box()["memo"] = (self._weights_key(), digests)
+        fingerprint stay valid; ``tensors``, the `weights_fingerprint` from before the change, is kept likewise."""
+        box = self._memo_box()
+        box["memo"] = (self._weights_key(), digests)
+        if tensors is not None:
+            box["tensors"] = (box["memo"][0], tensors)
 
     def _weights_record(self, folder: Path) -> dict[str, Any] | None:
         """What a save records about the weights' files (components with weights; see PretrainedComponent)."""

@@ -385,21 +385,21 @@ class Generator(PretrainedComponent):
         layers = self._lora_layers()
         if not layers or all(m.merged for m in layers):
             return
-        digests = self._weights_digests()
+        digests, tensors = self._weights_digests(), self.weights_fingerprint()
         from ..pretrained import quiet_dependency_warnings
 
         with quiet_dependency_warnings():
             self.model.base_model.merge_adapter()
-        self._keep_fingerprint(digests)
+        self._keep_fingerprint(digests, tensors)
 
     def unmerge_adapter(self) -> None:
         """Undo `merge_adapter`, so the adapter's own weights take gradients again."""
         layers = self._lora_layers()
         if not any(m.merged for m in layers):
             return
-        digests = self._weights_digests()
+        digests, tensors = self._weights_digests(), self.weights_fingerprint()
         self.model.base_model.unmerge_adapter()
-        self._keep_fingerprint(digests)
+        self._keep_fingerprint(digests, tensors)
 
     @classmethod
     def _load(cls, folder: Path, config: dict[str, Any], *, device: str | None = None, **overrides: Any) -> Generator:
