@@ -234,9 +234,11 @@ def plot(summary: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     test, curve = summary["contrast_test"], CURVES[summary["task"]]
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    for row in curve.plotted:
-        xs = [p["share"] for p in summary["points"] if row in p["gains"]]
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    # Rows measured at the same share would hide each other's error bars: each row is nudged sideways a little.
+    for i, row in enumerate(curve.plotted):
+        dodge = 0.8 * (i - (len(curve.plotted) - 1) / 2)
+        xs = [p["share"] + dodge for p in summary["points"] if row in p["gains"]]
         ys = [p["gains"][row][test]["gain"] for p in summary["points"] if row in p["gains"]]
         err = [p["gains"][row][test]["two_sd"] for p in summary["points"] if row in p["gains"]]
         if not xs:
@@ -251,7 +253,7 @@ def plot(summary: dict, path: Path) -> None:
     failed = summary.get("validity") and not summary["validity"]["passed"]
     ax.set_title(f"{summary['task']}: {test}, {summary['yardstick']}" + (" (fails validity)" if failed else ""),
                  fontsize=8)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))  # outside: inside, it hid points
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
