@@ -385,6 +385,27 @@ def test_flip_rate_curves_render_a_row_per_editor_with_labels_per_target():
     assert editors.curve_tables({"nli": {"rows": 60}}) == []
 
 
+def test_the_coverage_plot_keeps_rows_of_one_share_apart_and_its_legend_off_the_points(tmp_path, monkeypatch):
+    """Several rows measured only at full coverage (crossfit, crossfit (halves)) sat on one x and hid each other's
+    error bars, and the legend covered points: each row is drawn at its own small offset, the legend outside."""
+    pytest.importorskip("matplotlib")
+    from matplotlib import pyplot as plt
+
+    curve = load("coverage_curve")
+    cell = {"gain": 1.0, "two_sd": 2.0}
+    summary = {"task": "sentiment", "contrast_test": "contrast dev", "yardstick": "tiny", "covered_rows": 10,
+               "covers": "rows", "points": [{"share": 100.0, "gains": {r: {"contrast dev": cell}
+                                                                      for r in ("crossfit", "crossfit (halves)")}}]}
+    drawn = []
+    monkeypatch.setattr(plt.Figure, "savefig", lambda fig, path, **kw: drawn.append(fig))
+    curve.plot(summary, tmp_path / "plot.png")
+    (ax,) = drawn[0].axes
+    xs = [line.get_xdata()[0] for line in ax.lines if line.get_marker() == "o"]
+    assert len(xs) == 2 and len(set(xs)) == 2 and all(abs(x - 100.0) < 5 for x in xs)
+    box = ax.get_legend().get_window_extent(drawn[0].canvas.get_renderer())
+    assert box.x0 >= ax.get_window_extent().x1  # the legend starts right of the axes
+
+
 def test_rows_declare_what_the_leaderboard_and_the_curves_show_of_them():
     """A new row needs no edit to a table in leaderboard.py or coverage_curve.py: its title, its same-rows human
     reference and whether it is full-coverage only are arguments of `registry.row`."""
