@@ -445,6 +445,25 @@ def test_a_resumed_or_merged_table_runs_again_the_rows_made_with_a_component_cha
     (folder / "cfaug_manifest.json").write_text(json.dumps(manifest))
     assert augmented.stale_rows(json.loads(table.read_text())) == ([], [])
 
+    # Figures measured of the component (build_editors --record) change its config file, not its outputs.
+    config = {"generator": {"num_return_sequences": 4}, "training": {"eval_independent_judge": {"all": 58.5}}}
+    (folder / "cfaug_editor.json").write_text(json.dumps(config))
+    manifest["digests"]["cfaug_editor.json"] = "sha256:config"
+    (folder / "cfaug_manifest.json").write_text(json.dumps(manifest))
+    made = augmented.component_files()
+    table.write_text(json.dumps({"seeds": [0, 1], "rows": rows, "component_files": made}))
+    config["training"]["eval_independent_judge"] = {"all": 61.0}
+    config["training"]["eval_read_by_hand"] = "28 of 50"
+    (folder / "cfaug_editor.json").write_text(json.dumps(config))
+    manifest["digests"]["cfaug_editor.json"] = "sha256:config with figures"
+    (folder / "cfaug_manifest.json").write_text(json.dumps(manifest))
+    assert augmented.stale_rows(json.loads(table.read_text())) == ([], [])
+    config["generator"]["num_return_sequences"] = 8  # a setting: the outputs change
+    (folder / "cfaug_editor.json").write_text(json.dumps(config))
+    assert augmented.stale_rows(json.loads(table.read_text()))[1] == ["cfaug_hf/data/editors/sentiment"]
+    config["generator"]["num_return_sequences"] = 4
+    (folder / "cfaug_editor.json").write_text(json.dumps(config))
+
     manifest["digests"]["adapter_model.safetensors"] = "sha256:retrained"
     (folder / "cfaug_manifest.json").write_text(json.dumps(manifest))
     earlier = json.loads(table.read_text())

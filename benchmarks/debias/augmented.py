@@ -65,18 +65,32 @@ def component_digests(augmenter: Any) -> dict[str, str]:
 COMPONENT_FOLDERS = (ROOT / "cfaug_hf" / "data", ROOT / "benchmarks" / "results" / "crossfit_editors")
 
 
+def _without_figures(value: Any) -> Any:
+    """A component config with its measured figures (``eval_*`` keys, at any depth) left out."""
+    if isinstance(value, dict):
+        return {k: _without_figures(v) for k, v in value.items() if not str(k).startswith("eval_")}
+    if isinstance(value, list):
+        return [_without_figures(v) for v in value]
+    return value
+
+
 def component_files() -> dict[str, str]:
     """A digest of each saved component a row may use (every folder with a manifest under `COMPONENT_FOLDERS`),
-    by its path in the repository: the files its manifest lists, the card (README.md) left out, as editing a card
-    changes no counterfactual. Cheap (the manifests carry the files' digests), so every table records it."""
+    by its path in the repository: the files its manifest lists, less what changes no counterfactual: the card
+    (README.md) and the figures measured of the component (``eval_*`` keys of its ``cfaug_<kind>.json``, which
+    ``scripts/build_editors.py --record`` writes after measuring it). Cheap (the manifests carry the files'
+    digests; only the small config is read), so every table records it."""
     from cfaug_hf.fingerprint import digest_json
 
     out = {}
     for top in COMPONENT_FOLDERS:
         for manifest in sorted(top.rglob("cfaug_manifest.json")):
-            digests = json.loads(manifest.read_text()).get("digests", {})
-            out[manifest.parent.relative_to(ROOT).as_posix()] = digest_json(
-                {name: d for name, d in digests.items() if name != "README.md"})[:16]
+            listed = json.loads(manifest.read_text())
+            kept = {name: d for name, d in listed.get("digests", {}).items() if name != "README.md"}
+            config = manifest.parent / f"cfaug_{listed.get('kind')}.json"
+            if config.name in kept and config.is_file():
+                kept[config.name] = digest_json(_without_figures(json.loads(config.read_text())))
+            out[manifest.parent.relative_to(ROOT).as_posix()] = digest_json(kept)[:16]
     return out
 
 
