@@ -200,6 +200,32 @@ def test_adapter_checker_resaves_its_adapter_config_unchanged(tmp_path, task):
         shipped.predict(["a fine film"], None if task == "sentiment" else ["it is"])
 
 
+def test_saving_a_shipped_component_writes_the_same_files_in_any_process(tmp_path):
+    """Saving is deterministic: the same component saved in two processes with different string hashing gives
+    byte-identical files (peft writes ``target_modules``, a set, in hash order; the manifests' digests, a Hub push's
+    diff and the benchmarks' record of component files all read those bytes)."""
+    import os
+    import subprocess
+    import sys
+
+    from cfaug_hf.data import CHECKER_DIR, DATA_DIR
+
+    script = ("import sys; from pathlib import Path; from cfaug_hf import Editor, LabelChecker; "
+              "out = Path(sys.argv[3]); "
+              "LabelChecker.from_pretrained(sys.argv[1]).save_pretrained(out / 'checker'); "
+              "Editor.from_pretrained(sys.argv[2]).save_pretrained(out / 'editor')")
+    saved = []
+    for seed in ("1", "2"):
+        out = tmp_path / seed
+        subprocess.run([sys.executable, "-c", script, str(CHECKER_DIR / "nli"), str(DATA_DIR / "editors" / "nli"),
+                        str(out)], check=True, env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True)
+        saved.append({f.relative_to(out).as_posix(): f.read_bytes() for f in sorted(out.rglob("*")) if f.is_file()})
+    assert saved[0].keys() == saved[1].keys() and "editor/adapter_config.json" in saved[0]
+    assert [name for name in saved[0] if saved[0][name] != saved[1][name]] == []
+    modules = json.loads(saved[0]["editor/adapter_config.json"])["target_modules"]
+    assert modules == sorted(modules)
+
+
 def test_checker_save_load(tmp_path):
     checker = LabelChecker(*tiny_classifier(("SUPPORTS", "REFUTES")), max_length=32)
     back = LabelChecker.from_pretrained(checker.save_pretrained(tmp_path / "c"))

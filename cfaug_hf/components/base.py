@@ -450,6 +450,7 @@ class PretrainedComponent(Component):
         if self._saves_adapter():
             _dedupe_modules_to_save(self.model)
             self.model.save_pretrained(folder, save_embedding_layers=False)
+            _sort_target_modules(folder / "adapter_config.json")
         elif self._is_peft():
             import copy
 
@@ -512,6 +513,16 @@ class PretrainedComponent(Component):
             if param.dtype != dtype and param.is_floating_point():  # an adapter saved in half precision
                 param.data = param.data.to(dtype)
         return peft_model
+
+
+def _sort_target_modules(config_file: Path) -> None:
+    """Write the adapter's ``target_modules`` in sorted order. peft keeps them as a set and writes them in the set's
+    iteration order, which changes with Python's string hashing from one process to the next, so saving the same
+    adapter twice gave two different adapter_config.json files (and manifest digests)."""
+    config = json.loads(config_file.read_text(encoding="utf-8"))
+    if isinstance(config.get("target_modules"), list):
+        config["target_modules"] = sorted(config["target_modules"])
+        config_file.write_text(json.dumps(config, indent=2, sort_keys=True), encoding="utf-8")
 
 
 def _dedupe_modules_to_save(peft_model: Any) -> None:
