@@ -20,11 +20,14 @@ writes ``gpu_carry/`` (git-ignored; name it in the device call's ``carry``):
   quarter, for a part with a ``crossfit`` row (``--editor-data TASK_q1=FOLDER``), and ``<task>-q01/``,
   ``<task>-q23/``: the half editors' of the rows they did not learn from, for ``crossfit (halves)``
   (``TASK_q01=FOLDER TASK_q23=FOLDER``); ``counterfactuals/fever-crossaug/``:
-  CrossAug's counterfactuals of every FEVER training row (``--crossaug-data``), for the ``crossaug`` rows.
+  CrossAug's counterfactuals of every FEVER training row (``--crossaug-data``), for the ``crossaug`` rows. They
+  travel packed as ``counterfactuals.tar.xz`` (0.7 MiB instead of 6), which ``run`` unpacks on the device.
 
 The tree travels too, and its editors' weights (which the suite does not load: it reads their
-counterfactuals) would push the transfer over the limit; ``slim`` moves them into ``.slim/`` (git-ignored) for the
-device call and ``unslim`` moves them back. ``prepare`` prints the transfer size with and without them.
+counterfactuals), the archived generation parts and the frozen judges would push the transfer over the limit;
+``slim`` moves them into ``.slim/`` (git-ignored) for the device call and ``unslim`` moves them back. ``prepare``
+prints the transfer size with and without them. Where a code change since a curve ran has moved the cache key of
+its counterfactuals, ``prepare`` restores them from the archived parts (generating only rows no archive holds).
 
 ``run`` goes through ``PARTS`` in order; each part is one ``benchmarks/debias/`` table with the fine-tuned MiniLM
 yardstick (5 seeds, bf16 on a GPU), writes its JSON and Markdown into ``--out`` as its rows finish, and is stopped
@@ -60,6 +63,15 @@ SLIM = [f"{folder}/{name}" for folder in
         + sorted(f"benchmarks/results/crossfit_editors/{d.name}" for d in (ROOT / "benchmarks" / "results"
                                                                            / "crossfit_editors").glob("*-q*"))
         for name in ("adapter_model.safetensors", "tokenizer.json")]
+# The generation archives, the frozen judges and the sentiment and NLI checkers serve CPU runs only: the device
+# reads the carried counterfactuals, which those checkers chose when they were written (FEVER's checker is read there).
+SLIM += sorted(p.relative_to(ROOT).as_posix() for pattern in ("benchmarks/results/editor_parts/*.jsonl.gz",
+                                                              "benchmarks/results/judges/*.safetensors")
+               for p in ROOT.glob(pattern))
+SLIM += [f"cfaug_hf/data/checkers/{task}/{name}" for task in ("nli", "sentiment")
+         for name in ("adapter_model.safetensors", "tokenizer.json")]
+#: The carried counterfactuals travel as one archive (Arrow files of text compress about ninefold).
+PACKED = CARRY / "counterfactuals.tar.xz"
 #: A smoke run's editor rows: what `benchmarks.debias --editor-limit 20` caches on CPU in about a minute.
 SMOKE_EDITOR_ROWS = 20
 
@@ -106,6 +118,10 @@ def prepare(args: argparse.Namespace) -> None:
         load_model(AutoModel, MINILM).to(torch.float16).save_pretrained(CARRY / "minilm")
         load_tokenizer(MINILM).save_pretrained(CARRY / "minilm")
     copied = carry_counterfactuals()
+    PACKED.unlink(missing_ok=True)
+    with tarfile.open(PACKED, "w:xz") as tar:
+        tar.add(CARRY / "counterfactuals", arcname="counterfactuals")
+    shutil.rmtree(CARRY / "counterfactuals")
     (CARRY / "COMMIT").write_text(_commit() + "\n")
     carry, tree = _size_mib(CARRY), _tree_mib()
     slim = sum((ROOT / f).stat().st_size for f in SLIM if (ROOT / f).is_file()) / 2**20
@@ -125,14 +141,16 @@ def _tree_mib() -> float:
 
 
 def slim(undo: bool = False) -> None:
+    """Move the `SLIM` files into ``.slim/``; ``undo``: move back everything there. (Some of `SLIM` is found by
+    globbing the tree, which no longer holds those files once they are aside, so undoing reads ``.slim/`` itself.)"""
     aside = ROOT / ".slim"
-    for rel in SLIM:
-        here, there = ROOT / rel, aside / rel
-        src, dst = (there, here) if undo else (here, there)
-        if src.is_file():
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(src), str(dst))
-    print(f"{'restored' if undo else 'moved aside'}: {len(SLIM)} files; tree now {_tree_mib():.1f} MiB")
+    moved = (sorted(f.relative_to(aside).as_posix() for f in aside.rglob("*") if f.is_file()) if undo else
+             [rel for rel in SLIM if (ROOT / rel).is_file()])
+    for rel in moved:
+        src, dst = (aside / rel, ROOT / rel) if undo else (ROOT / rel, aside / rel)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(src), str(dst))
+    print(f"{'restored' if undo else 'moved aside'}: {len(moved)} files; tree now {_tree_mib():.1f} MiB")
 
 
 def editor_cache(task: str, limit: int | None, quarters: tuple[int, ...] = (0,)) -> Path:
@@ -180,6 +198,14 @@ def carry_crossaug(config: str = "fever") -> str:
     from cfaug_hf.sharing.folders import save_to_disk
 
     cached, target = crossaug_carried(config, smoke=True), crossaug_carried(config)
+    if not (cached / "dataset_info.json").is_file():  # the cache key moved with the code: restore the archived run
+        from benchmarks.debias import settings
+        from benchmarks.debias.configs import CONFIGS
+        from benchmarks.debias.rows.crossaug import crossaug_counterfactuals
+
+        settings.AUGMENT_LIMIT = None
+        print(f"restoring CrossAug's counterfactuals of every {config} training row from their archived parts")
+        crossaug_counterfactuals(CONFIGS[config]()["train"])
     if not (cached / "dataset_info.json").is_file():
         return f"missing: run python -m benchmarks.debias --config {config} --rows crossaug first"
     shutil.rmtree(target, ignore_errors=True)
@@ -188,14 +214,30 @@ def carry_crossaug(config: str = "fever") -> str:
     return f"{len(cfs)} counterfactuals of every training row"
 
 
+def restore_counterfactuals(task: str, share: int | None, quarters: tuple[int, ...]) -> None:
+    """Write the cache `editor_cache` names the way a debias run does, from the generation parts archived in
+    ``benchmarks/results/editor_parts/`` where they cover the rows (a code change since the curve ran moves the cache
+    key, and a finished curve does not run its rows again), generating only what no archive holds."""
+    from benchmarks import debias
+    from benchmarks.debias.rows.editors import editor_counterfactuals
+
+    debias.settings.EDITOR_LIMIT = _share_rows(task, share) if share else None
+    print(f"restoring the {task} editor counterfactuals ({carried_name(task, quarters) if not share else share}%) "
+          "from their archived parts", flush=True)
+    editor_counterfactuals(debias.CONFIGS[task]()["train"], task, quarters)
+
+
 def carry_counterfactuals() -> dict[str, str]:
     """Copy the editors' cached counterfactuals of each (task, share) the parts read, where they exist, and the
     cross-fitting editors' for the parts with a crossfit row."""
     wanted = {(f"{p[1]}-{p[4]}", p[1], p[4], (0,)) for p in PARTS if p[4]}
     wanted |= {(carried_name(p[1], q), p[1], None, q) for p in PARTS for q in cross_fitting_editors(p[2])}
     out = {}
+    # sorted: a task's 100% share comes before its 25%, which reads the parts the full run restored from its archive.
     for name, task, share, quarters in sorted(wanted, key=str):
         cached = editor_cache(task, _share_rows(task, share) if share else None, quarters)
+        if not (cached / "dataset_info.json").is_file():
+            restore_counterfactuals(task, share, quarters)
         target = CARRY / "counterfactuals" / name
         if (cached / "dataset_info.json").is_file():
             shutil.rmtree(target, ignore_errors=True)
@@ -219,6 +261,9 @@ def run(args: argparse.Namespace) -> int:
     if not (data / "MANIFEST.md").is_file():
         with tarfile.open(CARRY / "shared_data.tar.xz") as tar:
             tar.extractall(data, filter="data")
+    if not args.smoke and not (CARRY / "counterfactuals").is_dir() and PACKED.is_file():
+        with tarfile.open(PACKED) as tar:
+            tar.extractall(CARRY, filter="data")
     model = str(CARRY / "minilm") if (CARRY / "minilm" / "config.json").is_file() else "sentence-transformers/all-MiniLM-L6-v2"
     device = _device()
     started, report = time.monotonic(), {"device": device, "parts": []}

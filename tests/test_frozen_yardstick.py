@@ -172,6 +172,34 @@ def test_gpu_suite_carries_each_cross_fitting_editor_a_part_reads():
             "benchmarks/results/crossfit_editors/nli-q23/adapter_model.safetensors"} <= set(suite.SLIM)
 
 
+def test_gpu_suite_unslim_puts_back_every_file_slim_moved_aside(tmp_path, monkeypatch):
+    """Some of SLIM is found by globbing the tree (the archived generation parts, the judges): once they are aside
+    the glob no longer finds them, and an undo that read SLIM again left them behind, deleted from the tree."""
+    suite = load("gpu_suite")
+    files = ["benchmarks/results/editor_parts/a.jsonl.gz", "benchmarks/results/judges/j.safetensors", "kept.txt"]
+    for rel in files:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(rel)
+    monkeypatch.setattr(suite, "ROOT", tmp_path)
+    monkeypatch.setattr(suite, "_tree_mib", lambda: 0.0)
+    monkeypatch.setattr(suite, "SLIM", files[:2])
+    suite.slim()
+    assert [(tmp_path / rel).is_file() for rel in files] == [False, False, True]
+    monkeypatch.setattr(suite, "SLIM", [])  # what a fresh process globs after the move
+    suite.slim(undo=True)
+    assert [(tmp_path / rel).read_text() for rel in files] == files
+    assert not [f for f in (tmp_path / ".slim").rglob("*") if f.is_file()]
+
+
+def test_gpu_suite_leaves_behind_what_only_cpu_runs_read():
+    suite = load("gpu_suite")
+    slim = set(suite.SLIM)
+    assert "benchmarks/results/judges/nli-mlp.safetensors" in slim
+    assert any(rel.startswith("benchmarks/results/editor_parts/") for rel in slim)
+    assert "cfaug_hf/data/checkers/sentiment/adapter_model.safetensors" in slim
+    assert not any(rel.startswith("cfaug_hf/data/checkers/claims/") for rel in slim)  # FEVER's part reads it there
+
+
 @pytest.mark.parametrize("option", ["--editor-data", "--core-editor-data"])
 def test_debias_refuses_reused_counterfactuals_for_an_editor_it_does_not_have(monkeypatch, capsys, option):
     run = load("debias.run")
@@ -304,7 +332,45 @@ def test_a_generation_part_with_no_counterfactual_is_archived_and_restored(tmp_p
     assert again.calls == 0 and back.to_dict() == made.to_dict() and back.features == made.features
     report = augmented.record_equivalence(CountingAugmenter("b" * 64, keep_original=False), subset.select([0]),
                                           "sentiment_*.jsonl.gz")
-    assert report["archives"]["a" * 12] == {"equal": True, "archived_rows": 0}
+    assert report["archives"]["a" * 12] == {"equal": True, "archived_rows": 0, "parts": 3}
+
+
+def test_a_chain_of_equivalent_archives_restores_every_part_any_of_them_holds(tmp_path, monkeypatch):
+    """Each code change is checked against the archive the last check named. When that archive holds fewer parts
+    than an older one (a run under that code stopped after part 0), the restore follows the chain to the older
+    archive instead of generating the rest again; and a check that finds several equal archives names the fullest."""
+    import json
+
+    debias = load("debias")
+    from benchmarks.debias import augmented
+
+    monkeypatch.setattr(debias.settings, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(debias.settings, "PARTS_ARCHIVE", tmp_path / "archive")
+    monkeypatch.setattr(debias.settings, "EQUIVALENT", tmp_path / "archive" / "equivalent.json")
+    subset = Dataset.from_dict({"text": ["it was good", "it was bad", "it was fine", "it was dull"],
+                                "label": ["positive", "negative", "positive", "negative"]})
+    archive = tmp_path / "archive" / "sentiment"
+    full = debias.cached_augment(CountingAugmenter("a" * 64), subset, "editor", "full", part_rows=1,
+                                 parts_key="k" * 12, archive=archive)
+    monkeypatch.setattr(debias.settings, "CACHE", tmp_path / "cache-b")  # under code b, only part 0 was run
+    debias.cached_augment(CountingAugmenter("b" * 64), subset.select([0]), "editor", "b", part_rows=1,
+                          parts_key="k" * 12, archive=archive)
+    assert len(list(archive.parent.glob("sentiment_*.jsonl.gz"))) == 2
+    (archive.parent / "equivalent.json").write_text(json.dumps({"b" * 12: {"archived_as": "a" * 12},
+                                                                "c" * 12: {"archived_as": "b" * 12}}))
+    assert augmented.equivalent_fingerprints("c" * 12) == ["b" * 12, "a" * 12]
+
+    monkeypatch.setattr(debias.settings, "CACHE", tmp_path / "fresh-cache")  # a later session under code c
+    later = CountingAugmenter("c" * 64)
+    back = debias.cached_augment(later, subset, "editor", "c", part_rows=1, parts_key="k" * 12, archive=archive)
+    assert later.calls == 0 and back.to_dict() == full.to_dict()
+
+    report = augmented.record_equivalence(CountingAugmenter("d" * 64), subset.select([0]), "sentiment_*_[ab]*.jsonl.gz")
+    assert {k: v["parts"] for k, v in report["archives"].items()} == {"a" * 12: 4, "b" * 12: 1}
+    assert json.loads((archive.parent / "equivalent.json").read_text())["d" * 12]["archived_as"] == "a" * 12
+    (archive.parent / "equivalent.json").write_text(json.dumps({"e" * 12: {"archived_as": "f" * 12},
+                                                                "f" * 12: {"archived_as": "e" * 12}}))
+    assert augmented.equivalent_fingerprints("e" * 12) == ["f" * 12]  # a cycle ends the chain
 
 
 def test_every_debias_row_registers_itself_with_its_configurations(capsys):

@@ -167,11 +167,16 @@ def restore_parts(archive: Path, parts_dir: Path) -> None:
             save_to_disk(rows_to_dataset(part, features), parts_dir / name)
 
 
-def equivalent_fingerprint(fingerprint: str) -> str | None:
-    """The older augmenter fingerprint whose archived parts ``fingerprint`` was checked to reproduce, if any."""
-    if not settings.EQUIVALENT.is_file():
-        return None
-    return json.loads(settings.EQUIVALENT.read_text()).get(fingerprint, {}).get("archived_as")
+def equivalent_fingerprints(fingerprint: str) -> list[str]:
+    """Every older augmenter fingerprint ``fingerprint`` reproduces, nearest first: the checks chain (each code change
+    is checked against the archive the previous check named), and an archive along the chain may hold fewer parts
+    than an older one (a run that stopped early under that code), so a restore reads them all."""
+    known = json.loads(settings.EQUIVALENT.read_text()) if settings.EQUIVALENT.is_file() else {}
+    chain: list[str] = []
+    while (older := known.get(chain[-1] if chain else fingerprint, {}).get("archived_as")) and older not in chain \
+            and older != fingerprint:
+        chain.append(older)
+    return chain
 
 
 def _comparable(row: dict[str, Any]) -> tuple:
@@ -203,8 +208,7 @@ def cached_augment(augmenter: Any, subset: Any, prefix: str, what: str, part_row
         base = archive
         archive = archive.with_name(f"{archive.name}_{parts_dir.name.removesuffix('.parts')}.jsonl.gz")
         restore_parts(archive, parts_dir)
-        older = equivalent_fingerprint(augmenter.fingerprint()[:12])
-        if older and not archive.is_file():
+        for older in equivalent_fingerprints(augmenter.fingerprint()[:12]):  # each adds the parts not yet restored
             restore_parts(base.with_name(f"{base.name}_{prefix}_{(parts_key or subset._fingerprint)[:12]}_{older}"
                                           f".jsonl.gz"), parts_dir)
     start = time.perf_counter()
@@ -243,17 +247,22 @@ def record_equivalence(augmenter: Any, subset: Any, pattern: str) -> dict[str, A
     now = augmenter.fingerprint()[:12]
     fresh = [_comparable(r) for r in augmenter.augment(subset)]
     report: dict[str, Any] = {"fingerprint": now, "rows": len(subset), "archives": {}}
+    best: tuple[int, str] | None = None
     for path in sorted(settings.PARTS_ARCHIVE.glob(pattern)):
         older = path.name.removesuffix(".jsonl.gz").rsplit("_", 1)[1]
         with gzip.open(path, "rt", encoding="utf-8") as f:
-            archived = [_comparable(r) for r in map(json.loads, f)
-                        if r.get("_part", "").startswith("00000-") and len(r) > 1]  # not an empty part's line
+            rows = list(map(json.loads, f))
+        archived = [_comparable(r) for r in rows
+                    if r.get("_part", "").startswith("00000-") and len(r) > 1]  # not an empty part's line
         same = archived[:len(fresh)] == fresh and len(archived) >= len(fresh)
-        report["archives"][older] = {"equal": same, "archived_rows": len(archived)}
-        if same and older != now:
-            known = json.loads(settings.EQUIVALENT.read_text()) if settings.EQUIVALENT.is_file() else {}
-            known[now] = {"archived_as": older, "checked": f"part 0 ({len(fresh)} rows) regenerated at commit "
-                                                          f"{str(provenance(settings.COMMIT).get('git_commit'))[:10]}: equal"}
-            settings.EQUIVALENT.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
+        parts = len({r.get("_part") for r in rows})
+        report["archives"][older] = {"equal": same, "archived_rows": len(archived), "parts": parts}
+        if same and older != now and (best is None or parts > best[0]):
+            best = (parts, older)
+    if best is not None:  # the equal archive with the most parts, so a restore starts from the most
+        known = json.loads(settings.EQUIVALENT.read_text()) if settings.EQUIVALENT.is_file() else {}
+        known[now] = {"archived_as": best[1], "checked": f"part 0 ({len(fresh)} rows) regenerated at commit "
+                                                         f"{str(provenance(settings.COMMIT).get('git_commit'))[:10]}: equal"}
+        settings.EQUIVALENT.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n")
     print(json.dumps(report, indent=1))
     return report

@@ -98,12 +98,12 @@ def crossaug_counterfactuals(train: Any) -> Any:
 
 def _archived_whole_run(train: Any, augmenter: Any) -> bool:
     """Whether CrossAug over every row of ``train`` is archived in the repository (under this code's fingerprint or
-    one checked equivalent to it)."""
-    from ..augmented import equivalent_fingerprint
+    one checked equivalent to it, directly or along the chain of checks)."""
+    from ..augmented import equivalent_fingerprints
 
     now = augmenter.fingerprint()[:12]
     return any((settings.PARTS_ARCHIVE / f"crossaug_crossaug_{train._fingerprint[:12]}_{fp}.jsonl.gz").is_file()
-               for fp in (now, equivalent_fingerprint(now)) if fp)
+               for fp in (now, *equivalent_fingerprints(now)))
 
 
 def _rows_of(augmented: Any, train: Any) -> Any:
