@@ -214,16 +214,17 @@ def carry_crossaug(config: str = "fever") -> str:
     return f"{len(cfs)} counterfactuals of every training row"
 
 
-def restore_counterfactuals(task: str, share: int | None, quarters: tuple[int, ...]) -> None:
-    """Write the cache `editor_cache` names the way a debias run does, from the generation parts archived in
-    ``benchmarks/results/editor_parts/`` where they cover the rows (a code change since the curve ran moves the cache
-    key, and a finished curve does not run its rows again), generating only what no archive holds."""
+def restore_counterfactuals(task: str, limit: int | None, quarters: tuple[int, ...]) -> None:
+    """Write the cache `editor_cache` names the way a debias run with ``--editor-limit limit`` does, from the
+    generation parts archived in ``benchmarks/results/editor_parts/`` where they cover the rows (a code change since
+    the curve ran moves the cache key, and a finished curve does not run its rows again), generating only what no
+    archive holds."""
     from benchmarks import debias
     from benchmarks.debias.rows.editors import editor_counterfactuals
 
-    debias.settings.EDITOR_LIMIT = _share_rows(task, share) if share else None
-    print(f"restoring the {task} editor counterfactuals ({carried_name(task, quarters) if not share else share}%) "
-          "from their archived parts", flush=True)
+    debias.settings.EDITOR_LIMIT = limit
+    print(f"restoring the counterfactuals of the {carried_name(task, quarters)} editor ({limit or 'all'} rows) from "
+          "their archived parts, generating what they lack", flush=True)
     editor_counterfactuals(debias.CONFIGS[task]()["train"], task, quarters)
 
 
@@ -235,9 +236,10 @@ def carry_counterfactuals() -> dict[str, str]:
     out = {}
     # sorted: a task's 100% share comes before its 25%, which reads the parts the full run restored from its archive.
     for name, task, share, quarters in sorted(wanted, key=str):
-        cached = editor_cache(task, _share_rows(task, share) if share else None, quarters)
+        limit = _share_rows(task, share) if share else None
+        cached = editor_cache(task, limit, quarters)
         if not (cached / "dataset_info.json").is_file():
-            restore_counterfactuals(task, share, quarters)
+            restore_counterfactuals(task, limit, quarters)
         target = CARRY / "counterfactuals" / name
         if (cached / "dataset_info.json").is_file():
             shutil.rmtree(target, ignore_errors=True)
@@ -277,8 +279,11 @@ def run(args: argparse.Namespace) -> int:
         reuse: list[str] = []
         limit = (SMOKE_EDITOR_ROWS if args.smoke else _share_rows(config, share, data)) if share else None
         if share:
-            # A smoke run reads what a 20-row debias run cached here, as the GPU run reads the carried copy.
+            # A smoke run reads what a 20-row debias run caches here (made first if missing), as the GPU run reads
+            # the carried copy.
             carried = editor_cache(config, limit) if args.smoke else CARRY / "counterfactuals" / f"{config}-{share}"
+            if args.smoke and not (carried / "dataset_info.json").is_file():
+                restore_counterfactuals(config, limit, (0,))
             if not (carried / "dataset_info.json").is_file():
                 report["parts"].append({**entry, "status": f"skipped: no carried counterfactuals in {carried}"})
                 continue
@@ -286,6 +291,8 @@ def run(args: argparse.Namespace) -> int:
             for quarters in cross_fitting_editors(rows):
                 folder = (editor_cache(config, limit, quarters) if args.smoke
                           else CARRY / "counterfactuals" / carried_name(config, quarters))
+                if args.smoke and not (folder / "dataset_info.json").is_file():
+                    restore_counterfactuals(config, limit, quarters)
                 if (folder / "dataset_info.json").is_file():
                     reuse.append(f"{config}{quarters_tag(quarters)}={folder}")
                 else:  # the part runs without the row that needs them rather than not at all
