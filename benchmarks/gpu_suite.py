@@ -118,6 +118,7 @@ def prepare(args: argparse.Namespace) -> None:
         load_model(AutoModel, MINILM).to(torch.float16).save_pretrained(CARRY / "minilm")
         load_tokenizer(MINILM).save_pretrained(CARRY / "minilm")
     copied = carry_counterfactuals()
+    shutil.rmtree(CARRY / "shared_data", ignore_errors=True)  # unpacked by an earlier smoke run; the archive travels
     PACKED.unlink(missing_ok=True)
     with tarfile.open(PACKED, "w:xz") as tar:
         tar.add(CARRY / "counterfactuals", arcname="counterfactuals")
@@ -214,18 +215,21 @@ def carry_crossaug(config: str = "fever") -> str:
     return f"{len(cfs)} counterfactuals of every training row"
 
 
-def restore_counterfactuals(task: str, limit: int | None, quarters: tuple[int, ...]) -> None:
-    """Write the cache `editor_cache` names the way a debias run with ``--editor-limit limit`` does, from the
-    generation parts archived in ``benchmarks/results/editor_parts/`` where they cover the rows (a code change since
-    the curve ran moves the cache key, and a finished curve does not run its rows again), generating only what no
-    archive holds."""
+def cached_or_restored(task: str, limit: int | None, quarters: tuple[int, ...] = (0,)) -> Path:
+    """`editor_cache`, written first where it is missing the way a debias run with ``--editor-limit limit`` writes
+    it: from the generation parts archived in ``benchmarks/results/editor_parts/`` where they cover the rows (a code
+    change since the curve ran moves the cache key, and a finished curve does not run its rows again), generating
+    only what no archive holds."""
     from benchmarks import debias
     from benchmarks.debias.rows.editors import editor_counterfactuals
 
-    debias.settings.EDITOR_LIMIT = limit
-    print(f"restoring the counterfactuals of the {carried_name(task, quarters)} editor ({limit or 'all'} rows) from "
-          "their archived parts, generating what they lack", flush=True)
-    editor_counterfactuals(debias.CONFIGS[task]()["train"], task, quarters)
+    cached = editor_cache(task, limit, quarters)
+    if not (cached / "dataset_info.json").is_file():
+        debias.settings.EDITOR_LIMIT = limit
+        print(f"restoring the counterfactuals of the {carried_name(task, quarters)} editor ({limit or 'all'} rows) "
+              "from their archived parts, generating what they lack", flush=True)
+        editor_counterfactuals(debias.CONFIGS[task]()["train"], task, quarters)
+    return cached
 
 
 def carry_counterfactuals() -> dict[str, str]:
@@ -236,10 +240,7 @@ def carry_counterfactuals() -> dict[str, str]:
     out = {}
     # sorted: a task's 100% share comes before its 25%, which reads the parts the full run restored from its archive.
     for name, task, share, quarters in sorted(wanted, key=str):
-        limit = _share_rows(task, share) if share else None
-        cached = editor_cache(task, limit, quarters)
-        if not (cached / "dataset_info.json").is_file():
-            restore_counterfactuals(task, limit, quarters)
+        cached = cached_or_restored(task, _share_rows(task, share) if share else None, quarters)
         target = CARRY / "counterfactuals" / name
         if (cached / "dataset_info.json").is_file():
             shutil.rmtree(target, ignore_errors=True)
@@ -259,7 +260,9 @@ def run(args: argparse.Namespace) -> int:
 
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    data = Path(args.data or CARRY / "shared_data")
+    # A smoke run unpacks outside the carry: an unpacked copy left there would travel with the next device call.
+    data = Path(args.data or (ROOT / "benchmarks" / ".cache" / "gpu_suite_shared_data" if args.smoke
+                              else CARRY / "shared_data"))
     if not (data / "MANIFEST.md").is_file():
         with tarfile.open(CARRY / "shared_data.tar.xz") as tar:
             tar.extractall(data, filter="data")
@@ -281,18 +284,15 @@ def run(args: argparse.Namespace) -> int:
         if share:
             # A smoke run reads what a 20-row debias run caches here (made first if missing), as the GPU run reads
             # the carried copy.
-            carried = editor_cache(config, limit) if args.smoke else CARRY / "counterfactuals" / f"{config}-{share}"
-            if args.smoke and not (carried / "dataset_info.json").is_file():
-                restore_counterfactuals(config, limit, (0,))
+            carried = (cached_or_restored(config, limit) if args.smoke
+                       else CARRY / "counterfactuals" / f"{config}-{share}")
             if not (carried / "dataset_info.json").is_file():
                 report["parts"].append({**entry, "status": f"skipped: no carried counterfactuals in {carried}"})
                 continue
             reuse = ["--editor-data", f"{config}={carried}"]
             for quarters in cross_fitting_editors(rows):
-                folder = (editor_cache(config, limit, quarters) if args.smoke
+                folder = (cached_or_restored(config, limit, quarters) if args.smoke
                           else CARRY / "counterfactuals" / carried_name(config, quarters))
-                if args.smoke and not (folder / "dataset_info.json").is_file():
-                    restore_counterfactuals(config, limit, quarters)
                 if (folder / "dataset_info.json").is_file():
                     reuse.append(f"{config}{quarters_tag(quarters)}={folder}")
                 else:  # the part runs without the row that needs them rather than not at all
@@ -378,10 +378,12 @@ def main() -> None:
     r.add_argument("--out", default=os.environ.get("OUT", "benchmarks/results/gpu"), help="where the tables go")
     r.add_argument("--budget-s", type=float, default=540, help="stop starting parts after this many seconds")
     r.add_argument("--smoke", action="store_true",
-                   help="tiny settings on CPU: one seed, a few training steps, 20 editor rows (cached by a "
-                        "`benchmarks.debias --editor-limit 20` run here); the parts' own time limits, set for the "
-                        "GPU, do not apply (--budget-s still does)")
-    r.add_argument("--data", default=None, help="an unpacked shared/data (default: gpu_carry/shared_data)")
+                   help="tiny settings on CPU: one seed, a few training steps, 20 editor rows (restored from the "
+                        "archived parts or generated here first where missing); the parts' own time limits, set for "
+                        "the GPU, do not apply (--budget-s still does)")
+    r.add_argument("--data", default=None,
+                   help="an unpacked shared/data (default: gpu_carry/shared_data, unpacked there; with --smoke "
+                        "benchmarks/.cache/gpu_suite_shared_data, outside the carry)")
     r.add_argument("--commit", default=None, help="the commit the carried tree is at (no .git travels)")
     r.add_argument("--parts", nargs="+", default=None, metavar="NAME",
                    help="run only the parts whose name starts with one of these (e.g. 'nli')")

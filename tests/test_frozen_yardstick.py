@@ -191,6 +191,29 @@ def test_gpu_suite_unslim_puts_back_every_file_slim_moved_aside(tmp_path, monkey
     assert not [f for f in (tmp_path / ".slim").rglob("*") if f.is_file()]
 
 
+def test_a_gpu_suite_smoke_run_unpacks_the_data_outside_the_carry(tmp_path, monkeypatch):
+    """An unpacked copy left in gpu_carry/ by a smoke run travelled with the next device call: 18 MiB over the
+    transfer limit."""
+    import argparse
+    import io
+    import tarfile
+
+    suite = load("gpu_suite")
+    carry = tmp_path / "gpu_carry"
+    carry.mkdir()
+    with tarfile.open(carry / "shared_data.tar.xz", "w:xz") as tar:
+        info = tarfile.TarInfo("MANIFEST.md")
+        info.size = 5
+        tar.addfile(info, io.BytesIO(b"data\n"))
+    monkeypatch.setattr(suite, "CARRY", carry)
+    monkeypatch.setattr(suite, "ROOT", tmp_path)
+    monkeypatch.setattr(suite, "PARTS", [])
+    args = argparse.Namespace(out=str(tmp_path / "out"), data=None, smoke=True, parts=None, budget_s=60, commit="c")
+    assert suite.run(args) == 0
+    assert sorted(p.name for p in carry.iterdir()) == ["shared_data.tar.xz"]
+    assert (tmp_path / "benchmarks" / ".cache" / "gpu_suite_shared_data" / "MANIFEST.md").read_text() == "data\n"
+
+
 def test_gpu_suite_leaves_behind_what_only_cpu_runs_read():
     suite = load("gpu_suite")
     slim = set(suite.SLIM)
