@@ -74,11 +74,12 @@ def crossaug_counterfactuals(train: Any) -> Any:
     The checker and balancing rows filter these same counterfactuals."""
     from datasets import load_from_disk
 
-    augmenter = crossaug_augmenter()
     subset, _ = augment_subset(train)
     if settings.REUSE.get("crossaug"):
+        # Carried rows (a GPU run): the generator is not loaded, and not there (`gpu_suite slim` moves its weights).
         augmented = _rows_of(load_from_disk(settings.REUSE["crossaug"]), subset)
-    elif (superset := _cached_superset(subset, augmenter)) is not None:
+        components: dict[str, Any] = {"reused": Path(settings.REUSE["crossaug"]).name}
+    elif (superset := _cached_superset(subset, augmenter := crossaug_augmenter())) is not None:
         augmented = _rows_of(superset, subset)
     else:
         # In parts, each saved as it finishes and (for a whole training set, the only run worth keeping) archived
@@ -91,7 +92,8 @@ def crossaug_counterfactuals(train: Any) -> Any:
         augmented = _rows_of(augmented, subset) if whole and len(subset) < len(train) else augmented
     cfs = augmented.filter(lambda cf: cf, input_columns="cf_is_counterfactual")
     settings.NOTES["crossaug"] = {"generator": "default (SmolLM2 + LoRA on the shipped VitaminC pairs)",
-                         "rows_augmented": len(subset), "components": component_digests(augmenter),
+                         "rows_augmented": len(subset),
+                         "components": components if settings.REUSE.get("crossaug") else component_digests(augmenter),
                          "counterfactuals": dict(Counter(cfs["cf_kind"]))}
     return cfs
 
