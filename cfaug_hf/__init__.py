@@ -53,6 +53,7 @@ _LAZY = {
                      "CrossAugConfig", "ICDAConfig", "LLMConfig", "LLMCounterfactualAugmenter",
                      "RACEAugmenter", "RACEConfig", "RationaleSwapAugmenter"), "methods"),
     **dict.fromkeys(("EntityLexicon",), "text.entities"),
+    **dict.fromkeys(("allow_endpoints", "EndpointNotAllowedError"), "sharing.consent"),
     **dict.fromkeys(("SchemaError", "TaskSchema"), "schema"),
 }
 

@@ -117,6 +117,9 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
     if folds is not None and (isinstance(folds, bool) or not isinstance(folds, int) or folds < 2):
         raise ValueError(f"amplify: folds must be an integer of at least 2 (cross-fitting) or None, got {folds!r}.")
     annotated, targets = _annotations(dataset, schema, counterfactual_column, target_column)
+    if folds is not None and folds > len(annotated):  # checked before any fold is laid out or editor trained
+        raise ValueError(f"amplify: folds={folds} is more than the {len(annotated)} annotated rows; each fold holds "
+                         f"its share of the annotations, so use at most {len(annotated)} folds (--folds).")
     nli = schema.task == "natural-language-inference"
     if edit_sentences is None:  # choosing sentences needs the checker's scores
         edit_sentences = 0 if nli or checker is None else 3

@@ -41,16 +41,19 @@ from .fingerprint import code_digest, digest_json, digest_object, global_state_d
 from .provenance import (PROVENANCE_COLUMNS, TRACE_KIND, AugmentationStats, describe_change, provenance_features,
                          refuse_augmented, source_id)
 from .sharing.saving import AUGMENTER_CONFIG  # noqa: F401 (re-exported: the file that marks a saved augmenter)
+from .sharing.consent import EndpointNotAllowedError, endpoint_components
+from .sharing.credentials import scrub_text
 from .workers import enter_worker_process, remove_stale_temp_files, watching_forks
 from .registry.roles import Role
 from .schema import SchemaError, TaskSchema
+from .verbosity import get_logger
 
 __all__ = [
     "Augmenter", "AugmenterConfig", "AugmentationError", "Counterfactual", "Example", "RowResult", "AugmentationStats",
     "PROVENANCE_COLUMNS", "provenance_features", "auto_batch_size",
 ]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 @dataclass
@@ -128,6 +131,48 @@ class RowResult:
     counterfactuals: list[Counterfactual] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
     keep_original: bool = True
+
+
+def _bad_text(value: Any) -> str | None:
+    """Why ``value`` (a generated cell: text, or a list of texts) cannot be written to an Arrow file, or None."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "nul"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate ("\ud800"), which Arrow refuses when the batch is written
+            return "lone_surrogate"
+        return None
+    if isinstance(value, (list, tuple)):
+        return next((why for why in map(_bad_text, value) if why), None)
+    if isinstance(value, dict):
+        return next((why for why in map(_bad_text, [*value, *value.values()]) if why), None)
+    return None
+
+
+def settle(res: RowResult) -> None:
+    """Make a row's counts those of the counterfactuals it will write, whatever the method reported: one
+    ``produced:KIND`` event per counterfactual; a counterfactual whose text cannot be written (a lone surrogate or a
+    NUL from a generator or an LLM) is dropped as ``filtered:invalid_text`` (``skipped:invalid_text`` when none is
+    left) instead of failing the whole map when Arrow writes the batch; an exact repeat of another of the row's
+    counterfactuals (same columns, label and kind) is dropped as ``filtered:duplicate``."""
+    kept, seen, dropped = [], set(), []
+    for cf in res.counterfactuals:
+        why = _bad_text(cf.values) or _bad_text(cf.label) or _bad_text(cf.edit)
+        if why:
+            dropped += ["filtered:invalid_text", f"invalid_text:{why}"]
+            continue
+        key = json.dumps([cf.values, cf.label, cf.kind], sort_keys=True, default=str, ensure_ascii=False)
+        if key in seen:
+            dropped.append("filtered:duplicate")
+            continue
+        seen.add(key)
+        kept.append(cf)
+    events = [e for e in res.events if not e.startswith("produced:")]
+    if res.counterfactuals and not kept:
+        events.append("skipped:invalid_text")
+    res.events[:] = events + dropped + [f"produced:{cf.kind}" for cf in kept]
+    res.counterfactuals[:] = kept
 
 
 class AugmentationError(RuntimeError):
@@ -255,6 +300,7 @@ class Augmenter(abc.ABC):
     def __call__(self, batch: Mapping[str, Sequence[Any]], indices: Sequence[int] | None = None) -> dict[str, list]:
         if getattr(self, "_pid", None) != os.getpid():
             self._enter_worker_process()
+        self.check_endpoints()
         self._check_batch(batch)
         labels = self.schema.batch_labels(batch, indices)
         columns = list(batch.keys())
@@ -265,7 +311,7 @@ class Augmenter(abc.ABC):
                     for i, row in enumerate(rows)]
         try:
             results = self.augment_examples(examples) if examples else []
-        except SchemaError:
+        except (SchemaError, EndpointNotAllowedError):
             raise
         except Exception as err:
             if _raised_by_us(err):  # our own check of a component's output: its message already says what is wrong
@@ -276,6 +322,8 @@ class Augmenter(abc.ABC):
         if len(results) != len(examples):
             raise RuntimeError(f"{type(self).__name__}.augment_examples returned {len(results)} results for "
                                f"{len(examples)} examples.")
+        for res in results:
+            settle(res)
         if self.filters:
             self.apply_filters(examples, results)
         out: dict[str, list] = {c: [] for c in (*columns, *PROVENANCE_COLUMNS)}
@@ -415,6 +463,7 @@ class Augmenter(abc.ABC):
             raise TypeError(f"augment() takes a datasets.Dataset, DatasetDict, IterableDataset or pandas DataFrame, "
                             f"got {type(dataset).__name__}; for a list of dicts use Dataset.from_list(rows).")
         self._check_input(dataset)
+        self.check_endpoints()
         self.stats = AugmentationStats()
         desc = desc or f"{self.method or type(self).__name__} augmentation"
         if isinstance(dataset, IterableDataset):
@@ -450,6 +499,13 @@ class Augmenter(abc.ABC):
             return
         refuse_augmented(list(dataset.features))
         self.schema.validate_features(dataset.features)
+
+    def check_endpoints(self) -> None:
+        """Raise `cfaug_hf.sharing.consent.EndpointNotAllowedError` when a component would contact an endpoint that
+        loaded data named and the user has not allowed (`cfaug_hf.allow_endpoints`, ``--allow-endpoint``);
+        `augment` and every map batch check first, so nothing is sent before."""
+        for component in endpoint_components(self):
+            component.check_endpoint()
 
     # ------------------------------------------------------------------------------------ config and fingerprint
     def components(self) -> dict[str, Any]:
@@ -529,11 +585,10 @@ class Augmenter(abc.ABC):
 
         from .sharing.saving import build_augmenter, read_recipe
 
-        if isinstance(recipe, Mapping):
-            data, folder, where = dict(recipe), Path.cwd(), "recipe"
-        else:
-            data, folder, where = read_recipe(recipe), Path(recipe).resolve().parent, recipe
-        return build_augmenter(cls, data, folder, where, token=token, **overrides)
+        if isinstance(recipe, Mapping):  # built by the caller's own code: what it names is the caller's
+            return build_augmenter(cls, dict(recipe), Path.cwd(), "recipe", token=token, trusted=True, **overrides)
+        return build_augmenter(cls, read_recipe(recipe), Path(recipe).resolve().parent, recipe, token=token,
+                               **overrides)
 
     @classmethod
     def from_preset(cls, name: str = "paper", schema: Any = None, **overrides: Any) -> Augmenter:
@@ -556,7 +611,8 @@ class Augmenter(abc.ABC):
         data: dict[str, Any] = {"method": cls.method, "preset": name}
         if schema is not None:
             data["schema"] = schema.to_dict()
-        return build_augmenter(cls, data, Path.cwd(), f"{cls.__name__}.from_preset({name!r})", **overrides)
+        return build_augmenter(cls, data, Path.cwd(), f"{cls.__name__}.from_preset({name!r})", trusted=True,
+                               **overrides)
 
     def push_to_hub(self, repo_id: str, *, private: bool | None = None, token: str | None = None,
                     commit_message: str | None = None, copy_components: bool = False) -> str:
@@ -567,7 +623,7 @@ class Augmenter(abc.ABC):
                               copy_components=copy_components)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.config})"
+        return scrub_text(f"{type(self).__name__}({self.config})")
 
 
 register_cheap_hash([Augmenter])

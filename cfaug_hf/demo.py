@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from .augmenter import AugmentationStats
+from .verbosity import get_logger
 
 __all__ = ["run_demo", "format_examples"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 #: What each CrossAug kind is, in one line, beside its label change.

@@ -20,11 +20,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from .verbosity import get_logger
 
 __all__ = ["MINILM", "SMOLLM2", "token_head", "file_content_digest", "ResolvedModel", "resolve_model", "local_copy", "cache_dir", "load_model",
            "load_config", "load_tokenizer", "embedded_models", "quiet_dependency_warnings"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -72,7 +73,19 @@ def resolve_model(name_or_path: str | os.PathLike, revision: str | None = None) 
         >>> resolve_model("sentence-transformers/all-MiniLM-L6-v2").embedded
         True
     """
+    from .sharing.consent import HubId
+
     name = os.fspath(name_or_path)
+    if isinstance(name_or_path, HubId) and not (name in _EMBEDDED and revision is None):
+        # Named by loaded data: a Hub repository, fetched through huggingface_hub (transformers, given the bare id,
+        # would load a folder of that name from the working directory first).
+        from .sharing.hub import download_folder, _is_repo_id
+
+        if not _is_repo_id(name):
+            raise ValueError(f"{name!r} was read from a saved file as a model's Hub id, and it is not one "
+                             f"('namespace/name'); a saved file does not name folders on this machine.")
+        folder, _ = download_folder(str(name), revision=revision)
+        return ResolvedModel(str(name), str(folder), {})
     if os.path.isdir(name):
         if revision is not None:  # transformers would ignore it silently
             raise ValueError(f"revision={revision!r} was given, but {name} is a local folder, which has no revisions "

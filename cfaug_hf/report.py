@@ -30,10 +30,11 @@ from .sharing.markdown import cell
 from .metrics import intrinsic
 from .pretrained import MINILM, SMOLLM2
 from .schema import SchemaError, TaskSchema
+from .verbosity import get_logger
 
 __all__ = ["augmentation_report", "AugmentationReport", "counterfactual_pairs"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 def _text(value: Any) -> str:

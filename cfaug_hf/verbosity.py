@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 
-__all__ = ["get_verbosity", "set_verbosity", "set_verbosity_debug", "set_verbosity_info", "set_verbosity_warning",
+__all__ = ["get_logger", "get_verbosity", "set_verbosity", "set_verbosity_debug", "set_verbosity_info", "set_verbosity_warning",
            "set_verbosity_error"]
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR,
@@ -25,6 +25,24 @@ _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARN
 
 def _root() -> logging.Logger:
     return logging.getLogger("cfaug_hf")
+
+
+class _Scrubbing(logging.Filter):
+    """Every record of a library logger, message and arguments, through the credentials scrubber (a key the user
+    put in a setting, or an endpoint echoed, never reaches a log line)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from .sharing.credentials import ScrubbingFilter  # on first use: importing it here would be circular
+
+        return ScrubbingFilter().filter(record)
+
+
+def get_logger(name: str) -> logging.Logger:
+    """The library's logger for module ``name`` (a child of ``cfaug_hf``), whose records are scrubbed of keys."""
+    logger = logging.getLogger(name)
+    if not any(isinstance(f, _Scrubbing) for f in logger.filters):
+        logger.addFilter(_Scrubbing())
+    return logger
 
 
 def get_verbosity() -> int:

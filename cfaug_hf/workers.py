@@ -11,10 +11,11 @@ import signal
 import sys
 from collections.abc import Iterator
 from typing import Any
+from .verbosity import get_logger
 
 __all__ = ["enter_worker_process", "watching_forks", "remove_stale_temp_files"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 def enter_worker_process() -> None:

@@ -23,10 +23,11 @@ from typing import Any
 
 from transformers import TrainerCallback
 from transformers.trainer_callback import ExportableState
+from cfaug_hf.verbosity import get_logger
 
 __all__ = ["RegenerationCallback"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 class RegenerationCallback(TrainerCallback, ExportableState, metaclass=abc.ABCMeta):

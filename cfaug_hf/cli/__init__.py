@@ -15,8 +15,10 @@ folder that is not empty) prints one line and exits with status 2; --debug (or C
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 
 from .._version import __version__
 from .amplify import AmplifyCommand
@@ -54,6 +56,26 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+@contextlib.contextmanager
+def _holding_out(args: argparse.Namespace) -> Iterator[None]:
+    """The lock of ``--out`` for the whole command: a second run writing the same folder stops at once, before any
+    work, instead of losing hours of it at the end."""
+    out = getattr(args, "out", None)
+    if not out:
+        yield
+        return
+    from ..sharing.folders import FolderBusyError, folder_lock
+
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(folder_lock(out, wait=False))
+        except FolderBusyError as err:
+            holder = str(err).partition("another run is writing it")[2].partition(";")[0]
+            raise UsageError(f"another run is writing {out}{holder}; wait for it to finish, or choose another "
+                             f"--out.") from None
+        yield
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``cfaug`` with ``argv`` (default: the process's arguments); returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
@@ -68,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
 
         set_verbosity("debug" if args.verbose > 1 else "info")
     try:
-        args.func(args)
+        with _holding_out(args):
+            args.func(args)
     except KeyboardInterrupt:
         print("cfaug: interrupted", file=sys.stderr)
         return 130

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import registry
-from .base import (Command, UsageError, add_backend_option, add_data_options, add_out_options, add_schema_options,
-                   check_out, positive_int, schema_options, writing_out)
+from ..sharing.consent import allowing, endpoint_components
+from .base import (Command, UsageError, add_allow_endpoint_option, add_backend_option, add_data_options,
+                   add_out_options, add_schema_options, allowing_given_endpoints, check_out, positive_int, schema_options,
+                   writing_out)
 from .data import DATA_FILES, load_input, parquet_rows
 
 #: The kind of folder ``cfaug augment`` writes (see cfaug_hf.sharing.folders.write_folder).
@@ -58,6 +60,7 @@ class AugmentCommand(Command):
                             help="rows per map batch (local: automatic; Ray: rows per actor call, default 64)")
         parser.add_argument("--num-proc", type=positive_int, default=None, help="local worker processes (default none)")
         add_backend_option(parser)
+        add_allow_endpoint_option(parser)
         method = method_in(argv)
         if method in methods:
             from .options import add_component_options, add_config_options
@@ -73,7 +76,7 @@ class AugmentCommand(Command):
             raise UsageError("give exactly one of --method NAME, --augmenter PATH_OR_HUB_ID and --recipe FILE "
                              "(cfaug augment --method NAME --help lists a method's options).")
         check_out(args.out, args.data, kind=KIND, overwrite=args.overwrite)
-        with writing_out(args, KIND) as tmp:
+        with allowing_given_endpoints(args), writing_out(args, KIND) as tmp:
             augment_into(args, tmp)
 
 
@@ -154,7 +157,8 @@ def build_from_recipe(args: argparse.Namespace, dataset: Any, recipe: dict[str, 
     from_data = target.config_from_data(dataset, TaskSchema.from_dict(recipe["schema"])
                                         if recipe.get("schema") else None)
     overrides.update({k: v for k, v in from_data.items() if given.get(k) is None})
-    return build_augmenter(Augmenter, recipe, folder, where, **components, **overrides)
+    # --method builds from the command line (the user's); a --recipe file is data.
+    return build_augmenter(Augmenter, recipe, folder, where, trusted=not args.recipe, **components, **overrides)
 
 
 def _saved_augmenter(args: argparse.Namespace) -> tuple[Any, str]:
@@ -200,8 +204,12 @@ def augment_into(args: argparse.Namespace, tmp: Path) -> None:
     for component in (augmenter.components().values() if augmenter is not None else ()):
         if hasattr(component, "use_backend"):  # generators and editors: the engine does not change outputs
             component.use_backend(args.backend)
+    if augmenter is not None:
+        augmenter.check_endpoints()  # before the data is read or a model runs
     if args.engine == "ray":
-        stats = _run_on_ray(args, augmenter_path, dataset, tmp)
+        # Each actor loads the saved augmenter, where the endpoints the user gave here would read as data.
+        with allowing([c.config.base_url for c in endpoint_components(augmenter) if c.endpoint_source is None]):
+            stats = _run_on_ray(args, augmenter_path, dataset, tmp)
         where = f"Parquet files in {out / 'data'}"
     else:
         dataset = dataset if dataset is not None else load_input(args)

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 __all__ = ["Command", "UsageError", "positive_int", "add_out_options", "add_data_options", "add_schema_options",
-           "add_backend_option", "add_token_option", "schema_options", "check_out", "writing_out", "TASK_COLUMNS"]
+           "add_backend_option", "add_token_option", "add_allow_endpoint_option", "allowing_given_endpoints",
+           "schema_options", "check_out", "writing_out", "TASK_COLUMNS"]
 
 
 class UsageError(Exception):
@@ -153,6 +154,30 @@ def add_backend_option(parser: argparse.ArgumentParser) -> None:
                         help="generation engine (cfaug_hf.engines): auto (default) picks, per call, the fastest "
                              "installed one that gives the transformers outputs (CTranslate2 float32 for beams, "
                              "transformers' shared-prefix sampler for sampled candidates)")
+
+
+def add_allow_endpoint_option(parser: argparse.ArgumentParser) -> None:
+    """``--allow-endpoint URL``: consent to an LLM endpoint that a loaded recipe or augmenter names (see
+    `cfaug_hf.sharing.consent`)."""
+    parser.add_argument("--allow-endpoint", action="append", default=[], metavar="URL",
+                        help="let a --recipe or --augmenter that names this LLM endpoint send your rows (and the key "
+                             "in the variable it names) to it; repeatable. Without it such a run stops before the "
+                             "first request. Endpoints you give yourself (--llm URL) need nothing")
+
+
+@contextlib.contextmanager
+def allowing_given_endpoints(args: argparse.Namespace) -> Iterator[None]:
+    """``--allow-endpoint`` applied while the command runs, in this process and those it starts (map workers, Ray
+    actors)."""
+    from ..sharing.consent import allowing, is_address
+
+    urls = getattr(args, "allow_endpoint", None) or []
+    for url in urls:
+        if not is_address(url):
+            raise UsageError(f"--allow-endpoint {url!r}: expected an http:// or https:// address with a host, e.g. "
+                             f"--allow-endpoint http://localhost:8000/v1.")
+    with allowing(urls):
+        yield
 
 
 def add_token_option(parser: argparse.ArgumentParser) -> None:

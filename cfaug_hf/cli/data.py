@@ -79,7 +79,7 @@ def _read_dataset(path: str, split: str | None) -> Any:
     if builder == "parquet":
         if parquet_rows(p) == 0:
             raise UsageError(f"{path}: no rows (the Parquet file holds only its columns).")
-    elif _is_blank(p):
+    elif _is_blank(p, line_limit=None if suffix == "json" else max_line_bytes()):
         raise UsageError(f"{path}: no rows (the file is empty).")
     kwargs = {"delimiter": "\t"} if suffix == "tsv" else {}
     try:
@@ -111,10 +111,29 @@ def file_format(path: str | Path) -> str | None:
     return last if last in ("json", "jsonl", "csv", "tsv", "parquet") else None
 
 
-def _is_blank(path: Path) -> bool:
-    """Whether a data file's content, decompressed, is empty or whitespace (read in chunks up to the first other
-    byte, so a large file is not read whole; zstd only where the zstandard package is installed, as `datasets` needs
-    it for such a file anyway)."""
+#: Longest line of a JSONL/CSV/TSV input, decompressed (``CFAUG_MAX_LINE_MB`` raises it): the parser holds a whole
+#: line, several times over, in memory, so a 0.3 MB .jsonl.gz holding one 300 MB line took over 5 GB.
+MAX_LINE_MB = 64
+
+
+def max_line_bytes() -> int:
+    import os
+
+    value = os.environ.get("CFAUG_MAX_LINE_MB", "")
+    try:
+        mb = float(value) if value else MAX_LINE_MB
+    except ValueError:
+        raise UsageError(f"CFAUG_MAX_LINE_MB={value!r}: expected a number of megabytes.") from None
+    if not mb > 0:
+        raise UsageError(f"CFAUG_MAX_LINE_MB={value!r}: expected a positive number of megabytes.")
+    return int(mb * 2**20)
+
+
+def _is_blank(path: Path, line_limit: int | None = None) -> bool:
+    """Whether a data file's content, decompressed, is empty or whitespace, refusing a line longer than
+    ``line_limit`` bytes. Streamed in chunks, so neither check holds more than one chunk; without a limit it stops
+    at the first other byte (zstd only where the zstandard package is installed, as `datasets` needs it for such a
+    file anyway)."""
     import bz2
     import gzip
     import lzma
@@ -129,12 +148,28 @@ def _is_blank(path: Path) -> bool:
     opener = {"gz": gzip.open, "bz2": bz2.open, "xz": lzma.open,
               "zst": lambda p, mode: zstandard.ZstdDecompressor().stream_reader(open(p, "rb"), closefd=True)
               }.get(kind, open)
+    blank, run, lines = True, 0, 0
     try:
         with opener(path, "rb") as f:
-            while chunk := f.read(1 << 16):
-                if chunk.strip():
-                    return False
-        return True
+            while chunk := f.read(1 << 20):
+                blank = blank and not chunk.strip()
+                if line_limit is None:
+                    if not blank:
+                        return False
+                    continue
+                pieces = chunk.split(b"\n")
+                longest = max(run + len(pieces[0]), max(map(len, pieces[1:-1]), default=0),
+                              len(pieces[-1]) if len(pieces) > 1 else 0)
+                if longest > line_limit:
+                    raise UsageError(
+                        f"{path}: a line near line {lines + len(pieces)} is longer than {line_limit // 2**20} MB "
+                        f"once decompressed; rows that long would take many times that in memory. Split the file, "
+                        f"or raise the limit with CFAUG_MAX_LINE_MB.")
+                run = run + len(pieces[0]) if len(pieces) == 1 else len(pieces[-1])
+                lines += len(pieces) - 1
+        return blank
+    except UsageError:
+        raise
     except Exception as err:  # noqa: BLE001 - BadGzipFile, LZMAError, ZstdError, ...: a damaged file, named
         raise UsageError(f"{path}: not a readable .{kind} file ({type(err).__name__}: "
                          f"{str(err).splitlines()[0][:200] if str(err) else ''}).") from None

@@ -28,7 +28,9 @@ def user_error_types() -> tuple[type[BaseException], ...]:
 
 
 def message(err: BaseException) -> str:
-    text = str(err).strip() or type(err).__name__
+    from ..sharing.credentials import scrub_text
+
+    text = scrub_text(str(err).strip(), pieces=True) or type(err).__name__
     cause = err.__cause__ or err.__context__
     # datasets wraps a malformed file in "An error occurred while generating the dataset"; the cause says where.
     if cause is not None and type(err).__name__ == "DatasetGenerationError":

@@ -17,14 +17,16 @@ from typing import Any, ClassVar
 from ..fingerprint import digest_json, digest_module, register_cheap_hash, weights_state
 from .. import registry
 from ..sharing.configs import ConfigError, config_from_dict
+from ..sharing.credentials import scrub_json
 from ..sharing.folders import (FORMAT_VERSION, ComponentLoadError, check_json_files, check_weight_files,
                                read_versioned_json, write_folder)
 from ..sharing.hub import HubError, resolve_folder
+from ..verbosity import get_logger
 
 __all__ = ["Component", "PretrainedComponent", "ComponentLoadError", "atomic_directory", "FORMAT_VERSION",
            "read_versioned_json", "load_weights"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 def atomic_directory(target: str | os.PathLike, kind: str = "folder") -> Any:
     """Deprecated alias of `cfaug_hf.sharing.folders.write_folder` (``overwrite=True``), kept for earlier code; it no
@@ -257,7 +259,7 @@ class Component(abc.ABC):
             record = self._weights_record(tmp)
             if record:
                 config[_WEIGHTS_RECORD] = record
-            (tmp / self.config_name).write_text(json.dumps(config, indent=2, sort_keys=True, default=str) + "\n")
+            (tmp / self.config_name).write_text(json.dumps(scrub_json(config), indent=2, sort_keys=True) + "\n")
         return Path(save_directory)
 
     @classmethod
@@ -485,14 +487,18 @@ class PretrainedComponent(Component):
         base = config.get("base_model")
         if not isinstance(base, str) or not base:
             raise ComponentLoadError(f"{folder} holds an adapter but its config names no base_model.")
+        from ..sharing.consent import HubId, data_source
         from ..sharing.folders import is_pulled
 
-        if is_pulled(folder) and (os.path.isabs(base) or base.startswith(("~", ".")) or "\\" in base
-                                  or os.path.isdir(base)):
-            # A downloaded folder is someone else's data: its base may be a Hub id, never a folder on this machine.
-            raise ComponentLoadError(f"{folder}: base_model is {base!r}, a local path, in a folder downloaded from "
-                                     f"the Hub; refusing to load a model from this machine on its say-so. A shared "
-                                     f"adapter names its base by Hub id.")
+        source = "downloaded from the Hub" if is_pulled(folder) else (
+            f"read as part of {data_source()}" if data_source() else None)
+        if source:
+            # Someone else's data: its base may be a Hub id, never a folder on this machine.
+            if os.path.isabs(base) or base.startswith(("~", ".")) or "\\" in base or os.path.isdir(base):
+                raise ComponentLoadError(f"{folder}: base_model is {base!r}, a local path, in a folder {source}; "
+                                         f"refusing to load a model from this machine on its say-so. A shared "
+                                         f"adapter names its base by Hub id.")
+            base = HubId(base)
         # The base's task head is missing from its checkpoint by design (the adapter holds the trained one), so
         # transformers' load report, which would tell the user to train it, is hidden for this load only.
         # (A filter, not a level: transformers runs extra checks when this logger's level is WARNING or above.)

@@ -13,13 +13,14 @@ from typing import Any
 
 from .protocols import LabelScoring
 from .base import ComponentLoadError, PretrainedComponent, load_weights
+from ..verbosity import get_logger
 
 __all__ = ["LabelChecker", "LabelCheckerConfig", "DEFAULT_CHECKER", "default_checker", "resolve_checker"]
 
 #: The value of an augmenter's ``checker=`` that means "the checker shipped for the schema's task".
 DEFAULT_CHECKER = "default"
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 @dataclass

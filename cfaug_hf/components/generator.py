@@ -18,11 +18,13 @@ AUTO_OPTIONS: dict[str, Any] = {"compute_type": "float32"}
 from ..engines.transformers import cut_at_stop
 from ..fingerprint import stable_hash
 from ..generation import Constraint, GenerationResult, apply_constraints
+from ..sharing.credentials import scrub_text
 from .base import ComponentLoadError, PretrainedComponent, load_weights
+from ..verbosity import get_logger
 
 __all__ = ["Generator", "GeneratorConfig", "GenerationResult"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 @dataclass
@@ -426,4 +428,4 @@ class Generator(PretrainedComponent):
 
     def __repr__(self) -> str:
         kind = "seq2seq" if self.is_encoder_decoder else "causal"
-        return f"Generator({kind}, base_model={self.base_model!r}, {self.config})"
+        return scrub_text(f"Generator({kind}, base_model={self.base_model!r}, {self.config})")

@@ -31,13 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..sharing.credentials import scrub, scrub_values
+from ..sharing import consent
+from ..sharing.credentials import scrub, scrub_text, scrub_values
 from ..generation import Constraint, GenerationResult, apply_constraints
 from .base import Component
+from ..verbosity import get_logger
 
 __all__ = ["local_llm", "OpenAICompatibleLLM", "HTTPLLMConfig", "LLMRequestError"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 def local_llm(model: str | os.PathLike = "HuggingFaceTB/SmolLM2-135M-Instruct", *, temperature: float = 0.7,
@@ -118,7 +120,7 @@ class HTTPLLMConfig:
         import math
 
         from ..sharing.configs import check_value
-        from ..sharing.credentials import check_env_name, split_url_credentials
+        from ..sharing.credentials import check_env_name, refuse_key, split_url_credentials
 
         if isinstance(self.cache_dir, os.PathLike):
             self.cache_dir = os.fspath(self.cache_dir)
@@ -137,6 +139,7 @@ class HTTPLLMConfig:
             self.base_url = clean
         if self.api_key_env is not None:
             check_env_name(self.api_key_env)
+        refuse_key(self.model, "model")
         for name in ("max_tokens", "n", "max_concurrency", "max_response_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}.")
@@ -203,6 +206,14 @@ class OpenAICompatibleLLM(Component):
         self.stats: Counter = Counter()
         self._lock = threading.Lock()
         self._sdk: Any = None
+        # Where the address came from: None when the user gave it, else the file or folder of loaded data that
+        # named it (see cfaug_hf.sharing.consent): such an address is contacted only once the user allows it.
+        self.endpoint_source = consent.data_source()
+
+    def check_endpoint(self) -> None:
+        """Raise `cfaug_hf.sharing.consent.EndpointNotAllowedError` when the address came from loaded data and the
+        user has not allowed it (called before the first request; nothing is sent before)."""
+        consent.check_endpoint(self.config.base_url, self.endpoint_source, self.config.api_key_env)
 
     # ------------------------------------------------------------------------------------------------- requests
     def _params(self) -> dict[str, Any]:
@@ -241,6 +252,7 @@ class OpenAICompatibleLLM(Component):
         builds the requests; this class keeps the retry policy, the budget, the total deadline and the cache."""
         client = self._sdk
         if client is None:
+            self.check_endpoint()
             import httpx2
             import openai
 
@@ -393,6 +405,7 @@ class OpenAICompatibleLLM(Component):
         texts = list(texts)
         if seeds is not None and len(seeds) != len(texts):
             raise ValueError(f"Got {len(seeds)} seeds for {len(texts)} texts.")
+        self.check_endpoint()  # before anything is sent: never one error per prompt
         seed_list = [None] * len(texts) if seeds is None else [int(s) for s in seeds]
         outputs: list[list[str]] = [[] for _ in texts]
         cut: list[list[bool]] = [[] for _ in texts]
@@ -452,7 +465,17 @@ class OpenAICompatibleLLM(Component):
 
     @classmethod
     def _load(cls, folder: Path, config: dict[str, Any], **overrides: Any) -> OpenAICompatibleLLM:
-        return cls(cls._config_section(folder, config, "llm", HTTPLLMConfig), **overrides)
+        saved = cls._config_section(folder, config, "llm", HTTPLLMConfig)
+        if "cache_dir" not in overrides and saved.cache_dir is not None:
+            # A folder on this machine named by data: neither read nor written unless the user names it.
+            logger.info("%s names the response cache folder %r; it is not used (pass cache_dir= to use one).",
+                        folder, saved.cache_dir)
+            saved = dataclasses.replace(saved, cache_dir=None)
+        with consent.reading_data(folder):
+            llm = cls(saved, **overrides)
+        if "base_url" in overrides:  # the user's own address replaces the saved one
+            llm.endpoint_source = None
+        return llm
 
     def __getstate__(self) -> dict[str, Any]:
         # Picklable for datasets' map workers: locks and sessions are rebuilt in each process.
@@ -466,7 +489,8 @@ class OpenAICompatibleLLM(Component):
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:  # base_url was stripped of credentials when the config was made
-        return f"OpenAICompatibleLLM(model={self.config.model!r}, base_url={scrub(self.config.base_url, self._secrets())!r})"
+        return scrub_text(f"OpenAICompatibleLLM(model={self.config.model!r}, base_url={self.config.base_url!r})",
+                          self._secrets())
 
 
 def _retry_after(value: str | None) -> float | None:

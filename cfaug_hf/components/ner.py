@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ..sharing.credentials import scrub_text
 from .base import Component
 
 __all__ = ["Mention", "EntityRecognizer", "StanzaNER", "SpacyNER", "TransformersNER", "LexiconNER", "PatternNER",
@@ -114,7 +115,7 @@ class EntityRecognizer(Component):
         return backends[name](**{**kwargs, **overrides})
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._backend_config()})"
+        return scrub_text(f"{type(self).__name__}({self._backend_config()})")
 
 
 class StanzaNER(EntityRecognizer):

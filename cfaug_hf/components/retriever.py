@@ -19,10 +19,11 @@ from typing import Any
 
 from ..sharing.folders import ComponentLoadError
 from .base import Component, load_weights
+from ..verbosity import get_logger
 
 __all__ = ["BiEncoder", "BiEncoderConfig", "CorpusIndex", "IndexConfig", "EncoderMismatchError"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 @dataclass

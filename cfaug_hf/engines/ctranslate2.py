@@ -33,8 +33,9 @@ from typing import Any, ClassVar
 from ..deps import require
 from ..pretrained import cache_problem, discard_cache, file_sizes
 from . import Engine, register_engine
+from ..verbosity import get_logger
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 __all__ = ["CTranslate2Engine", "COMPUTE_TYPES", "converted_path"]
 

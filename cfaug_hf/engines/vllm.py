@@ -27,8 +27,9 @@ from ..deps import require
 from ..pretrained import cache_dir, cache_problem, discard_cache, file_sizes
 from . import Engine, register_engine
 from .transformers import cut_at_stop
+from ..verbosity import get_logger
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 __all__ = ["VLLMEngine"]
 

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 from .. import registry
 from ..fingerprint import code_digest, digest_json, digest_object
+from ..sharing.credentials import scrub_text
 
 __all__ = ["Pair", "Filter"]
 
@@ -90,7 +91,7 @@ class Filter(abc.ABC):
                             "components": {k: digest_object(v) for k, v in sorted(self.components().items())}})
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.get_config_dict()})"
+        return scrub_text(f"{type(self).__name__}({self.get_config_dict()})")
 
 
 def _norm(text: str) -> str:

@@ -104,7 +104,7 @@ def component_card(component: Any, repo_id: str) -> Any:
         language=card.language, pipeline_tag=card.pipeline_tag,
         tags=["cfaug-hf", "counterfactual-data-augmentation", component.component_type, *card.tags],
     )
-    return ModelCard.from_template(
+    return _scrubbed(ModelCard.from_template(
         card_data, template_path=str(TEMPLATES / "component_card.md"),
         title=inline(f"{repo_id.split('/')[-1]}: a cfaug-hf {component.component_type}"),
         summary=card.summary, class_name=type(component).__name__, import_from=card.import_from,
@@ -112,7 +112,17 @@ def component_card(component: Any, repo_id: str) -> Any:
         base_model_text=base_text, training=_rows(training), evaluation=_rows(evaluation),
         config_json=fenced(json.dumps(config, indent=2, ensure_ascii=False, sort_keys=True, default=str), "json"),
         citation=card.citation, citation_block=fenced(card.citation or "", "bibtex"),
-    )
+    ))
+
+
+def _scrubbed(card: Any) -> Any:
+    """The card with every key the scrubber recognises removed (a key pasted into any setting shows in its config
+    block)."""
+    from .credentials import scrub_text
+
+    text = str(card)
+    clean = scrub_text(text)
+    return card if clean == text else type(card)(clean)
 
 
 # --------------------------------------------------------------------------------------------- datasets
@@ -240,7 +250,7 @@ def dataset_card(dataset: Any, repo_id: str, *, augmenter: Any = None, source: A
     config = augmenter.get_config_dict() if augmenter is not None else {"method": method}
     reproducible = augmenter is not None and all(
         getattr(c, "hub_origin", None) for c in augmenter.components().values() if c is not None)
-    return DatasetCard.from_template(
+    return _scrubbed(DatasetCard.from_template(
         card_data, template_path=str(TEMPLATES / "dataset_card.md"),
         title=inline(pretty_name or repo_id.split("/")[-1]), method=cell(method),
         method_name=type(augmenter).__name__.replace("Augmenter", "") if augmenter is not None else method,
@@ -253,4 +263,4 @@ def dataset_card(dataset: Any, repo_id: str, *, augmenter: Any = None, source: A
         report=report.to_markdown(plot_dir="report/", plots=uploaded_plots(report)).replace(
             "## Augmentation report", "## Augmentation report (train split)", 1)
         if report is not None else "",
-    )
+    ))

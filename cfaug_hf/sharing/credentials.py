@@ -21,14 +21,16 @@ Examples:
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Iterable
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-__all__ = ["scrub", "split_url_credentials", "looks_like_a_key", "is_secret_name", "check_env_name", "looks_like_a_key_value", "scrub_values",
-           "REDACTED",
-           "WINDOW"]
+__all__ = ["scrub", "split_url_credentials", "looks_like_a_key", "is_secret_name", "check_env_name",
+           "looks_like_a_key_value", "scrub_values", "scrub_text", "scrub_tree", "scrub_json", "live_secrets", "refuse_key",
+           "ScrubbingFilter", "REDACTED", "WINDOW"]
 
 REDACTED = "***"
 
@@ -168,9 +170,104 @@ def split_url_credentials(url: str) -> tuple[str, list[str]]:
     if ";" in path:
         path = "/".join(segment.split(";", 1)[0] for segment in path.split("/"))
         removed.append("path parameters")
+    segments = path.split("/")
+    kept_segments = [s for s in segments if not s or scrub_text(unquote(s)) == unquote(s)]
+    if len(kept_segments) != len(segments):
+        path = "/".join(kept_segments)
+        removed.append("a path segment shaped like a key")
     query = parse_qsl(parts.query, keep_blank_values=True)
     kept = [(k, v) for k, v in query if not is_secret_name(k) and not looks_like_a_key_value(v)]
     removed += [k if is_secret_name(k) else "a query value shaped like a key" for k, v in query if (k, v) not in kept]
     if parts.fragment:
         removed.append("fragment")
     return urlunsplit((parts.scheme, netloc, path, urlencode(kept), "")), removed
+
+
+# ------------------------------------------------------------------------ every string that leaves the process
+#: Keys recognised inside any text without knowing their value: a provider's prefix with at least 16 characters
+#: after it, one a digit (``sk-proj-...``, ``hf_...``, ``ghp_...``), AWS ids, JWTs, and a value given to a parameter
+#: named like a credential (``api-key=...``, ``"password": "..."``). Long hex and base64 runs are left alone here
+#: (commit ids and digests share those shapes); a live key of that shape is still caught by its value.
+_IN_TEXT = [
+    re.compile(r"(?<![A-Za-z0-9])(?:sk|hf|pk|rk|ghp|gho|ghs|ghu|github_pat|xox[abpr]|glpat|AIza)[-_]"
+               r"(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{16,}"),
+    re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])"),
+    re.compile(r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+]
+_NAMED = re.compile(r"(?i)((?:(?:api[-_]?key|x-api-key|access[-_]?token|auth[-_]?token|secret|password|passwd)"
+                    r"['\"]?\s*[:=]\s*['\"]?)|bearer\s+)[^\s'\",}\]&;]{6,}")
+
+
+def live_secrets() -> list[str]:
+    """The values of this process's credential variables: those whose name says so (``*_KEY``, ``*TOKEN*``,
+    ``*SECRET*``, ...), at least 8 characters without spaces, and not a path (``SSH_AUTH_SOCK`` holds one)."""
+    return [v for k, v in os.environ.items()
+            if len(v) >= 8 and is_secret_name(k) and not os.path.isabs(v) and not any(c.isspace() for c in v)]
+
+
+def scrub_text(text: object, secrets: Iterable[str | None] = (), *, pieces: bool = False) -> str:
+    """``text`` without the user's live keys, ``secrets``, and keys recognisable by shape: what every saved config,
+    card, repr and log line of the library goes through. ``pieces``: any `WINDOW`-character piece of a known key
+    too (for log lines, which may quote an error body cut inside a key; not for files, whose digests and commit
+    ids could share six characters with a hex key).
+
+    Examples:
+        >>> scrub_text("model gpt-4o?api-key=abc123def456 by sk-proj-0123456789abcdefXYZ")
+        'model gpt-4o?api-key=*** by ***'
+        >>> scrub_text("revision 9b2f4c1e0d8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c, model hf-internal-testing/tiny")
+        'revision 9b2f4c1e0d8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c, model hf-internal-testing/tiny'
+    """
+    known = [k for k in (*live_secrets(), *secrets) if isinstance(k, str) and len(k) >= 4]
+    if pieces:
+        out = scrub_values(text, known)
+    else:
+        out = str(text)
+        for key in sorted(known, key=len, reverse=True):
+            out = out.replace(key, REDACTED)
+    for pattern in _IN_TEXT:
+        out = pattern.sub(REDACTED, out)
+    return _NAMED.sub(lambda m: m.group(1) + REDACTED, out)
+
+
+def scrub_tree(value: object, secrets: Iterable[str | None] = ()) -> object:
+    """`scrub_text` over every string (keys of mappings too) of a JSON-like value."""
+    secrets = list(secrets)
+    if isinstance(value, str):
+        return scrub_text(value, secrets)
+    if isinstance(value, dict):
+        return {scrub_tree(k, secrets) if isinstance(k, str) else k: scrub_tree(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(scrub_tree(v, secrets) for v in value) if isinstance(value, list) else [
+            scrub_tree(v, secrets) for v in value]
+    return value
+
+
+def scrub_json(value: object, default: Any = str) -> Any:
+    """A JSON-like value as it is written to a file: made plain JSON first (``default`` converts what JSON cannot
+    hold, as ``json.dumps`` would), then put through `scrub_tree`, so no string of it keeps a key."""
+    import json
+
+    return scrub_tree(json.loads(json.dumps(value, default=default, ensure_ascii=False)))
+
+
+def refuse_key(value: object, option: str) -> None:
+    """Raise ``ValueError`` (without repeating the value) when a setting that is not a credential holds one: a key
+    pasted as a model name, a path segment or a template."""
+    if isinstance(value, str) and value and scrub_text(value) != value:
+        raise ValueError(f"{option} holds what looks like an API key or password, so it is neither used nor saved "
+                         f"(and not shown here). Keys belong in an environment variable, named with api_key_env.")
+
+
+class ScrubbingFilter(logging.Filter):
+    """A logging filter that puts every record of the library's loggers through `scrub_text` (message and
+    arguments), so no log line carries a key."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a record that cannot be formatted is left for logging to report
+            return True
+        clean = scrub_text(message, pieces=True)
+        if clean != message:
+            record.msg, record.args = clean, None
+        return True

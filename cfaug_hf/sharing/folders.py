@@ -25,10 +25,11 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from ..verbosity import get_logger
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
-__all__ = ["ComponentLoadError", "FolderNotEmptyError", "MANIFEST", "HIDDEN_MANIFEST", "FORMAT_VERSION",
+__all__ = ["ComponentLoadError", "FolderNotEmptyError", "FolderBusyError", "folder_lock", "MANIFEST", "HIDDEN_MANIFEST", "FORMAT_VERSION",
            "write_folder", "check_writable", "recover_folder", "save_dataset", "owned_files", "file_digest",
            "path_inside", "leaves_folder", "folder_inside", "is_pulled", "read_manifest", "refresh_digest",
            "folder_kind", "check_manifest", "check_weight_files", "check_json_files", "read_versioned_json"]
@@ -60,6 +61,60 @@ class ComponentLoadError(OSError):
 
 class FolderNotEmptyError(FileExistsError):
     """Refusing to write into a non-empty folder that holds something other than a saved object of the same kind."""
+
+
+class FolderBusyError(FolderNotEmptyError):
+    """Another process is writing the folder (it holds the folder's lock)."""
+
+
+#: Longest wait of a save for another process writing the same folder, in seconds.
+LOCK_WAIT_S = 600.0
+
+
+@contextlib.contextmanager
+def folder_lock(target: str | os.PathLike, *, wait: bool = True) -> Iterator[None]:
+    """Hold the lock of the folder ``target`` (through ``filelock``, a file in the system's temporary folder named
+    after the folder's real path, so nothing is left among the user's files): one writer at a time, across
+    processes. ``wait``: wait up to `LOCK_WAIT_S` for another writer to finish (a save);
+    otherwise fail at once (a command, which should not start hours of work it cannot write). Re-entrant within a
+    thread, so a command holding its ``--out`` can save into it. The lock goes with the process that holds it, so a
+    killed run leaves none behind.
+
+    Raises:
+        FolderBusyError: another process holds the lock; the message names its pid.
+    """
+    from filelock import FileLock, Timeout
+
+    target = Path(os.path.realpath(os.fspath(target)))
+    locks = Path(tempfile.gettempdir()) / "cfaug_hf-locks"
+    if not locks.is_dir():
+        locks.mkdir(exist_ok=True)
+        with contextlib.suppress(OSError):
+            locks.chmod(0o1777)  # shared by every user, as /tmp itself
+    path = locks / f"{hashlib.sha256(os.fsencode(target)).hexdigest()[:32]}.lock"
+    lock = FileLock(path, mode=0o666, is_singleton=True)  # another user writing the same folder opens it too
+    try:
+        lock.acquire(timeout=LOCK_WAIT_S if wait else 0)
+    except Timeout:
+        try:
+            holder = f" (pid {int(path.read_text().strip())})"
+        except (OSError, ValueError):
+            holder = ""
+        raise FolderBusyError(f"{target}: another run is writing it{holder}; wait for it to finish, or choose "
+                              f"another folder.") from None
+    try:
+        if lock.lock_counter == 1:
+            with contextlib.suppress(OSError):
+                path.write_text(f"{os.getpid()}\n")
+        yield
+    finally:
+        lock.release()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 # ------------------------------------------------------------------------------------------------------- folders
@@ -391,7 +446,12 @@ def write_folder(target: str | os.PathLike, kind: str, *, overwrite: bool = Fals
         ...
         cfaug_hf.sharing.folders.FolderNotEmptyError: ...
     """
-    target = check_writable(target, kind, overwrite=overwrite)
+    with folder_lock(check_writable(target, kind, overwrite=overwrite)):
+        yield from _write_folder(target, kind, overwrite, hidden_manifest)
+
+
+def _write_folder(target: str | os.PathLike, kind: str, overwrite: bool, hidden_manifest: bool) -> Iterator[Path]:
+    target = check_writable(target, kind, overwrite=overwrite)  # again: the writer before may have changed it
     existing = _files(target) if target.is_dir() else []
     ours_before: set[str] = set()
     if existing and folder_kind(target) == kind:
@@ -399,6 +459,7 @@ def write_folder(target: str | os.PathLike, kind: str, *, overwrite: bool = Fals
         ours_before.update(m for m in _MANIFESTS if (target / m).is_file())
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp", dir=target.parent))
+    tmp.chmod(0o777 & ~_umask())  # mkdtemp makes it private; the finished folder follows the user's umask
     try:
         yield tmp
         _crash_point("written")

@@ -122,8 +122,15 @@ def resolve_folder(name_or_path: str | os.PathLike, what: str, *, revision: str 
     A name that cannot be a repo id (an absolute path, ``./x``, ``a/b/c``) is only looked for on disk, so a typo in
     a path says the folder does not exist instead of blaming the Hub.
     """
+    from .consent import HubId
+
     name = os.fspath(name_or_path)
     path = Path(name)
+    if isinstance(name_or_path, HubId):  # named by loaded data: a Hub repository, never a folder here
+        if not _is_repo_id(name):
+            raise ComponentLoadError(f"Cannot load the {what}: {name!r} was read from a saved file as a Hub "
+                                     f"repository id, and it is not one ('namespace/name').")
+        return _download(name, what, "", repo_type, revision, token, subfolder)
     if path.is_dir():
         if revision is not None and _shipped_origin(path) is None:
             raise ComponentLoadError(f"Cannot load the {what}: revision={revision!r} was given, but {name} is a local "
@@ -143,9 +150,14 @@ def resolve_folder(name_or_path: str | os.PathLike, what: str, *, revision: str 
         raise ComponentLoadError(f"Cannot load the {what}: {where}, and {name!r} is not a Hub repository id "
                                  f"('namespace/name'). Check the path; if it is written by a script (e.g. the demo), "
                                  f"run that first.")
+    return _download(name, what, f"{where}, and ", repo_type, revision, token, subfolder)
+
+
+def _download(name: str, what: str, where: str, repo_type: str, revision: str | None, token: Any,
+              subfolder: str | None) -> tuple[Path, dict[str, str]]:
     try:
-        folder, sha = download_folder(name, repo_type=repo_type, revision=revision, token=token,
+        folder, sha = download_folder(str(name), repo_type=repo_type, revision=revision, token=token,
                                       subfolder=subfolder)
     except HubError as err:
-        raise HubError(f"Cannot load the {what}: {where}, and the Hub lookup failed: {err}") from None
-    return folder, {"repo_id": name, "revision": sha}
+        raise HubError(f"Cannot load the {what}: {where}the Hub lookup failed: {err}") from None
+    return folder, {"repo_id": str(name), "revision": sha}

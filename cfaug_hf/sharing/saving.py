@@ -13,6 +13,8 @@ from .. import registry
 from .._version import __version__
 from .configs import ConfigError
 from .folders import FORMAT_VERSION, ComponentLoadError, folder_inside, leaves_folder, read_versioned_json, write_folder
+from .consent import HubId, reading_data
+from .credentials import scrub_json
 from .hub import resolve_folder
 from ..schema import SchemaError, TaskSchema
 
@@ -55,7 +57,8 @@ def save_augmenter(augmenter: Any, save_directory: str | os.PathLike, *, copy_co
                 **augmenter.get_config_dict(), "components": refs, "citation": augmenter.citation}
         data["filters"] = [_save_filter(f, tmp, f"filters/{i}-{f.name}", copy_components, references_only)
                            for i, f in enumerate(getattr(augmenter, "user_filters", augmenter.filters))]
-        (tmp / AUGMENTER_CONFIG).write_text(json.dumps(data, indent=2, ensure_ascii=False, default=list) + "\n")
+        (tmp / AUGMENTER_CONFIG).write_text(json.dumps(scrub_json(data, default=list), indent=2, ensure_ascii=False)
+                                            + "\n")
     return Path(save_directory)
 
 
@@ -76,10 +79,23 @@ def load_augmenter(cls: Any, name_or_path: str | os.PathLike, *, revision: str |
 
 
 def build_augmenter(cls: Any, data: dict[str, Any], folder: Path, where: Any, *, token: str | None = None,
-                    **overrides: Any) -> Any:
+                    trusted: bool = False, **overrides: Any) -> Any:
     """An augmenter from a saved config or a recipe (``method``, ``config``, ``schema``, ``components``,
     ``filters``): component paths are read relative to ``folder``; ``where`` names the file in errors. A component
-    given as ``"default"`` is left for the method to choose (its shipped default), as a constructor would."""
+    given as ``"default"`` is left for the method to choose (its shipped default), as a constructor would.
+
+    ``data`` is someone else's unless ``trusted`` (a dict the user's own code built, a preset, ``--method``): what
+    it names is then read as `cfaug_hf.sharing.consent` says (endpoints wait for the user's consent, names are
+    folders inside ``folder`` or Hub ids). Components and filters in ``overrides`` are the user's own.
+    """
+    if trusted:
+        return _build_augmenter(cls, data, folder, where, token=token, **overrides)
+    with reading_data(where):
+        return _build_augmenter(cls, data, folder, where, token=token, **overrides)
+
+
+def _build_augmenter(cls: Any, data: dict[str, Any], folder: Path, where: Any, *, token: str | None = None,
+                     **overrides: Any) -> Any:
     for key, kind in (("config", (dict, type(None))), ("schema", (dict, type(None))),
                       ("components", (dict, type(None)))):
         if not isinstance(data.get(key), kind):
@@ -173,7 +189,19 @@ def local_reference(folder: Path, value: str, field: str, where: Any) -> str:
             f"stored elsewhere on the command line (--ROLE PATH) or as a keyword argument (ROLE=PATH).")
     if (folder / value).exists():
         return str(folder_inside(folder, value, f"{field} in {where}"))
-    return value
+    return hub_id(value, f"{field} in {where}", folder)
+
+
+def hub_id(value: Any, what: str, folder: Path) -> HubId:
+    """``value`` as a `HubId` (never looked up on this machine), refusing anything that cannot be one."""
+    from .hub import _is_repo_id
+
+    if not isinstance(value, str) or not _is_repo_id(value) or leaves_folder(value):
+        raise ComponentLoadError(
+            f"{what} is {value!r}: neither a folder inside {folder} nor a Hub repository id ('namespace/name'). A "
+            f"saved augmenter or recipe names only folders inside its own folder, Hub ids and keywords; give a "
+            f"component stored elsewhere on the command line (--ROLE PATH) or as a keyword argument (ROLE=PATH).")
+    return HubId(value)
 
 
 def _load_reference(folder: Path, ref: Any, token: str | None, field: str, where: Any, role: str = "") -> Any:
@@ -200,7 +228,8 @@ def _load_reference(folder: Path, ref: Any, token: str | None, field: str, where
         return cls.from_pretrained(folder_inside(DATA_DIR, ref["shipped"], f"{field}'s shipped path in {where}"))
     if "repo_id" not in ref:
         raise ComponentLoadError(f"{where}: {field} is {ref!r}; expected a 'path', 'shipped' or 'repo_id' key.")
-    return cls.from_pretrained(ref["repo_id"], revision=ref.get("revision"), token=token)
+    return cls.from_pretrained(hub_id(ref["repo_id"], f"{where}: {field}'s repo_id", folder),
+                               revision=ref.get("revision"), token=token)
 
 
 #: Largest recipe file read, and most values it may hold once YAML aliases are expanded (a recipe has tens).
@@ -334,4 +363,6 @@ def _load_value(folder: Path, value: Any, token: str | None, field: str, where: 
                                  f"from there. Pass filters=[...] to give it yourself.")
     if isinstance(value, str) and value and (folder / value).is_dir():
         return str(folder_inside(folder, value, field))
+    if isinstance(value, str) and "/" in value:  # a model named by a filter's argument: a Hub id, never a local path
+        return hub_id(value, f"{where}: {field}", folder)
     return value

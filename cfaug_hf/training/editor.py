@@ -11,10 +11,11 @@ from typing import Any
 from ..components.editor import Editor, edit_input
 from .common import check_columns
 from .generator import train_generator
+from ..verbosity import get_logger
 
 __all__ = ["train_editor", "edit_pairs"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 def edit_pairs(dataset: Any, *, text_column: str = "text", counterfactual_column: str = "counterfactual",

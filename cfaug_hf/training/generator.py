@@ -8,10 +8,11 @@ from typing import Any
 from ..components.generator import Generator
 from ..pretrained import quiet_dependency_warnings
 from .common import check_columns, dataset_info, lora_summary, make_training_args, with_lora
+from ..verbosity import get_logger
 
 __all__ = ["train_generator", "bidirectional_pairs"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 def bidirectional_pairs(dataset: Any, source_column: str = "source", target_column: str = "target") -> Any:

@@ -27,10 +27,11 @@ from ...text.sentences import SentenceTable
 from .epoch import CounterfactualEpochDataset
 from .selection import SelectionResult, plan_counterfactuals, rationale_set_change
 from .training import keep_for_training, train_selector
+from ...verbosity import get_logger
 
 __all__ = ["run_icda", "ICDARun", "ICDAResult"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 @dataclass

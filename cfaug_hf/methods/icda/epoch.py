@@ -20,10 +20,11 @@ from ...schema import SchemaError
 from ...text.sentences import SentenceTable, split_sentences
 from ...training.slots import SlotDataset
 from .selection import CounterfactualSpec, Plan, SelectionResult, plan_counterfactuals
+from ...verbosity import get_logger
 
 __all__ = ["CounterfactualEpochDataset", "JoinedTextCollator", "epoch_seed", "redraw"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 class CounterfactualEpochDataset(SlotDataset):

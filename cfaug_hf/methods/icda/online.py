@@ -16,10 +16,11 @@ from typing import Any
 from .config import ICDAConfig
 from .epoch import CounterfactualEpochDataset, redraw
 from .selection import OcclusionSelector, Plan, SelectionResult, is_degenerate, rationale_set_change
+from ...verbosity import get_logger
 
 __all__ = ["OnlineICDA"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 class OnlineICDA:

@@ -16,8 +16,9 @@ from ...schema import SchemaError, TaskSchema
 from .config import ROLES, RACEConfig
 from .paper import PAPER
 from .editor import edit_evidence
+from ...verbosity import get_logger
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 def _is_nei(label: str) -> bool:

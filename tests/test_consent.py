@@ -1,0 +1,237 @@
+"""What a user loads is data: an endpoint it names is not contacted, and no key is sent, until the user allows it.
+
+The family (issue 57, item 1): every way loaded data can name an endpoint (a saved augmenter holding an endpoint
+component, a recipe naming it as a URL or as a component folder, an endpoint component's own saved config, CORE's
+editor role), every way of loading and running it (``from_pretrained``/``from_recipe`` with ``augment()`` or a
+plain ``map``, and the command line), every allow-list entry that must *not* unlock it (another port, scheme, host
+or path), with the user's key in the environment. A loopback "collector" must receive nothing until the user allows
+the exact address, and then the request arrives as usual.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from datasets import Dataset
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cfaug_hf import Augmenter, LLMCounterfactualAugmenter, OpenAICompatibleLLM
+from cfaug_hf.sharing.consent import ENV, EndpointNotAllowedError, HubId, allowed, allowing
+from cfaug_hf.sharing.folders import ComponentLoadError
+
+KEY = "sk-user-0123456789abcdefABCDEF"
+SOURCES = ["saved augmenter", "recipe url", "recipe folder", "component config", "core editor folder"]
+#: A recipe's plain URL names no model, so it never builds without the user's --llm-model: refused either way.
+BUILDS = [s for s in SOURCES if s != "recipe url"]
+RUNS = ["augment", "map", "cli"]
+
+
+@pytest.fixture(scope="module")
+def collector():
+    from llm_server import LLMServer
+
+    server = LLMServer()
+    server.responder = lambda prompt, body: '"The room was clean."'
+    yield server
+    server.close()
+
+
+def _author_files(source: str, url: str, box: Path) -> Path:
+    """What a hostile author shares: a saved augmenter, recipe or component folder naming ``url``; returns what
+    the user loads."""
+    box.mkdir(parents=True, exist_ok=True)
+    llm = OpenAICompatibleLLM(base_url=url, model="m", max_retries=0, cache_dir=str(box / "author-cache"))
+    sentiment = {"preset": "sentiment"}
+    if source == "saved augmenter":
+        LLMCounterfactualAugmenter(llm, checker=None).save_pretrained(box / "aug", overwrite=True)
+        return box / "aug"
+    if source == "component config":
+        llm.save_pretrained(box / "llm", overwrite=True)
+        return box / "llm"
+    folder = {"type": "http_llm", "path": "llm"}
+    llm.save_pretrained(box / "llm", overwrite=True)
+    if source == "recipe folder":
+        recipe = {"method": "llm", "schema": sentiment, "components": {"llm": folder, "checker": None}}
+    elif source == "recipe url":
+        recipe = {"method": "llm", "schema": sentiment, "components": {"llm": url, "checker": None}}
+    else:
+        recipe = {"method": "core", "schema": sentiment, "config": {"mode": "editor_only"},
+                  "components": {"editor": folder, "checker": None}}
+    (box / "recipe.yaml").write_text(json.dumps(recipe))
+    return box / "recipe.yaml"
+
+
+def _load(source: str, path: Path):
+    if source == "component config":  # the user builds the augmenter around a loaded endpoint config
+        return LLMCounterfactualAugmenter(OpenAICompatibleLLM.from_pretrained(path), checker=None)
+    if path.suffix == ".yaml":
+        return Augmenter.from_recipe(path)
+    return Augmenter.from_pretrained(path)
+
+
+def _rows() -> Dataset:
+    return Dataset.from_dict({"text": ["The room was dirty.", "The food was great."],
+                              "label": ["negative", "positive"]})
+
+
+def _run(source: str, path: Path, run: str, tmp: Path, allow: list[str]) -> int:
+    """Load and run as a user would; returns the CLI's exit status (0 for Python runs that finished)."""
+    if run == "cli":
+        if source == "component config":
+            return 2  # the command line has no way to load a bare component config as an augmenter
+        from cfaug_hf.cli import main
+
+        _rows().to_json(tmp / "rows.jsonl")
+        flag = ["--recipe", str(path)] if path.suffix == ".yaml" else ["--augmenter", str(path)]
+        extra = ["--llm-model", "m"] if source == "recipe url" else []
+        allows = [a for url in allow for a in ("--allow-endpoint", url)]
+        return main(["augment", str(tmp / "rows.jsonl"), *flag, "--out", str(tmp / "out"), "--overwrite", *extra,
+                     *allows])
+    with allowing(allow):
+        augmenter = _load(source, path)
+        if run == "augment":
+            augmenter.augment(_rows())
+        else:
+            _rows().map(augmenter, batched=True, load_from_cache_file=False)
+    return 0
+
+
+def _others(url: str) -> list[str]:
+    """Allow-list entries close to ``url`` that must not unlock it."""
+    host, port = url.split("//")[1].split("/")[0].split(":")
+    return [f"http://{host}:{int(port) + 1}/v1", f"https://{host}:{port}/v1", f"http://{host}:{port}/v2",
+            f"http://{host}:{port}/v10", f"http://localhost.{host}:{port}/v1", f"http://{host}:{port}/v1x"]
+
+
+@settings(max_examples=int(__import__("os").environ.get("CFAUG_CONSENT_EXAMPLES", "200")), deadline=None,
+          suppress_health_check=list(HealthCheck))
+@given(source=st.sampled_from(SOURCES), run=st.sampled_from(RUNS), near=st.integers(0, 6))
+def test_the_collector_receives_nothing_from_any_loading_path(collector, source, run, near, tmp_path_factory,
+                                                              capsys):
+    tmp = tmp_path_factory.mktemp("consent")
+    path = _author_files(source, collector.url, tmp / "author")
+    allow = [] if near == 6 else [_others(collector.url)[near]]
+    before = len(collector.requests)
+    import os
+
+    os.environ["OPENAI_API_KEY"] = KEY
+    try:
+        if run == "cli":
+            assert _run(source, path, run, tmp, allow) == 2
+            err = capsys.readouterr().err
+            if source not in ("component config", "recipe url"):
+                assert collector.url in err and "--allow-endpoint" in err, err
+        elif source == "recipe url":
+            with pytest.raises((EndpointNotAllowedError, ComponentLoadError)):
+                _run(source, path, run, tmp, allow)
+        else:
+            with pytest.raises(EndpointNotAllowedError, match="--allow-endpoint"):
+                _run(source, path, run, tmp, allow)
+    finally:
+        del os.environ["OPENAI_API_KEY"]
+    assert collector.requests[before:] == []
+
+
+@pytest.mark.parametrize("source", BUILDS)
+@pytest.mark.parametrize("run", RUNS)
+def test_allowing_the_address_lets_the_requests_through(collector, source, run, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    path = _author_files(source, collector.url, tmp_path / "author")
+    before = len(collector.requests)
+    if run == "cli" and source == "component config":
+        pytest.skip("the command line loads augmenters and recipes, not bare component configs")
+    assert _run(source, path, run, tmp_path, [collector.url.rstrip("/v1")]) == 0
+    sent = collector.requests[before:]
+    assert sent and all(r["authorization"] == f"Bearer {KEY}" for r in sent)
+
+
+def test_an_endpoint_the_user_gives_needs_no_consent(collector):
+    before = len(collector.requests)
+    augmenter = LLMCounterfactualAugmenter(OpenAICompatibleLLM(base_url=collector.url, model="m", max_retries=0),
+                                           checker=None)
+    augmenter.augment(_rows())
+    assert len(collector.requests) > before
+
+
+def test_a_users_own_address_replaces_the_saved_one(collector, tmp_path):
+    OpenAICompatibleLLM(base_url="http://collector.example/v1", model="m").save_pretrained(tmp_path / "llm")
+    llm = OpenAICompatibleLLM.from_pretrained(tmp_path / "llm", base_url=collector.url)
+    before = len(collector.requests)
+    assert llm.generate(["hello"], seeds=[0]) and len(collector.requests) == before + 1
+
+
+def test_the_cli_endpoint_option_is_the_users(collector, tmp_path, monkeypatch):
+    """--llm URL on the command line is given by the user, also when Ray or a saved copy reloads it."""
+    from cfaug_hf.cli import main
+
+    monkeypatch.delenv(ENV, raising=False)
+    _rows().to_json(tmp_path / "rows.jsonl")
+    before = len(collector.requests)
+    assert main(["augment", str(tmp_path / "rows.jsonl"), "--method", "llm", "--llm", collector.url,
+                 "--llm-model", "m", "--checker", "none", "--out", str(tmp_path / "out")]) == 0
+    assert len(collector.requests) > before
+    # The saved augmenter is data from here on: rerunning it needs consent like anyone else's.
+    with pytest.raises(EndpointNotAllowedError):
+        Augmenter.from_pretrained(tmp_path / "out" / "augmenter").augment(_rows())
+
+
+def test_a_saved_cache_folder_is_not_used(tmp_path, collector):
+    OpenAICompatibleLLM(base_url=collector.url, model="m", cache_dir=str(tmp_path / "elsewhere")).save_pretrained(
+        tmp_path / "llm")
+    llm = OpenAICompatibleLLM.from_pretrained(tmp_path / "llm")
+    assert llm.config.cache_dir is None
+    assert OpenAICompatibleLLM.from_pretrained(tmp_path / "llm", cache_dir=str(tmp_path / "c")).config.cache_dir
+
+
+@pytest.mark.parametrize("bad", ["collector.example", "ftp://x/v1", "http://", "", "http://[::1/v1"])
+def test_allow_list_entries_are_addresses(bad):
+    from cfaug_hf import allow_endpoints
+
+    with pytest.raises(ValueError, match="http:// or https://"):
+        allow_endpoints([bad])
+
+
+def test_the_environment_variable_allows(monkeypatch):
+    monkeypatch.setenv(ENV, "http://a.example/v1, https://b.example")
+    assert allowed("http://a.example/v1/") and allowed("https://b.example/v1") and not allowed("http://b.example/v1")
+
+
+# ----------------------------------------------------------------------------------------- names read as Hub ids
+@pytest.mark.parametrize("form", ["string", "repo_id", "filter"])
+@pytest.mark.parametrize("where", ["saved", "yaml"])
+def test_a_hub_id_shaped_name_never_loads_a_folder_of_the_working_directory(form, where, tmp_path, monkeypatch):
+    """A recipe naming ``generator: models/private_gen`` loaded the user's own folder of that name (relative to the
+    working directory) and copied it into OUT/augmenter, which ``cfaug push`` publishes."""
+    from cfaug_hf import LabelChecker
+    from cfaug_hf.sharing.hub import HubError
+    from cfaug_hf.testing import tiny_classifier
+
+    LabelChecker(*tiny_classifier(("SUPPORTS", "REFUTES"))).save_pretrained(tmp_path / "work" / "models" / "private")
+    monkeypatch.chdir(tmp_path / "work")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    box = tmp_path / "box"
+    box.mkdir()
+    ref = {"string": "models/private", "repo_id": {"type": "checker", "repo_id": "models/private"}}.get(form)
+    recipe = {"method": "crossaug", "schema": {"preset": "fact-verification"},
+              "components": {"generator": "default", "checker": ref if ref else None}}
+    if form == "filter":
+        recipe["filters"] = [{"filter": "label_flip", "args": {"checker": {"$component": {
+            "type": "checker", "repo_id": "models/private"}}}}]
+    with pytest.raises((HubError, ComponentLoadError, OSError)) as caught:
+        if where == "saved":
+            (box / "cfaug_augmenter.json").write_text(json.dumps({"component_type": "augmenter",
+                                                                   "format_version": 1, "config": {}, **recipe}))
+            Augmenter.from_pretrained(box)
+        else:
+            (box / "r.yaml").write_text(json.dumps(recipe))
+            Augmenter.from_recipe(box / "r.yaml")
+    assert "models/private" in str(caught.value)
+
+
+def test_hub_ids_keep_the_embedded_offline_copies():
+    from cfaug_hf.pretrained import MINILM, resolve_model
+
+    assert resolve_model(HubId(MINILM)).embedded
