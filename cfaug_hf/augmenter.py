@@ -175,6 +175,45 @@ def settle(res: RowResult) -> None:
     res.counterfactuals[:] = kept
 
 
+def whole_dataset(dataset: Any, what: str) -> Any:
+    """``dataset`` when it is a `datasets.Dataset` (or a pandas DataFrame, converted); otherwise a `TypeError`
+    saying how to give ``what`` one: a method that reads every row before mapping (ICDA's swaps, RACE's entity
+    pool, the epoch dataset of the callbacks) cannot take a stream or a dict of splits."""
+    from datasets import Dataset, DatasetDict, IterableDataset, IterableDatasetDict
+
+    if type(dataset).__module__.startswith("pandas"):
+        return dataset_from_pandas(dataset)
+    if isinstance(dataset, (DatasetDict, IterableDatasetDict)):
+        raise TypeError(f"{what} reads one dataset whole; got a {type(dataset).__name__} with splits "
+                        f"{list(dataset)}: pass one split, e.g. dataset[{next(iter(dataset), 'train')!r}].")
+    if isinstance(dataset, IterableDataset):
+        raise TypeError(f"{what} reads every row before it maps any, so it needs a datasets.Dataset, not a stream "
+                        f"(IterableDataset): load it without streaming=True, or materialise it with "
+                        f"Dataset.from_generator(lambda: (yield from stream), features=stream.features).")
+    if not isinstance(dataset, Dataset):
+        raise TypeError(f"{what} takes a datasets.Dataset or a pandas DataFrame, got {type(dataset).__name__}; "
+                        f"for a list of dicts use Dataset.from_list(rows).")
+    return dataset
+
+
+def dataset_from_pandas(frame: Any) -> Any:
+    """``Dataset.from_pandas`` with a one-line error naming the column whose values Arrow cannot hold as one type
+    (a label column mixing strings and numbers)."""
+    import pyarrow as pa
+    from datasets import Dataset
+
+    try:
+        return Dataset.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowTypeError, pa.ArrowInvalid) as err:
+        for column in frame.columns:
+            kinds = sorted({type(v).__name__ for v in frame[column] if v is not None})
+            if len(kinds) > 1:
+                raise TypeError(f"Column {column!r} of the DataFrame mixes value types ({', '.join(kinds)}); a "
+                                f"dataset column holds one type: convert it first, e.g. df[{column!r}] = "
+                                f"df[{column!r}].astype(str).") from None
+        raise TypeError(f"The DataFrame cannot be converted to a dataset: {err}") from None
+
+
 class AugmentationError(RuntimeError):
     """A method (its generator, LLM or other callable) failed on a batch; the message names the batch's rows and
     the original error is chained as ``__cause__``."""
@@ -458,7 +497,7 @@ class Augmenter(abc.ABC):
                     raise SchemaError(f"Split {name!r}: {err}") from None
             return type(dataset)({k: self.augment(v, **kwargs) for k, v in dataset.items()})
         if type(dataset).__module__.startswith("pandas"):
-            dataset = Dataset.from_pandas(dataset, preserve_index=False)
+            dataset = dataset_from_pandas(dataset)
         if not isinstance(dataset, (Dataset, IterableDataset)):
             raise TypeError(f"augment() takes a datasets.Dataset, DatasetDict, IterableDataset or pandas DataFrame, "
                             f"got {type(dataset).__name__}; for a list of dicts use Dataset.from_list(rows).")

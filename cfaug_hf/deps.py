@@ -18,7 +18,7 @@ Examples:
     >>> require("surely_not_a_module", "this feature")
     Traceback (most recent call last):
     ...
-    ImportError: this feature needs surely_not_a_module, which is not installed: pip install surely_not_a_module
+    cfaug_hf.deps.MissingDependencyError: this feature needs surely_not_a_module, which is not installed: pip install surely_not_a_module
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import importlib
 import importlib.util
 from typing import Any
 
-__all__ = ["EXTRAS", "is_available", "require", "is_peft_available", "is_faiss_available", "is_stanza_available",
+__all__ = ["EXTRAS", "MissingDependencyError", "install_hint", "is_available", "require", "is_peft_available", "is_faiss_available", "is_stanza_available",
            "is_spacy_available", "is_matplotlib_available"]
 
 #: module -> (pip package, cfaug-hf extra)
@@ -47,14 +47,32 @@ def is_available(module: str) -> bool:
         return False
 
 
+#: Packages installed in an environment of their own rather than beside the library (they pin their own torch).
+SEPARATE = {"vllm": "install vLLM in an environment of its own (it pins its own torch; see docs/install.md), "
+                    "serve the model there (vllm serve MODEL) and pass the server's URL as --llm URL"}
+
+
+class MissingDependencyError(ImportError):
+    """An optional package a feature needs is not installed; the message says what to install."""
+
+
+def install_hint(module: str) -> str:
+    """How to install the package that provides ``module``."""
+    top = module.split(".")[0]
+    if top in SEPARATE:
+        return SEPARATE[top]
+    package, extra = EXTRAS.get(top, (top, ""))
+    return f"pip install 'cfaug-hf[{extra}]' (or {package})" if extra else f"pip install {package}"
+
+
 def require(module: str, feature: str) -> Any:
-    """Import ``module``, or raise an ``ImportError`` saying which ``feature`` needs it and what to install."""
+    """Import ``module``, or raise `MissingDependencyError` saying which ``feature`` needs it and what to install."""
     try:
         return importlib.import_module(module)
     except ImportError as err:
-        package, extra = EXTRAS.get(module.split(".")[0], (module.split(".")[0], ""))
-        hint = f"pip install 'cfaug-hf[{extra}]' (or {package})" if extra else f"pip install {package}"
-        raise ImportError(f"{feature} needs {package}, which is not installed: {hint}") from err
+        package = EXTRAS.get(module.split(".")[0], (module.split(".")[0], ""))[0]
+        raise MissingDependencyError(f"{feature} needs {package}, which is not installed: "
+                                     f"{install_hint(module)}") from err
 
 
 def is_peft_available() -> bool:

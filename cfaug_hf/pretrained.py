@@ -134,6 +134,9 @@ def cache_dir() -> Path:
     """Where converted models are kept: ``$CFAUG_HF_CACHE``, else ``$HF_HOME/cfaug_hf``."""
     env = os.environ.get("CFAUG_HF_CACHE")
     if env:
+        if os.path.exists(env) and not os.path.isdir(env):
+            raise ValueError(f"CFAUG_HF_CACHE={env} is a file; it must name a folder (or one to create) where "
+                             f"converted models are kept.")
         return Path(env)
     from huggingface_hub import constants
 

@@ -962,10 +962,121 @@ CASES = [
      run_cli(["train", "selector", "{d}", "--out", "{dir}/s"]), 2, "data.jsonl: no rows"),
     ("cli-pull-into-a-file", lambda t: {"repo": _pushed_generator(), "f": (t / "f.txt", (t / "f.txt").write_text("x"))[0]},
      run_cli(["pull", "{repo}", "{f}"]), 2, "f.txt"),
+    # --- issue 57: endpoints, engines, presets, compressed inputs, options, data types
+    ("recipe-endpoint-not-allowed", lambda t: {**reviews_on_disk(t), "r": _endpoint_recipe(t)},
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{r}"]), 2, r"--allow-endpoint http://127\.0\.0\.1:9/v1"),
+    ("saved-endpoint-not-allowed", lambda t: {"aug": _endpoint_augmenter(t)},
+     lambda c: Augmenter.from_pretrained(c["aug"]).augment(Dataset.from_dict({"text": ["A fine film."],
+                                                                              "label": ["positive"]})),
+     PermissionError, "nothing was sent"),
+    ("allow-endpoint-not-an-address", reviews_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "llm", "--allow-endpoint", "collector"]), 2,
+     "--allow-endpoint 'collector'"),
+    ("recipe-hub-id-shaped-local-folder", lambda t: {**reviews_on_disk(t), "r": _recipe_naming(t, "models/private")},
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{r}"]), 2, "models/private"),
+    ("recipe-repo-id-leaves-folder", lambda t: {**reviews_on_disk(t), "r": _recipe_naming(
+        t, {"type": "checker", "repo_id": "../proj/models/private"})},
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{r}"]), 2, "neither a folder inside"),
+    ("key-as-model-name", NO_SETUP, lambda c: __import__("cfaug_hf").OpenAICompatibleLLM(
+        base_url="http://127.0.0.1:9/v1", model="sk-proj-0123456789abcdefABCDEF"), ValueError, "looks like an API key"),
+    ("base-url-bad-ipv6", NO_SETUP, lambda c: __import__("cfaug_hf").OpenAICompatibleLLM(
+        base_url="http://[::1/v1", model="m"), ValueError, "base_url is not a valid address"),
+    ("backend-not-installed", reviews_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "core", "--backend", "vllm"]), SystemExit,
+     "vllm is not installed here"),
+    ("demo-backend-not-installed", lambda t: {"o": t / "demo"}, run_cli(["demo", "--out", "{o}", "--backend", "vllm"]),
+     SystemExit, "vllm is not installed here"),
+    ("use-backend-negative-threads", NO_SETUP,
+     lambda c: Generator(*tiny_causal_lm(), max_new_tokens=2).use_backend("transformers", threads=-3), ValueError,
+     "threads must be a whole number"),
+    ("recipe-config-a-list-with-preset", lambda t: {**claims_on_disk(t), "r": (t / "p.yaml", (t / "p.yaml").write_text(
+        "method: crossaug\npreset: paper\nconfig: [1, 2]\n"))[0]},
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{r}"]), 2, r"p\.yaml: 'config' is list"),
+    ("recipe-filters-an-object", lambda t: {**claims_on_disk(t), "r": (t / "f.yaml", (t / "f.yaml").write_text(
+        "method: crossaug\nfilters: {a: 1}\n"))[0]},
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--recipe", "{r}"]), 2, "'filters' is dict"),
+    ("gz-input-with-a-huge-line", lambda t: {"d": _gz_line(t), "dir": t},
+     run_cli(["augment", "{d}", "--out", "{dir}/out", "--method", "crossaug"]), 2, "longer than 1 MB"),
+    ("amplify-folds-beyond-annotations", lambda t: {"d": jsonl(t, [
+        {"text": "A fine film.", "label": "positive", "counterfactual": "A dull film."},
+        {"text": "A dull film.", "label": "negative", "counterfactual": None},
+        {"text": "A good film.", "label": "positive", "counterfactual": "A bad film."}]), "o": t / "amp"},
+     run_cli(["amplify", "{d}", "--out", "{o}", "--folds", "10000000", "--max-steps", "0"]), 2,
+     "more than the 2 annotated rows"),
+    ("amplify-epochs-nan", lambda t: {"d": jsonl(t, GOOD_ROWS), "o": t / "amp"},
+     run_cli(["amplify", "{d}", "--out", "{o}", "--epochs", "nan"]), SystemExit, "--epochs"),
+    ("cli-train-selector-zero-iterations", lambda t: {"d": jsonl(t, GOOD_ROWS), "dir": t},
+     run_cli(["train", "selector", "{d}", "--out", "{dir}/s", "--iterations", "0"]), SystemExit, "--iterations"),
+    ("cli-train-selector-zero-runs", lambda t: {"d": jsonl(t, GOOD_ROWS), "dir": t},
+     run_cli(["train", "selector", "{d}", "--out", "{dir}/s", "--runs", "0"]), SystemExit, "--runs"),
+    ("cli-train-checker-missing-base", lambda t: {"d": jsonl(t, GOOD_ROWS), "dir": t},
+     run_cli(["train", "checker", "{d}", "--out", "{dir}/c", "--base", "./models/nope"]), SystemExit, "--base"),
+    ("cache-env-is-a-file", lambda t: {"f": (t / "f.txt", (t / "f.txt").write_text("x"))[0]},
+     lambda c: (__import__("os").environ.__setitem__("CFAUG_HF_CACHE", str(c["f"])),
+                __import__("cfaug_hf.pretrained").pretrained.cache_dir()), ValueError, "CFAUG_HF_CACHE"),
+    ("icda-swaps-on-a-stream", NO_SETUP, lambda c: __import__("cfaug_hf").RationaleSwapAugmenter(
+        _AnySelector(), SENT).fit(Dataset.from_dict({"text": ["A. B."], "label": [1]}).to_iterable_dataset()),
+     TypeError, "not a stream"),
+    ("epoch-dataset-of-splits", NO_SETUP, lambda c: __import__("trainer_callbacks").AugmentedEpochDataset(
+        DatasetDict(train=Dataset.from_dict({"text": ["A."], "label": [1]})), SENT), TypeError, "pass one split"),
+    ("pandas-label-mixing-types", NO_SETUP, lambda c: NegateAugmenter(SENT).augment(
+        pd.DataFrame({"text": ["A fine film.", "A dull film."], "label": ["positive", 0]})), TypeError,
+     "Column 'label' of the DataFrame mixes value types"),
+    ("selector-index-out-of-range", NO_SETUP, lambda c: __import__(
+        "cfaug_hf.methods.icda.selection", fromlist=["x"]).plan_counterfactuals(
+        __import__("cfaug_hf.methods.icda.selection", fromlist=["x"]).SelectionResult([[5], [0]], [0, 1], [0.1, 0.1]),
+        [0, 1], [2, 2]), ValueError, "chose sentence 5 of document 0"),
     ("ray-parquet-foreign-folder", lambda t: {"o": user_folder(t)},
      lambda c: __import__("cfaug_hf.distributed").distributed.augment_to_parquet(
          fever(), NegateAugmenter(SENT), c["o"]), FolderNotEmptyError, "notes.txt"),
 ]
+
+
+class _AnySelector:
+    """A selector the stream cases never reach (the input is refused first)."""
+
+    def select(self, documents, labels, **kwargs):
+        raise AssertionError("not reached")
+
+
+def _endpoint_llm_folder(tmp: Path) -> Path:
+    from cfaug_hf import OpenAICompatibleLLM
+
+    return OpenAICompatibleLLM(base_url="http://127.0.0.1:9/v1", model="m").save_pretrained(tmp / "llm")
+
+
+def _endpoint_recipe(tmp: Path) -> Path:
+    _endpoint_llm_folder(tmp)
+    (tmp / "r.yaml").write_text(json.dumps({"method": "llm", "schema": {"preset": "sentiment"},
+                                            "components": {"llm": {"type": "http_llm", "path": "llm"},
+                                                           "checker": None}}))
+    return tmp / "r.yaml"
+
+
+def _endpoint_augmenter(tmp: Path) -> Path:
+    from cfaug_hf import LLMCounterfactualAugmenter, OpenAICompatibleLLM
+
+    llm = OpenAICompatibleLLM(base_url="http://127.0.0.1:9/v1", model="m")
+    return LLMCounterfactualAugmenter(llm, checker=None).save_pretrained(tmp / "aug")
+
+
+def _recipe_naming(tmp: Path, checker) -> Path:
+    """A recipe in its own folder naming ``checker``, while the working folder holds models/private."""
+    LabelChecker(*tiny_classifier(("positive", "negative"))).save_pretrained(tmp / "models" / "private")
+    (tmp / "shared").mkdir()
+    (tmp / "shared" / "r.yaml").write_text(json.dumps({"method": "core", "schema": {"preset": "sentiment"},
+                                                       "config": {"mode": "editor_only"},
+                                                       "components": {"checker": checker}}))
+    return tmp / "shared" / "r.yaml"
+
+
+def _gz_line(tmp: Path) -> Path:
+    import gzip
+
+    path = tmp / "big.jsonl.gz"
+    with gzip.open(path, "wb") as f:
+        f.write(b'{"claim": "' + b"a" * (3 << 20) + b'", "evidence": "e", "label": "SUPPORTS"}\n')
+    return path
 
 
 def _pushed_generator(fail_after: bool = False) -> str:
@@ -984,8 +1095,12 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("case_id,setup,action,error,match", CASES, ids=[c[0] for c in CASES])
 def test_bad_input(case_id, setup, action, error, match, tmp_path, capsys, monkeypatch):
+    import os
+
     monkeypatch.chdir(tmp_path)  # relative paths in the cases resolve inside the case's folder
+    monkeypatch.setenv("CFAUG_MAX_LINE_MB", "1")  # a "huge" line of a compressed input without writing one
     hub_server.ACTIVE.clear_failures()
+    environ = dict(os.environ)  # a case may set a variable (CFAUG_HF_CACHE) to test it
     try:
         ctx = setup(tmp_path) if setup else {}
         before = _snapshot(tmp_path)
@@ -1009,6 +1124,8 @@ def test_bad_input(case_id, setup, action, error, match, tmp_path, capsys, monke
         assert after == before, f"files written or changed: {sorted(set(after) ^ set(before))}"
     finally:
         hub_server.ACTIVE.clear_failures()
+        os.environ.clear()
+        os.environ.update(environ)
 
 
 def test_catalogue_is_large_and_unique():

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from cfaug_hf.augmenter import PROVENANCE_COLUMNS, AugmentationStats, Augmenter
+from cfaug_hf.augmenter import PROVENANCE_COLUMNS, AugmentationStats, Augmenter, whole_dataset
 from cfaug_hf.sharing.configs import count_arg
 from cfaug_hf.schema import TaskSchema
 from cfaug_hf.training.slots import SlotDataset
@@ -49,6 +49,7 @@ class AugmentedEpochDataset(SlotDataset):
     """
 
     def __init__(self, dataset: Any, schema: TaskSchema, *, size: int | None = None) -> None:
+        dataset = whole_dataset(dataset, "AugmentedEpochDataset")
         present = [c for c in PROVENANCE_COLUMNS if c in dataset.column_names]
         if present:
             raise ValueError(f"Column {present[0]!r} is present: pass the original data, not an augmenter's output.")

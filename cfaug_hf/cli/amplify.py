@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .base import (Command, UsageError, add_out_options, add_schema_options, check_out, positive_int, schema_options,
-                   writing_out)
+from .base import (Command, UsageError, add_out_options, add_schema_options, check_out, nonnegative_int, positive_float, positive_int,
+                   schema_options, writing_out)
 from .data import DATA_FILES, load_local
 
 
@@ -32,12 +32,12 @@ class AmplifyCommand(Command):
                                                     "more than two labels)")
         parser.add_argument("--editor", default="HuggingFaceTB/SmolLM2-135M-Instruct",
                             help="causal LM to train the editor from, or a saved Editor folder (default SmolLM2-135M)")
-        parser.add_argument("--epochs", type=float, default=1.0, help="editor training epochs (default 1)")
-        parser.add_argument("--max-steps", type=int, default=None,
+        parser.add_argument("--epochs", type=positive_float, default=1.0, help="editor training epochs (default 1)")
+        parser.add_argument("--max-steps", type=nonnegative_int, default=None,
                             help="stop editor training after this many steps (0: use --editor as it is)")
         parser.add_argument("--train-batch-size", type=positive_int, default=8,
                             help="editor training batch (default 8)")
-        parser.add_argument("--edit-sentences", type=int, default=None,
+        parser.add_argument("--edit-sentences", type=nonnegative_int, default=None,
                             help="sentences rewritten per text (default 3; 0 rewrites whole texts; NLI edits "
                                  "hypotheses)")
         parser.add_argument("--limit", type=positive_int, default=None, help="edit a seeded sample of this many rows")

@@ -242,7 +242,12 @@ def _run_on_ray(args: argparse.Namespace, augmenter_path: str | None, dataset: A
                and (given.suffix.lower() == ".parquet" or (given.is_dir() and any(given.glob("*.parquet")))))
     if parquet and parquet_rows(given) == 0:  # the same answer as a local run, before Ray starts
         raise UsageError(f"{args.data}: no rows (the Parquet data holds only its columns).")
-    ray.init(address=args.address, ignore_reinit_error=True, include_dashboard=False)
+    try:
+        ray.init(address=args.address, ignore_reinit_error=True, include_dashboard=False)
+    except (ConnectionError, ValueError, RuntimeError, TimeoutError) as err:
+        where = f"--address {args.address}" if args.address else "--engine ray"
+        raise UsageError(f"{where}: no Ray cluster could be reached or started ({type(err).__name__}: "
+                         f"{str(err).splitlines()[0][:200] if str(err) else ''}).") from None
     data = str(given) if parquet else (dataset if dataset is not None else load_input(args))
     return augment_to_parquet(data, augmenter_path, tmp / "data", concurrency=args.concurrency,
                               batch_size=args.batch_size or 64, num_gpus=args.gpus_per_actor, imports=args.imports)

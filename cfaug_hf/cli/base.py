@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-__all__ = ["Command", "UsageError", "positive_int", "add_out_options", "add_data_options", "add_schema_options",
+__all__ = ["Command", "UsageError", "positive_int", "nonnegative_int", "positive_float", "fraction", "add_out_options", "add_data_options", "add_schema_options",
            "add_backend_option", "add_token_option", "add_allow_endpoint_option", "allowing_given_endpoints",
            "schema_options", "check_out", "writing_out", "TASK_COLUMNS"]
 
@@ -65,6 +65,41 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
+def nonnegative_int(text: str) -> int:
+    """An argparse type: a whole number >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a finite number > 0 (``nan`` and ``inf`` are refused)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
+    return value
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {text}")
     return value
 
 
@@ -147,13 +182,27 @@ def schema_options(args: argparse.Namespace, default_task: str | None = None) ->
 
 
 def add_backend_option(parser: argparse.ArgumentParser) -> None:
-    """``--backend``: the generation engine (the engines package's table)."""
-    from ..engines import AUTO, engine_names
+    """``--backend``: the generation engine (the engines package's table), refused at parse time when it is not
+    installed here, before any data or model loads."""
+    from ..deps import install_hint
+    from ..engines import AUTO, engine_class, engine_names
 
-    parser.add_argument("--backend", choices=(AUTO, *engine_names()), default=AUTO,
+    installed = [AUTO, *(n for n in engine_names() if engine_class(n).available())]
+    missing = [n for n in engine_names() if n not in installed]
+
+    def backend(text: str) -> str:
+        if text in missing:
+            raise argparse.ArgumentTypeError(f"{text} is not installed here ({install_hint(engine_class(text).requires)}"
+                                             f"); installed: {', '.join(installed)}")
+        if text not in installed:
+            raise argparse.ArgumentTypeError(f"expected one of {', '.join(installed)}, got {text!r}")
+        return text
+
+    parser.add_argument("--backend", type=backend, default=AUTO, metavar="{" + ",".join(installed) + "}",
                         help="generation engine (cfaug_hf.engines): auto (default) picks, per call, the fastest "
                              "installed one that gives the transformers outputs (CTranslate2 float32 for beams, "
-                             "transformers' shared-prefix sampler for sampled candidates)")
+                             "transformers' shared-prefix sampler for sampled candidates)"
+                             + (f"; not installed here: {', '.join(missing)}" if missing else ""))
 
 
 def add_allow_endpoint_option(parser: argparse.ArgumentParser) -> None:

@@ -14,12 +14,14 @@ __all__ = ["user_error_types", "message", "in_flag_terms", "missing_input"]
 
 
 def user_error_types() -> tuple[type[BaseException], ...]:
+    from ..deps import MissingDependencyError
     from ..sharing.folders import ComponentLoadError, FolderNotEmptyError
     from ..sharing.hub import HubError
     from ..schema import SchemaError
 
     types: list[type[BaseException]] = [UsageError, SchemaError, ComponentLoadError, HubError, FolderNotEmptyError,
-                                        FileNotFoundError, PermissionError, ValueError, TypeError]
+                                        FileNotFoundError, PermissionError, ValueError, TypeError,
+                                        MissingDependencyError]
     if "datasets" in sys.modules:
         from datasets.exceptions import DatasetGenerationError
 

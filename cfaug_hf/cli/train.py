@@ -13,8 +13,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .base import (Command, UsageError, add_out_options, add_schema_options, check_out, positive_int, schema_options,
-                   writing_out)
+from .base import (Command, UsageError, add_out_options, add_schema_options, check_out, fraction, positive_float,
+                   positive_int, schema_options, writing_out)
 from .data import DATA_FILES, load_local
 
 __all__ = ["TrainCommand"]
@@ -23,15 +23,30 @@ SMOLLM = "HuggingFaceTB/SmolLM2-135M-Instruct"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
 
+def model_reference(text: str) -> str:
+    """An argparse type: an existing model folder, or a name that can be a Hub id (a path that is not there is
+    refused here, instead of failing after the data loads)."""
+    from ..sharing.hub import _is_repo_id
+
+    path = Path(text).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise argparse.ArgumentTypeError(f"{text} is a file; expected a model folder or a Hub id")
+        return text
+    if path.is_absolute() or text.startswith((".", "~")) or not _is_repo_id(text):
+        raise argparse.ArgumentTypeError(f"{text}: no such folder (and not a Hub id 'namespace/name')")
+    return text
+
+
 def _common(p: argparse.ArgumentParser, base: str, epochs: float, lora: bool) -> None:
     p.add_argument("data", help=f"training data: a saved dataset folder, {DATA_FILES} or a Hub dataset id")
     p.add_argument("--split", default=None,
                    help="the split to read from a saved DatasetDict folder or a Hub dataset (default train)")
     add_out_options(p, "the trained component")
-    p.add_argument("--base", default=base, help=f"model id or folder to start from [{base}]")
-    p.add_argument("--epochs", type=float, default=epochs, help=f"training epochs [{epochs:g}]")
+    p.add_argument("--base", type=model_reference, default=base, help=f"model id or folder to start from [{base}]")
+    p.add_argument("--epochs", type=positive_float, default=epochs, help=f"training epochs [{epochs:g}]")
     p.add_argument("--max-steps", type=int, default=-1, help="stop after this many steps (overrides --epochs)")
-    p.add_argument("--learning-rate", type=float, default=None, help="learning rate [the function's default]")
+    p.add_argument("--learning-rate", type=positive_float, default=None, help="learning rate [the function's default]")
     p.add_argument("--batch-size", type=positive_int, default=16, help="training batch size [16]")
     p.add_argument("--seed", type=int, default=42, help="training seed [42]")
     p.add_argument("--lora", action=argparse.BooleanOptionalAction, default=lora,
@@ -115,10 +130,10 @@ def _selector_options(kinds: Any) -> None:
     _common(s, MINILM, 20.0, False)  # --learning-rate defaults to 1e-3 here (frozen encoder, new layers only)
     s.add_argument("--text-column", default="text", help="document column: a string or a list of sentences [text]")
     s.add_argument("--label-column", default="label", help="[label]")
-    s.add_argument("--dev-fraction", type=float, default=0.15, help="held-out share for early stopping [0.15]")
-    s.add_argument("--iterations", type=int, default=3, help="ICDA iterations at most [3; the paper's 10]")
-    s.add_argument("--runs", type=int, default=1, help="fresh runs per iteration [1; the paper's 3]")
-    s.add_argument("--patience", type=int, default=5, help="epochs without a checkpoint before stopping [5]")
+    s.add_argument("--dev-fraction", type=fraction, default=0.15, help="held-out share for early stopping [0.15]")
+    s.add_argument("--iterations", type=positive_int, default=3, help="ICDA iterations at most [3; the paper's 10]")
+    s.add_argument("--runs", type=positive_int, default=1, help="fresh runs per iteration [1; the paper's 3]")
+    s.add_argument("--patience", type=positive_int, default=5, help="epochs without a checkpoint before stopping [5]")
     s.add_argument("--gate", choices=("softmax", "two_way"), default="softmax",
                    help="selector gate: softmax across sentences (finds rationales on the frozen path here) or the "
                         "reference's two-way gate [softmax]")

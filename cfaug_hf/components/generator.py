@@ -272,6 +272,8 @@ class Generator(PretrainedComponent):
         """
         if backend != AUTO:
             engine_class(backend)  # an unknown name fails here, naming the table
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+            raise ValueError(f"threads must be a whole number >= 0 (0: the engine's default), got {threads!r}.")
         options: dict[str, Any] = {"threads": threads} if threads else {}
         if compute_type is not None:
             from ..engines.ctranslate2 import COMPUTE_TYPES

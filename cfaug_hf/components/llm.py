@@ -128,7 +128,12 @@ class HTTPLLMConfig:
             setattr(self, f.name, check_value(type(self), f.name, getattr(self, f.name), "HTTPLLMConfig"))
         from urllib.parse import urlsplit
 
-        parts = urlsplit(self.base_url)
+        try:
+            parts = urlsplit(self.base_url)
+            parts.port  # noqa: B018 - a bad port or IPv6 literal raises only when read
+        except ValueError as err:
+            raise ValueError(f"base_url is not a valid address ({err}); expected e.g. http://localhost:8000/v1 or "
+                             f"http://[::1]:8000/v1.") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"base_url must be an http:// or https:// address with a host, got "
                              f"{split_url_credentials(self.base_url)[0]!r}.")

@@ -96,11 +96,7 @@ def build_augmenter(cls: Any, data: dict[str, Any], folder: Path, where: Any, *,
 
 def _build_augmenter(cls: Any, data: dict[str, Any], folder: Path, where: Any, *, token: str | None = None,
                      **overrides: Any) -> Any:
-    for key, kind in (("config", (dict, type(None))), ("schema", (dict, type(None))),
-                      ("components", (dict, type(None)))):
-        if not isinstance(data.get(key), kind):
-            raise ComponentLoadError(f"{where}: {key!r} is {data.get(key)!r}; expected an object. The file is "
-                                     f"damaged: save the augmenter again.")
+    check_sections(data, where)
     for role, ref in (data.get("components") or {}).items():
         if ref is not None and not isinstance(ref, (dict, str)):
             raise ComponentLoadError(f"{where}: components.{role} is {ref!r}; expected an object, a folder or Hub "
@@ -289,9 +285,26 @@ def read_recipe(path: str | os.PathLike) -> dict[str, Any]:
                                  f"{str(err)[:300]}).") from None
     if not isinstance(data, dict) or not isinstance(data.get("method"), str):
         raise ComponentLoadError(f"{path}: a recipe is an object with at least a 'method'; got "
-                                 f"{type(data).__name__}" + (f" with keys {sorted(data)}" if isinstance(data, dict)
-                                                             else "") + ".")
+                                 f"{type(data).__name__}" + (f" with keys {sorted(map(str, data))}"
+                                                             if isinstance(data, dict) else "") + ".")
+    check_sections(data, path)
     return data
+
+
+#: The sections of a recipe or saved augmenter and the JSON types each may have (null: the default).
+SECTIONS = {"method": (str,), "preset": (str,), "config": (dict,), "schema": (dict,), "components": (dict,),
+            "filters": (list,)}
+
+
+def check_sections(data: dict[str, Any], where: Any) -> None:
+    """Refuse a recipe section of the wrong type, naming the file and the section (``config: [1, 2]`` reached the
+    code that merges configs and failed there as "'list' object is not a mapping")."""
+    names = {dict: "an object", list: "a list", str: "a string"}
+    for key, kinds in SECTIONS.items():
+        value = data.get(key)
+        if value is not None and not isinstance(value, kinds):
+            raise ComponentLoadError(f"{where}: {key!r} is {type(value).__name__} {str(value)[:80]!r}; expected "
+                                     f"{' or '.join(names[k] for k in kinds)} (or leave it out).")
 
 
 # ------------------------------------------------------------------------------------------------------- filters

@@ -176,17 +176,18 @@ class ClaimEdit:
 
 
 def classify_edit(old: str, new: str) -> ClaimEdit:
-    import difflib
+    from .diff import word_diff
 
     a = [t for t in tokenize(old) if is_word(t)]
     b = [t for t in tokenize(new) if is_word(t)]
     flips = any(is_negation(t) for t in a) != any(is_negation(t) for t in b) or (
         sorted(t.key for t in a if is_negation(t)) != sorted(t.key for t in b if is_negation(t)))
-    ops = [op for op in difflib.SequenceMatcher(a=[t.key for t in a], b=[t.key for t in b],
-                                                autojunk=False).get_opcodes() if op[0] != "equal"]
+    ops = word_diff([t.key for t in a], [t.key for t in b])
     if not ops:
         return ClaimEdit("identical", False)
     tags = {op[0] for op in ops}
+    if "long" in tags:  # a long stretch rewritten whole: not a small edit that could keep the meaning
+        return ClaimEdit("change", flips)
     if tags == {"delete"}:
         return ClaimEdit("deletion", flips)
     if tags == {"insert"}:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...components.protocols import RationaleSelecting
-from ...augmenter import Augmenter, Counterfactual, Example, RowResult, source_id
+from ...augmenter import Augmenter, Counterfactual, Example, RowResult, source_id, whole_dataset
 from ...fingerprint import digest_json
 from ...schema import SchemaError, TaskSchema
 from ...text.sentences import split_sentences
@@ -101,6 +101,7 @@ class RationaleSwapAugmenter(Augmenter):
 
     def fit(self, dataset: Any) -> RationaleSwapAugmenter:
         """Select rationales on ``dataset`` and draw the counterfactual plan that `__call__` emits."""
+        dataset = whole_dataset(dataset, "RationaleSwapAugmenter (ICDA's swaps)")
         self.schema.validate_features(dataset.features)
         rows = list(dataset)
         docs = [self.sentences(r[self.column], i) for i, r in enumerate(rows)]
@@ -141,6 +142,7 @@ class RationaleSwapAugmenter(Augmenter):
 
     def augment(self, dataset: Any, **kwargs: Any) -> Any:
         """`fit` on ``dataset`` (unless already fitted on it) then ``map``; see `Augmenter.augment`."""
+        dataset = whole_dataset(dataset, "RationaleSwapAugmenter (ICDA's swaps)")
         if self._by_source is None or getattr(self, "_fitted_on", None) != dataset._fingerprint:
             self.fit(dataset)
             self._fitted_on = dataset._fingerprint

@@ -7,6 +7,7 @@ Everything here is plain Python over indices, shared by the ``datasets.map`` aug
 from __future__ import annotations
 
 import math
+import numbers
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -64,6 +65,13 @@ def plan_counterfactuals(result: SelectionResult, labels: Sequence[int], num_sen
     n = len(labels)
     if not (len(result.selected) == len(result.predicted) == len(result.error) == len(num_sentences) == n):
         raise ValueError("selection, labels and sentence counts must describe the same documents.")
+    for d, chosen in enumerate(result.selected):  # a selector of the user's may return any index
+        bad = [s for s in chosen if isinstance(s, bool) or not isinstance(s, numbers.Integral)
+               or not 0 <= s < num_sentences[d]]
+        if bad:
+            raise ValueError(f"The rationale selector chose sentence {bad[0]!r} of document {d}, which has "
+                             f"{num_sentences[d]} sentence(s); a selection holds sentence indices 0 to "
+                             f"{num_sentences[d] - 1}.")
     rng = random.Random(seed)
     outcomes = [""] * n
     classes = sorted(set(int(y) for y in labels))

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...components.protocols import EntityRecognizing, LabelScoring
-from ...augmenter import Augmenter, Counterfactual, Example, RowResult
+from ...augmenter import Augmenter, Counterfactual, Example, RowResult, whole_dataset
 from ...text.entities import EntityLexicon
 from ...filters import EntityFidelityFilter, LabelFlipFilter, Pair, SemanticFidelityFilter, TopK
 from ...fingerprint import stable_hash
@@ -156,6 +156,7 @@ class RACEAugmenter(Augmenter):
     def fit(self, dataset: Any, *, batch_size: int = 256) -> RACEAugmenter:
         """Collect the dataset's entities of ``replace_types`` (the in-dataset replacement pool)."""
         cfg: RACEConfig = self.config  # type: ignore[assignment]
+        dataset = whole_dataset(dataset, "RACEAugmenter.fit (the dataset's entity pool)")
         self.schema.validate_features(dataset.features)
         found: dict[str, list[str]] = {}
         column = dataset[self.evidence_column]
