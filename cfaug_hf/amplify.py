@@ -118,6 +118,9 @@ def amplify(dataset: Any, schema: TaskSchema | None = None, *, counterfactual_co
         raise ValueError(f"amplify: folds must be an integer of at least 2 (cross-fitting) or None, got {folds!r}.")
     annotated, targets = _annotations(dataset, schema, counterfactual_column, target_column)
     if folds is not None and folds > len(annotated):  # checked before any fold is laid out or editor trained
+        if len(annotated) < 2:
+            raise SchemaError(f"amplify: folds={folds} leaves fold 0's editor no annotated row to learn from "
+                              f"({len(annotated)} rows are annotated); cross-fitting needs at least 2.")
         raise ValueError(f"amplify: folds={folds} is more than the {len(annotated)} annotated rows; each fold holds "
                          f"its share of the annotations, so use at most {len(annotated)} folds (--folds).")
     nli = schema.task == "natural-language-inference"

@@ -292,7 +292,7 @@ def read_recipe(path: str | os.PathLike) -> dict[str, Any]:
 
 
 #: The sections of a recipe or saved augmenter and the JSON types each may have (null: the default).
-SECTIONS = {"method": (str,), "preset": (str,), "config": (dict,), "schema": (dict,), "components": (dict,),
+SECTIONS = {"method": (str,), "config": (dict,), "schema": (dict,), "components": (dict,),
             "filters": (list,)}
 
 

@@ -65,13 +65,6 @@ def plan_counterfactuals(result: SelectionResult, labels: Sequence[int], num_sen
     n = len(labels)
     if not (len(result.selected) == len(result.predicted) == len(result.error) == len(num_sentences) == n):
         raise ValueError("selection, labels and sentence counts must describe the same documents.")
-    for d, chosen in enumerate(result.selected):  # a selector of the user's may return any index
-        bad = [s for s in chosen if isinstance(s, bool) or not isinstance(s, numbers.Integral)
-               or not 0 <= s < num_sentences[d]]
-        if bad:
-            raise ValueError(f"The rationale selector chose sentence {bad[0]!r} of document {d}, which has "
-                             f"{num_sentences[d]} sentence(s); a selection holds sentence indices 0 to "
-                             f"{num_sentences[d] - 1}.")
     rng = random.Random(seed)
     outcomes = [""] * n
     classes = sorted(set(int(y) for y in labels))
@@ -84,6 +77,7 @@ def plan_counterfactuals(result: SelectionResult, labels: Sequence[int], num_sen
         elif result.predicted[d] != int(labels[d]):
             outcomes[d] = "skipped:misclassified"
         else:
+            _check_selected(result.selected[d], d, num_sentences[d])
             ranked[int(labels[d])].append(d)
     pools: dict[int, list[tuple[int, int]]] = {}
     for c, docs in ranked.items():
@@ -121,6 +115,18 @@ def plan_counterfactuals(result: SelectionResult, labels: Sequence[int], num_sen
     counts.update(o for o in outcomes)
     counts["counterfactuals"] = len(specs)
     return Plan(specs, outcomes, pools, counts)
+
+
+def _check_selected(chosen: Any, d: int, sentences: int) -> None:
+    """Refuse a selection (from a selector of the user's) that is not sentence indices of document ``d``."""
+    try:
+        bad = [s for s in chosen if isinstance(s, bool) or not isinstance(s, numbers.Integral)
+               or not 0 <= s < sentences]
+    except TypeError:  # not a list at all
+        bad = [chosen]
+    if bad:
+        raise ValueError(f"The rationale selector chose sentence {bad[0]!r} of document {d}, which has {sentences} "
+                         f"sentence(s); a selection is a list of sentence indices 0 to {sentences - 1}.")
 
 
 def rationale_set_change(current: SelectionResult, previous: SelectionResult | None, *,
