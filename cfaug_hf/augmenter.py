@@ -31,6 +31,7 @@ import dataclasses
 import json
 import logging
 import os
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from dataclasses import dataclass, field
@@ -168,10 +169,19 @@ def settle(res: RowResult) -> None:
             continue
         seen.add(key)
         kept.append(cf)
-    events = [e for e in res.events if not e.startswith("produced:")]
+    # The method's own produced events stay where it put them, as many of each kind as are written; missing ones
+    # are added at the end.
+    quota = Counter(cf.kind for cf in kept)
+    events = []
+    for event in res.events:
+        kind = event[len("produced:"):] if event.startswith("produced:") else None
+        if kind is None or quota[kind] > 0:
+            events.append(event)
+            if kind is not None:
+                quota[kind] -= 1
     if res.counterfactuals and not kept:
         events.append("skipped:invalid_text")
-    res.events[:] = events + dropped + [f"produced:{cf.kind}" for cf in kept]
+    res.events[:] = events + dropped + [f"produced:{kind}" for kind, n in quota.items() for _ in range(n)]
     res.counterfactuals[:] = kept
 
 
