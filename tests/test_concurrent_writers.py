@@ -64,11 +64,13 @@ def test_a_second_run_on_the_same_out_stops_before_any_work(tmp_path):
 
 
 def test_in_one_process_the_lock_is_reentrant_and_released(tmp_path):
+    entered = []
     with folder_lock(tmp_path / "x", wait=False):
-        with folder_lock(tmp_path / "x", wait=False):
-            pass
-    with folder_lock(tmp_path / "x", wait=False):
-        pass
+        with folder_lock(tmp_path / "x", wait=False):  # a command holding --out saves into it
+            entered.append("nested")
+    with folder_lock(tmp_path / "x", wait=False):  # released: taken again at once
+        entered.append("again")
+    assert entered == ["nested", "again"]
 
 
 def test_a_held_folder_refuses_a_command_writer_at_once(tmp_path):
@@ -84,8 +86,10 @@ def test_a_held_folder_refuses_a_command_writer_at_once(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+    taken = False
     with folder_lock(tmp_path / "x", wait=False):  # a killed holder leaves no lock behind
-        pass
+        taken = True
+    assert taken
 
 
 def test_concurrent_saves_of_one_folder_are_serialised(tmp_path):

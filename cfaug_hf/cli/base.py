@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-__all__ = ["Command", "UsageError", "positive_int", "nonnegative_int", "positive_float", "fraction", "add_out_options", "add_data_options", "add_schema_options",
-           "add_backend_option", "add_token_option", "add_allow_endpoint_option", "allowing_given_endpoints",
+__all__ = ["Command", "UsageError", "positive_int", "nonnegative_int", "positive_float", "fraction",
+           "add_out_options", "add_data_options", "add_schema_options", "add_backend_option", "add_token_option", "add_allow_endpoint_option", "allowing_given_endpoints",
            "schema_options", "check_out", "writing_out", "TASK_COLUMNS"]
 
 
@@ -57,50 +57,27 @@ class Command(abc.ABC):
         return parser
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
-    return value
-
-
-def nonnegative_int(text: str) -> int:
-    """An argparse type: a whole number >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    """An argparse type: a finite number > 0 (``nan`` and ``inf`` are refused)."""
+def _number_type(convert: type, allowed: Any, expected: str) -> Any:
+    """An argparse type: ``convert(text)`` (int or float, never nan or inf) for which ``allowed(value)`` holds."""
     import math
 
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
-    return value
+    def parse(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if not math.isfinite(value) or not allowed(value):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text}")
+        return value
+
+    return parse
 
 
-def fraction(text: str) -> float:
-    """An argparse type: a number strictly between 0 and 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {text}")
-    return value
+#: argparse types: a whole number >= 1, a whole number >= 0, a finite number > 0, a number strictly in (0, 1).
+positive_int = _number_type(int, lambda v: v >= 1, "a whole number >= 1")
+nonnegative_int = _number_type(int, lambda v: v >= 0, "a whole number >= 0")
+positive_float = _number_type(float, lambda v: v > 0, "a finite number > 0")
+fraction = _number_type(float, lambda v: 0 < v < 1, "a number strictly between 0 and 1")
 
 
 # ------------------------------------------------------------------------------------------------- option groups
