@@ -446,12 +446,13 @@ def write_folder(target: str | os.PathLike, kind: str, *, overwrite: bool = Fals
         ...
         cfaug_hf.sharing.folders.FolderNotEmptyError: ...
     """
-    with folder_lock(check_writable(target, kind, overwrite=overwrite)):
+    # Checked under the lock only: another writer's commit in progress would look like a folder of someone else's.
+    with folder_lock(target):
         yield from _write_folder(target, kind, overwrite, hidden_manifest)
 
 
 def _write_folder(target: str | os.PathLike, kind: str, overwrite: bool, hidden_manifest: bool) -> Iterator[Path]:
-    target = check_writable(target, kind, overwrite=overwrite)  # again: the writer before may have changed it
+    target = check_writable(target, kind, overwrite=overwrite)
     existing = _files(target) if target.is_dir() else []
     ours_before: set[str] = set()
     if existing and folder_kind(target) == kind:
