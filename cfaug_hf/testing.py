@@ -11,7 +11,7 @@ from typing import Any
 from .augmenter import Augmenter, AugmenterConfig, Counterfactual, RowResult
 
 __all__ = ["tiny_tokenizer", "tiny_seq2seq", "tiny_causal_lm", "tiny_classifier", "tiny_encoder", "NegateAugmenter",
-           "TINY_VOCAB", "tiny_word_encoder", "planted_reviews"]
+           "TINY_VOCAB", "tiny_word_encoder", "planted_reviews", "keyword_checker"]
 
 _WORDS = """the a an of in on at to for with and or not no never did does was were is are be been has have had it
 this that he she they his her their film movie claim evidence cat dog mat sat ran good bad great terrible
@@ -95,6 +95,55 @@ def tiny_classifier(label_names: tuple[str, ...] = ("SUPPORTS", "REFUTES"), seed
                      num_labels=len(label_names), id2label=dict(enumerate(label_names)),
                      label2id={n: i for i, n in enumerate(label_names)})
     return BertForSequenceClassification(cfg), tok
+
+
+@dataclass
+class _KeywordCheckerConfig:
+    accept_threshold: float | None = 0.6
+
+
+class _KeywordChecker:
+    def __init__(self, words: dict[str, list[str]], threshold: float | None) -> None:
+        self.label_names = tuple(words)
+        self.words = {label: [w.casefold() for w in ws] for label, ws in words.items()}
+        self.config = _KeywordCheckerConfig(threshold)
+        self.calls: list[int] = []
+
+    def label_id(self, label: str) -> int:
+        names = [n.casefold() for n in self.label_names]
+        if label.casefold() not in names:
+            raise ValueError(f"Label {label!r} is not one of the checker's labels {list(self.label_names)}.")
+        return names.index(label.casefold())
+
+    def predict_proba(self, first: Any, second: Any = None) -> Any:
+        import re
+
+        import numpy as np
+
+        texts = list(first)
+        self.calls.append(len(texts))
+        out = np.zeros((len(texts), len(self.label_names)), dtype=np.float32)
+        for r, text in enumerate(texts):
+            tokens = re.findall(r"\w+", text.casefold())
+            hits = np.array([sum(tokens.count(w) for w in self.words[n]) for n in self.label_names], dtype=np.float32)
+            out[r] = np.exp(2 * hits) / np.exp(2 * hits).sum()
+        return out
+
+    def __repr__(self) -> str:
+        return f"keyword_checker({self.words!r})"
+
+
+def keyword_checker(words: dict[str, list[str]], accept_threshold: float | None = 0.6) -> Any:
+    """A label checker that counts keywords: each label's probability grows with the number of its words in the
+    text (softmax of twice the counts). A stand-in for `LabelChecker` in tests and examples of checker-driven
+    loops; ``calls`` records the size of each `predict_proba` call.
+
+    Examples:
+        >>> checker = keyword_checker({"negative": ["bad"], "positive": ["good"]})
+        >>> [round(float(p), 2) for p in checker.predict_proba(["good good bad"])[0]]
+        [0.12, 0.88]
+    """
+    return _KeywordChecker(words, accept_threshold)
 
 
 def tiny_encoder(seed: int = 0) -> tuple[Any, Any]:

@@ -9,7 +9,10 @@ classification head trained on human contrastive pairs from ../shared/data/, sav
   training part of the FEVER setup of ``benchmarks/debias/``).
 - ``natural-language-inference``: CAD-SNLI train (Kaushik et al. 2020), originals with their revised premises and
   hypotheses.
-- ``sentiment-analysis``: CAD IMDb train, the original reviews and their human counterfactuals.
+- ``sentiment-analysis``: CAD IMDb train, the original reviews and their human counterfactuals, plus partial flips
+  built from the same pairs (`cfaug_hf.training.partial_flips`: some of the annotator's sentence changes made and not
+  others, each mixed text once with either label), so that it judges the whole review and scores a partial flip
+  under its threshold; read up to 512 tokens (whole reviews: the 99th percentile of CAD train is 427).
 
 How well each keeps human flips and rejects same-meaning rewrites is measured by ``benchmarks/flip_checker.py``.
 
@@ -42,7 +45,7 @@ from cfaug_hf.pretrained import MINILM
 SETTINGS = {
     "natural-language-inference": (128, 3, None),
     "fact-verification": (128, 2, 8000),
-    "sentiment-analysis": (192, 2, None),
+    "sentiment-analysis": (512, 2, None),
 }
 
 DATA = {
@@ -53,7 +56,9 @@ DATA = {
     "natural-language-inference": ("CAD-SNLI train, all_combined (Kaushik et al., ICLR 2020), "
                                    "acmi-lab/counterfactually-augmented-data, Apache-2.0; SNLI CC BY-SA 4.0", None),
     "sentiment-analysis": ("CAD IMDb train, orig + new (Kaushik et al., ICLR 2020), "
-                           "acmi-lab/counterfactually-augmented-data, Apache-2.0; IMDb reviews (Maas et al. 2011)",
+                           "acmi-lab/counterfactually-augmented-data, Apache-2.0; IMDb reviews (Maas et al. 2011); "
+                           "plus partial flips of the same pairs (cfaug_hf.training.partial_flips, seed 0: some of "
+                           "the annotator's sentence changes made, each mixed text once with either label)",
                            None),
 }
 
@@ -74,7 +79,14 @@ def training_rows(task: str, cap: int | None, seed: int = 0):
     elif task == "natural-language-inference":
         rows = cad_nli("all_combined", "train")
     else:
-        rows = concatenate_datasets([cad_sentiment("orig", "train"), cad_sentiment("new", "train")])
+        from scripts.shared_data import cad_sentiment_edit_rows
+
+        from cfaug_hf.training import partial_flips
+
+        clean = concatenate_datasets([cad_sentiment("orig", "train"), cad_sentiment("new", "train")])
+        mixed = partial_flips(cad_sentiment_edit_rows("train"), seed=seed).select_columns(["text", "label"])
+        rows = concatenate_datasets([clean.select_columns(["text", "label"]), mixed.cast(
+            clean.select_columns(["text", "label"]).features)]).shuffle(seed=seed)
     if cap is not None and len(rows) > cap:
         rows = rows.shuffle(seed=seed).select(range(cap))
     return rows
@@ -103,9 +115,13 @@ def calibrate(task: str, checker) -> None:
     counterfactuals with their new label (to keep) from held-out originals given a label they do not have (to
     reject): the highest keep rate + reject rate (Youden's J). The same-meaning fixture is never used here; it
     measures the result."""
-    flips, _ = held_out(task)["human flips"]
-    originals, _ = held_out(task)["originals"]
-    wrong, wrong_names = wrong_labels(task, originals)
+    sets = held_out(task)
+    flips, _ = sets["human flips"]
+    wrong, wrong_names = wrong_labels(task, sets["originals"][0])
+    mixed = sets.get("partial flips")
+    if mixed:  # a partial flip given the label it was being flipped to must be rejected too
+        more, more_names = wrong_labels(task, mixed[0])
+        wrong, wrong_names = wrong + more, wrong_names + more_names
     grid = [round(0.05 * i, 2) for i in range(1, 20)]
     p_flip = checker.predict_proba(*texts(task, flips))
     p_wrong = checker.predict_proba(*texts(task, wrong))
@@ -118,11 +134,12 @@ def calibrate(task: str, checker) -> None:
     checker.config.accept_threshold = best
     checker.training_info["eval_calibration"] = {  # eval_: the card shows it under Evaluation
         "accept_threshold": best,
-        "rule": "highest keep + reject rate on held-out human flips and held-out originals with a wrong label",
+        "rule": "highest keep + reject rate on held-out human flips and held-out originals (and, for sentiment, "
+                "constructed partial flips) with a wrong label",
         "held_out_flips": len(flips), "kept": round(scores[best][1], 4),
         "held_out_wrong_labels": len(wrong), "rejected": round(scores[best][2], 4)}
     print(f"{task}: accept_threshold {best} keeps {scores[best][1]:.1%} of {len(flips)} held-out human flips and "
-          f"rejects {scores[best][2]:.1%} of {len(wrong)} originals with a wrong label", flush=True)
+          f"rejects {scores[best][2]:.1%} of {len(wrong)} originals (and partial flips) with a wrong label", flush=True)
 
 
 def save_half(checker, target: Path) -> None:

@@ -33,8 +33,15 @@ def held_out(task: str) -> dict[str, tuple[list[dict[str, Any]], str]]:
         return {"originals": (_rows(cad_nli("original", "dev")), "CAD-SNLI dev originals"),
                 "human flips": (_rows(cad_nli("revised_combined", "dev")),
                                 "CAD-SNLI dev revised premises and hypotheses")}
+    from scripts.shared_data import cad_sentiment_edit_rows
+
+    from cfaug_hf.training import partial_flips
+
     return {"originals": (_rows(cad_sentiment("orig", "dev")), "CAD IMDb dev originals"),
-            "human flips": (_rows(cad_sentiment("new", "dev")), "CAD IMDb dev human counterfactuals")}
+            "human flips": (_rows(cad_sentiment("new", "dev")), "CAD IMDb dev human counterfactuals"),
+            "partial flips": (_rows(partial_flips(cad_sentiment_edit_rows("dev"), seed=0)),
+                              "CAD IMDb dev pairs with some of the annotator's sentence changes made (label: the side "
+                              "each came from; a checker must not accept it as the other label)")}
 
 
 def texts(task: str, rows: list[dict[str, Any]]) -> tuple[list[str], list[Any] | None]:

@@ -44,7 +44,8 @@ def train_checker(checker: LabelChecker | str, train_dataset: Any, schema: TaskS
                   learning_rate: float | None = None,
                   batch_size: int = 16, seed: int = 42, output_dir: str | None = None,
                   callbacks: list[Any] | None = None, dataset_id: str | None = None,
-                  training_args: dict[str, Any] | None = None, **checker_overrides: Any) -> LabelChecker:
+                  training_args: dict[str, Any] | None = None, resume_from_checkpoint: str | bool | None = None,
+                  **checker_overrides: Any) -> LabelChecker:
     """Fine-tune a checker to predict the schema's label from its text columns (a pair when there are two).
 
     Args:
@@ -55,6 +56,8 @@ def train_checker(checker: LabelChecker | str, train_dataset: Any, schema: TaskS
             classification head (saved whole) instead of every weight; the saved checker is the adapter (a few
             MB) and names its base. Learning rate default 5e-5, or 5e-4 with ``lora``.
         dataset_id: the Hub id of the training data, recorded for the model card.
+        resume_from_checkpoint: go on from a checkpoint of ``output_dir`` (True: the latest), as in
+            `train_generator`: with ``training_args={"save_steps": 50}`` a long CPU run survives an interruption.
 
     Examples:
         >>> from datasets import Dataset
@@ -99,7 +102,7 @@ def train_checker(checker: LabelChecker | str, train_dataset: Any, schema: TaskS
                       data_collator=DataCollatorWithPadding(checker.tokenizer), compute_metrics=_accuracy,
                       callbacks=callbacks)
     with quiet_dependency_warnings():
-        result = trainer.train()
+        result = trainer.train(resume_from_checkpoint=resume_from_checkpoint)
     checker.model = trainer.model
     checker.model.eval()
     info: dict[str, Any] = {

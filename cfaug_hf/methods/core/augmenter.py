@@ -125,6 +125,13 @@ class COREAugmenter(Augmenter):
         self.checker = checker = resolve_checker(checker, schema, schema.label_names, "CORE")
         if checker is not None:
             self.filters.insert(0, LabelFlipFilter(checker))
+        if cfg.until_flipped:
+            if self.task == "nli":
+                raise ValueError("until_flipped applies to sentiment and text tasks; NLI edits the one hypothesis "
+                                 "sentence, which the label-flip check already judges with its premise.")
+            if checker is None:
+                raise TypeError("until_flipped needs checker= (a LabelChecker, 'default' or a folder): it decides "
+                                "when the whole edited text reads as the target label.")
         if cfg.edit_sentences:
             if self.task == "nli":
                 raise ValueError("edit_sentences applies to sentiment and text tasks; NLI edits the hypothesis.")
@@ -216,6 +223,9 @@ class COREAugmenter(Augmenter):
                 res.events.append("skipped:label_not_augmented")
         if not todo:
             return results
+        if cfg.until_flipped:
+            self._until_flipped(todo)
+            return results
         units, split = self._units(todo)
         jobs = self._jobs(units, todo)
         edits: dict[tuple[int, str], list[tuple[int | None, str, dict[str, Any]]]] = {}
@@ -235,6 +245,47 @@ class COREAugmenter(Augmenter):
                 elif failures.get((t, target)):
                     res.events.append(f"skipped:{failures[(t, target)][0]}")
         return results
+
+    def _until_flipped(self, todo: list[Any]) -> None:
+        """Edit each row's label-carrying sentences, strongest first, until the checker reads the whole text as the
+        target (`cfaug_hf.methods.until_flipped`); each round's sentences are edited as in ``edit_sentences``
+        mode (retrieval per sentence in ``core`` mode, the neighbours as the editor's context)."""
+        from ..until_flipped import edit_until_flipped
+
+        cfg: COREConfig = self.config  # type: ignore[assignment]
+        flat = [(t, target) for t, (_, _, targets) in enumerate(todo) for target in targets]
+
+        def propose(requests: list[Any]) -> list[tuple[str | None, dict[str, Any], str | None]]:
+            # each request is its own one-target row here, so the edits and failures come back keyed by it
+            sub = [(todo[flat[r.row][0]][0], RowResult(), [r.target]) for r in requests]
+            units = [(k, r.position, r.text) for k, r in enumerate(requests)]
+            split = {k: r.units for k, r in enumerate(requests)}
+            edits: dict[tuple[int, str], list[Any]] = {}
+            failures: dict[tuple[int, str], list[str]] = {}
+            jobs = self._jobs(units, sub)
+            if isinstance(self.editor, Editor):
+                self._edit_with_editor(jobs, sub, split, edits, failures)
+            else:
+                self._edit_with_prompts(jobs, sub, edits, failures)
+            out: list[tuple[str | None, dict[str, Any], str | None]] = []
+            for k, r in enumerate(requests):
+                done = edits.get((k, r.target))
+                out.append((done[0][1], done[0][2], None) if done else
+                           (None, {}, (failures.get((k, r.target)) or ["no_retrieval"])[0]))
+            return out
+
+        outcomes = edit_until_flipped([todo[t][0][self.edit_column] for t, _ in flat],
+                                      [todo[t][0].label for t, _ in flat], [target for _, target in flat],
+                                      propose=propose, checker=self.checker, config=cfg, scorer=self.sentence_scorer)
+        kind = {"core": "core", "editor_only": "llm-edit"}[cfg.mode]
+        for (t, target), outcome in zip(flat, outcomes):
+            ex, res, _ = todo[t]
+            if outcome.text is None:
+                res.events.append(f"skipped:{outcome.reason}")
+                continue
+            edit = {"target": target, "until_flipped": {"rounds": outcome.rounds, "probability": outcome.probability},
+                    "sentences": outcome.edits}
+            self._emit_cf(ex, res, target, outcome.text, edit, kind)
 
     def _units(self, todo: list[Any]) -> tuple[list[tuple[int, int | None, str]], dict[int, list[str]]]:
         """What each prompt edits, as (todo index, sentence position or None, text): the whole text (or

@@ -3,8 +3,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...augmenter import AugmenterConfig
 from ...registry.roles import Role
+from ..until_flipped import WholeInputConfig
 
 __all__ = ["ROLES", "COREConfig", "CORE_MODES", "CORE_TASKS"]
 
@@ -15,7 +15,7 @@ CORE_TASKS = ("auto", "sentiment", "nli", "text")
 
 
 @dataclass
-class COREConfig(AugmenterConfig):
+class COREConfig(WholeInputConfig):
     """CORE settings. ``COREAugmenter.from_preset("paper")`` gives Dixit et al. (2022)'s; the defaults differ where
     they measured better (see docs/methods/core.md, departures)."""
 
@@ -51,6 +51,7 @@ class COREConfig(AugmenterConfig):
         "help": "Texts longer than this are cut (at a word boundary) inside the prompt, and counted."})
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.mode not in CORE_MODES:
             raise ValueError(f"mode must be one of {CORE_MODES}, got {self.mode!r}.")
         if self.task not in CORE_TASKS:
@@ -63,6 +64,13 @@ class COREConfig(AugmenterConfig):
             raise ValueError(f"max_keywords must be >= 0 (0: all) or None, got {self.max_keywords}.")
         if self.edit_sentences < 0:
             raise ValueError(f"edit_sentences must be >= 0, got {self.edit_sentences}.")
+        if self.until_flipped and self.edit_sentences:
+            raise ValueError(f"until_flipped and edit_sentences={self.edit_sentences} are two ways of choosing what "
+                             f"to edit; set one (until_flipped edits the sentences that carry the label until the "
+                             f"whole text flips, edit_sentences a fixed number of them).")
+        if self.until_flipped and self.mode == "retrieval_only":
+            raise ValueError("until_flipped edits with the editor; mode='retrieval_only' has none (use 'core' or "
+                             "'editor_only').")
         if self.demonstrations is not None:
             self.demonstrations = [dict(d) for d in self.demonstrations]
 

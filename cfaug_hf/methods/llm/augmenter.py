@@ -150,6 +150,14 @@ class LLMCounterfactualAugmenter(Augmenter):
         self.target_mode = "none" if task == "ner" else cfg.targets if cfg.targets != "auto" else (
             "all" if len(schema.label_names) <= 3 else "balanced")
         checker = None if task == "ner" else resolve_checker(checker, schema, schema.label_names, "LLM augmenter")
+        if cfg.until_flipped:
+            if task != "sentiment":
+                raise ValueError(f"until_flipped applies to the sentiment task (one text of sentences), not {task!r}: "
+                                 f"NLI and RE edit one sentence, which the label-flip check already judges whole; "
+                                 f"NER keeps its labels.")
+            if checker is None:
+                raise TypeError("until_flipped needs checker= (a LabelChecker, 'default' or a folder): it decides "
+                                "when the whole edited text reads as the target label.")
         self.llm, self.checker, self.tagger, self.demo_encoder = llm, checker, tagger, demo_encoder
         self._pool_vectors: Any = None
         given = {type(f) for f in self.filters}
@@ -285,11 +293,14 @@ class LLMCounterfactualAugmenter(Augmenter):
                                           "targets": targets}, ""))
                 continue
             text, rest = self._cut(ex[self.edit_column])
-            if rest:
+            if rest and not cfg.until_flipped:  # the loop edits sentence by sentence: nothing is cut
                 res.events.append("truncated:llm_input")
             for t in targets:
                 jobs.append((i, [t], {"text": text, "label": ex.label, "target": t}, rest))
         if not jobs:
+            return results
+        if cfg.until_flipped:
+            self._until_flipped(examples, results, jobs)
             return results
         if isinstance(self.llm, Editor):
             self._edit(examples, results, jobs)
@@ -329,6 +340,60 @@ class LLMCounterfactualAugmenter(Augmenter):
                 results[i].events.append("skipped:llm_unchanged")
                 continue
             self._rewrite(examples[i], results[i], [(c, False) for c, _ in options], {**row, "editor": who}, rest)
+
+    def _until_flipped(self, examples: list[Example], results: list[RowResult], jobs: list[Any]) -> None:
+        """Edit each row's label-carrying sentences, strongest first, until the checker reads the whole text as the
+        target (`cfaug_hf.methods.until_flipped`): with an `Editor`, each sentence with its neighbours as context
+        and the checker picking among the candidates; with a prompted LLM, the task's prompt on the sentence."""
+        from ..until_flipped import edit_until_flipped
+
+        cfg: LLMConfig = self.config  # type: ignore[assignment]
+        rows = [(i, targets[0]) for i, targets, _, _ in jobs]
+
+        def seed(r: Any) -> int:
+            return stable_hash("llm", examples[rows[r.row][0]].seed, r.target, r.position) % (2 ** 31)
+
+        def propose(requests: list[Any]) -> list[tuple[str | None, dict[str, Any], str | None]]:
+            if isinstance(self.llm, Editor):
+                outs = self.llm.edit([r.text for r in requests], [r.target for r in requests],
+                                     contexts=[r.context() for r in requests], seeds=[seed(r) for r in requests])
+                ranked = rank_by_checker(outs, [r.target for r in requests], self.checker)
+                who = self.llm.fingerprint()[:16]
+                answers = [[c for c, _ in options] for options in ranked]
+                info = [{"editor": who, "candidates": len(options),
+                         "checker_prob": round(options[0][1], 4) if options and options[0][1] is not None else None}
+                        for options in ranked]
+            else:
+                prompts = [build_prompt(self.task, {"text": r.text, "label": examples[rows[r.row][0]].label,
+                                                    "target": r.target},
+                                        demonstrations=d, guidelines=cfg.guidelines, cot=cfg.cot)
+                           for r, d in zip(requests, self.demonstrations_for(
+                               [{"text": r.text, "label": examples[rows[r.row][0]].label} for r in requests]))]
+                gen = as_text_generator(self.llm, what="prompt").generate_with_info(
+                    prompts, seeds=[seed(r) for r in requests])
+                answers, info = [], []
+                for j, r in enumerate(requests):
+                    parsed = [] if gen.error(j) else [parse_text(a, r.text, _CUE[self.task])[0] for a in gen.texts[j]]
+                    answers.append([a for a in parsed if a])
+                    info.append({})
+            out: list[tuple[str | None, dict[str, Any], str | None]] = []
+            for r, options, extra in zip(requests, answers, info):
+                reasons = [screen_answer(c, r.text) for c in options]
+                chosen = next((c for c, why in zip(options, reasons) if why is None), None)
+                out.append((chosen, extra, None if chosen else (reasons[0] if reasons else "llm_unchanged")))
+            return out
+
+        outcomes = edit_until_flipped([examples[i][self.edit_column] for i, _ in rows],
+                                      [examples[i].label for i, _ in rows], [t for _, t in rows],
+                                      propose=propose, checker=self.checker, config=cfg)
+        for (i, target), outcome in zip(rows, outcomes):
+            if outcome.text is None:
+                results[i].events.append(f"skipped:{outcome.reason}")
+                continue
+            self._add(examples[i], results[i], {self.edit_column: outcome.text}, target,
+                      {"target": target, "until_flipped": {"rounds": outcome.rounds,
+                                                           "probability": outcome.probability},
+                       "sentences": outcome.edits})
 
     def _fail(self, res: RowResult, reason: str | None, truncated: bool) -> None:
         reason = reason or "llm_unparseable"

@@ -3,8 +3,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...augmenter import AugmenterConfig
 from ...registry.roles import Role
+from ..until_flipped import WholeInputConfig
 
 __all__ = ["ROLES", "LLMConfig", "LLM_TASKS", "TARGET_CHOICES"]
 
@@ -13,7 +13,7 @@ TARGET_CHOICES = ("auto", "all", "random", "balanced")
 
 
 @dataclass
-class LLMConfig(AugmenterConfig):
+class LLMConfig(WholeInputConfig):
     """Settings of LLM-prompted counterfactuals. ``LLMCounterfactualAugmenter.from_preset("paper")`` gives Li et
     al. (2024)'s; the defaults differ where they measured better (see docs/methods/llm.md, departures)."""
 
@@ -61,6 +61,7 @@ class LLMConfig(AugmenterConfig):
                 "part is kept as it was in the counterfactual."})
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.task not in LLM_TASKS:
             raise ValueError(f"task must be one of {LLM_TASKS}, got {self.task!r}.")
         if self.targets not in TARGET_CHOICES:

@@ -1,0 +1,215 @@
+"""Edit until the whole input flips: the loop every text-editing augmenter can switch on (``until_flipped=True``).
+
+Editing a fixed number of sentences leaves reviews half flipped: the edited sentences say the new thing, the
+untouched "Rating: 6/10" still says the old one. The loop (after MiCE, Ross et al. 2021, with our editors and
+checkers) instead ranks the input's units by how much each carries the row's label, edits the strongest few, puts
+the edits back, asks the checker about the *whole* edited input, and goes on with the next units until the checker
+gives the target label with a margin over its accept threshold, or the budget of edits is spent (then the row gets no
+counterfactual: ``skipped:not_flipped``). Units that do not lean toward the row's label are never edited.
+
+The loop does not know how a unit is edited: each augmenter passes a ``propose`` function (its editor, its prompt,
+its retrieval), so CORE, the LLM method and any editor share one loop.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..augmenter import AugmenterConfig
+
+__all__ = ["WholeInputConfig", "UnitEdit", "FlipOutcome", "edit_until_flipped", "input_units", "RANKINGS"]
+
+#: How units are ranked: ``checker``: the checker's probability of the row's label for each unit read alone;
+#: ``occlusion``: how much that probability for the whole input drops when the unit is left out.
+RANKINGS = ("checker", "occlusion")
+
+
+@dataclass
+class WholeInputConfig(AugmenterConfig):
+    """The edit-until-flipped switch and its budget, shared by the augmenters that edit text with a generator."""
+
+    until_flipped: bool = field(default=False, metadata={
+        "help": "Edit the units (sentences; clauses of a one-sentence input) that carry the row's label, strongest "
+                "first, re-checking the whole edited input after each round, until the checker gives the target "
+                "label with flip_margin over its accept threshold; a row that does not get there within max_edits "
+                "is skipped (skipped:not_flipped). Needs a checker. Sentiment and text tasks."})
+    max_edits: int = field(default=6, metadata={
+        "help": "With until_flipped: the most units edited per row and target before it is given up."})
+    edits_per_round: int = field(default=2, metadata={
+        "help": "With until_flipped: units edited between two checks of the whole input."})
+    flip_margin: float = field(default=0.1, metadata={
+        "help": "With until_flipped: how far above the checker's accept threshold (0.5 without one) the whole "
+                "input's probability of the target must be to stop editing."})
+    rank_units: str = field(default="checker", metadata={
+        "help": "With until_flipped: 'checker' ranks units by the checker's probability of the row's label for "
+                "each unit alone; 'occlusion' by how much the whole input's probability drops without the unit."})
+
+    def __post_init__(self) -> None:
+        if self.max_edits < 1 or self.edits_per_round < 1:
+            raise ValueError(f"max_edits and edits_per_round must be >= 1, got {self.max_edits} and "
+                             f"{self.edits_per_round}.")
+        if not 0.0 <= self.flip_margin < 1.0:
+            raise ValueError(f"flip_margin must be in [0, 1), got {self.flip_margin}.")
+        if self.rank_units not in RANKINGS:
+            raise ValueError(f"rank_units must be one of {RANKINGS}, got {self.rank_units!r}.")
+
+
+@dataclass
+class UnitEdit:
+    """One unit to edit, as handed to ``propose``: the row (its index in the loop's inputs), the unit's
+    ``position`` among the row's ``units`` (as they read now, earlier edits made), its ``text`` and the
+    ``target`` label."""
+
+    row: int
+    position: int
+    text: str
+    units: list[str]
+    target: str
+
+    def context(self, neighbours: int = 1) -> str | None:
+        """The neighbouring units with ``[edit]`` where this one stands (the editors' context format)."""
+        before = self.units[max(0, self.position - neighbours):self.position]
+        after = self.units[self.position + 1:self.position + 1 + neighbours]
+        return " ".join([*before, "[edit]", *after]) if before or after else None
+
+
+@dataclass
+class FlipOutcome:
+    """What the loop made of one row: ``text`` (None when it did not flip), the ``edits`` made (position, old,
+    new and the proposer's info), the whole input's probability of the target after the last round, the
+    ``rounds`` run and, when there is no text, the ``reason`` (``not_flipped``, ``no_units`` or the proposer's)."""
+
+    text: str | None
+    edits: list[dict[str, Any]]
+    probability: float | None
+    rounds: int
+    reason: str | None = None
+
+
+_CLAUSE = re.compile(r"(?<=[;:])\s+|(?<=,)\s+(?=(?:but|yet|although|though|while|whereas|however|so)\b)"
+                     r"|\s+(?=(?:but|yet|although|whereas)\b)", re.IGNORECASE)
+
+
+def input_units(text: str) -> list[str]:
+    """The units an input is edited in: its sentences; a one-sentence input, its clauses (split before ``but``,
+    ``although`` and the like, and after ``;``). Joined by single spaces they give the text back (up to spacing).
+
+    Examples:
+        >>> input_units("Great cast. Dull plot.")
+        ['Great cast.', 'Dull plot.']
+        >>> input_units("The cast is great, but the plot drags.")
+        ['The cast is great,', 'but the plot drags.']
+    """
+    from ..text.sentences import split_sentences
+
+    sentences = split_sentences(text)
+    if len(sentences) != 1:
+        return sentences
+    clauses = [c.strip() for c in _CLAUSE.split(sentences[0]) if c and c.strip()]
+    return clauses if len(clauses) > 1 else sentences
+
+
+def _need(checker: Any, margin: float) -> float:
+    threshold = getattr(getattr(checker, "config", None), "accept_threshold", None)
+    return min(0.99, (0.5 if threshold is None else threshold) + margin)
+
+
+def _ranked(units: list[str], label: str, checker: Any, how: str, scorer: Any) -> list[int]:
+    """Positions of the units that carry ``label``, strongest first."""
+    if scorer is not None:
+        scores = [float(s) for s in scorer(units, label)]
+        floor = 0.5 if all(0.0 <= s <= 1.0 for s in scores) else float("-inf")
+    elif how == "occlusion" and len(units) > 1:
+        whole = " ".join(units)
+        left_out = [" ".join(units[:i] + units[i + 1:]) for i in range(len(units))]
+        probs = checker.predict_proba([whole, *left_out])[:, checker.label_id(label)]
+        scores, floor = [float(probs[0] - p) for p in probs[1:]], 0.0
+    else:
+        scores = [float(p) for p in checker.predict_proba(units)[:, checker.label_id(label)]]
+        floor = 0.5
+    keep = [i for i, s in enumerate(scores) if s > floor]  # even odds or less: the unit does not carry the label
+    return sorted(keep, key=lambda i: (-scores[i], i))
+
+
+def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Sequence[str], *,
+                       propose: Callable[[list[UnitEdit]], list[tuple[str | None, dict[str, Any], str | None]]],
+                       checker: Any, config: WholeInputConfig, scorer: Any = None) -> list[FlipOutcome]:
+    """Run the loop for each (text, label, target), all rows' units of a round in one ``propose`` call.
+
+    ``propose(requests)`` returns, per `UnitEdit`, ``(new unit text or None, info for provenance, reason it
+    failed or None)``; a unit it cannot edit is passed over (counted against the budget). ``checker`` scores whole
+    inputs (and units, for ``rank_units='checker'``); ``scorer``, when given, ranks units instead:
+    ``(units, label) -> scores``, higher carries the label more.
+
+    Examples:
+        >>> from cfaug_hf.testing import keyword_checker
+        >>> checker = keyword_checker({"positive": ["good", "great"], "negative": ["bad", "dull"]})
+        >>> swap = {"Dull plot.": "Gripping plot.", "Bad ending.": "Great ending."}
+        >>> propose = lambda reqs: [(swap.get(r.text), {}, None if r.text in swap else "llm_unchanged") for r in reqs]
+        >>> out = edit_until_flipped(["Dull plot. Nice hat. Bad ending."], ["negative"], ["positive"],
+        ...                          propose=propose, checker=checker, config=WholeInputConfig(edits_per_round=1))
+        >>> out[0].text, [e["position"] for e in out[0].edits], out[0].rounds
+        ('Gripping plot. Nice hat. Great ending.', [0, 2], 2)
+    """
+    if checker is None:
+        raise ValueError("until_flipped needs a checker: it decides when the whole input reads as the target.")
+    if not len(texts) == len(labels) == len(targets):
+        raise ValueError(f"edit_until_flipped got {len(texts)} texts, {len(labels)} labels and {len(targets)} "
+                         f"targets.")
+    need = _need(checker, config.flip_margin)
+    units = [input_units(t) for t in texts]
+    queue = [_ranked(u, label, checker, config.rank_units, scorer) if u else []
+             for u, label in zip(units, labels)]
+    edits: list[list[dict[str, Any]]] = [[] for _ in texts]
+    tried = [0] * len(texts)
+    reasons: list[str | None] = [None] * len(texts)
+    prob: list[float | None] = [None] * len(texts)
+    rounds = [0] * len(texts)
+    active = [i for i in range(len(texts)) if queue[i]]
+    for i in range(len(texts)):
+        if not queue[i]:
+            reasons[i] = "no_units"
+    while active:
+        requests: list[UnitEdit] = []
+        for i in active:
+            room = min(config.edits_per_round, config.max_edits - tried[i])
+            take, queue[i] = queue[i][:room], queue[i][room:]
+            tried[i] += len(take)
+            rounds[i] += 1
+            requests += [UnitEdit(i, pos, units[i][pos], units[i], targets[i]) for pos in take]
+        answers = propose(requests) if requests else []
+        if len(answers) != len(requests):
+            raise RuntimeError(f"propose returned {len(answers)} answers for {len(requests)} units.")
+        changed: set[int] = set()
+        for req, (new, info, why) in zip(requests, answers):
+            if new is None or not new.strip():
+                reasons[req.row] = why or "llm_unchanged"
+                continue
+            edits[req.row].append({"position": req.position, "old": req.text, "new": new.strip(),
+                                   **{k: v for k, v in (info or {}).items() if v is not None}})
+            units[req.row] = units[req.row][:req.position] + [new.strip()] + units[req.row][req.position + 1:]
+            changed.add(req.row)
+        scored = sorted(changed)
+        if scored:
+            probs = checker.predict_proba([" ".join(units[i]) for i in scored])
+            for i, p in zip(scored, probs):
+                prob[i] = float(p[checker.label_id(targets[i])])
+        still = []
+        for i in active:
+            if prob[i] is not None and prob[i] >= need:
+                continue  # flipped
+            if queue[i] and tried[i] < config.max_edits:
+                still.append(i)
+            elif edits[i]:
+                reasons[i] = "not_flipped"
+        active = still
+    out = []
+    for i in range(len(texts)):
+        flipped = bool(edits[i]) and prob[i] is not None and prob[i] >= need
+        out.append(FlipOutcome(" ".join(units[i]) if flipped else None, sorted(edits[i], key=lambda e: e["position"]),
+                               None if prob[i] is None else round(prob[i], 4), rounds[i],
+                               None if flipped else reasons[i] or "not_flipped"))
+    return out

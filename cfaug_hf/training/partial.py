@@ -1,0 +1,102 @@
+"""Partial flips built from human counterfactual pairs: the negatives a whole-input flip checker learns from.
+
+An annotator who flips a review changes the few sentences that carry its verdict. Applying some of those changes and
+not others gives a text that is neither the original nor the counterfactual: half its verdict-carrying sentences say
+one thing, half the other. An editor that stops early writes exactly such texts ("great acting, moving score ...
+Rating: 3/10, do not watch"), and a checker that never saw one during training accepts it as a flip.
+"""
+
+from __future__ import annotations
+
+import difflib
+import random
+from typing import Any
+
+__all__ = ["partial_flips", "changed_blocks", "apply_blocks"]
+
+
+def changed_blocks(text: str, counterfactual: str) -> tuple[list[str], list[tuple[int, int, list[str]]]]:
+    """The text's sentences and each change that turns it into ``counterfactual``, as ``(start, end, new
+    sentences)``: sentences ``start:end`` of the text are replaced by ``new sentences``. A replaced block of equal
+    size is split into one change per sentence (annotators edit sentence by sentence); other blocks (insertions,
+    deletions, uneven replacements) stay one change.
+
+    Examples:
+        >>> sentences, blocks = changed_blocks("Good cast. Fine plot. Loved it.", "Bad cast. Fine plot. Hated it.")
+        >>> [(a, b, new) for a, b, new in blocks]
+        [(0, 1, ['Bad cast.']), (2, 3, ['Hated it.'])]
+    """
+    from ..text.sentences import split_sentences
+
+    old, new = split_sentences(text), split_sentences(counterfactual)
+    blocks: list[tuple[int, int, list[str]]] = []
+    for op, a0, a1, b0, b1 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        if op == "replace" and a1 - a0 == b1 - b0:
+            blocks += [(a0 + k, a0 + k + 1, [new[b0 + k]]) for k in range(a1 - a0)]
+        else:
+            blocks.append((a0, a1, new[b0:b1]))
+    return old, blocks
+
+
+def apply_blocks(sentences: list[str], blocks: list[tuple[int, int, list[str]]]) -> str:
+    """``sentences`` with the given changes (from `changed_blocks`, any subset) made, joined by spaces."""
+    out: list[str] = []
+    at = 0
+    for a0, a1, new in sorted(blocks):
+        out += sentences[at:a0] + new
+        at = a1
+    return " ".join(out + sentences[at:])
+
+
+def partial_flips(dataset: Any, *, text_column: str = "text", counterfactual_column: str = "counterfactual",
+                  label_column: str = "label", target_column: str = "target", per_pair: int = 1,
+                  seed: int = 0) -> Any:
+    """Mixed texts from human counterfactual pairs, labelled so that a checker learns they are not flips.
+
+    For each pair whose text and counterfactual differ in at least two changes (`changed_blocks`), ``per_pair``
+    times: a random non-empty, proper subset of the changes is made to the text (labelled with the text's own label:
+    it is not the target) and the complementary subset too (labelled with the target: seen from the counterfactual,
+    it is a partial flip back). Each mixed text thus appears with either label as often, so a checker trained on
+    them learns to score a mixed text near even odds, under its accept threshold, while full flips keep their
+    label. Rows: ``text``, ``label``, ``pair`` (the pair's row), ``share_applied`` (changes made / all changes).
+
+    Examples:
+        >>> from datasets import Dataset
+        >>> pairs = Dataset.from_dict({"text": ["Good cast. Fine plot. Loved it."],
+        ...                            "counterfactual": ["Bad cast. Fine plot. Hated it."],
+        ...                            "label": ["positive"], "target": ["negative"]})
+        >>> rows = partial_flips(pairs)
+        >>> sorted(zip(rows["text"], rows["label"]))
+        [('Bad cast. Fine plot. Loved it.', 'negative'), ('Good cast. Fine plot. Hated it.', 'positive')]
+    """
+    from datasets import Dataset
+
+    missing = [c for c in (text_column, counterfactual_column, label_column, target_column)
+               if c not in dataset.column_names]
+    if missing:
+        raise ValueError(f"partial_flips needs the columns {missing}; the dataset has {dataset.column_names}.")
+    if per_pair < 1:
+        raise ValueError(f"per_pair must be at least 1, got {per_pair}.")
+    out: dict[str, list[Any]] = {"text": [], "label": [], "pair": [], "share_applied": []}
+    rng = random.Random(seed)
+    for i, row in enumerate(dataset):
+        sentences, blocks = changed_blocks(row[text_column], row[counterfactual_column])
+        if len(blocks) < 2:
+            continue
+        seen: set[frozenset[int]] = set()
+        for _ in range(per_pair):
+            size = rng.randint(1, len(blocks) - 1)
+            chosen = frozenset(rng.sample(range(len(blocks)), size))
+            if chosen in seen:
+                continue
+            seen.add(chosen)
+            rest = [k for k in range(len(blocks)) if k not in chosen]
+            for subset, label in (([blocks[k] for k in chosen], row[label_column]),
+                                  ([blocks[k] for k in rest], row[target_column])):
+                out["text"].append(apply_blocks(sentences, subset))
+                out["label"].append(label)
+                out["pair"].append(i)
+                out["share_applied"].append(round(len(subset) / len(blocks), 4))
+    return Dataset.from_dict(out)

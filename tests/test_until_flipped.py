@@ -1,0 +1,223 @@
+"""The edit-until-flipped loop (cfaug_hf.methods.until_flipped) on its own and switched on in CORE and the LLM
+method, with a keyword checker and rule editors, so each decision of the loop can be checked exactly."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from datasets import Dataset
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cfaug_hf import COREAugmenter, LLMCounterfactualAugmenter, TaskSchema
+from cfaug_hf.methods.until_flipped import WholeInputConfig, edit_until_flipped, input_units
+from cfaug_hf.testing import keyword_checker
+
+WORDS = {"negative": ["bad", "dull", "awful", "boring"], "positive": ["good", "great", "fine", "moving"]}
+SWAP = {"bad": "good", "dull": "great", "awful": "fine", "boring": "moving"}
+
+
+def flip_words(text: str) -> str:
+    def swap(m):
+        new = SWAP[m.group(1).lower()]
+        return new.capitalize() if m.group(1)[0].isupper() else new
+
+    return re.sub(r"\b(bad|dull|awful|boring)\b", swap, text, flags=re.IGNORECASE)
+
+
+def rule_propose(requests):
+    out = []
+    for r in requests:
+        new = flip_words(r.text)
+        out.append((new, {"seen_context": r.context()}, None) if new != r.text else (None, {}, "llm_unchanged"))
+    return out
+
+
+def run(texts, labels, targets, **config):
+    checker = keyword_checker(WORDS)
+    return edit_until_flipped(texts, labels, targets, propose=rule_propose, checker=checker,
+                              config=WholeInputConfig(**config)), checker
+
+
+def test_stops_as_soon_as_the_whole_input_reads_as_the_target():
+    out, _ = run(["A bad plot. Nice hats. A dull cast. Awful songs. Boring end."], ["negative"], ["positive"],
+                 edits_per_round=1, flip_margin=0.1)
+    # keyword checker: one net positive word gives 0.88 >= 0.6 + 0.1; it takes 3 edits (-4+... ) to get there
+    o = out[0]
+    assert o.text is not None and o.reason is None
+    assert o.probability >= 0.7
+    assert len(o.edits) == o.rounds  # one unit a round
+    assert "Nice hats." in o.text  # a unit that does not carry the label is never edited
+    assert all(e["old"] != "Nice hats." for e in o.edits)
+    # not every label-carrying sentence had to be edited: minimal by construction
+    assert len(o.edits) < 4
+
+
+def test_edits_strongest_units_first():
+    # "Bad, dull, awful." carries the label most; it goes first
+    out, _ = run(["A bad plot. Bad, dull, awful. Nice hats."], ["negative"], ["positive"], edits_per_round=1,
+                 max_edits=1, flip_margin=0.0)
+    assert [e["position"] for e in out[0].edits] == [1]
+
+
+def test_budget_spent_gives_no_counterfactual_and_its_own_reason():
+    out, _ = run(["A bad plot. A dull cast. Awful songs. Boring end."], ["negative"], ["positive"],
+                 edits_per_round=1, max_edits=1)
+    assert out[0].text is None and out[0].reason == "not_flipped"
+    assert len(out[0].edits) == 1
+
+
+def test_nothing_carries_the_label_is_no_units():
+    out, _ = run(["Nice hats. Red shoes."], ["negative"], ["positive"])
+    assert out[0].text is None and out[0].reason == "no_units" and out[0].edits == []
+
+
+def test_a_unit_the_proposer_cannot_edit_is_passed_over():
+    def propose(requests):
+        return [(None, {}, "llm_unparseable") if "plot" in r.text else (flip_words(r.text), {}, None)
+                for r in requests]
+
+    out = edit_until_flipped(["A bad bad plot. A dull cast. Awful songs."], ["negative"], ["positive"],
+                             propose=propose, checker=keyword_checker(WORDS),
+                             config=WholeInputConfig(edits_per_round=1, flip_margin=0.0))
+    # the strongest unit could not be edited; the others were, and two negative words are left: no flip
+    assert [e["position"] for e in out[0].edits] == [1, 2]
+    assert out[0].text is None and out[0].reason == "not_flipped" and out[0].probability == 0.5
+
+
+def test_context_is_the_current_neighbours_with_earlier_edits_made():
+    out, _ = run(["A bad plot. A dull cast. Awful songs. Boring end."], ["negative"], ["positive"],
+                 edits_per_round=1, flip_margin=0.3, max_edits=4)
+    contexts = [e["seen_context"] for e in out[0].edits]
+    # a later edit sees the earlier edits in its neighbours
+    assert any("good" in c or "great" in c or "fine" in c for c in contexts[1:])
+
+
+def test_one_checker_call_per_round_for_all_rows():
+    texts = ["A bad plot. A dull cast.", "Awful songs. Boring end. Bad hats.", "A bad film."]
+    out, checker = run(texts, ["negative"] * 3, ["positive"] * 3, edits_per_round=1, flip_margin=0.0)
+    rounds = max(o.rounds for o in out)
+    # ranking: one call per row (units alone); then one whole-input call per round, batched across rows
+    assert len(checker.calls) == len(texts) + rounds
+    assert all(o.text is not None for o in out)
+
+
+def test_occlusion_ranks_by_what_the_whole_input_loses():
+    out, _ = run(["Nice hats. A bad bad plot. A dull cast."], ["negative"], ["positive"], rank_units="occlusion",
+                 edits_per_round=1, max_edits=1, flip_margin=0.0)
+    assert out[0].edits[0]["position"] == 1
+
+
+def test_scorer_overrides_the_ranking():
+    calls = []
+
+    def scorer(units, label):
+        calls.append(label)
+        return [1.0 if "cast" in u else 0.6 if "plot" in u else 0.0 for u in units]
+
+    out = edit_until_flipped(["A bad plot. A dull cast. Red hats."], ["negative"], ["positive"], propose=rule_propose,
+                             checker=keyword_checker(WORDS), config=WholeInputConfig(edits_per_round=1, max_edits=1),
+                             scorer=scorer)
+    assert calls == ["negative"] and out[0].edits[0]["position"] == 1
+
+
+def test_needs_a_checker_and_matching_lengths():
+    with pytest.raises(ValueError, match="needs a checker"):
+        edit_until_flipped(["a"], ["negative"], ["positive"], propose=rule_propose, checker=None,
+                           config=WholeInputConfig())
+    with pytest.raises(ValueError, match="1 texts, 2 labels"):
+        edit_until_flipped(["a"], ["negative", "positive"], ["positive"], propose=rule_propose,
+                           checker=keyword_checker(WORDS), config=WholeInputConfig())
+
+
+@pytest.mark.parametrize("field,value,match", [("max_edits", 0, "max_edits"), ("edits_per_round", 0, "max_edits"),
+                                               ("flip_margin", 1.0, "flip_margin"),
+                                               ("rank_units", "gradient", "rank_units")])
+def test_config_refuses_bad_values(field, value, match):
+    with pytest.raises(ValueError, match=match):
+        WholeInputConfig(**{field: value})
+
+
+def test_units_are_clauses_of_a_one_sentence_input():
+    assert input_units("The cast is great, but the plot drags; I left early.") == [
+        "The cast is great,", "but the plot drags;", "I left early."]
+    assert input_units("Great cast. Dull plot.") == ["Great cast.", "Dull plot."]
+    assert input_units("Fine.") == ["Fine."]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["The cast is great", "but", "the plot drags", ";", "It ends.", "Dull!", ",",
+                                 "although", "Mr. Smith sings.", "yet"]), min_size=1, max_size=12))
+def test_units_joined_give_the_text_back(words):
+    text = " ".join(words)
+    assert " ".join(input_units(text)).split() == text.split()
+
+
+# ------------------------------------------------------------------------------------------------ in the methods
+def prompt_editor(prompts):
+    """CORE's few-shot prompt answered by the rule editor: the last 'Review:' line, its negative words flipped."""
+    return [flip_words(re.findall(r"Review: (.*)", p)[-1]) for p in prompts]
+
+
+REVIEWS = Dataset.from_dict({
+    "text": ["A bad plot. Nice hats. A dull cast. Awful songs.", "Red shoes. Blue hats.", "A bad film. Dull. Awful."],
+    "label": ["negative", "negative", "negative"]})
+
+
+def core(**kw):
+    return COREAugmenter(prompt_editor, mode="editor_only", checker=keyword_checker(WORDS), until_flipped=True, **kw)
+
+
+def test_core_switch_writes_whole_flips_with_provenance():
+    out = core(edits_per_round=1).augment(REVIEWS)
+    cfs = [r for r in out if r["cf_is_counterfactual"]]
+    assert {r["cf_source_id"] for r in cfs} == {out[0]["cf_source_id"], out[4]["cf_source_id"]} or len(cfs) == 2
+    for r in cfs:
+        edit = json.loads(r["cf_edit"])
+        assert edit["until_flipped"]["probability"] >= 0.7 and edit["sentences"]
+        assert r["label"] == "positive"
+    aug = core(edits_per_round=1)
+    aug.augment(REVIEWS)
+    assert aug.stats.events["skipped:no_units"] == 1  # "Red shoes. Blue hats." carries no label
+    assert aug.stats.events["produced:llm-edit"] == 2
+
+
+def test_core_switch_does_not_depend_on_the_batch():
+    a = core().augment(REVIEWS, batch_size=1)
+    b = core().augment(REVIEWS, batch_size=3)
+    assert a.to_list() == b.to_list()
+
+
+@pytest.mark.parametrize("kw,match", [
+    ({"edit_sentences": 2}, "two ways of choosing"), ({"mode": "retrieval_only"}, "retrieval_only")])
+def test_core_switch_refuses_settings_it_cannot_honour(kw, match):
+    with pytest.raises(ValueError, match=match):
+        COREAugmenter(prompt_editor, checker=keyword_checker(WORDS), until_flipped=True, **kw)
+
+
+def test_core_switch_needs_a_checker_and_a_single_text():
+    with pytest.raises(TypeError, match="needs checker="):
+        COREAugmenter(prompt_editor, mode="editor_only", checker=None, until_flipped=True)
+    with pytest.raises(ValueError, match="sentiment and text tasks"):
+        COREAugmenter(prompt_editor, TaskSchema.nli(), mode="editor_only", checker=None, until_flipped=True)
+
+
+def llm_answers(prompts):
+    return ["Revised text: " + flip_words(re.findall(r"Text: (.*)", p)[-1]) for p in prompts]
+
+
+def test_llm_method_switch():
+    aug = LLMCounterfactualAugmenter(llm_answers, checker=keyword_checker(WORDS), until_flipped=True,
+                                     edits_per_round=1)
+    out = aug.augment(REVIEWS)
+    cfs = [r for r in out if r["cf_is_counterfactual"]]
+    assert len(cfs) == 2 and all(r["label"] == "positive" for r in cfs)
+    assert all(json.loads(r["cf_edit"])["until_flipped"]["probability"] >= 0.7 for r in cfs)
+    assert aug.stats.events["skipped:no_units"] == 1
+
+
+def test_llm_method_switch_refuses_tasks_without_sentences():
+    with pytest.raises(ValueError, match="sentiment task"):
+        LLMCounterfactualAugmenter(llm_answers, TaskSchema.nli(), checker=None, until_flipped=True)
