@@ -20,7 +20,8 @@ from typing import Any
 
 from ..augmenter import AugmenterConfig
 
-__all__ = ["WholeInputConfig", "UnitEdit", "FlipOutcome", "edit_until_flipped", "input_units", "RANKINGS"]
+__all__ = ["WholeInputConfig", "UnitEdit", "FlipOutcome", "edit_until_flipped", "input_units", "RANKINGS",
+           "paper_loop_values"]
 
 #: How units are ranked: ``checker``: the checker's probability of the row's label for each unit read alone;
 #: ``occlusion``: how much that probability for the whole input drops when the unit is left out.
@@ -55,6 +56,16 @@ class WholeInputConfig(AugmenterConfig):
             raise ValueError(f"flip_margin must be in [0, 1), got {self.flip_margin}.")
         if self.rank_units not in RANKINGS:
             raise ValueError(f"rank_units must be one of {RANKINGS}, got {self.rank_units!r}.")
+
+
+def paper_loop_values(how_the_paper_edits: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """A paper preset's entries for the loop's fields: ``until_flipped`` off, cited to how the paper edits, and
+    the budget fields marked as the library's own (they only act with the loop on)."""
+    from ..registry.presets import PaperValue
+
+    own = "the library's edit-until-flipped loop (off in the paper preset); only acts with until_flipped=True"
+    return ({"until_flipped": PaperValue(False, how_the_paper_edits)},
+            {name: own for name in ("max_edits", "edits_per_round", "flip_margin", "rank_units")})
 
 
 @dataclass

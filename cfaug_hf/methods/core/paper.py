@@ -7,6 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from ...registry.presets import PaperValue, Preset
+from ..until_flipped import paper_loop_values
+
+_LOOP, _LOOP_NOT_IN_PAPER = paper_loop_values(
+    "§3.2: the editor rewrites the input once from one prompt; its output is not re-checked or edited again")
 
 
 def _few_shot_editor() -> Any:
@@ -33,6 +37,7 @@ PAPER = Preset(
         "instructions": PaperValue(None, "§3.2: the crowd instructions of Kaushik et al. (2020) (built in)"),
         "edit_sentences": PaperValue(0, "§4 (IMDb): polarity sentences are the retrieval queries, and \"we do not "
                                         "impose any restrictions on the editor\": the whole review is edited"),
+        **_LOOP,
         "keep_original": PaperValue(True, "§5: the classifier trains on the original data plus the counterfactuals"),
     },
     components={
@@ -44,6 +49,7 @@ PAPER = Preset(
                                      "there"),
     },
     not_in_paper={
+        **_LOOP_NOT_IN_PAPER,
         "task": "the template follows the schema's task",
         "neutral_label": "names the schema's neutral label, which is passed through (MNLI is edited between "
                          "entailment and contradiction)",

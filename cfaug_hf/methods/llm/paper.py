@@ -7,6 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from ...registry.presets import PaperValue, Preset
+from ..until_flipped import paper_loop_values
+
+_LOOP, _LOOP_NOT_IN_PAPER = paper_loop_values(
+    "the paper's prompt rewrites the whole input in one answer; nothing is re-checked or edited again")
 
 
 def _prompted_llm() -> Any:
@@ -35,6 +39,7 @@ PAPER = Preset(
         "exclude_targets": PaperValue((), "§3.1: no label is excluded"),
         "per_target": PaperValue(1, "Tables 15-16: one revision per target label"),
         "constraints": PaperValue(False, "§3.1: answers are used as parsed; no constraint filter"),
+        **_LOOP,
         "keep_original": PaperValue(True, "§3.2: the SLM trains on the original samples plus the counterfactuals"),
     },
     components={
@@ -44,6 +49,7 @@ PAPER = Preset(
                                     "experiments"),
     },
     not_in_paper={
+        **_LOOP_NOT_IN_PAPER,
         "task": "the template follows the schema's task; the paper has one prompt per task",
         "label_counts": "only used by targets='balanced' (not the paper's)",
         "entity_type_names": "how NER prompts spell entity types; the built-in names read as the paper's prompts",

@@ -1,0 +1,59 @@
+"""partial_flips: mixed texts from human counterfactual pairs, the negatives of the whole-input flip checker."""
+
+from __future__ import annotations
+
+import pytest
+from datasets import Dataset
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cfaug_hf.training import partial_flips
+from cfaug_hf.training.partial import apply_blocks, changed_blocks
+
+FLIP = {"positive": "negative", "negative": "positive"}
+
+
+def pairs(texts, cfs, labels):
+    return Dataset.from_dict({"text": texts, "counterfactual": cfs, "label": labels,
+                              "target": [FLIP[x] for x in labels]})
+
+
+def test_each_mixed_text_comes_with_either_label():
+    rows = partial_flips(pairs(["Good cast. Fine plot. Loved it. Great end."],
+                               ["Bad cast. Fine plot. Hated it. Awful end."], ["positive"]), per_pair=3, seed=1)
+    assert len(rows) % 2 == 0 and len(rows) >= 2
+    for a, b in zip(rows.select(range(0, len(rows), 2)), rows.select(range(1, len(rows), 2))):
+        assert {a["label"], b["label"]} == {"positive", "negative"}
+        assert a["share_applied"] + b["share_applied"] == pytest.approx(1.0)
+        assert a["text"] != b["text"]
+
+
+def test_pairs_with_fewer_than_two_changes_give_nothing():
+    rows = partial_flips(pairs(["Good cast. Fine plot.", "Same."], ["Bad cast. Fine plot.", "Same."],
+                               ["positive", "negative"]))
+    assert len(rows) == 0
+
+
+def test_missing_columns_are_named():
+    with pytest.raises(ValueError, match=r"\['target'\]"):
+        partial_flips(Dataset.from_dict({"text": ["a"], "counterfactual": ["b"], "label": ["positive"]}))
+    with pytest.raises(ValueError, match="per_pair"):
+        partial_flips(pairs(["a"], ["b"], ["positive"]), per_pair=0)
+
+
+SENTENCES = ["Good cast.", "Bad cast.", "Fine plot.", "Dull plot.", "Loved it.", "Hated it.", "The end!",
+             "An actor sings.", "Great score."]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(SENTENCES), min_size=1, max_size=8),
+       st.lists(st.sampled_from(SENTENCES), min_size=1, max_size=8), st.integers(0, 5))
+def test_mixed_texts_are_neither_side_and_all_changes_give_the_counterfactual(old, new, seed):
+    text, cf = " ".join(old), " ".join(new)
+    sentences, blocks = changed_blocks(text, cf)
+    assert apply_blocks(sentences, blocks) == cf  # every change made: the counterfactual
+    assert apply_blocks(sentences, []) == text
+    rows = partial_flips(pairs([text], [cf], ["positive"]), seed=seed)
+    for r in rows:
+        assert 0 < r["share_applied"] < 1
+        assert r["text"] not in (text, cf) or text == cf
