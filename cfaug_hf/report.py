@@ -191,6 +191,15 @@ class AugmentationReport:
         for column, values in self.metrics.items():
             for name, value in _flat(values):
                 lines.append(f"| {column} | {name} | {_fmt(value)} |")
+        label = self.metrics.get("label") or {}
+        rate = label.get("flip_rate")
+        if isinstance(rate, dict) and rate.get("n"):
+            lines += ["", f"Counterfactuals the judge (`--checker`) gives their new label: "
+                          f"{100 * rate['flip_rate']:.1f}% of {rate['n']}"
+                      + (f"; its ceiling, the share of {label['judge_ceiling_on']} it gives their new label: "
+                         f"{label['judge_ceiling']}%. A flip rate is read against that ceiling, and means "
+                         f"most when the judge did not pick the rows." if "judge_ceiling" in label else
+                         " (the judge records no ceiling: its score on human counterfactuals).")]
         comp = self.diagnostics.get("competency")
         if comp:
             lines += ["", "### Shortcut tokens (competency test, Gardner et al. 2021)", "",
@@ -237,6 +246,29 @@ class AugmentationReport:
             (tmp / "report.json").write_text(json.dumps(self.to_dict(), indent=2, default=str) + "\n")
             (tmp / "report.md").write_text(self.to_markdown())
         return out
+
+
+def judge_ceiling(judge: Any) -> dict[str, Any]:
+    """What a flip rate measured by ``judge`` can be read against: the share of human counterfactuals the judge
+    itself gives their new label (its ``training_info["eval_ceiling"]``, as `scripts/build_judge.py` records it,
+    or a checker's calibration record), with where that was measured. Empty when the judge records none.
+
+    Examples:
+        >>> class J: training_info = {"eval_ceiling": {"dev": {"human_counterfactuals": 88.2, "rows": 245}}}
+        >>> judge_ceiling(J())
+        {'judge_ceiling': 88.2, 'judge_ceiling_on': 'dev human counterfactuals (245 rows)'}
+    """
+    info = getattr(judge, "training_info", None) or {}
+    for split, record in (info.get("eval_ceiling") or {}).items():
+        if isinstance(record, dict) and isinstance(record.get("human_counterfactuals"), (int, float)):
+            return {"judge_ceiling": record["human_counterfactuals"],
+                    "judge_ceiling_on": f"{split} human counterfactuals ({record.get('rows', '?')} rows)"}
+    calibration = info.get("eval_calibration") or {}
+    if isinstance(calibration.get("kept"), (int, float)):
+        return {"judge_ceiling": round(100 * calibration["kept"], 1),
+                "judge_ceiling_on": f"held-out human flips ({calibration.get('held_out_flips', '?')} rows), "
+                                    f"at its accept threshold"}
+    return {}
 
 
 def _label_counts(values: Any, schema: TaskSchema) -> dict[str, int]:
@@ -359,7 +391,8 @@ def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, ch
         first = [_text(p["counterfactual"][cols[0]]) for p in pairs]
         second = [p["counterfactual"][cols[1]] for p in pairs] if len(cols) > 1 else None
         targets = [schema.label_name(p["counterfactual"][label_col]) for p in pairs]
-        metrics["label"] = {"flip_rate": intrinsic.flip_rate(checker.predict(first, second), targets)}
+        metrics["label"] = {"flip_rate": intrinsic.flip_rate(checker.predict(first, second), targets),
+                            **judge_ceiling(checker)}
 
     columns = competency_columns or list(schema.bias_columns)
     if schema.is_token_level:  # the competency test and the probe read one label per row

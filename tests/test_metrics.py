@@ -199,6 +199,24 @@ def test_report_on_crossaug_output(fever_rows, rule_rewriter, tmp_path, embedder
     assert "| skip or filter reason | events |" in md and "| skip or filter reason | rows |" not in md
 
 
+def test_report_prints_the_judges_flip_rate_with_its_ceiling(tmp_path):
+    schema = TaskSchema.sentiment()
+    original = Dataset.from_dict({"text": ["the film was good", "the film was bad"] * 4,
+                                  "label": ["positive", "negative"] * 4})
+    augmented = original.map(NegateAugmenter(schema), batched=True)
+    judge = LabelChecker(*tiny_classifier(("negative", "positive")))
+    report = augmentation_report(original, augmented, schema, checker=judge, fluency_model=None, embedder=None)
+    assert "judge_ceiling" not in report.metrics["label"]
+    assert "records no ceiling" in report.to_markdown()
+    judge.training_info = {"eval_ceiling": {"dev": {"originals": 90.0, "human_counterfactuals": 86.5, "rows": 245}}}
+    report = augmentation_report(original, augmented, schema, checker=judge, fluency_model=None, embedder=None)
+    label = report.metrics["label"]
+    assert label["judge_ceiling"] == 86.5 and label["judge_ceiling_on"] == "dev human counterfactuals (245 rows)"
+    n = label["flip_rate"]["n"]
+    assert f"of {n}; its ceiling, the share of dev human counterfactuals (245 rows) it gives their new label: " \
+           f"86.5%" in report.to_markdown()
+
+
 def test_report_needs_provenance_and_cli(tmp_path, capsys):
     schema = TaskSchema.sentiment()
     original = Dataset.from_dict({"text": ["the film was good", "the film was bad", "a dog"] * 8,

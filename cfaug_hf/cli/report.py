@@ -21,7 +21,9 @@ class ReportCommand(Command):
         add_out_options(parser, "report.json, report.md and the plots")
         add_schema_options(parser, tasks=("fact-verification", "nli", "sentiment"), task="fact-verification",
                            label="label", id_help="the id column the augmenter used for cf_source_id")
-        parser.add_argument("--checker", help="saved LabelChecker (folder or Hub id) for the flip rate")
+        parser.add_argument("--checker", help="saved LabelChecker (folder or Hub id) that judges the flip rate; best one that did not pick "
+                                 "the rows (e.g. a judge built by scripts/build_judge.py), whose ceiling (its score "
+                                 "on human counterfactuals) the report prints beside it")
         parser.add_argument("--no-models", dest="models", action="store_false",
                             help="skip MoverScore, perplexity and multi-hop coherence (no MiniLM/SmolLM2 needed)")
         parser.add_argument("--max-pairs", type=positive_int, default=400,

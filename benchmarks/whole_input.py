@@ -1,0 +1,237 @@
+"""Do the counterfactuals flip the whole input? The editor as documented (a fixed number of edited sentences) against
+the edit-until-flipped loop, each behind a flip checker, judged whole by an independent judge.
+
+    python -m benchmarks.whole_input [--n 50] [--parts checkers rows] [--configs fixed-3 until-flipped ...]
+
+Parts (each cached in ``benchmarks/.cache/whole_input/``, so a killed run resumes where it stopped):
+
+* ``checkers``: each flip checker on CAD IMDb dev, at its own accept threshold: the share of the annotators' full
+  counterfactuals it accepts with their new label, and the share it rejects of constructed partial flips
+  (`cfaug_hf.training.partial_flips`, seed 0: some of the annotator's sentence changes made, given the label they
+  were being flipped to) and of originals given the label they do not have.
+* ``rows``: ``--n`` CAD IMDb dev reviews (seeded, half of each label) rewritten by the shipped sentiment editor
+  through ``COREAugmenter(mode="editor_only")``, once per configuration (`CONFIGS`). For each: the share of reviews
+  with a kept counterfactual, the independent judge's whole-input flip rate over all reviews and over the kept
+  ones, its ceiling (the judge on the annotators' counterfactuals of the same reviews), the share of words changed,
+  and seconds per review. Each configuration's rows go to ``benchmarks/results/whole_input_rows_<config>.jsonl``
+  for reading by hand.
+
+The judge is ``benchmarks/results/judges/sentiment-cross-encoder`` (`scripts/build_judge.py`): all-MiniLM-L6-v2
+fine-tuned end to end on CAD IMDb train, whole reviews; it did not pick any candidate. The checkers: ``sentence``
+(``benchmarks/.cache/checker-sentiment-192``, the checker shipped before whole-input checking: CAD train, 192
+tokens) and ``whole`` (the checker shipped now: 512 tokens, partial flips as negatives).
+
+Writes benchmarks/results/whole_input.{json,md}.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks import harness
+from benchmarks.harness import CACHE, RESULTS, ROOT
+
+JUDGE = RESULTS / "judges" / "sentiment-cross-encoder"
+CHECKERS = {"sentence": CACHE / "checker-sentiment-192",
+            "whole": ROOT / "cfaug_hf" / "data" / "checkers" / "sentiment"}
+#: name -> (COREAugmenter settings, checker): the editor as documented, then the loop.
+CONFIGS: dict[str, tuple[dict[str, Any], str]] = {
+    "fixed-3 + sentence checker": ({"edit_sentences": 3}, "sentence"),
+    "fixed-3 + whole checker": ({"edit_sentences": 3}, "whole"),
+    "until-flipped + whole checker": ({"until_flipped": True}, "whole"),
+    "until-flipped + whole checker, occlusion": ({"until_flipped": True, "rank_units": "occlusion"}, "whole"),
+}
+PARTS = CACHE / "whole_input"
+
+
+def reviews(n: int) -> Any:
+    """``n`` CAD IMDb dev reviews with their human counterfactuals, half of each label (seeded)."""
+    from scripts.shared_data import cad_sentiment_edit_rows
+
+    rows = cad_sentiment_edit_rows("dev")
+    order = list(range(len(rows)))
+    random.Random(0).shuffle(order)
+    pos = [i for i in order if rows[i]["label"] == "positive"][:n // 2]
+    neg = [i for i in order if rows[i]["label"] == "negative"][:n - n // 2]
+    return rows.select(sorted(pos + neg))
+
+
+def load_checker(name: str) -> Any:
+    from cfaug_hf import LabelChecker
+
+    folder = CHECKERS[name]
+    if not (folder / "cfaug_checker.json").is_file():
+        raise SystemExit(f"checker {name!r}: {folder} is missing (see the module docstring for how it is made)")
+    return LabelChecker.from_pretrained(folder)
+
+
+def checker_part(name: str) -> dict[str, Any]:
+    from scripts.build_checkers import wrong_labels
+    from scripts.checker_data import accepted, held_out, texts
+
+    checker = load_checker(name)
+    sets = held_out("sentiment-analysis")
+    out: dict[str, Any] = {"folder": str(CHECKERS[name].relative_to(ROOT)),
+                           "accept_threshold": checker.config.accept_threshold,
+                           "max_length": checker.config.max_length}
+    flips = sets["human flips"][0]
+    p = checker.predict_proba(*texts("sentiment-analysis", flips))
+    out["accepts_human_flips"] = _pct(accepted(checker, p, [r["label"] for r in flips], "shipped"))
+    for key, what in (("partial flips", "rejects_partial_flips"), ("originals", "rejects_originals")):
+        rows, names = wrong_labels("sentiment-analysis", sets[key][0])
+        p = checker.predict_proba(*texts("sentiment-analysis", rows))
+        out[what] = round(100 - _pct(accepted(checker, p, names, "shipped")), 1)
+        out[what.replace("rejects_", "") + "_rows"] = len(rows)
+    out["human_flips_rows"] = len(flips)
+    return out
+
+
+def _pct(flags: list[bool]) -> float:
+    return round(100 * sum(flags) / max(1, len(flags)), 1)
+
+
+def words_changed(old: str, new: str) -> float:
+    """Share of the original's words replaced or deleted, plus words inserted, over the original's length."""
+    from cfaug_hf.text.diff import word_diff
+
+    a, b = old.split(), new.split()
+    changed = sum(max(i2 - i1, j2 - j1) for _, i1, i2, j1, j2 in word_diff(a, b))
+    return changed / max(1, len(a))
+
+
+def rows_part(name: str, rows: Any) -> dict[str, Any]:
+    from datasets import Dataset
+
+    from cfaug_hf import COREAugmenter
+
+    settings, checker_name = CONFIGS[name]
+    aug = COREAugmenter(mode="editor_only", checker=load_checker(checker_name), **settings)
+    data = Dataset.from_dict({"id": [f"dev-{i}" for i in range(len(rows))], "text": rows["text"],
+                              "label": rows["label"]})
+    start = time.perf_counter()
+    out = aug.augment(data, batch_size=8)
+    seconds = time.perf_counter() - start
+    cfs = {r["cf_source_id"]: r for r in out if r["cf_is_counterfactual"]}
+    ids = [r["cf_source_id"] for r in out if not r["cf_is_counterfactual"]]
+    outputs = [cfs[i]["text"] if i in cfs else None for i in ids]
+    edits = [json.loads(cfs[i]["cf_edit"]) if i in cfs else None for i in ids]
+    return {"outputs": outputs, "edits": edits, "seconds": round(seconds, 1),
+            "events": dict(aug.stats.events), "settings": settings, "checker": checker_name}
+
+
+def judge_part(rows: Any, outputs: list[str | None], judge: Any) -> dict[str, Any]:
+    kept = [(i, o) for i, o in enumerate(outputs) if o]
+    labels = judge.predict([o for _, o in kept]) if kept else []
+    hits = [lab == rows[i]["target"] for (i, _), lab in zip(kept, labels)]
+    return {"kept": len(kept), "judge_flip_rate_all": round(100 * sum(hits) / len(rows), 1),
+            "judge_certifies_kept": round(100 * sum(hits) / max(1, len(kept)), 1),
+            "judged": {str(i): lab for (i, _), lab in zip(kept, labels)}}
+
+
+def cached(name: str, make: Any) -> Any:
+    path = PARTS / f"{name.replace(' ', '_').replace(',', '')}.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    value = make()
+    PARTS.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(value))
+    tmp.replace(path)
+    return value
+
+
+def main() -> None:
+    ap = harness.parser(__doc__)
+    ap.add_argument("--n", type=int, default=50)
+    ap.add_argument("--parts", nargs="+", choices=["checkers", "rows"], default=["checkers", "rows"])
+    ap.add_argument("--configs", nargs="+", choices=sorted(CONFIGS), default=list(CONFIGS), metavar="CONFIG")
+    ap.add_argument("--checkers", nargs="+", choices=sorted(CHECKERS), default=list(CHECKERS))
+    args = ap.parse_args()
+    path = RESULTS / "whole_input.json"
+    results: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
+    results["provenance"] = harness.provenance()
+    if "checkers" in args.parts:
+        results.setdefault("checkers", {})
+        for name in args.checkers:
+            results["checkers"][name] = cached(f"checker-{name}-{_digest(CHECKERS[name])}",
+                                               lambda: checker_part(name))
+            print(json.dumps({name: results["checkers"][name]}), flush=True)
+            _write(results)
+    if "rows" in args.parts:
+        from cfaug_hf import LabelChecker
+
+        rows = reviews(args.n)
+        made_by = {name: cached(f"rows-{name}-{args.n}-{_digest(CHECKERS[CONFIGS[name][1]])}",
+                                lambda: rows_part(name, rows)) for name in args.configs}
+        if not (JUDGE / "cfaug_checker.json").is_file():
+            raise SystemExit(f"The rows are made and cached; judging them needs the judge ({JUDGE}: "
+                             f"python -m scripts.build_judge).")
+        judge = LabelChecker.from_pretrained(JUDGE)
+        ceiling = judge_part(rows, list(rows["counterfactual"]), judge)
+        results["judge"] = {"folder": str(JUDGE.relative_to(ROOT)), "ceiling_same_reviews": ceiling[
+            "judge_flip_rate_all"], "ceiling_cad": judge.training_info.get("eval_ceiling"), "rows": len(rows)}
+        results.setdefault("configs", {})
+        for name in args.configs:
+            made = made_by[name]
+            judged = judge_part(rows, made["outputs"], judge)
+            share = [words_changed(rows[i]["text"], o) for i, o in enumerate(made["outputs"]) if o]
+            results["configs"][name] = {
+                "reviews": len(rows), **{k: v for k, v in judged.items() if k != "judged"},
+                "words_changed_share": round(100 * sum(share) / max(1, len(share)), 1),
+                "seconds_per_review": round(made["seconds"] / len(rows), 2), "events": made["events"],
+                "settings": made["settings"], "checker": made["checker"]}
+            with (RESULTS / f"whole_input_rows_{_slug(name)}.jsonl").open("w") as f:
+                for i, (o, e) in enumerate(zip(made["outputs"], made["edits"])):
+                    f.write(json.dumps({"row": i, "label": rows[i]["label"], "target": rows[i]["target"],
+                                        "text": rows[i]["text"], "output": o,
+                                        "judge": judged["judged"].get(str(i)),
+                                        "edited": [(s["old"], s["new"]) for s in (e or {}).get("sentences", [])],
+                                        "human": rows[i]["counterfactual"]}, ensure_ascii=False) + "\n")
+            print(json.dumps({name: results["configs"][name]}), flush=True)
+            _write(results)
+    _write(results)
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in name).strip("-").replace("--", "-")
+
+
+def _digest(folder: Path) -> str:
+    from cfaug_hf.fingerprint import digest_json
+
+    config = folder / "cfaug_checker.json"
+    return digest_json(json.loads(config.read_text()))[:8] if config.is_file() else "missing"
+
+
+def _write(results: dict[str, Any]) -> None:
+    lines = ["# Whole-input counterfactuals: fixed edits against edit-until-flipped", ""]
+    if results.get("checkers"):
+        lines += ["Flip checkers on CAD IMDb dev at their own accept threshold (%):", "",
+                  harness.markdown_table(
+                      ["checker", "max tokens", "threshold", "accepts human flips", "rejects partial flips",
+                       "rejects originals"],
+                      [[n, c["max_length"], c["accept_threshold"], f"{c['accepts_human_flips']} ({c['human_flips_rows']})",
+                        f"{c['rejects_partial_flips']} ({c['partial_flips_rows']})",
+                        f"{c['rejects_originals']} ({c['originals_rows']})"]
+                       for n, c in results["checkers"].items()]), ""]
+    if results.get("configs"):
+        j = results["judge"]
+        lines += [f"{j['rows']} CAD IMDb dev reviews (seeded, half of each label), the shipped sentiment editor through "
+                  f"COREAugmenter(mode='editor_only'); judged whole by {j['folder']} (ceiling: it gives "
+                  f"{j['ceiling_same_reviews']}% of the annotators' counterfactuals of these reviews their new label). "
+                  "Flip rate over all reviews (no output counts as no flip) and over the kept outputs; words changed "
+                  "over the original's length, kept outputs.", "",
+                  harness.markdown_table(
+                      ["configuration", "kept", "judge: flipped / all", "judge: flipped / kept", "words changed %",
+                       "s / review"],
+                      [[n, f"{c['kept']}/{c['reviews']}", c["judge_flip_rate_all"], c["judge_certifies_kept"],
+                        c["words_changed_share"], c["seconds_per_review"]] for n, c in results["configs"].items()])]
+    harness.write_results("whole_input", results, "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
