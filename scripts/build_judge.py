@@ -52,7 +52,7 @@ def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     from datasets import concatenate_datasets
-    from peft import LoraConfig, TaskType
+    from scripts.checker_data import every_layer
     from scripts.shared_data import cad_sentiment, shared_dir
     from transformers.trainer_utils import get_last_checkpoint
 
@@ -64,8 +64,7 @@ def main() -> None:
     rows = concatenate_datasets([cad_sentiment("orig", "train"), cad_sentiment("new", "train")]).shuffle(seed=args.seed)
     if args.limit:
         rows = rows.select(range(min(args.limit, len(rows))))
-    lora = LoraConfig(r=4, lora_alpha=8, target_modules=["word_embeddings"], task_type=TaskType.SEQ_CLS,
-                      modules_to_save=["encoder", "pooler", "classifier"])
+    lora = every_layer()
     out_dir = CHECKPOINTS if not args.limit else CHECKPOINTS.with_name("judge-smoke")
     resume = get_last_checkpoint(str(out_dir)) if out_dir.is_dir() else None
     start = time.time()

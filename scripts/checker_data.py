@@ -7,7 +7,18 @@ from typing import Any
 
 from scripts.shared_data import cad_nli, cad_sentiment, fever_symmetric, vitaminc_rows
 
-__all__ = ["held_out", "texts", "accepted"]
+__all__ = ["held_out", "texts", "accepted", "every_layer"]
+
+
+def every_layer() -> Any:
+    """A peft config that trains every transformer layer, the pooler and the head of a BERT-style classifier
+    (saved whole, in the adapter) and gives the word embeddings a rank-4 adapter: end-to-end fine-tuning that
+    still saves as an adapter naming its base (about 21 MB in half precision for MiniLM, against 1.6 MB for the
+    rank-16 adapter, and it learns in one epoch what that one does not learn in two)."""
+    from peft import LoraConfig, TaskType
+
+    return LoraConfig(r=4, lora_alpha=8, target_modules=["word_embeddings"], task_type=TaskType.SEQ_CLS,
+                      modules_to_save=["encoder", "pooler", "classifier"])
 
 
 def _rows(ds: Any) -> list[dict[str, Any]]:
