@@ -42,6 +42,7 @@ CHECKERS = {"sentence": CACHE / "checker-sentiment-192",
 CONFIGS: dict[str, tuple[dict[str, Any], str]] = {
     "fixed-3 + sentence checker": ({"edit_sentences": 3}, "sentence"),
     "fixed-3 + whole checker": ({"edit_sentences": 3}, "whole"),
+    "until-flipped, no residual check + whole checker": ({"until_flipped": True, "residual": 1.0}, "whole"),
     "until-flipped + whole checker": ({"until_flipped": True}, "whole"),
     "until-flipped + whole checker, occlusion": ({"until_flipped": True, "rank_units": "occlusion"}, "whole"),
 }

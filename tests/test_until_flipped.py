@@ -43,8 +43,8 @@ def run(texts, labels, targets, **config):
 
 def test_stops_as_soon_as_the_whole_input_reads_as_the_target():
     out, _ = run(["A bad plot. Nice hats. A dull cast. Awful songs. Boring end."], ["negative"], ["positive"],
-                 edits_per_round=1, flip_margin=0.1)
-    # keyword checker: one net positive word gives 0.88 >= 0.6 + 0.1; it takes 3 edits (-4+... ) to get there
+                 edits_per_round=1, flip_margin=0.1, residual=1.0)
+    # keyword checker: one net positive word gives 0.88 >= 0.6 + 0.1; three edits get there
     o = out[0]
     assert o.text is not None and o.reason is None
     assert o.probability >= 0.7
@@ -53,6 +53,28 @@ def test_stops_as_soon_as_the_whole_input_reads_as_the_target():
     assert all(e["old"] != "Nice hats." for e in o.edits)
     # not every label-carrying sentence had to be edited: minimal by construction
     assert len(o.edits) < 4
+
+
+def test_no_unit_may_keep_the_old_verdict():
+    # the whole input flips after 3 edits, but "Boring end." alone still reads negative (0.88 >= residual 0.8)
+    out, _ = run(["A bad plot. Nice hats. A dull cast. Awful songs. Boring end."], ["negative"], ["positive"],
+                 edits_per_round=1, flip_margin=0.1)
+    assert out[0].text == "A good plot. Nice hats. A great cast. Fine songs. Moving end."
+    assert len(out[0].edits) == 4
+
+
+def test_an_edit_that_keeps_the_old_verdict_is_not_a_flip():
+    def propose(requests):  # the edit of "A bad cast." still says "bad"
+        return [(r.text.replace("cast.", "cast, truly."), {}, None) for r in requests]
+
+    text = "A great plot. Great songs. A bad cast."  # labelled negative, so only the cast carries its label
+    out = edit_until_flipped([text], ["negative"], ["positive"], propose=propose, checker=keyword_checker(WORDS),
+                             config=WholeInputConfig())
+    # the whole text reads positive (0.88), but the edited sentence alone still reads negative
+    assert out[0].text is None and out[0].reason == "not_flipped" and out[0].probability >= 0.7
+    out = edit_until_flipped([text], ["negative"], ["positive"], propose=propose, checker=keyword_checker(WORDS),
+                             config=WholeInputConfig(residual=1.0))
+    assert out[0].text == "A great plot. Great songs. A bad cast, truly."
 
 
 def test_edits_strongest_units_first():
@@ -99,8 +121,9 @@ def test_one_checker_call_per_round_for_all_rows():
     texts = ["A bad plot. A dull cast.", "Awful songs. Boring end. Bad hats.", "A bad film."]
     out, checker = run(texts, ["negative"] * 3, ["positive"] * 3, edits_per_round=1, flip_margin=0.0)
     rounds = max(o.rounds for o in out)
-    # ranking: one call per row (units alone); then one whole-input call per round, batched across rows
-    assert len(checker.calls) == len(texts) + rounds
+    # one call reads every unit of every row alone; then one call per round for all rows' whole inputs and new units
+    assert len(checker.calls) == 1 + rounds
+    assert checker.calls[0] == sum(len(input_units(t)) for t in texts)
     assert all(o.text is not None for o in out)
 
 
@@ -133,7 +156,7 @@ def test_needs_a_checker_and_matching_lengths():
 
 
 @pytest.mark.parametrize("field,value,match", [("max_edits", 0, "max_edits"), ("edits_per_round", 0, "max_edits"),
-                                               ("flip_margin", 1.0, "flip_margin"),
+                                               ("flip_margin", 1.0, "flip_margin"), ("residual", 0.5, "residual"),
                                                ("rank_units", "gradient", "rank_units")])
 def test_config_refuses_bad_values(field, value, match):
     with pytest.raises(ValueError, match=match):

@@ -44,6 +44,10 @@ class WholeInputConfig(AugmenterConfig):
     flip_margin: float = field(default=0.1, metadata={
         "help": "With until_flipped: how far above the checker's accept threshold (0.5 without one) the whole "
                 "input's probability of the target must be to stop editing."})
+    residual: float = field(default=0.8, metadata={
+        "help": "With until_flipped: editing also goes on while a unit read alone still gives the row's label at "
+                "least this probability (an unedited unit, or an edit that did not flip it), so that no sentence "
+                "keeps the old verdict; a row left with one when the budget is spent is not_flipped. 1.0: off."})
     rank_units: str = field(default="checker", metadata={
         "help": "With until_flipped: 'checker' ranks units by the checker's probability of the row's label for "
                 "each unit alone; 'occlusion' by how much the whole input's probability drops without the unit."})
@@ -52,6 +56,8 @@ class WholeInputConfig(AugmenterConfig):
         if self.max_edits < 1 or self.edits_per_round < 1:
             raise ValueError(f"max_edits and edits_per_round must be >= 1, got {self.max_edits} and "
                              f"{self.edits_per_round}.")
+        if not 0.5 < self.residual <= 1.0:
+            raise ValueError(f"residual must be in (0.5, 1] (1.0: off), got {self.residual}.")
         if not 0.0 <= self.flip_margin < 1.0:
             raise ValueError(f"flip_margin must be in [0, 1), got {self.flip_margin}.")
         if self.rank_units not in RANKINGS:
@@ -128,7 +134,19 @@ def _need(checker: Any, margin: float) -> float:
     return min(0.99, (0.5 if threshold is None else threshold) + margin)
 
 
-def _ranked(units: list[str], label: str, checker: Any, how: str, scorer: Any) -> list[int]:
+def _alone(units: list[list[str]], labels: Sequence[str], checker: Any) -> list[list[float]]:
+    """Each unit's probability of its row's label, read alone (one checker call for all rows)."""
+    flat = [u for row in units for u in row]
+    probs = checker.predict_proba(flat) if flat else []
+    out, k = [], 0
+    for row, label in zip(units, labels):
+        col = checker.label_id(label)
+        out.append([float(p[col]) for p in probs[k:k + len(row)]])
+        k += len(row)
+    return out
+
+
+def _ranked(units: list[str], label: str, checker: Any, how: str, scorer: Any, alone: list[float]) -> list[int]:
     """Positions of the units that carry ``label``, strongest first."""
     if scorer is not None:
         scores = [float(s) for s in scorer(units, label)]
@@ -139,10 +157,13 @@ def _ranked(units: list[str], label: str, checker: Any, how: str, scorer: Any) -
         probs = checker.predict_proba([whole, *left_out])[:, checker.label_id(label)]
         scores, floor = [float(probs[0] - p) for p in probs[1:]], 0.0
     else:
-        scores = [float(p) for p in checker.predict_proba(units)[:, checker.label_id(label)]]
-        floor = 0.5
+        scores, floor = alone, 0.5
     keep = [i for i, s in enumerate(scores) if s > floor]  # even odds or less: the unit does not carry the label
     return sorted(keep, key=lambda i: (-scores[i], i))
+
+
+def _done(prob: float | None, alone: list[float], need: float, residual: float) -> bool:
+    return prob is not None and prob >= need and (residual >= 1.0 or max(alone, default=0.0) < residual)
 
 
 def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Sequence[str], *,
@@ -172,8 +193,9 @@ def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Seq
                          f"targets.")
     need = _need(checker, config.flip_margin)
     units = [input_units(t) for t in texts]
-    queue = [_ranked(u, label, checker, config.rank_units, scorer) if u else []
-             for u, label in zip(units, labels)]
+    alone = _alone(units, labels, checker)
+    queue = [_ranked(u, label, checker, config.rank_units, scorer, a) if u else []
+             for u, label, a in zip(units, labels, alone)]
     edits: list[list[dict[str, Any]]] = [[] for _ in texts]
     tried = [0] * len(texts)
     reasons: list[str | None] = [None] * len(texts)
@@ -195,6 +217,7 @@ def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Seq
         if len(answers) != len(requests):
             raise RuntimeError(f"propose returned {len(answers)} answers for {len(requests)} units.")
         changed: set[int] = set()
+        made: list[tuple[int, int]] = []
         for req, (new, info, why) in zip(requests, answers):
             if new is None or not new.strip():
                 reasons[req.row] = why or "llm_unchanged"
@@ -203,14 +226,18 @@ def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Seq
                                    **{k: v for k, v in (info or {}).items() if v is not None}})
             units[req.row] = units[req.row][:req.position] + [new.strip()] + units[req.row][req.position + 1:]
             changed.add(req.row)
+            made.append((req.row, req.position))
         scored = sorted(changed)
         if scored:
-            probs = checker.predict_proba([" ".join(units[i]) for i in scored])
-            for i, p in zip(scored, probs):
+            # the whole inputs, then each new unit alone (does it still say the old thing?), in one call
+            probs = checker.predict_proba([" ".join(units[i]) for i in scored] + [units[i][p] for i, p in made])
+            for i, p in zip(scored, probs[:len(scored)]):
                 prob[i] = float(p[checker.label_id(targets[i])])
+            for (i, pos), p in zip(made, probs[len(scored):]):
+                alone[i][pos] = float(p[checker.label_id(labels[i])])
         still = []
         for i in active:
-            if prob[i] is not None and prob[i] >= need:
+            if _done(prob[i], alone[i], need, config.residual):
                 continue  # flipped
             if queue[i] and tried[i] < config.max_edits:
                 still.append(i)
@@ -219,7 +246,7 @@ def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Seq
         active = still
     out = []
     for i in range(len(texts)):
-        flipped = bool(edits[i]) and prob[i] is not None and prob[i] >= need
+        flipped = bool(edits[i]) and _done(prob[i], alone[i], need, config.residual)
         out.append(FlipOutcome(" ".join(units[i]) if flipped else None, sorted(edits[i], key=lambda e: e["position"]),
                                None if prob[i] is None else round(prob[i], 4), rounds[i],
                                None if flipped else reasons[i] or "not_flipped"))
