@@ -226,13 +226,15 @@ def _write(results: dict[str, Any]) -> None:
                   harness.markdown_table(
                       ["checker", "max tokens", "threshold", "accepts human flips", "rejects partial flips",
                        "rejects originals"],
-                      [[n, c["max_length"], c["accept_threshold"], f"{c['accepts_human_flips']} ({c['human_flips_rows']})",
+                      [[n, c["max_length"], c["accept_threshold"],
+                        f"{c['accepts_human_flips']} ({c['human_flips_rows']})",
                         f"{c['rejects_partial_flips']} ({c['partial_flips_rows']})",
                         f"{c['rejects_originals']} ({c['originals_rows']})"]
                        for n, c in results["checkers"].items()]), ""]
     if results.get("configs"):
         j = results["judge"]
-        lines += [f"{j['rows']} CAD IMDb dev reviews (seeded, half of each label), the shipped sentiment editor through "
+        lines += [f"{j['rows']} CAD IMDb dev reviews (seeded, half of each label), the shipped sentiment editor "
+                  "through "
                   f"COREAugmenter(mode='editor_only'); judged whole by {j['folder']} (ceiling: it gives "
                   f"{j['ceiling_same_reviews']}% of the annotators' counterfactuals of these reviews their new label "
                   f"as its top label, {j['confident_ceiling_same_reviews']}% with probability at least "

@@ -248,6 +248,15 @@ class AugmentationReport:
         return out
 
 
+def _judged(pairs: list[dict[str, Any]], schema: TaskSchema, checker: Any) -> dict[str, Any]:
+    """The share of counterfactuals ``checker`` gives their new label, with its ceiling where it records one."""
+    cols = schema.text_columns
+    first = [_text(p["counterfactual"][cols[0]]) for p in pairs]
+    second = [p["counterfactual"][cols[1]] for p in pairs] if len(cols) > 1 else None
+    targets = [schema.label_name(p["counterfactual"][schema.label_column]) for p in pairs]
+    return {"flip_rate": intrinsic.flip_rate(checker.predict(first, second), targets), **judge_ceiling(checker)}
+
+
 def judge_ceiling(judge: Any) -> dict[str, Any]:
     """What a flip rate measured by ``judge`` can be read against: the share of human counterfactuals the judge
     itself gives their new label (its ``training_info["eval_ceiling"]``, as `scripts/build_judge.py` records it,
@@ -387,12 +396,7 @@ def augmentation_report(original: Any, augmented: Any, schema: TaskSchema, *, ch
                                           progress)
     progress.close()
     if checker is not None and pairs and not schema.is_token_level:
-        cols = schema.text_columns
-        first = [_text(p["counterfactual"][cols[0]]) for p in pairs]
-        second = [p["counterfactual"][cols[1]] for p in pairs] if len(cols) > 1 else None
-        targets = [schema.label_name(p["counterfactual"][label_col]) for p in pairs]
-        metrics["label"] = {"flip_rate": intrinsic.flip_rate(checker.predict(first, second), targets),
-                            **judge_ceiling(checker)}
+        metrics["label"] = _judged(pairs, schema, checker)
 
     columns = competency_columns or list(schema.bias_columns)
     if schema.is_token_level:  # the competency test and the probe read one label per row

@@ -162,6 +162,37 @@ def _ranked(units: list[str], label: str, checker: Any, how: str, scorer: Any, a
     return sorted(keep, key=lambda i: (-scores[i], i))
 
 
+def _apply(requests: list[UnitEdit], answers: list[tuple[str | None, dict[str, Any], str | None]],
+           units: list[list[str]], edits: list[list[dict[str, Any]]],
+           reasons: list[str | None]) -> list[tuple[int, int]]:
+    """Put the round's edits in place (a unit the proposer could not edit keeps its reason); the (row, position)
+    of each edit made."""
+    made = []
+    for req, (new, info, why) in zip(requests, answers):
+        if new is None or not new.strip():
+            reasons[req.row] = why or "llm_unchanged"
+            continue
+        edits[req.row].append({"position": req.position, "old": req.text, "new": new.strip(),
+                               **{k: v for k, v in (info or {}).items() if v is not None}})
+        units[req.row] = units[req.row][:req.position] + [new.strip()] + units[req.row][req.position + 1:]
+        made.append((req.row, req.position))
+    return made
+
+
+def _rescore(made: list[tuple[int, int]], units: list[list[str]], labels: Sequence[str], targets: Sequence[str],
+             checker: Any, prob: list[float | None], alone: list[list[float]]) -> None:
+    """The whole inputs of the rows edited this round, then each new unit alone (does it still say the old
+    label?), in one checker call."""
+    rows = sorted({i for i, _ in made})
+    if not rows:
+        return
+    probs = checker.predict_proba([" ".join(units[i]) for i in rows] + [units[i][p] for i, p in made])
+    for i, p in zip(rows, probs[:len(rows)]):
+        prob[i] = float(p[checker.label_id(targets[i])])
+    for (i, pos), p in zip(made, probs[len(rows):]):
+        alone[i][pos] = float(p[checker.label_id(labels[i])])
+
+
 def _done(prob: float | None, alone: list[float], need: float, residual: float) -> bool:
     return prob is not None and prob >= need and (residual >= 1.0 or max(alone, default=0.0) < residual)
 
@@ -216,25 +247,8 @@ def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Seq
         answers = propose(requests) if requests else []
         if len(answers) != len(requests):
             raise RuntimeError(f"propose returned {len(answers)} answers for {len(requests)} units.")
-        changed: set[int] = set()
-        made: list[tuple[int, int]] = []
-        for req, (new, info, why) in zip(requests, answers):
-            if new is None or not new.strip():
-                reasons[req.row] = why or "llm_unchanged"
-                continue
-            edits[req.row].append({"position": req.position, "old": req.text, "new": new.strip(),
-                                   **{k: v for k, v in (info or {}).items() if v is not None}})
-            units[req.row] = units[req.row][:req.position] + [new.strip()] + units[req.row][req.position + 1:]
-            changed.add(req.row)
-            made.append((req.row, req.position))
-        scored = sorted(changed)
-        if scored:
-            # the whole inputs, then each new unit alone (does it still say the old thing?), in one call
-            probs = checker.predict_proba([" ".join(units[i]) for i in scored] + [units[i][p] for i, p in made])
-            for i, p in zip(scored, probs[:len(scored)]):
-                prob[i] = float(p[checker.label_id(targets[i])])
-            for (i, pos), p in zip(made, probs[len(scored):]):
-                alone[i][pos] = float(p[checker.label_id(labels[i])])
+        made = _apply(requests, answers, units, edits, reasons)
+        _rescore(made, units, labels, targets, checker, prob, alone)
         still = []
         for i in active:
             if _done(prob[i], alone[i], need, config.residual):

@@ -299,11 +299,8 @@ class LLMCounterfactualAugmenter(Augmenter):
                 jobs.append((i, [t], {"text": text, "label": ex.label, "target": t}, rest))
         if not jobs:
             return results
-        if cfg.until_flipped:
-            self._until_flipped(examples, results, jobs)
-            return results
-        if isinstance(self.llm, Editor):
-            self._edit(examples, results, jobs)
+        if cfg.until_flipped or isinstance(self.llm, Editor):
+            (self._until_flipped if cfg.until_flipped else self._edit)(examples, results, jobs)
             return results
         demos = self.demonstrations_for([row for _, _, row, _ in jobs])
         prompts = [build_prompt(self.task, row, demonstrations=d, guidelines=cfg.guidelines, cot=cfg.cot,
