@@ -71,7 +71,7 @@ def paper_loop_values(how_the_paper_edits: str) -> tuple[dict[str, Any], dict[st
 
     own = "the library's edit-until-flipped loop (off in the paper preset); only acts with until_flipped=True"
     return ({"until_flipped": PaperValue(False, how_the_paper_edits)},
-            {name: own for name in ("max_edits", "edits_per_round", "flip_margin", "rank_units")})
+            {name: own for name in ("max_edits", "edits_per_round", "flip_margin", "rank_units", "residual")})
 
 
 @dataclass
