@@ -12,7 +12,9 @@ classification head trained on human contrastive pairs from ../shared/data/, sav
 - ``sentiment-analysis``: CAD IMDb train, the original reviews and their human counterfactuals, plus partial flips
   built from the same pairs (`cfaug_hf.training.partial_flips`: some of the annotator's sentence changes made and not
   others, each mixed text once with either label), so that it judges the whole review and scores a partial flip
-  under its threshold; read up to 512 tokens (whole reviews: the 99th percentile of CAD train is 427).
+  under its threshold; read up to 512 tokens (whole reviews: the 99th percentile of CAD train is 427). And single
+  sentences of the same pairs (`cfaug_hf.training.sentence_verdicts`), so that the edit-until-flipped loop, which
+  asks it about one sentence at a time, hears "I vote a 2." as negative and a plot summary as neither.
 
 How well each keeps human flips and rejects same-meaning rewrites is measured by ``benchmarks/flip_checker.py``.
 
@@ -52,6 +54,9 @@ SETTINGS = {
     "sentiment-analysis": (512, 1, None, "adapter"),
 }
 
+#: single sentences (`cfaug_hf.training.sentence_verdicts`) in the sentiment checker's training rows
+SENTENCES = 9000
+
 DATA = {
     "fact-verification": ("4000 VitaminC real-revision rows (Schuster et al., NAACL 2021; talschuster.github.io "
                           "static/vitaminc_real.zip, CC BY-SA 3.0) + 4000 rows of the FEVER paper dev set "
@@ -62,8 +67,9 @@ DATA = {
     "sentiment-analysis": ("CAD IMDb train, orig + new (Kaushik et al., ICLR 2020), "
                            "acmi-lab/counterfactually-augmented-data, Apache-2.0; IMDb reviews (Maas et al. 2011); "
                            "plus partial flips of the same pairs (cfaug_hf.training.partial_flips, seed 0: some of "
-                           "the annotator's sentence changes made, each mixed text once with either label)",
-                           None),
+                           "the annotator's sentence changes made, each mixed text once with either label); plus 9000 single sentences of the same pairs "
+                           "(cfaug_hf.training.sentence_verdicts, seed 0: each changed sentence with the label of its "
+                           "side, shared sentences once with either label)", None),
 }
 
 
@@ -85,12 +91,18 @@ def training_rows(task: str, cap: int | None, seed: int = 0):
     else:
         from scripts.shared_data import cad_sentiment_edit_rows
 
-        from cfaug_hf.training import partial_flips
+        from cfaug_hf.training import partial_flips, sentence_verdicts
 
         clean = concatenate_datasets([cad_sentiment("orig", "train"), cad_sentiment("new", "train")])
-        mixed = partial_flips(cad_sentiment_edit_rows("train"), seed=seed).select_columns(["text", "label"])
-        rows = concatenate_datasets([clean.select_columns(["text", "label"]), mixed.cast(
-            clean.select_columns(["text", "label"]).features)]).shuffle(seed=seed)
+        clean = clean.select_columns(["text", "label"])
+        pairs = cad_sentiment_edit_rows("train")
+        mixed = partial_flips(pairs, seed=seed).select_columns(["text", "label"])
+        # single sentences, so that the loop's per-sentence ranking and residual check read them right; capped so
+        # that whole reviews stay most of what it learns
+        alone = sentence_verdicts(pairs, seed=seed).shuffle(seed=seed)
+        alone = alone.select(range(min(SENTENCES, len(alone)))).select_columns(["text", "label"])
+        rows = concatenate_datasets([clean, mixed.cast(clean.features), alone.cast(clean.features)]).shuffle(
+            seed=seed)
     if cap is not None and len(rows) > cap:
         rows = rows.shuffle(seed=seed).select(range(cap))
     return rows

@@ -155,8 +155,8 @@ def test_core_paper_keeps_every_keyword_and_edits_the_whole_text():
 
 
 def test_icda_paper_recipe_swaps_rationales():
-    data = Dataset.from_dict({"text": ["Great food. Nice room.", "Awful food. Nice room."],
-                              "label": ["positive", "negative"]})
+    data = Dataset.from_dict({"text": [f"{w} food. Nice room {i}." for i in range(2) for w in ("Great", "Awful")],
+                              "label": ["positive", "negative"] * 2})
     aug = Augmenter.from_recipe(RECIPES / "icda-paper.yaml", selector=FirstSentence())
     assert aug.config.pool_quantile == 0.1 and aug.config.size is None
     out = aug.augment(data)
@@ -210,8 +210,7 @@ def test_a_preset_the_method_does_not_have_is_named():
 # ------------------------------------------------------------------------------------------ the command line
 @pytest.mark.parametrize("method,needs", [
     ("crossaug", None), ("llm", None),
-    pytest.param("icda", None, marks=pytest.mark.shipped_checker),  # its default selector occludes with it
-    ("core", "needs --retriever"), ("race", "generator")])
+    ("icda", "cfaug train selector"), ("core", "needs --retriever"), ("race", "generator")])
 def test_cli_preset_paper_for_every_method(method, needs, tmp_path, capsys):
     from cfaug_hf.cli import main
 
@@ -254,3 +253,57 @@ def test_every_departure_is_on_the_method_page(method):
                   or params[role].default != v.value]
     missing = [name for name in departing if f"| `{name}`" not in table]
     assert not missing, f"docs/methods/{method}.md does not list these departures: {missing}"
+
+
+@pytest.mark.parametrize("method", PAPER_METHODS)
+def test_each_paper_recipe_is_written_from_its_preset(method):
+    """The recipe's values and their sources are the preset's, word for word (python -m scripts.write_paper_recipes
+    rewrites them), so the recipe and `--preset paper` cannot drift apart."""
+    from scripts.write_paper_recipes import rendered
+
+    assert (RECIPES / f"{method}-paper.yaml").read_text() == rendered(method), \
+        "run python -m scripts.write_paper_recipes"
+
+
+def test_a_preset_value_given_per_task_follows_the_schema():
+    from cfaug_hf import COREAugmenter
+
+    core = COREAugmenter.presets["paper"]
+    assert core.recipe("sentiment-analysis")["config"]["max_keywords"] == 0
+    nli = core.recipe("natural-language-inference")["config"]
+    assert (nli["keyword_excerpts"], nli["max_keywords"]) == (2, 5)
+    from cfaug_hf.registry.presets import apply_preset
+
+    merged = apply_preset(COREAugmenter, {"preset": "paper", "schema": {"preset": "nli"}}, {"editor": str})
+    assert merged["config"]["max_keywords"] == 5
+
+
+def test_the_icda_paper_preset_refuses_without_a_trained_selector_and_says_how_to_train_one():
+    from cfaug_hf import RationaleSwapAugmenter
+    from cfaug_hf.sharing.folders import ComponentLoadError
+
+    with pytest.raises(ComponentLoadError, match=r"needs a selector .*cfaug train selector"):
+        RationaleSwapAugmenter.from_preset("paper")
+    with pytest.raises(ComponentLoadError, match="cfaug train selector"):
+        Augmenter.from_recipe(RECIPES / "icda-paper.yaml")
+
+
+def test_the_icda_paper_preset_writes_as_many_rows_as_it_reads():
+    """The paper's augmented set: the lowest-error originals plus as many counterfactuals, N rows in all."""
+    from cfaug_hf import RationaleSwapAugmenter
+    from cfaug_hf.methods.icda.selection import SelectionResult
+
+    class Confident:
+        def select(self, documents, labels=None):
+            return SelectionResult([[0] for _ in documents], list(labels), [0.01 * i for i in range(len(documents))])
+
+    texts = [f"{w} food {i}. Nice room {i}." for i in range(4) for w in ("Great", "Awful")]
+    data = Dataset.from_dict({"text": texts, "label": ["positive", "negative"] * 4})
+    paper = RationaleSwapAugmenter.from_preset("paper", selector=Confident())
+    out = paper.augment(data)
+    assert len(out) == len(data)
+    originals = [r for r in out if not r["cf_is_counterfactual"]]
+    assert len(originals) == 4 and sorted(r["label"] for r in originals) == ["negative"] * 2 + ["positive"] * 2
+    assert paper.stats.events["note:original_not_lowest_error"] == 4
+    ours = RationaleSwapAugmenter(Confident()).augment(data)  # the library's default keeps every original
+    assert sum(not cf for cf in ours["cf_is_counterfactual"]) == len(data)

@@ -139,6 +139,27 @@ class StanzaNER(EntityRecognizer):
         super().__init__(label_map)
         self.lang, self.download_method, self._pipeline = lang, download_method, pipeline
 
+    @staticmethod
+    def models_installed(lang: str = "en") -> bool:
+        """Whether stanza and its ``lang`` NER models are on this machine (stanza's resources folder, or
+        ``$STANZA_RESOURCES_DIR``), so that a pipeline builds without downloading.
+
+        Examples:
+            >>> StanzaNER.models_installed("xx-no-such-language")
+            False
+        """
+        from ..deps import is_stanza_available
+
+        if not is_stanza_available():
+            return False
+        import os
+        from pathlib import Path
+
+        from stanza.resources.common import DEFAULT_MODEL_DIR
+
+        folder = Path(os.environ.get("STANZA_RESOURCES_DIR", DEFAULT_MODEL_DIR)) / lang / "ner"
+        return folder.is_dir() and any(folder.iterdir())
+
     @property
     def pipeline(self) -> Any:
         if self._pipeline is None:

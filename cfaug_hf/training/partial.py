@@ -12,7 +12,7 @@ import difflib
 import random
 from typing import Any
 
-__all__ = ["partial_flips", "changed_blocks", "apply_blocks"]
+__all__ = ["partial_flips", "sentence_verdicts", "changed_blocks", "apply_blocks"]
 
 
 def changed_blocks(text: str, counterfactual: str) -> tuple[list[str], list[tuple[int, int, list[str]]]]:
@@ -99,4 +99,62 @@ def partial_flips(dataset: Any, *, text_column: str = "text", counterfactual_col
                 out["label"].append(label)
                 out["pair"].append(i)
                 out["share_applied"].append(round(len(subset) / len(blocks), 4))
+    return Dataset.from_dict(out)
+
+
+def sentence_verdicts(dataset: Any, *, text_column: str = "text", counterfactual_column: str = "counterfactual",
+                      label_column: str = "label", target_column: str = "target", unchanged_per_pair: int = 2,
+                      seed: int = 0) -> Any:
+    """Single sentences from human counterfactual pairs, labelled with the verdict each carries alone.
+
+    A whole-input checker that reads one sentence at a time (the edit-until-flipped loop's ranking and residual
+    check) must know that "I vote a 2." says negative and that "The film is set in Ohio." says nothing. From each
+    pair: every sentence the annotator replaced, labelled with the text's label, and every sentence that replaced
+    it, labelled with the target (the annotator changed it because it carried the verdict); and up to
+    ``unchanged_per_pair`` sentences both sides share, each once with either label, so that a checker trained on
+    them scores a sentence that carries no verdict near even odds. Rows: ``text``, ``label``, ``pair``, ``kind``
+    (``old``, ``new`` or ``unchanged``).
+
+    Examples:
+        >>> from datasets import Dataset
+        >>> pairs = Dataset.from_dict({"text": ["Good cast. It is set in Ohio. Loved it."],
+        ...                            "counterfactual": ["Bad cast. It is set in Ohio. Hated it."],
+        ...                            "label": ["positive"], "target": ["negative"]})
+        >>> rows = sentence_verdicts(pairs)
+        >>> sorted(zip(rows["kind"], rows["text"], rows["label"]))[:3]
+        [('new', 'Bad cast.', 'negative'), ('new', 'Hated it.', 'negative'), ('old', 'Good cast.', 'positive')]
+        >>> sorted(l for k, l in zip(rows["kind"], rows["label"]) if k == "unchanged")
+        ['negative', 'positive']
+    """
+    from datasets import Dataset
+
+    missing = [c for c in (text_column, counterfactual_column, label_column, target_column)
+               if c not in dataset.column_names]
+    if missing:
+        raise ValueError(f"sentence_verdicts needs the columns {missing}; the dataset has {dataset.column_names}.")
+    if unchanged_per_pair < 0:
+        raise ValueError(f"unchanged_per_pair must be 0 or more, got {unchanged_per_pair}.")
+    out: dict[str, list[Any]] = {"text": [], "label": [], "pair": [], "kind": []}
+    rng = random.Random(seed)
+
+    def add(text: str, label: str, pair: int, kind: str) -> None:
+        if text.strip():
+            out["text"].append(text.strip())
+            out["label"].append(label)
+            out["pair"].append(pair)
+            out["kind"].append(kind)
+
+    for i, row in enumerate(dataset):
+        sentences, blocks = changed_blocks(row[text_column], row[counterfactual_column])
+        touched: set[int] = set()
+        for a0, a1, new in blocks:
+            touched.update(range(a0, a1))
+            for old in sentences[a0:a1]:
+                add(old, row[label_column], i, "old")
+            for sentence in new:
+                add(sentence, row[target_column], i, "new")
+        same = [s for k, s in enumerate(sentences) if k not in touched and len(s.split()) >= 3]
+        for sentence in rng.sample(same, min(unchanged_per_pair, len(same))):
+            add(sentence, row[label_column], i, "unchanged")
+            add(sentence, row[target_column], i, "unchanged")
     return Dataset.from_dict(out)

@@ -5,30 +5,40 @@ from __future__ import annotations
 
 from ...registry.presets import PaperValue, Preset
 
+#: the authors' released code, for what the paper does not print
+REFERENCE = "reference implementation (minwhoo/CrossAug, run_crossaug.py)"
+
 PAPER = Preset(
     method="crossaug",
     paper="Lee et al., CIKM 2021",
     config={
-        "max_span_tokens": PaperValue(3, "§3.3: the maximum span size tau for evidence modification is 3"),
-        "min_span_tokens": PaperValue(1, "§2.2 (2): the changed words are searched in the evidence and replaced; a "
-                                         "span needs at least one word to be searched"),
-        "kinds": PaperValue(("c'+e", "c+e'", "c'+e'"), "§2.2: three samples per SUP pair; Table 1 ablations use "
+        "max_span_tokens": PaperValue(3, '§3.3: "we set the maximum span size for evidence modification τ to 3"'),
+        "min_span_tokens": PaperValue(1, '§2.2 (2): "we search for the same words in the evidence"; a span of one '
+                                         "word or more (the " + REFERENCE + " takes spans of 1 to 3 words)"),
+        "kinds": PaperValue(("c'+e", "c+e'", "c'+e'"), '§2.2: "we generate three additional synthetic samples for '
+                                                       'each original claim-evidence pair"; Table 1\'s ablations use '
                                                        "(c'+e) and (c+e', c'+e')"),
-        "supports_label": PaperValue("SUPPORTS", "§2.2: only SUP claims are augmented"),
-        "refutes_label": PaperValue("REFUTES", "§2.2: (c', e, REF), (c, e', REF)"),
-        "keep_nei": PaperValue(False, "§3.1: trained on FEVER SUPPORTS/REFUTES pairs"),
-        "reject_deletions": PaperValue(False, "§2.2: no such filter; the only exceptions are c' = c and spans over "
-                                              "tau"),
-        "reject_same_meaning": PaperValue(False, "§2.2: no such filter"),
-        "top_candidate_only": PaperValue(True, "reference implementation (the first of the returned beams is "
-                                               "used)"),
-        "checker_threshold": PaperValue(None, "§2.2: no checker"),
-        "keep_original": PaperValue(True, "§3.1: the augmented set is the training set plus the new samples"),
+        "supports_label": PaperValue("SUPPORTS", '§2.2: "CrossAug utilizes only positive claims (SUP claims)"'),
+        "refutes_label": PaperValue("REFUTES", "§2.2: (c', e, REF) from the first stage and \"we form two "
+                                               "additional contrastive samples\" (c, e', REF) and (c', e', SUP)"),
+        "keep_nei": PaperValue(False, '§2.2: "CrossAug utilizes only positive claims (SUP claims)"; §3.3 trains on '
+                                      "the FEVER train set"),
+        "reject_deletions": PaperValue(False, '§2.2 Exceptional Cases: the only skips are c\' = c ("we skip '
+                                              'performing augmentation") and replaced parts longer than τ'),
+        "reject_same_meaning": PaperValue(False, '§2.2 Exceptional Cases: "we skip performing augmentation" only '
+                                                 "when c' = c; no meaning filter"),
+        "top_candidate_only": PaperValue(True, REFERENCE + ": the first of 5 beams is used"),
+        "checker_threshold": PaperValue(None, '§2.2: the generated samples are kept as formed ("we form two '
+                                              'additional contrastive samples"); no checker'),
+        "keep_original": PaperValue(True, '§2.2: "we generate three additional synthetic samples for each '
+                                          'original claim-evidence pair"; the originals stay'),
     },
     components={
-        "generator": PaperValue("default", "§2.2 (1): BART fine-tuned on WikiFactCheck-English both ways; ours is "
-                                           "SmolLM2-135M + LoRA on VitaminC claim pairs (not reproduced)"),
-        "checker": PaperValue(None, "§2.2: no checker"),
+        "generator": PaperValue("default", '§2.2 (1): "we fine-tune BART [9] on WikiFactCheck-English dataset", '
+                                           "both directions; ours is SmolLM2-135M + LoRA on VitaminC claim pairs "
+                                           "(not reproduced)"),
+        "checker": PaperValue(None, '§2.2: the generated samples are kept as formed ("we form two additional '
+                                    'contrastive samples"); no checker'),
     },
     not_in_paper={
         "nei_label": "names the NOT ENOUGH INFO label of the schema; the paper drops NEI rows (keep_nei)",

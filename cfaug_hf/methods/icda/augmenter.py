@@ -109,7 +109,14 @@ class RationaleSwapAugmenter(Augmenter):
         limit = getattr(getattr(getattr(self.selector, "model", None), "config", None), "max_sentences", None)
         seen = [d[:limit] if limit else d for d in docs]
         self.selection = self.selector.select(seen, labels)
-        self.plan = plan_counterfactuals(self.selection, labels, [len(d) for d in seen], size=self.config.size,
+        kept = None
+        if self.config.originals == "lowest_error":  # half the rows, as many per class: the paper's equal size
+            from .training import keep_for_training
+
+            classes = max(len(set(labels)), 1)
+            kept = set(keep_for_training(self.selection, labels, [len(d) for d in seen], cap_factor=2 * classes))
+        size = self.config.size if self.config.size is not None or kept is None else len(kept)
+        self.plan = plan_counterfactuals(self.selection, labels, [len(d) for d in seen], size=size,
                                          pool_quantile=self.config.pool_quantile, seed=self.config.seed)
         # Each row's plan is kept by its position: two rows may share a source id (a repeated id, or the same
         # document with the same label), and each must emit its own counterfactuals exactly once.
@@ -117,7 +124,9 @@ class RationaleSwapAugmenter(Augmenter):
         by_row: list[dict[str, Any]] = []
         for d, outcome in enumerate(self.plan.outcomes):
             events = [outcome] + (["note:sentences_truncated"] if limit and len(docs[d]) > limit else [])
-            by_row.append({"events": events, "cfs": []})
+            keep = kept is None or d in kept
+            by_row.append({"events": events + ([] if keep else ["note:original_not_lowest_error"]), "cfs": [],
+                           "keep": keep})
         for spec in self.plan.specs:
             new = list(docs[spec.source])
             swaps = []
@@ -167,5 +176,5 @@ class RationaleSwapAugmenter(Augmenter):
             if entry is None:
                 out.append(RowResult([], ["skipped:not_in_fitted_dataset"]))
             else:
-                out.append(RowResult(list(entry["cfs"]), list(entry["events"])))
+                out.append(RowResult(list(entry["cfs"]), list(entry["events"]), keep_original=entry["keep"]))
         return out

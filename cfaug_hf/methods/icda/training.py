@@ -60,6 +60,8 @@ class SelectorCheckpointCallback(TrainerCallback):
         dev: the dev `CounterfactualEpochDataset` (originals, plus counterfactuals from iteration 1 on).
         patience: epochs without a checkpoint before stopping (the reference's 10).
         degeneration_threshold: the largest class gap in selected-position histograms (0.2).
+        chance_floor: a gap must also exceed this quantile of the gaps chance gives (`is_degenerate`'s
+            ``noise_quantile``, 0.99); ``None``: the paper's test as written.
 
     Examples:
         >>> from cfaug_hf.testing import tiny_encoder
@@ -73,11 +75,11 @@ class SelectorCheckpointCallback(TrainerCallback):
     """
 
     def __init__(self, selector: Any, dev: CounterfactualEpochDataset, *, patience: int = 10,
-                 degeneration_threshold: float = 0.2) -> None:
+                 degeneration_threshold: float = 0.2, chance_floor: float | None = 0.99) -> None:
         if patience < 1:
             raise ValueError(f"patience must be >= 1, got {patience}.")
         self.selector, self.dev = selector, dev
-        self.patience, self.threshold = patience, degeneration_threshold
+        self.patience, self.threshold, self.chance_floor = patience, degeneration_threshold, chance_floor
         self.best_loss = math.inf
         self.best_epoch: int | None = None
         self.state_dict: dict[str, Any] | None = None
@@ -97,7 +99,8 @@ class SelectorCheckpointCallback(TrainerCallback):
             sub = SelectionResult([result.selected[i] for i in idx], [result.predicted[i] for i in idx],
                                   [result.error[i] for i in idx])
             flag, g = is_degenerate(sub, [items[i]["labels"] for i in idx],
-                                    [len(items[i]["sentence_ids"]) for i in idx], threshold=self.threshold)
+                                    [len(items[i]["sentence_ids"]) for i in idx], threshold=self.threshold,
+                                    noise_quantile=self.chance_floor)
             degenerate, gap = degenerate or flag, max(gap, g)
         checkpoint = epoch < 0 or (loss < self.best_loss - 1e-9 and not degenerate)
         if checkpoint:
@@ -127,7 +130,7 @@ def train_selector(selector: Any, train: CounterfactualEpochDataset, dev: Counte
                    encoder_learning_rate: float = 1e-6, batch_size: int = 16, samples_per_step: int = 64,
                    weight_decay: float = 0.01, redraw_from: SelectionResult | None = None,
                    pool_quantile: float = 0.1, degeneration_threshold: float = 0.2,
-                   output_dir: str | Path = "runs/icda-selector",
+                   chance_floor: float | None = 0.99, output_dir: str | Path = "runs/icda-selector",
                    training_args: dict[str, Any] | None = None) -> SelectorTraining:
     """Train ``selector`` on ``train`` with ``transformers.Trainer`` until the dev loss stops improving.
 
@@ -160,7 +163,7 @@ def train_selector(selector: Any, train: CounterfactualEpochDataset, dev: Counte
             "eval_strategy": "no", "dataloader_pin_memory": torch.cuda.is_available(), **(training_args or {})}
     targs = TrainingArguments(output_dir=str(output_dir), num_train_epochs=max_epochs, seed=seed,
                               remove_unused_columns=False, **args)
-    checkpoints = SelectorCheckpointCallback(selector, dev, patience=patience,
+    checkpoints = SelectorCheckpointCallback(selector, dev, patience=patience, chance_floor=chance_floor,
                                              degeneration_threshold=degeneration_threshold)
     trainer = Trainer(model=model, args=targs, train_dataset=train, data_collator=selector.collator(train.table),
                       optimizers=(optimizer, None), callbacks=[Redraw(), checkpoints])

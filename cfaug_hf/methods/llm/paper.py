@@ -10,7 +10,8 @@ from ...registry.presets import PaperValue, Preset
 from ..until_flipped import paper_loop_values
 
 _LOOP, _LOOP_NOT_IN_PAPER = paper_loop_values(
-    "the paper's prompt rewrites the whole input in one answer; nothing is re-checked or edited again")
+    '§3.2: one prompt per sample ("we construct a triplet prompt"), answered once; nothing is re-checked or '
+    'edited again')
 
 
 def _prompted_llm() -> Any:
@@ -21,32 +22,39 @@ def _prompted_llm() -> Any:
     return local_llm(temperature=0.0)
 
 
+_DEMO = 'A.3: "we provide a manually written demonstration"'
+
 PAPER = Preset(
     method="llm",
     paper="Li et al., LREC-COLING 2024",
     config={
-        "guidelines": PaperValue(True, "§3.1 Prompt Design: the triplet prompt [T, D, x] opens with the task "
-                                       "guidelines"),
-        "cot": PaperValue(False, "§3.1: the main comparison prompts without chain of thought (CoT is an analysis "
-                                 "variant, §4.2)"),
-        "demonstrations": PaperValue(None, "A.3: a manually written demonstration (the built-in ones, after Tables "
-                                           "15-25)"),
-        "builtin_demonstrations": PaperValue(1, "A.3: \"we provide a manually written demonstration\""),
-        "demo_pool": PaperValue(None, "A.3: the demonstration is fixed, not retrieved"),
-        "num_demonstrations": PaperValue(1, "A.3: one demonstration"),
-        "targets": PaperValue("all", "Tables 15-16: the prompt asks for every other label (NLI: both other "
-                                     "relations; sentiment: the other polarity)"),
-        "exclude_targets": PaperValue((), "§3.1: no label is excluded"),
-        "per_target": PaperValue(1, "Tables 15-16: one revision per target label"),
-        "constraints": PaperValue(False, "§3.1: answers are used as parsed; no constraint filter"),
+        "guidelines": PaperValue(True, '§3.2 Prompt Design: the triplet prompt opens with "T^p denotes task '
+                                       'guidelines" (the built-in guidelines are the library\'s own wording; the '
+                                       'paper prints its own in Tables 15, 18, 21 and 23)'),
+        "cot": PaperValue(False, '§5.2: CoT is an analysis variant ("Chain-of-thought does not Always Help"); the '
+                                 'main comparison prompts without it'),
+        "demonstrations": PaperValue(None, _DEMO + " (the built-in one is the library's own, in the format of "
+                                                   "Tables 15 and 18)"),
+        "builtin_demonstrations": PaperValue(1, _DEMO),
+        "demo_pool": PaperValue(None, _DEMO + ": fixed, not retrieved"),
+        "num_demonstrations": PaperValue(1, _DEMO),
+        "targets": PaperValue("all", 'Tables 15 and 18: the prompt names the other polarity ("Target Sentiment '
+                                     'Polarity") or both other relations ("Target Relationships"); for RE the '
+                                     'paper lets the LLM choose (see not_reproduced)'),
+        "exclude_targets": PaperValue((), 'Table 18: "Target Relationships" lists every other relation'),
+        "per_target": PaperValue(1, 'Table 18: one "revised sentence" per target relationship'),
+        "constraints": PaperValue(False, '§3.2: the answers are used as generated ("Combining the original and '
+                                         'counterfactual samples as training samples")'),
         **_LOOP,
-        "keep_original": PaperValue(True, "§3.2: the SLM trains on the original samples plus the counterfactuals"),
+        "keep_original": PaperValue(True, '§3.2: "Combining the original and counterfactual samples as training '
+                                          'samples"'),
     },
     components={
-        "llm": PaperValue(_prompted_llm, "A.3: gpt-3.5-turbo-0301 at temperature 0 (here: the local "
-                                         "SmolLM2-135M-Instruct at temperature 0, or pass llm= an endpoint)"),
-        "checker": PaperValue(None, "§4.1 'Promising Ways': consistency filtering is proposed, not used in the "
-                                    "experiments"),
+        "llm": PaperValue(_prompted_llm, 'A.3: "We adopt the gpt-3.5-turbo-0301 API from OpenAI" and "the '
+                                         'parameter temperature of LLMs is set to 0" (here: the local '
+                                         'SmolLM2-135M-Instruct at temperature 0, or pass llm= an endpoint)'),
+        "checker": PaperValue(None, '§4.3: consistency filtering is one of the "Promising Ways for Improving the '
+                                    'Quality of Counterfactuals", not used in the experiments'),
     },
     not_in_paper={
         **_LOOP_NOT_IN_PAPER,
@@ -60,7 +68,7 @@ PAPER = Preset(
     not_reproduced=(
         "The LLM: gpt-3.5-turbo-0301 (and Llama-2 in §5). The local stand-in is far smaller; point llm= at an "
         "endpoint (OpenAICompatibleLLM) for a comparable model.",
-        "Relation extraction: in the paper the LLM picks the target relation (and shows a selection bias, §4.1); "
-        "here the library picks the targets (targets='all', 'random' or 'balanced').",
+        "Relation extraction: in the paper the LLM picks the target relation or None (Table 23; the selection "
+        "bias of §4.3); here the library picks the targets (targets='all', 'random' or 'balanced').",
     ),
 )
