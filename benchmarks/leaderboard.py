@@ -108,10 +108,29 @@ def _cell(values: list[float], base: list[float] | None) -> str:
 
 
 def _recovered(acc: dict[str, list[float]], base: dict[str, list[float]], ceiling: dict[str, list[float]],
-               tests: list[str]) -> str:
-    shares = [(_mean(acc[t]) - _mean(base[t])) / (_mean(ceiling[t]) - _mean(base[t]))
-              for t in tests if abs(_mean(ceiling[t]) - _mean(base[t])) > 1e-9]
-    return f"{100 * statistics.mean(shares):.0f}%" if shares else ""
+               tests: list[str], draws: int = 2000) -> str:
+    """The share of ``ceiling``'s gain over ``base`` that ``acc``'s gain recovers, averaged over the contrast
+    ``tests`` where both gains exceed 2 sd, with a 95% interval from resampling each row's seeds (bootstrap);
+    "—" where either gain is within 2 sd on every test (a ratio of noise is not a figure)."""
+    import random
+
+    kept = [t for t in tests if measurable(acc[t], base[t]) and measurable(ceiling[t], base[t])]
+    if not kept:
+        return "—"
+
+    def share(a: dict[str, list[float]], b: dict[str, list[float]], c: dict[str, list[float]]) -> float | None:
+        values = [(_mean(a[t]) - _mean(b[t])) / (_mean(c[t]) - _mean(b[t])) for t in kept
+                  if abs(_mean(c[t]) - _mean(b[t])) > 1e-9]
+        return statistics.mean(values) if values else None
+
+    rng = random.Random(0)
+    pick = lambda rows: {t: [rng.choice(rows[t]) for _ in rows[t]] for t in kept}  # noqa: E731
+    boot = sorted(x for x in (share(pick(acc), pick(base), pick(ceiling)) for _ in range(draws)) if x is not None)
+    point = share(acc, base, ceiling)
+    if point is None or not boot:
+        return "—"
+    low, high = boot[int(0.025 * len(boot))], boot[int(0.975 * len(boot)) - 1]
+    return f"{100 * point:.0f}% ({100 * low:.0f} to {100 * high:.0f})"
 
 
 #: Tables whose augmentation rows (CrossAug) rewrote every training row rather than a CPU-sized sample: the same
@@ -147,7 +166,9 @@ def table(result: dict[str, Any]) -> list[str]:
     lines = [f"### {title}: {model}{every_row}{verdict}", "", made, "",
              f"Accuracy %, mean ± sd over {seeds} seeds{f' ({where})' if where else ''}; in brackets the gain over "
              f"`none` in points, in bold where it exceeds 2 sd of the difference (each row's sd over seeds, "
-             f"combined as for independent runs); a gain not in bold is no measurable effect."
+             f"combined as for independent runs); a gain not in bold is no measurable effect. A share of a "
+             f"gain recovered is given only where both gains exceed 2 sd (else —), with a 95% interval from "
+             f"resampling the seeds."
              + (f" {result['note']}" if result.get("note") else "")
              + (f" Augmentation rows (CORE, CrossAug, RACE) edit a seeded sample of {result['augment_limit']} training rows."
                 if result.get("augment_limit") else "")
@@ -165,9 +186,7 @@ def table(result: dict[str, Any]) -> list[str]:
             if name in ("none", "human") or base is None:
                 line += " |"
             else:
-                shares = [(_mean(acc[t]) - _mean(base[t])) / (_mean(human[t]) - _mean(base[t]))
-                          for t in contrast if abs(_mean(human[t]) - _mean(base[t])) > 1e-9]
-                line += f" {100 * statistics.mean(shares):.0f}% |" if shares else " |"
+                line += f" {_recovered(acc, base, human, contrast)} |"
         if same:
             line += f" {_recovered(acc, base, same[name], contrast)} |" if name in same and base else " |"
         lines.append(line)
@@ -276,6 +295,17 @@ def icda_tables(results_dir: Path) -> list[str]:
             "|---|---|---|---|---|---|---|---|", *rows, ""]
 
 
+def _share_interval(gain: dict[str, float], human: dict[str, float] | None, share: float | None) -> str | None:
+    """A coverage cell's share of the human gain with an approximate 95% interval (the two gains' 2 sd carried
+    through the ratio as for independent estimates; they share the `none` row, so this is wide); None where
+    either gain is within its 2 sd."""
+    if share is None or human is None or not gain["gain"] > gain["two_sd"] > 0 or \
+            not human["gain"] > human["two_sd"] > 0:
+        return None
+    rel = ((gain["two_sd"] / 2 / gain["gain"]) ** 2 + (human["two_sd"] / 2 / human["gain"]) ** 2) ** 0.5
+    return f"{share:.0f}%, {share * (1 - 2 * rel):.0f} to {share * (1 + 2 * rel):.0f}"
+
+
 def coverage_tables(results_dir: Path) -> list[str]:
     """The gain-against-coverage curves of `benchmarks.coverage_curve` (each task's own head), one table each: a
     row per training set, a column per share of the rows covered; a curve whose yardstick fails its validity check
@@ -293,7 +323,9 @@ def coverage_tables(results_dir: Path) -> list[str]:
         lines += [f"## {TASK_NAMES.get(summary['task'], summary['task'])}: gain against coverage", "",
                   f"From `{path.name}` (`benchmarks/coverage_curve.py`; {summary['yardstick']}): gain over `none` on "
                   f"{test} in points (± 2 sd of the difference; **bold**: beyond it)"
-                  + (", and the share of every row's human gain it recovers," if human else ",")
+                  + (", and, where it and the all-human gain are beyond 2 sd, the share of the all-human gain it "
+                     "recovers with an approximate 95% interval (both gains' 2 sd carried through the ratio)," if
+                     human else ",")
                   + f" by the share of the {summary['covered_rows']} {summary['covers']} the augmented rows cover. "
                   "Rows without coverage repeat in every column.", *validity_note(summary), "",
                   "| training data | " + " | ".join(f"{p['share']:g}% ({p['rows_covered']})" for p in points) + " |",
@@ -307,8 +339,9 @@ def coverage_tables(results_dir: Path) -> list[str]:
                     continue
                 value = f"{g['gain']:+.1f}"
                 value = f"**{value}**" if g["gain"] > g["two_sd"] > 0 else value
-                share = p.get("recovered_of_full_human", {}).get(row)
-                cells.append(f"{value} ± {g['two_sd']:.1f}" + (f" ({share:.0f}%)" if share is not None else ""))
+                share = _share_interval(g, p["gains"].get("human", {}).get(test),
+                                        p.get("recovered_of_full_human", {}).get(row))
+                cells.append(f"{value} ± {g['two_sd']:.1f}" + (f" ({share})" if share else ""))
             lines.append(f"| {row_title(row)} | " + " | ".join(cells) + " |")
         lines.append("")
     return lines

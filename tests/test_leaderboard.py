@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,11 +35,11 @@ def test_leaderboard_gathers_every_results_file(tmp_path):
     (tmp_path / "unrelated.json").write_text("{}")
     text = load_leaderboard().build(tmp_path)
     assert text.index("Sentiment (CAD IMDb): bag of words") < text.index("FEVER, paper setup")
-    # none: contrast mean 55.0 ± 7.1; human +30 points; crossaug +10 of the human +30: 33%
+    # none: contrast mean 55.0 ± 7.1; human +30 points; crossaug +10, within its 2 sd: no share of it is given
     assert "| none (original data) | 100 | 80.0 ± 0.0 | 55.0 ± 7.1 | |" in text
     # a gain beyond 2 sd of the difference is in bold; +10 against 2 sd = 14.1 is no measurable effect
     assert "| + human CAD | 200 | 80.0 ± 0.0 (+0.0) | 85.0 ± 0.0 (**+30.0**) | |" in text
-    assert "| + CrossAug | 180 | 81.0 ± 1.4 (+1.0) | 65.0 ± 0.0 (+10.0) | 33% |" in text
+    assert "| + CrossAug | 180 | 81.0 ± 1.4 (+1.0) | 65.0 ± 0.0 (+10.0) | — |" in text
     # no human CAD: no recovery column; the device is reported
     assert "| claim-only re-weighting (Schuster et al.) | 100 | 89.0 ± 1.4 (-1.0) | 61.0 ± 1.4 (**+11.0**) |" in text
     assert "2 seeds (CPU, 1 epoch)" in text
@@ -57,10 +58,24 @@ def test_core_rows_are_also_compared_with_human_counterfactuals_of_the_same_rows
     nli["rows"]["core"]["augmentation"] = {"rows_edited": 20, "counterfactuals": 18, "skipped": {"llm_unchanged": 2}}
     (tmp_path / "debias_nli_bow.json").write_text(json.dumps(nli))
     text = load_leaderboard().build(tmp_path)
-    # core: +5 of human's +40 (12%) and of the same rows' human +10 (50%)
-    assert "| + CORE (CF-DPR + SmolLM2 editor) | 118 | 80.0 ± 0.0 (+0.0) | 45.0 ± 0.0 (+5.0) | 12% | 50% |" in text
+    # core: +5 of human's +40 and of the same rows' human +10, but seeds that do not vary give no spread to
+    # measure a gain against: no share
+    assert "| + CORE (CF-DPR + SmolLM2 editor) | 118 | 80.0 ± 0.0 (+0.0) | 45.0 ± 0.0 (+5.0) | — | — |" in text
     assert "Augmentation rows (CORE, CrossAug, RACE) edit a seeded sample of 20 training rows." in text
     assert "18 counterfactuals from 20 rows; skipped: llm_unchanged 2." in text
+
+
+def test_a_share_of_the_human_gain_comes_with_a_bootstrap_interval_over_seeds(tmp_path):
+    sentiment = result("sentiment", "bow", {"none": (100, ([0.8] * 5, [0.40, 0.42, 0.41, 0.39, 0.40])),
+                                            "human": (200, ([0.8] * 5, [0.80, 0.82, 0.81, 0.79, 0.80])),
+                                            "crossaug": (150, ([0.8] * 5, [0.60, 0.62, 0.61, 0.59, 0.60]))})
+    (tmp_path / "debias_sentiment_bow.json").write_text(json.dumps(sentiment))
+    text = load_leaderboard().build(tmp_path)
+    row = next(line for line in text.splitlines() if line.startswith("| + CrossAug"))
+    share = re.search(r"\| (\d+)% \((\d+) to (\d+)\) \|$", row)
+    assert share, row
+    point, low, high = map(int, share.groups())
+    assert point == 50 and low <= 50 <= high and high - low < 20
 
 
 def test_few_shot_runs_get_a_table_per_task_and_k(tmp_path):
@@ -121,7 +136,8 @@ def test_coverage_curves_join_the_leaderboard(tmp_path):
     assert sum("gain against coverage" in line for line in lines) == 1
     assert "| 50% (500) | 100% (1000) |" in "\n".join(lines)
     editor = next(line for line in lines if line.startswith("| + learned editor"))
-    assert "| +4.0 ± 6.0 (44%) | **+10.4** ± 6.0 (116%) |" in editor
+    # a gain within 2 sd gets no share; a measurable one gets its interval (both gains' 2 sd through the ratio)
+    assert "| +4.0 ± 6.0 | **+10.4** ± 6.0 (116%, 4 to 228) |" in editor
 
 
 def test_a_coverage_curve_on_a_yardstick_that_fails_validity_says_so_and_claims_no_human_share(tmp_path):

@@ -65,10 +65,34 @@ def test_each_readme_gain_is_in_its_results_file_with_its_setup(text, file, row,
     claimed = _claimed_two_sd(text)
     if claimed is not None:
         assert round(_two_sd(acc, base), 1) == claimed
-    # a gain within 2 sd must not be presented as an effect: the README says so in the same cell
-    cell = next(c for c in README.split("|") if text in c)
+    # a gain within 2 sd must not be presented as an effect: the README says so of this figure itself
     if abs(measured) <= _two_sd(acc, base):
-        assert "no measurable effect" in cell, f"{text!r} is within 2 sd but its cell does not say so"
+        assert _said_of(text, "no measurable effect"), f"{text!r} is within 2 sd but its own words do not say so"
+
+
+def _said_of(text: str, words: str) -> bool:
+    """Whether ``words`` are said of the figure ``text`` itself: in its own clause (up to the next ';', ')' or
+    table cell), or as the opening of a parenthesis that holds it ("no measurable effect (+2.2 unchecked, ...")."""
+    start = README.index(text)
+    at = start + len(text)
+    end = min(i for i in (README.find(c, at) for c in ";)|") if i >= 0)
+    if words in README[at:end]:
+        return True
+    opened = README.rfind(words + " (", 0, start)
+    return opened >= 0 and ")" not in README[opened:start] and "|" not in README[opened:start]
+
+
+def test_the_no_measurable_effect_check_reads_each_figure_on_its_own():
+    global README
+    saved = README
+    try:
+        README = "| a +1.0 (2 sd 3.0, no measurable effect); b +2.0 (2 sd 3.0) |"
+        assert _said_of("a +1.0", "no measurable effect") and not _said_of("b +2.0", "no measurable effect")
+        README = "| no measurable effect (c +1.0, 2 sd 3.0; d +0.5) | e +0.2 |"
+        assert _said_of("c +1.0", "no measurable effect") and _said_of("d +0.5", "no measurable effect")
+        assert not _said_of("e +0.2", "no measurable effect")
+    finally:
+        README = saved
 
 
 def test_the_readme_icda_precision_figures_and_their_setup():

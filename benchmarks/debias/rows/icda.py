@@ -23,7 +23,7 @@ class BowOcclusionSelector(BowTextModel):
 
 
 @row("icda", configs=("sentiment",),
-     title="+ ICDA rationale swaps (occlusion)")
+     title="+ rationale swaps, occlusion selector (not ICDA's trained loop)")
 def icda_occlusion(train: Any, seed: int, task: str = "sentiment") -> Any:
     """Original + ICDA rationale swaps (RationaleSwapAugmenter) with occlusion rationales from a bag-of-words
     classifier trained on the same reviews (one sentence per review; the plan is seeded per run)."""
