@@ -152,7 +152,7 @@ def test_recipe_reruns_a_saved_augmenter_and_overrides_from_the_command_line(tmp
 @pytest.mark.parametrize("recipe,needs", [("crossaug-fever-checked", None), ("icda-hotel-occlusion", None),
                                           ("llm-sentiment-editor", None), ("crossaug-paper", None),
                                           ("llm-paper", None), ("core-imdb-editor", "needs retriever="),
-                                          ("core-paper", "needs retriever="), ("icda-paper", None),
+                                          ("core-paper", "needs retriever="), ("icda-paper", "cfaug train selector"),
                                           ("race-feverous-occlusion", "missing 2 required positional arguments"),
                                           ("race-paper", "missing 2 required positional arguments")])
 def test_shipped_recipes_build_offline_or_name_what_they_need(recipe, needs):

@@ -57,3 +57,34 @@ def test_mixed_texts_are_neither_side_and_all_changes_give_the_counterfactual(ol
     for r in rows:
         assert 0 < r["share_applied"] < 1
         assert r["text"] not in (text, cf) or text == cf
+
+
+def test_sentence_verdicts_label_each_changed_sentence_by_its_side_and_shared_ones_both_ways():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from cfaug_hf.training import sentence_verdicts
+
+    words = st.sampled_from(["Good cast.", "Bad cast.", "Set in Ohio.", "Loved it.", "Hated it.", "Long film."])
+
+    @settings(max_examples=40, deadline=None)
+    @given(st.lists(words, min_size=1, max_size=5), st.lists(words, min_size=1, max_size=5))
+    def prop(old, new):
+        pairs = Dataset.from_dict({"text": [" ".join(old)], "counterfactual": [" ".join(new)],
+                                   "label": ["positive"], "target": ["negative"]})
+        rows = sentence_verdicts(pairs, unchanged_per_pair=10)
+        for text, label, kind in zip(rows["text"], rows["label"], rows["kind"]):
+            assert (kind, label) in {("old", "positive"), ("new", "negative"), ("unchanged", "positive"),
+                                     ("unchanged", "negative")}
+            assert text in (old if kind != "new" else new)
+        shared = [t for t, k in zip(rows["text"], rows["kind"]) if k == "unchanged"]
+        assert all(shared.count(t) % 2 == 0 for t in shared)  # once with either label
+
+    prop()
+
+
+def test_sentence_verdicts_names_missing_columns():
+    from cfaug_hf.training import sentence_verdicts
+
+    with pytest.raises(ValueError, match=r"needs the columns \['counterfactual'"):
+        sentence_verdicts(Dataset.from_dict({"text": ["a"], "label": ["positive"], "target": ["negative"]}))

@@ -307,3 +307,16 @@ def test_the_icda_paper_preset_writes_as_many_rows_as_it_reads():
     assert paper.stats.events["note:original_not_lowest_error"] == 4
     ours = RationaleSwapAugmenter(Confident()).augment(data)  # the library's default keeps every original
     assert sum(not cf for cf in ours["cf_is_counterfactual"]) == len(data)
+
+
+def test_the_race_preset_uses_stanza_where_its_models_are_installed_else_says_spacy_stands_in(monkeypatch, caplog):
+    from cfaug_hf.components.ner import SpacyNER, StanzaNER
+    from cfaug_hf.methods.race.paper import PAPER
+
+    build = PAPER.components["ner"].value
+    monkeypatch.setattr(StanzaNER, "models_installed", staticmethod(lambda lang="en": True))
+    assert isinstance(build(), StanzaNER)
+    monkeypatch.setattr(StanzaNER, "models_installed", staticmethod(lambda lang="en": False))
+    with caplog.at_level("WARNING"):
+        assert isinstance(build(), SpacyNER)
+    assert "spaCy's en_core_web_sm stands in for the paper's Stanza" in caplog.text

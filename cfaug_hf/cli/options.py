@@ -50,6 +50,17 @@ def _json_value(text: str) -> Any:
         raise argparse.ArgumentTypeError(f"expected JSON or @file.json, got {text[:60]!r} ({err})") from None
 
 
+def _text_value(text: str) -> str:
+    """A text, or ``@file`` holding it (a prompt template), read byte for byte as UTF-8."""
+    if not text.startswith("@"):
+        return text
+    try:
+        with open(text[1:], encoding="utf-8", newline="") as f:
+            return f.read()
+    except OSError as err:
+        raise argparse.ArgumentTypeError(f"cannot read {text[1:]!r}: {err.strerror or err}") from None
+
+
 def _none_or(convert: Any) -> Any:
     def parse(text: str) -> Any:
         return None if text.lower() == "none" else convert(text)
@@ -81,7 +92,11 @@ def add_config_options(parser: argparse.ArgumentParser, config_class: type, *, m
         hint, optional = _unwrap_optional(hints[f.name])
         origin = typing.get_origin(hint)
         kwargs: dict[str, Any] = {"dest": dest, "default": argparse.SUPPRESS}
-        if hint is bool:
+        if f.metadata.get("text_file"):  # a long text (a prompt): on the line, or @FILE, read as it is
+            kwargs["type"] = _none_or(_text_value) if optional else _text_value
+            kwargs["metavar"] = "TEXT|@FILE"
+            shown = "none" if default is None else "given"
+        elif hint is bool:
             kwargs["action"] = argparse.BooleanOptionalAction
             shown = default
         elif hint in (int, float, str):

@@ -14,7 +14,8 @@ from ...generation import as_text_generator, screen_answer
 from ...schema import SchemaError, TaskSchema
 from .paper import PAPER
 from .config import ROLES, COREConfig
-from .prompts import build_prompt, keywords, parse_answer
+from ...text.template import check_template, fill_template
+from .prompts import TEMPLATE_FIELDS, build_prompt, keywords, parse_answer, template_values
 
 __all__ = ["COREAugmenter", "CORE_CITATION"]
 
@@ -107,6 +108,8 @@ class COREAugmenter(Augmenter):
                 raise SchemaError(f"CORE's {self.task!r} template edits one text column, got {list(schema.text_columns)};"
                                   f" use task='nli' for sentence pairs.")
             self.edit_column = schema.text_columns[0]
+        if cfg.prompt_template is not None:
+            check_template(cfg.prompt_template, TEMPLATE_FIELDS["nli" if self.task == "nli" else "text"])
         if isinstance(editor, str) and editor == DEFAULT_EDITOR:
             editor = None if cfg.mode == "retrieval_only" or self.task not in EDITOR_TASKS else \
                 resolve_editor(editor, self.task, "CORE")
@@ -333,7 +336,8 @@ class COREAugmenter(Augmenter):
             if cut and "truncated:editor_input" not in res.events:
                 res.events.append("truncated:editor_input")
             prompts.append(build_prompt(self.task, row, target, words, demonstrations=cfg.demonstrations,
-                                        instructions=cfg.instructions))
+                                        instructions=cfg.instructions) if cfg.prompt_template is None else
+                           fill_template(cfg.prompt_template, template_values(self.task, row, target, words)))
             seeds.append(stable_hash("core", ex.seed, target, -1 if pos is None else pos) % (2 ** 31))
         if not prompts:
             return

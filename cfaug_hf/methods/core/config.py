@@ -47,6 +47,12 @@ class COREConfig(WholeInputConfig):
                 "sentence_scorer=, or the checker's probability of the row's label), each with its own retrieval "
                 "and prompt, and puts the edits back in place: CORE's way with long reviews, where most sentences "
                 "are plot or cast and do not carry sentiment. Sentiment and text tasks only."})
+    prompt_template: str | None = field(default=None, metadata={
+        "text_file": True,
+        "help": "Your own prompt, used verbatim instead of the built-in instructions and demonstrations (e.g. the "
+                "paper's, printed in its Tables 10-11): the template's text with ${text} (NLI: ${premise}, "
+                "${hypothesis}), ${label}, ${target} and ${keywords} (the keyword list, written as the reference "
+                "code writes it: ['w1', 'w2']) where the row's values go."})
     max_input_chars: int = field(default=2000, metadata={
         "help": "Texts longer than this are cut (at a word boundary) inside the prompt, and counted."})
 

@@ -68,6 +68,8 @@ PAPER = Preset(
     not_in_paper={
         **_LOOP_NOT_IN_PAPER,
         "task": "the template follows the schema's task",
+        "prompt_template": "the paper prints its prompts in Tables 10-11; they are not shipped (the built-in prompt "
+                           "is the library's wording): copy the paper's into a file and pass it here, used verbatim",
         "neutral_label": "names the schema's neutral label, which is passed through (MNLI is edited between "
                          "entailment and contradiction)",
         "max_input_chars": "texts longer than this are cut in the prompt (a small model's context); the paper "

@@ -29,7 +29,7 @@ import string
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["INSTRUCTIONS", "DEMONSTRATIONS", "build_prompt", "parse_answer", "keywords", "nli_label_text",
+__all__ = ["INSTRUCTIONS", "DEMONSTRATIONS", "TEMPLATE_FIELDS", "template_values", "build_prompt", "parse_answer", "keywords", "nli_label_text",
            "spacy_pos_tagger"]
 
 INSTRUCTIONS = {
@@ -116,6 +116,22 @@ def _block(task: str, row: dict[str, Any], target: str, words: Sequence[str] | N
             lines.append(f"Suggested words: {listed}")
         lines.append(f"Target {kind.lower()}: {target}")
     return lines
+
+
+#: The placeholders a user's ``prompt_template`` may use (`cfaug_hf.text.template`): NLI, and every one-text task.
+TEMPLATE_FIELDS = {"nli": ("premise", "hypothesis", "label", "target", "keywords"),
+                   "text": ("text", "label", "target", "keywords")}
+
+
+def template_values(task: str, row: dict[str, Any], target: str, words: Sequence[str] | None) -> dict[str, str]:
+    """A row's values for a user's template; the keywords as the reference code prints its list.
+
+    Examples:
+        >>> template_values("sentiment", {"text": "A dull film.", "label": "negative"}, "positive", ["fun"])
+        {'text': 'A dull film.', 'label': 'negative', 'target': 'positive', 'keywords': "['fun']"}
+    """
+    values = {k: str(row[k]) for k in ("premise", "hypothesis", "text", "label") if k in row}
+    return {**values, "target": str(target), "keywords": str(list(words or []))}
 
 
 def build_prompt(task: str, row: dict[str, Any], target: str, words: Sequence[str] | None, *,

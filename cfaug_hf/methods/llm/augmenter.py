@@ -18,7 +18,8 @@ from ...generation import as_text_generator, screen_answer
 from ...schema import SchemaError, TaskSchema
 from .config import ROLES, LLMConfig
 from .paper import PAPER
-from .prompts import DEMONSTRATIONS, build_prompt, cot_consistent, parse_list, parse_replacements, parse_text
+from ...text.template import check_template, fill_template
+from .prompts import DEMONSTRATIONS, TEMPLATE_FIELDS, build_prompt, template_values, cot_consistent, parse_list, parse_replacements, parse_text
 
 __all__ = ["LLMCounterfactualAugmenter", "LLM_CF_CITATION", "balanced_target_probs"]
 
@@ -137,6 +138,11 @@ class LLMCounterfactualAugmenter(Augmenter):
                              f"'sentiment', 'nli', 'ner', 're', or use TaskSchema.sentiment() / nli() / "
                              f"token_classification() / relation_extraction().")
         self.task = task
+        if cfg.prompt_template is not None:
+            if task not in TEMPLATE_FIELDS:
+                raise ValueError(f"prompt_template is for the sentiment and NLI prompts; this augmenter's task is "
+                                 f"{task!r}.")
+            check_template(cfg.prompt_template, TEMPLATE_FIELDS[task])
         if isinstance(llm, str) and llm == "default":
             # The editor learned from human counterfactuals where one ships (it flips labels; a prompted 135M model
             # mostly does not), else the local instruction model prompted with the paper's templates.
@@ -260,6 +266,16 @@ class LLMCounterfactualAugmenter(Augmenter):
         head = text[:limit].rsplit(" ", 1)[0]
         return head, text[len(head):]
 
+    def prompts(self, rows: list[dict[str, Any]]) -> list[str]:
+        """The prompt of each row: the user's ``prompt_template`` filled in, or the built-in guidelines and
+        demonstrations."""
+        cfg: LLMConfig = self.config  # type: ignore[assignment]
+        if cfg.prompt_template is not None:
+            return [fill_template(cfg.prompt_template, template_values(self.task, row)) for row in rows]
+        demos = self.demonstrations_for(rows)
+        return [build_prompt(self.task, row, demonstrations=d, guidelines=cfg.guidelines, cot=cfg.cot,
+                             entity_type_names=cfg.entity_type_names) for row, d in zip(rows, demos)]
+
     # ----------------------------------------------------------------------------------------- augmentation
     def augment_examples(self, examples: list[Example]) -> list[RowResult]:
         cfg: LLMConfig = self.config  # type: ignore[assignment]
@@ -302,9 +318,7 @@ class LLMCounterfactualAugmenter(Augmenter):
         if cfg.until_flipped or isinstance(self.llm, Editor):
             (self._until_flipped if cfg.until_flipped else self._edit)(examples, results, jobs)
             return results
-        demos = self.demonstrations_for([row for _, _, row, _ in jobs])
-        prompts = [build_prompt(self.task, row, demonstrations=d, guidelines=cfg.guidelines, cot=cfg.cot,
-                                entity_type_names=cfg.entity_type_names) for (_, _, row, _), d in zip(jobs, demos)]
+        prompts = self.prompts([row for _, _, row, _ in jobs])
         seeds = [stable_hash("llm", examples[i].seed, *targets) % (2 ** 31) for i, targets, _, _ in jobs]
         gen = as_text_generator(self.llm, what="prompt").generate_with_info(prompts, seeds=seeds)
         for j, (i, targets, row, extra) in enumerate(jobs):
@@ -361,11 +375,8 @@ class LLMCounterfactualAugmenter(Augmenter):
                          "checker_prob": round(options[0][1], 4) if options and options[0][1] is not None else None}
                         for options in ranked]
             else:
-                prompts = [build_prompt(self.task, {"text": r.text, "label": examples[rows[r.row][0]].label,
-                                                    "target": r.target},
-                                        demonstrations=d, guidelines=cfg.guidelines, cot=cfg.cot)
-                           for r, d in zip(requests, self.demonstrations_for(
-                               [{"text": r.text, "label": examples[rows[r.row][0]].label} for r in requests]))]
+                prompts = self.prompts([{"text": r.text, "label": examples[rows[r.row][0]].label,
+                                         "target": r.target} for r in requests])
                 gen = as_text_generator(self.llm, what="prompt").generate_with_info(
                     prompts, seeds=[seed(r) for r in requests])
                 answers, info = [], []

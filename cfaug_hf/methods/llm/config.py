@@ -56,6 +56,12 @@ class LLMConfig(WholeInputConfig):
                 "order; NLI: premise unchanged)."})
     entity_type_names: dict[str, str] | None = field(default=None, metadata={
         "help": "How entity types are named in NER prompts (default: PER -> person, ORG -> organization, ...)."})
+    prompt_template: str | None = field(default=None, metadata={
+        "text_file": True,
+        "help": "Your own prompt, used verbatim instead of the built-in guidelines and demonstrations (e.g. the "
+                "paper's, printed in its Tables 15 and 18): the template's text with ${text}, ${label}, ${target} "
+                "(sentiment) or ${premise}, ${hypothesis}, ${label}, ${targets} (NLI) where the row's values go. "
+                "Sentiment and NLI prompts."})
     max_input_chars: int = field(default=1500, metadata={
         "help": "Longer texts are cut at a word boundary in the prompt (counted as truncated:llm_input); the cut "
                 "part is kept as it was in the counterfactual."})

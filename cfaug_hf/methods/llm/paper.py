@@ -59,6 +59,8 @@ PAPER = Preset(
     not_in_paper={
         **_LOOP_NOT_IN_PAPER,
         "task": "the template follows the schema's task; the paper has one prompt per task",
+        "prompt_template": "the paper prints its prompts in Tables 15-25; they are not shipped (the built-in prompt "
+                           "is the library's wording): copy the paper's into a file and pass it here, used verbatim",
         "label_counts": "only used by targets='balanced' (not the paper's)",
         "entity_type_names": "how NER prompts spell entity types; the built-in names read as the paper's prompts",
         "max_input_chars": "inputs longer than this are cut in the prompt (a small model's context); the paper "

@@ -34,7 +34,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["TASKS", "GUIDELINES", "DEMONSTRATIONS", "ENTITY_TYPE_NAMES", "build_prompt", "relation_text",
+__all__ = ["TASKS", "TEMPLATE_FIELDS", "template_values", "GUIDELINES", "DEMONSTRATIONS", "ENTITY_TYPE_NAMES", "build_prompt", "relation_text",
            "parse_text", "parse_list", "parse_replacements", "cot_consistent"]
 
 TASKS = ("sentiment", "nli", "ner", "re")
@@ -109,6 +109,24 @@ DEMONSTRATIONS: dict[str, list[dict[str, Any]]] = {
          "causal": ["was caused by"], "replaced": ["damaged"]},
     ],
 }
+
+#: The placeholders a user's ``prompt_template`` may use, per task (`cfaug_hf.text.template`).
+TEMPLATE_FIELDS = {"sentiment": ("text", "label", "target"), "nli": ("premise", "hypothesis", "label", "targets")}
+
+
+def template_values(task: str, row: dict[str, Any]) -> dict[str, str]:
+    """A prompt row's values for a user's template: NLI's targets as a JSON list (the paper's ``["Contradiction",
+    "Neutral"]``), the rest as they are.
+
+    Examples:
+        >>> template_values("nli", {"premise": "P.", "hypothesis": "H.", "label": "neutral", "targets": ["entailment"]})
+        {'premise': 'P.', 'hypothesis': 'H.', 'label': 'neutral', 'targets': '["entailment"]'}
+    """
+    values = {k: row[k] for k in TEMPLATE_FIELDS[task] if k in row}
+    if "targets" in values:
+        values["targets"] = json.dumps(list(values["targets"]), ensure_ascii=False)
+    return {k: str(v) for k, v in values.items()}
+
 
 _CUE = {"sentiment": "Revised text:", "nli": "Revised hypotheses:", "ner": "Replacements:", "re": "Revised sentence:"}
 _COT_CUE = "Causal words:"
