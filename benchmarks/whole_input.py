@@ -19,7 +19,10 @@ Parts (each cached in ``benchmarks/.cache/whole_input/``, so a killed run resume
 The judge is ``benchmarks/results/judges/sentiment-cross-encoder`` (`scripts/build_judge.py`): all-MiniLM-L6-v2
 fine-tuned end to end on CAD IMDb train, whole reviews; it did not pick any candidate. The checkers: ``sentence``
 (``benchmarks/.cache/checker-sentiment-192``, the checker shipped before whole-input checking: CAD train, 192
-tokens) and ``whole`` (the checker shipped now: 512 tokens, partial flips as negatives).
+tokens), ``whole`` (the checker shipped on 2026-11-28: 512 tokens, partial flips as negatives) and ``whole +
+sentences`` (the same recipe plus 9000 single sentences, `cfaug_hf.training.sentence_verdicts`, so that the loop's
+per-sentence ranking and residual check read sentences right; ``python -m scripts.build_checkers --task
+sentiment-analysis --force --out benchmarks/.cache/checker-units``).
 
 Writes benchmarks/results/whole_input.{json,md}.
 """
@@ -37,7 +40,8 @@ from benchmarks.harness import CACHE, RESULTS, ROOT
 
 JUDGE = RESULTS / "judges" / "sentiment-cross-encoder"
 CHECKERS = {"sentence": CACHE / "checker-sentiment-192",
-            "whole": ROOT / "cfaug_hf" / "data" / "checkers" / "sentiment"}
+            "whole": ROOT / "cfaug_hf" / "data" / "checkers" / "sentiment",
+            "whole + sentences": CACHE / "checker-units" / "sentiment"}
 #: name -> (COREAugmenter settings, checker): the editor as documented, then the loop.
 CONFIGS: dict[str, tuple[dict[str, Any], str]] = {
     "fixed-3 + sentence checker": ({"edit_sentences": 3}, "sentence"),
@@ -45,6 +49,8 @@ CONFIGS: dict[str, tuple[dict[str, Any], str]] = {
     "until-flipped, no residual check + whole checker": ({"until_flipped": True, "residual": 1.0}, "whole"),
     "until-flipped + whole checker": ({"until_flipped": True}, "whole"),
     "until-flipped + whole checker, occlusion": ({"until_flipped": True, "rank_units": "occlusion"}, "whole"),
+    "fixed-3 + whole + sentences checker": ({"edit_sentences": 3}, "whole + sentences"),
+    "until-flipped + whole + sentences checker": ({"until_flipped": True}, "whole + sentences"),
 }
 PARTS = CACHE / "whole_input"
 

@@ -513,3 +513,19 @@ def test_the_callbacks_counterfactuals_follow_the_selectors_weights():
     for spec in specs_after:
         assert {pos for pos, _, _ in spec.swaps} == set(after[spec.source])
     assert specs_after != specs_before
+
+
+def test_a_swap_that_changes_nothing_writes_no_counterfactual():
+    """A donor sentence equal to the one it replaces would give the original text with the other label."""
+    from cfaug_hf.methods.icda.selection import SelectionResult
+
+    class Second:
+        def select(self, documents, labels=None):
+            return SelectionResult([[1] for _ in documents], list(labels), [0.0] * len(documents))
+
+    data = Dataset.from_dict({"text": ["Great food. Nice room.", "Awful food. Nice room."],
+                              "label": ["positive", "negative"]})
+    aug = RationaleSwapAugmenter(Second())
+    out = aug.augment(data)
+    assert len(out) == 2 and not any(out["cf_is_counterfactual"])
+    assert aug.stats.events["skipped:swap_unchanged"] == 2 and "produced:rationale_swap" not in aug.stats.events

@@ -134,6 +134,10 @@ class RationaleSwapAugmenter(Augmenter):
                 swaps.append({"position": pos, "old": new[pos], "new": docs[donor][donor_pos],
                               "donor": ids[donor], "donor_position": donor_pos})
                 new[pos] = docs[donor][donor_pos]
+            if new == docs[spec.source]:  # the donor's sentence is the one it replaces: the "counterfactual" would
+                # be the original with the other label, a contradiction in the training data
+                by_row[spec.source]["events"].append("skipped:swap_unchanged")
+                continue
             value = new if not isinstance(rows[spec.source][self.column], str) else self.config.joiner.join(new)
             by_row[spec.source]["cfs"].append(
                 Counterfactual({self.column: value}, self.schema.label_names[spec.label], "rationale_swap",
