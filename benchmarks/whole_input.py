@@ -19,10 +19,10 @@ Parts (each cached in ``benchmarks/.cache/whole_input/``, so a killed run resume
 The judge is ``benchmarks/results/judges/sentiment-cross-encoder`` (`scripts/build_judge.py`): all-MiniLM-L6-v2
 fine-tuned end to end on CAD IMDb train, whole reviews; it did not pick any candidate. The checkers: ``sentence``
 (``benchmarks/.cache/checker-sentiment-192``, the checker shipped before whole-input checking: CAD train, 192
-tokens), ``whole`` (the checker shipped on 2026-11-28: 512 tokens, partial flips as negatives) and ``whole +
-sentences`` (the same recipe plus 9000 single sentences, `cfaug_hf.training.sentence_verdicts`, so that the loop's
-per-sentence ranking and residual check read sentences right; ``python -m scripts.build_checkers --task
-sentiment-analysis --force --out benchmarks/.cache/checker-units``).
+tokens), ``whole`` (shipped from 2026-11-28 01:00 to 05:00: 512 tokens, partial flips as negatives; a copy in
+``benchmarks/.cache/checker-whole-2026-11-28``) and ``whole + sentences`` (the checker shipped now: the same recipe
+plus 9000 single sentences, `cfaug_hf.training.sentence_verdicts`, so that the loop's per-sentence ranking and
+residual check read sentences; ``python -m scripts.build_checkers --task sentiment-analysis``).
 
 Writes benchmarks/results/whole_input.{json,md}.
 """
@@ -40,17 +40,23 @@ from benchmarks.harness import CACHE, RESULTS, ROOT
 
 JUDGE = RESULTS / "judges" / "sentiment-cross-encoder"
 CHECKERS = {"sentence": CACHE / "checker-sentiment-192",
-            "whole": ROOT / "cfaug_hf" / "data" / "checkers" / "sentiment",
-            "whole + sentences": CACHE / "checker-units" / "sentiment"}
+            "whole": CACHE / "checker-whole-2026-11-28",
+            "whole + sentences": ROOT / "cfaug_hf" / "data" / "checkers" / "sentiment"}
 #: name -> (COREAugmenter settings, checker): the editor as documented, then the loop.
 CONFIGS: dict[str, tuple[dict[str, Any], str]] = {
     "fixed-3 + sentence checker": ({"edit_sentences": 3}, "sentence"),
     "fixed-3 + whole checker": ({"edit_sentences": 3}, "whole"),
-    "until-flipped, no residual check + whole checker": ({"until_flipped": True, "residual": 1.0}, "whole"),
-    "until-flipped + whole checker": ({"until_flipped": True}, "whole"),
-    "until-flipped + whole checker, occlusion": ({"until_flipped": True, "rank_units": "occlusion"}, "whole"),
+    "until-flipped, no residual check + whole checker": (
+        {"until_flipped": True, "residual": 1.0, "ratings": False}, "whole"),
+    "until-flipped + whole checker": ({"until_flipped": True, "ratings": False}, "whole"),
+    "until-flipped + whole checker, occlusion": (
+        {"until_flipped": True, "rank_units": "occlusion", "ratings": False}, "whole"),
     "fixed-3 + whole + sentences checker": ({"edit_sentences": 3}, "whole + sentences"),
-    "until-flipped + whole + sentences checker": ({"until_flipped": True}, "whole + sentences"),
+    "until-flipped + whole + sentences checker": ({"until_flipped": True, "ratings": False}, "whole + sentences"),
+    "until-flipped, residual 0.65, 10 edits + whole + sentences checker": (
+        {"until_flipped": True, "residual": 0.65, "max_edits": 10, "ratings": False}, "whole + sentences"),
+    "until-flipped + ratings + whole + sentences checker": (
+        {"until_flipped": True, "ratings": True}, "whole + sentences"),
 }
 PARTS = CACHE / "whole_input"
 
@@ -94,7 +100,28 @@ def checker_part(name: str) -> dict[str, Any]:
         out[what] = round(100 - _pct(accepted(checker, p, names, "shipped")), 1)
         out[what.replace("rejects_", "") + "_rows"] = len(rows)
     out["human_flips_rows"] = len(flips)
+    out.update(sentence_reading(checker))
     return out
+
+
+def sentence_reading(checker: Any) -> dict[str, Any]:
+    """How the checker reads single sentences of CAD IMDb dev (what the loop's ranking and residual check ask it):
+    the share of the sentences the annotators changed that it gives their side's label (old sentence: the review's
+    label; new: the target), and the share of sentences both sides share (mostly plot and cast) that it leaves
+    under the loop's residual (0.8) for both labels, so that the loop would not edit them."""
+    from scripts.shared_data import cad_sentiment_edit_rows
+
+    from cfaug_hf.training import sentence_verdicts
+
+    rows = sentence_verdicts(cad_sentiment_edit_rows("dev"), unchanged_per_pair=2, seed=0)
+    changed = [i for i, k in enumerate(rows["kind"]) if k != "unchanged"]
+    shared = sorted({rows["text"][i] for i, k in enumerate(rows["kind"]) if k == "unchanged"})
+    p = checker.predict_proba([rows["text"][i] for i in changed])
+    right = [p[j][checker.label_id(rows["label"][i])] > 0.5 for j, i in enumerate(changed)]
+    q = checker.predict_proba(shared)
+    calm = [max(row) < 0.8 for row in q]
+    return {"reads_changed_sentences": _pct(right), "changed_sentences": len(changed),
+            "leaves_shared_sentences": _pct(calm), "shared_sentences": len(shared)}
 
 
 def _pct(flags: list[bool]) -> float:
@@ -231,12 +258,18 @@ def _write(results: dict[str, Any]) -> None:
         lines += ["Flip checkers on CAD IMDb dev at their own accept threshold (%):", "",
                   harness.markdown_table(
                       ["checker", "max tokens", "threshold", "accepts human flips", "rejects partial flips",
-                       "rejects originals"],
+                       "rejects originals", "changed sentences read right", "shared sentences left alone"],
                       [[n, c["max_length"], c["accept_threshold"],
                         f"{c['accepts_human_flips']} ({c['human_flips_rows']})",
                         f"{c['rejects_partial_flips']} ({c['partial_flips_rows']})",
-                        f"{c['rejects_originals']} ({c['originals_rows']})"]
-                       for n, c in results["checkers"].items()]), ""]
+                        f"{c['rejects_originals']} ({c['originals_rows']})",
+                        f"{c['reads_changed_sentences']} ({c['changed_sentences']})" if "changed_sentences" in c
+                        else "", f"{c['leaves_shared_sentences']} ({c['shared_sentences']})"
+                        if "shared_sentences" in c else ""]
+                       for n, c in results["checkers"].items()]), "",
+                  "Single sentences (the loop's ranking and residual check ask about one sentence at a time): the "
+                  "share of the sentences the annotators changed that the checker gives their side's label, and "
+                  "the share of sentences both sides share that it scores under 0.8 for both labels.", ""]
     if results.get("configs"):
         j = results["judge"]
         lines += [f"{j['rows']} CAD IMDb dev reviews (seeded, half of each label), the shipped sentiment editor "

@@ -244,3 +244,45 @@ def test_llm_method_switch():
 def test_llm_method_switch_refuses_tasks_without_sentences():
     with pytest.raises(ValueError, match="sentiment task"):
         LLMCounterfactualAugmenter(llm_answers, TaskSchema.nli(), checker=None, until_flipped=True)
+
+
+def test_a_rating_the_checker_misses_is_edited_and_turned():
+    """The keyword checker reads "Rating: 3/10." as neither label; the loop still edits it, and turns the rating
+    the editor left as it was."""
+    from cfaug_hf.methods.until_flipped import WholeInputConfig, edit_until_flipped
+    from cfaug_hf.testing import keyword_checker
+
+    checker = keyword_checker({"positive": ["good", "great"], "negative": ["bad", "dull"]})
+    swap = {"Dull plot.": "Great plot."}
+    propose = lambda reqs: [(swap.get(r.text, r.text), {}, None) for r in reqs]  # noqa: E731
+    text = "Dull plot. Rating: 3/10."
+    on = edit_until_flipped([text], ["negative"], ["positive"], propose=propose, checker=checker,
+                            config=WholeInputConfig(edits_per_round=2, ratings=True))
+    assert on[0].text == "Great plot. Rating: 8/10."
+    assert any(e.get("rating_turned") for e in on[0].edits)
+    off = edit_until_flipped([text], ["negative"], ["positive"], propose=propose, checker=checker,
+                             config=WholeInputConfig(edits_per_round=2))
+    assert off[0].text == "Great plot. Rating: 3/10."  # the partial flip the switch prevents
+
+
+def test_ratings_are_found_and_turned_on_every_scale():
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from cfaug_hf.text.ratings import find_ratings, flip_ratings
+
+    @given(st.sampled_from([("{v}/10", 10), ("{v} out of 10", 10), ("{v}/5", 5), ("{v} out of five", 5),
+                            ("{v}/100", 100)]), st.integers(0, 100), st.text(alphabet="abc .!", max_size=20))
+    def prop(form, value, around):
+        pattern, scale = form
+        low = 0 if scale == 100 else 1
+        value = low + value % (scale - low + 1)
+        text = around + " " + pattern.format(v=value) + " " + around
+        found = find_ratings(text)
+        assert [(r.value, r.scale) for r in found] == [(float(value), float(scale))]
+        turned = flip_ratings(text)
+        assert find_ratings(turned)[0].value == scale + low - value
+        assert flip_ratings(turned) == text  # turning twice gives the text back
+
+    prop()
+    assert find_ratings("He scored 50% on 3 of 4 tests, born 1990.") == []
