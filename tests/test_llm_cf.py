@@ -484,3 +484,48 @@ def test_parsers_never_raise_on_random_answers():
         assert all(isinstance(item, str) and item for item in parse_list(answer, 2))
         assert len(parse_replacements(answer, ["Ada", "Rome"])) == 2
         _after_cue(answer, "Revised hypotheses")
+
+
+def test_relation_extraction_lets_the_llm_choose_the_target_or_none():
+    """targets='choose' (the paper's RE prompt): the candidates are listed, the LLM names one relation and its
+    revision, or None; a relation outside the candidates is refused."""
+    from cfaug_hf import TaskSchema
+    from cfaug_hf.methods.llm import LLMCounterfactualAugmenter
+
+    answers = iter(['Revised sentence: {"target_relation": "entity-origin", "revised_sentence": '
+                    '"The <e1>key</e1> came out of a <e2>chest</e2>."}', "None",
+                    '{"target_relation": "teleportation", "revised_sentence": "x"}'])
+    prompts = []
+
+    def llm(batch):
+        prompts.extend(batch)
+        return [next(answers) for _ in batch]
+
+    schema = TaskSchema.relation_extraction(label_names=["Entity-Destination(e1,e2)", "Entity-Origin(e1,e2)",
+                                                         "Other"])
+    aug = LLMCounterfactualAugmenter(llm, schema, targets="choose", exclude_targets=["Other"], checker=None,
+                                     constraints=False)
+    data = Dataset.from_dict({"text": ["The <e1>key</e1> was moved into a <e2>chest</e2>.",
+                                       "The <e1>cat</e1> sat in the <e2>box</e2>.",
+                                       "The <e1>ink</e1> went into the <e2>pen</e2>."],
+                              "label": ["Entity-Destination(e1,e2)"] * 3})
+    out = aug.augment(data, batch_size=1)
+    made = [(r["text"], r["label"]) for r in out if r["cf_is_counterfactual"]]
+    assert made == [("The <e1>key</e1> came out of a <e2>chest</e2>.", "Entity-Origin(e1,e2)")]
+    assert 'Candidate relations: ["entity-origin"]' in prompts[0] and "Target relation:" not in prompts[0]
+    assert aug.stats.events["skipped:llm_no_target"] == 1 and aug.stats.events["skipped:llm_not_a_candidate"] == 1
+
+
+def test_choose_is_refused_outside_relation_extraction():
+    from cfaug_hf.methods.llm import LLMCounterfactualAugmenter
+
+    with pytest.raises(ValueError, match="targets='choose' lets the LLM choose a relation"):
+        LLMCounterfactualAugmenter(lambda p: p, targets="choose", checker=None)
+
+
+def test_the_paper_preset_lets_the_llm_choose_relations_and_names_targets_elsewhere():
+    from cfaug_hf.methods.llm import LLMCounterfactualAugmenter
+
+    preset = LLMCounterfactualAugmenter.presets["paper"]
+    assert preset.recipe("relation-extraction")["config"]["targets"] == "choose"
+    assert preset.recipe("sentiment-analysis")["config"]["targets"] == "all"

@@ -19,7 +19,7 @@ from ...schema import SchemaError, TaskSchema
 from .config import ROLES, LLMConfig
 from .paper import PAPER
 from ...text.template import check_template, fill_template
-from .prompts import DEMONSTRATIONS, TEMPLATE_FIELDS, build_prompt, template_values, cot_consistent, parse_list, parse_replacements, parse_text
+from .prompts import DEMONSTRATIONS, TEMPLATE_FIELDS, build_prompt, parse_choice, template_values, cot_consistent, parse_list, parse_replacements, parse_text
 
 __all__ = ["LLMCounterfactualAugmenter", "LLM_CF_CITATION", "balanced_target_probs"]
 
@@ -153,6 +153,9 @@ class LLMCounterfactualAugmenter(Augmenter):
             llm = _Editor.default(task) if task in EDITOR_TASKS else local_llm()
         _check_setup(task, schema, cfg, llm=llm, checker=checker, tagger=tagger, demo_encoder=demo_encoder)
         self.edit_column = schema.text_columns[-1]
+        if cfg.targets == "choose" and task != "re":
+            raise ValueError(f"targets='choose' lets the LLM choose a relation (relation extraction); this "
+                             f"augmenter's task is {task!r}.")
         self.target_mode = "none" if task == "ner" else cfg.targets if cfg.targets != "auto" else (
             "all" if len(schema.label_names) <= 3 else "balanced")
         checker = None if task == "ner" else resolve_checker(checker, schema, schema.label_names, "LLM augmenter")
@@ -298,6 +301,16 @@ class LLMCounterfactualAugmenter(Augmenter):
                     where = f"row {ex.index}" if ex.index is not None else f"source {ex.source_id}"
                     raise SchemaError(f"Column {self.edit_column!r} at {where}: {err}; relation extraction needs the "
                                       f"head marked <e1>...</e1> and the tail <e2>...</e2>.") from None
+            if self.target_mode == "choose":
+                options = self.target_options(ex.label)
+                if not options:
+                    res.events.append("skipped:no_target")
+                    continue
+                text, rest = self._cut(ex[self.edit_column])
+                if rest:
+                    res.events.append("truncated:llm_input")
+                jobs.append((i, [], {"text": text, "label": ex.label, "candidates": options}, rest))
+                continue
             targets = self.choose_targets(ex)
             if not targets:
                 res.events.append("skipped:no_target")
@@ -332,6 +345,8 @@ class LLMCounterfactualAugmenter(Augmenter):
                 self._ner(ex, res, answers, *extra)
             elif self.task == "nli":
                 self._nli(ex, res, answers, row)
+            elif "candidates" in row:
+                self._chosen(ex, res, answers, row, extra)
             else:
                 self._rewrite(ex, res, answers, row, extra)
         return results
@@ -450,6 +465,18 @@ class LLMCounterfactualAugmenter(Augmenter):
                 break
         if not kept:
             self._fail(res, reason, cut_any)
+
+    def _chosen(self, ex: Example, res: RowResult, answers: list[tuple[str, bool]], row: dict[str, Any],
+                rest: str) -> None:
+        """RE with the target chosen by the LLM: the first answer naming a candidate is revised for it."""
+        reason = None
+        for answer, cut in answers:
+            target, reason = parse_choice(answer, row["candidates"])
+            if target is not None:
+                res.events.append(f"target:{target}")
+                self._rewrite(ex, res, [(answer, cut)], {**row, "target": target}, rest)
+                return
+        self._fail(res, reason, any(cut for _, cut in answers))
 
     def _markup(self, text: str, original: str) -> tuple[str | None, bool]:
         """RE: the revision with the source's markup; put back when the LLM dropped it but kept both entities."""

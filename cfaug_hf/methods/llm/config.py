@@ -9,7 +9,7 @@ from ..until_flipped import WholeInputConfig
 __all__ = ["ROLES", "LLMConfig", "LLM_TASKS", "TARGET_CHOICES"]
 
 LLM_TASKS = ("auto", "sentiment", "nli", "ner", "re")
-TARGET_CHOICES = ("auto", "all", "random", "balanced")
+TARGET_CHOICES = ("auto", "all", "random", "balanced", "choose")
 
 
 @dataclass
@@ -42,7 +42,8 @@ class LLMConfig(WholeInputConfig):
         "help": "Target labels per input: 'all' other labels, one 'random' other label, or 'balanced' (one label "
                 "drawn so that targets are uniform over the dataset, countering the LLM's and the data's skew; "
                 "needs label_counts, which augment() fills in). 'auto' is 'all' up to three labels, else 'balanced'. "
-                "NER has no target label (entities keep their types)."})
+                "'choose' (relation extraction): the LLM picks one relation from the candidates, or answers None "
+                "(the paper's RE prompt). NER has no target label (entities keep their types)."})
     exclude_targets: list[str] = field(default_factory=list, metadata={
         "help": "Labels never used as targets (e.g. a relation data set's 'Other')."})
     label_counts: dict[str, int] | None = field(default=None, metadata={

@@ -39,8 +39,10 @@ PAPER = Preset(
         "demo_pool": PaperValue(None, _DEMO + ": fixed, not retrieved"),
         "num_demonstrations": PaperValue(1, _DEMO),
         "targets": PaperValue("all", 'Tables 15 and 18: the prompt names the other polarity ("Target Sentiment '
-                                     'Polarity") or both other relations ("Target Relationships"); for RE the '
-                                     'paper lets the LLM choose (see not_reproduced)'),
+                                     'Polarity") or both other relations ("Target Relationships"); Table 23: for RE '
+                                     'the LLM chooses among the candidate relations ("If there are no potential '
+                                     'target relation that conforms the commonsense, just output None")',
+                              per_task={"relation-extraction": "choose"}),
         "exclude_targets": PaperValue((), 'Table 18: "Target Relationships" lists every other relation'),
         "per_target": PaperValue(1, 'Table 18: one "revised sentence" per target relationship'),
         "constraints": PaperValue(False, '§3.2: the answers are used as generated ("Combining the original and '
@@ -70,7 +72,7 @@ PAPER = Preset(
     not_reproduced=(
         "The LLM: gpt-3.5-turbo-0301 (and Llama-2 in §5). The local stand-in is far smaller; point llm= at an "
         "endpoint (OpenAICompatibleLLM) for a comparable model.",
-        "Relation extraction: in the paper the LLM picks the target relation or None (Table 23; the selection "
-        "bias of §4.3); here the library picks the targets (targets='all', 'random' or 'balanced').",
+        "Relation extraction: the paper's prompt (Table 23) lists the 18 SemEval relations as candidates; the "
+        "library lists the schema's other labels (exclude_targets removes some, e.g. 'Other').",
     ),
 )

@@ -34,7 +34,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["TASKS", "TEMPLATE_FIELDS", "template_values", "GUIDELINES", "DEMONSTRATIONS", "ENTITY_TYPE_NAMES", "build_prompt", "relation_text",
+__all__ = ["TASKS", "TEMPLATE_FIELDS", "template_values", "GUIDELINES", "CHOOSE_GUIDELINES", "parse_choice", "DEMONSTRATIONS", "ENTITY_TYPE_NAMES", "build_prompt", "relation_text",
            "parse_text", "parse_list", "parse_replacements", "cot_consistent"]
 
 TASKS = ("sentiment", "nli", "ner", "re")
@@ -65,6 +65,17 @@ GUIDELINES = {
         "replace them so that the target relation holds. Keep both entities exactly as written, with their "
         "markup, and keep the head before the tail."),
 }
+
+#: The RE guidelines when the LLM chooses the target relation itself (``targets="choose"``, as Li et al. do in
+#: their Table 23); the wording is ours.
+CHOOSE_GUIDELINES = (
+    "Task: revise a sentence with as few changes as possible so that the relation between the head entity (marked "
+    "<e1> </e1>) and the tail entity (marked <e2> </e2>) becomes another relation, one you choose from the "
+    "candidate relations.\n"
+    "Steps: first find the causal words, the context words (not the entities) that decide the relation. Then "
+    "choose the candidate relation that the two entities could plausibly hold after replacing those words, and "
+    "replace them so that it holds. Keep both entities exactly as written, with their markup, and keep the head "
+    "before the tail. If no candidate relation fits the two entities, answer None.")
 
 #: How CoNLL-2003's entity types are put to the LLM (types not listed are shown as they are).
 ENTITY_TYPE_NAMES = {"PER": "person", "ORG": "organization", "LOC": "location", "MISC": "other name",
@@ -167,8 +178,12 @@ def _fields(task: str, row: dict[str, Any], type_names: dict[str, str] | None) -
     from ...text.entities import relation_entities
 
     head, tail, _ = relation_entities(row["text"])
-    return [f"Sentence: {_q(row['text'])}", f"Head entity: {_q(head)}", f"Tail entity: {_q(tail)}",
-            f"Relation: {_q(relation_text(row['label']))}", f"Target relation: {_q(relation_text(row['target']))}"]
+    fields = [f"Sentence: {_q(row['text'])}", f"Head entity: {_q(head)}", f"Tail entity: {_q(tail)}",
+              f"Relation: {_q(relation_text(row['label']))}"]
+    if "candidates" in row:  # the LLM chooses the target itself
+        names = [relation_text(c) for c in row["candidates"]]
+        return fields + [f"Candidate relations: {json.dumps(names, ensure_ascii=False)}"]
+    return fields + [f"Target relation: {_q(relation_text(row['target']))}"]
 
 
 def _answer(task: str, demo: dict[str, Any], cot: bool, type_names: dict[str, str] | None) -> str:
@@ -177,6 +192,9 @@ def _answer(task: str, demo: dict[str, Any], cot: bool, type_names: dict[str, st
                 for e, r in zip(demo["entities"], demo["replacements"])]
         return f"{_CUE[task]} {json.dumps(ents, ensure_ascii=False)}"
     edited = json.dumps(list(demo["edited"]), ensure_ascii=False) if task == "nli" else _q(demo["edited"])
+    if "candidates" in demo:
+        edited = json.dumps({"target_relation": relation_text(demo["target"]), "revised_sentence": demo["edited"]},
+                            ensure_ascii=False)
     if not cot:
         return f"{_CUE[task]} {edited}"
     causal = ", ".join(_q(w) for w in demo["causal"])
@@ -208,10 +226,13 @@ def build_prompt(task: str, row: dict[str, Any], *, demonstrations: Sequence[dic
     if cot and task == "ner":
         raise ValueError("The NER template has no chain-of-thought variant (the LLM only proposes replacements).")
     demos = DEMONSTRATIONS[task] if demonstrations is None else list(demonstrations)
+    choose = task == "re" and "candidates" in row
+    if choose:  # each demonstration shows a choice among candidates that hold its own target
+        demos = [{**d, "candidates": sorted({*row["candidates"], d["target"]} - {d["label"]})} for d in demos]
     needed = _NEEDED[task] + (("causal", "replaced") if cot else ())
     parts: list[str] = []
     if guidelines:
-        parts += [GUIDELINES[task] if guidelines is True else str(guidelines), ""]
+        parts += [(CHOOSE_GUIDELINES if choose else GUIDELINES[task]) if guidelines is True else str(guidelines), ""]
     if demos:
         parts.append("Examples:" if len(demos) > 1 else "Example:")
     for i, demo in enumerate(demos):
@@ -424,3 +445,33 @@ def cot_consistent(answer: str, revised: str | Sequence[str]) -> bool | None:
         return None
     text = _norm(revised if isinstance(revised, str) else " ".join(revised))
     return all(_norm(b) in text for b in announced)
+
+
+def parse_choice(answer: Any, candidates: Sequence[str]) -> tuple[str | None, str | None]:
+    """The relation an LLM chose among ``candidates`` (label names) in a ``{"target_relation": ...,
+    "revised_sentence": ...}`` answer, as ``(label, None)``, or ``(None, reason)``: ``llm_no_target`` when it
+    answered None (the paper lets it), ``llm_not_a_candidate`` for a relation outside the candidates,
+    ``llm_unparseable`` otherwise. The revision itself is read by `parse_text`.
+
+    Examples:
+        >>> parse_choice('{"target_relation": "entity-origin", "revised_sentence": "x"}',
+        ...              ["Entity-Origin(e1,e2)", "Cause-Effect(e1,e2)"])
+        ('Entity-Origin(e1,e2)', None)
+        >>> parse_choice("None", ["Entity-Origin(e1,e2)"])
+        (None, 'llm_no_target')
+    """
+    text = str(answer or "").strip()
+    at = text.rfind(_CUE["re"])
+    text = text[at + len(_CUE["re"]):].strip() if at >= 0 else text
+    if re.fullmatch(r"[\"'`]?(none|null|n/a)[\"'`.]?", text, re.IGNORECASE):
+        return None, "llm_no_target"
+    start, end = text.find("{"), text.rfind("}")
+    value = _literal(text[start:end + 1]) if 0 <= start < end else None
+    if not isinstance(value, dict):
+        return None, "llm_unparseable"
+    chosen = next((v for k, v in value.items() if str(k).replace(" ", "_").lower() == "target_relation"), None)
+    if chosen is None or str(chosen).strip().lower() in ("none", "null", ""):
+        return None, "llm_no_target"
+    by_text = {relation_text(c): c for c in candidates}
+    label = by_text.get(relation_text(str(chosen))) or by_text.get(str(chosen).strip().lower())
+    return (label, None) if label else (None, "llm_not_a_candidate")
