@@ -192,9 +192,8 @@ def run_icda(train_documents: Sequence[Sequence[str]], train_labels: Sequence[in
         for docs, labels in ((train_documents, train_labels), (dev_documents, dev_labels))]
     train_texts, dev_texts = ([table.texts(d) for d in data.docs] for data in (full_train, full_dev))  # as seen
     result, best, best_run = ICDAResult(), None, None  # best: the kept selector; best_run: its run
-    # The kept selector's rationales on every train and dev document (for delta A and the next training sets).
-    full_train_sel = full_dev_sel = donors = previous_delta = None
-    unmoved = 0  # iterations in a row whose kept run is a warm start that did not improve
+    full_train_sel = full_dev_sel = donors = previous_delta = None  # the kept selector's, for delta A and donors
+    unmoved = 0  # iterations in a row whose kept run is a warm start that did not improve (converge_after)
     options = dict(max_epochs=max_epochs, patience=patience, learning_rate=learning_rate, batch_size=batch_size,
                    encoder_learning_rate=encoder_learning_rate, samples_per_step=samples_per_step, pool_quantile=
                    pool_quantile, degeneration_threshold=degeneration_threshold, chance_floor=chance_floor,

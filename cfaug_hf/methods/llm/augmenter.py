@@ -283,49 +283,8 @@ class LLMCounterfactualAugmenter(Augmenter):
     def augment_examples(self, examples: list[Example]) -> list[RowResult]:
         cfg: LLMConfig = self.config  # type: ignore[assignment]
         results = [RowResult() for _ in examples]
-        jobs: list[tuple[int, list[str], dict[str, Any], Any]] = []  # (example, targets, prompt row, extra)
-        for i, (ex, res) in enumerate(zip(examples, results)):
-            if self.task == "ner":
-                tokens, tags = list(ex[self.edit_column]), ex.label.split()
-                ents = iob2_spans(tokens, tags)
-                if not ents:
-                    res.events.append("skipped:no_entities")
-                    continue
-                row = {"tokens": tokens, "entities": [{"span": e.text, "type": e.type} for e in ents]}
-                jobs.append((i, [], row, (tokens, tags, ents)))
-                continue
-            if self.task == "re":
-                try:
-                    relation_entities(ex[self.edit_column])
-                except MarkupError as err:
-                    where = f"row {ex.index}" if ex.index is not None else f"source {ex.source_id}"
-                    raise SchemaError(f"Column {self.edit_column!r} at {where}: {err}; relation extraction needs the "
-                                      f"head marked <e1>...</e1> and the tail <e2>...</e2>.") from None
-            if self.target_mode == "choose":
-                options = self.target_options(ex.label)
-                if not options:
-                    res.events.append("skipped:no_target")
-                    continue
-                text, rest = self._cut(ex[self.edit_column])
-                if rest:
-                    res.events.append("truncated:llm_input")
-                jobs.append((i, [], {"text": text, "label": ex.label, "candidates": options}, rest))
-                continue
-            targets = self.choose_targets(ex)
-            if not targets:
-                res.events.append("skipped:no_target")
-                continue
-            res.events += [f"target:{t}" for t in targets]
-            if self.task == "nli" and not isinstance(self.llm, Editor):
-                premise, hypothesis = (ex[c] for c in self.schema.text_columns)
-                jobs.append((i, targets, {"premise": premise, "hypothesis": hypothesis, "label": ex.label,
-                                          "targets": targets}, ""))
-                continue
-            text, rest = self._cut(ex[self.edit_column])
-            if rest and not cfg.until_flipped:  # the loop edits sentence by sentence: nothing is cut
-                res.events.append("truncated:llm_input")
-            for t in targets:
-                jobs.append((i, [t], {"text": text, "label": ex.label, "target": t}, rest))
+        # (example, targets, prompt row, extra) for each prompt to send
+        jobs = [job for i, (ex, res) in enumerate(zip(examples, results)) for job in self._jobs(i, ex, res)]
         if not jobs:
             return results
         if cfg.until_flipped or isinstance(self.llm, Editor):
@@ -350,6 +309,43 @@ class LLMCounterfactualAugmenter(Augmenter):
             else:
                 self._rewrite(ex, res, answers, row, extra)
         return results
+
+    def _jobs(self, i: int, ex: Example, res: RowResult) -> list[tuple[int, list[str], dict[str, Any], Any]]:
+        """The prompts one example needs: (its index, its targets, the prompt row, what the answer check needs);
+        none when it is skipped (the reason goes to ``res``)."""
+        cfg: LLMConfig = self.config  # type: ignore[assignment]
+        if self.task == "ner":
+            tokens, tags = list(ex[self.edit_column]), ex.label.split()
+            ents = iob2_spans(tokens, tags)
+            if not ents:
+                res.events.append("skipped:no_entities")
+                return []
+            return [(i, [], {"tokens": tokens, "entities": [{"span": e.text, "type": e.type} for e in ents]},
+                     (tokens, tags, ents))]
+        if self.task == "re":
+            try:
+                relation_entities(ex[self.edit_column])
+            except MarkupError as err:
+                where = f"row {ex.index}" if ex.index is not None else f"source {ex.source_id}"
+                raise SchemaError(f"Column {self.edit_column!r} at {where}: {err}; relation extraction needs the "
+                                  f"head marked <e1>...</e1> and the tail <e2>...</e2>.") from None
+        choose = self.target_mode == "choose"
+        targets = self.target_options(ex.label) if choose else self.choose_targets(ex)
+        if not targets:
+            res.events.append("skipped:no_target")
+            return []
+        if not choose:
+            res.events += [f"target:{t}" for t in targets]
+        if self.task == "nli" and not isinstance(self.llm, Editor):
+            premise, hypothesis = (ex[c] for c in self.schema.text_columns)
+            return [(i, targets, {"premise": premise, "hypothesis": hypothesis, "label": ex.label,
+                                  "targets": targets}, "")]
+        text, rest = self._cut(ex[self.edit_column])
+        if rest and not cfg.until_flipped:  # the loop edits sentence by sentence: nothing is cut
+            res.events.append("truncated:llm_input")
+        if choose:  # one prompt: the LLM picks the target among the candidates
+            return [(i, [], {"text": text, "label": ex.label, "candidates": targets}, rest)]
+        return [(i, [t], {"text": text, "label": ex.label, "target": t}, rest) for t in targets]
 
     def _edit(self, examples: list[Example], results: list[RowResult], jobs: list[Any]) -> None:
         """Rewrite with a trained `Editor` (NLI: the hypothesis, the premise as its context); its
