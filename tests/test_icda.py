@@ -529,3 +529,33 @@ def test_a_swap_that_changes_nothing_writes_no_counterfactual():
     out = aug.augment(data)
     assert len(out) == 2 and not any(out["cf_is_counterfactual"])
     assert aug.stats.events["skipped:swap_unchanged"] == 2 and "produced:rationale_swap" not in aug.stats.events
+
+
+def test_no_planned_swap_gives_back_the_original_sentence_on_any_path():
+    """The class of the bug above: the augmenter, the iteration driver's training sets and the per-epoch redraw
+    all plan through plan_counterfactuals, which now redraws a donor equal to the sentence it replaces."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from cfaug_hf.methods.icda.selection import plan_counterfactuals
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.lists(st.sampled_from("abcd"), min_size=2, max_size=4), min_size=4, max_size=12),
+           st.integers(0, 1000))
+    def prop(docs, seed):
+        labels = [i % 2 for i in range(len(docs))]
+        result = SelectionResult([[i % len(d)] for i, d in enumerate(docs)], labels, [0.01 * i for i in
+                                                                                      range(len(docs))])
+        plan = plan_counterfactuals(result, labels, [len(d) for d in docs], pool_quantile=1.0, seed=seed,
+                                    sentences=docs)
+        for spec in plan.specs:
+            new = list(docs[spec.source])
+            for pos, donor, donor_pos in spec.swaps:
+                new[pos] = docs[donor][donor_pos]
+            assert new != docs[spec.source]
+        unchanged = [d for d, o in enumerate(plan.outcomes) if o == "skipped:swap_unchanged"]
+        for d in unchanged:  # only when every donor of the other class is the document's own sentence
+            other = {docs[e][result.selected[e][0]] for e in range(len(docs)) if labels[e] != labels[d]}
+            assert other == {docs[d][result.selected[d][0]]}
+
+    prop()

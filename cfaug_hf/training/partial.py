@@ -50,6 +50,12 @@ def apply_blocks(sentences: list[str], blocks: list[tuple[int, int, list[str]]])
     return " ".join(out + sentences[at:])
 
 
+def _need(dataset: Any, who: str, *columns: str) -> None:
+    missing = [c for c in columns if c not in dataset.column_names]
+    if missing:
+        raise ValueError(f"{who} needs the columns {missing}; the dataset has {dataset.column_names}.")
+
+
 def partial_flips(dataset: Any, *, text_column: str = "text", counterfactual_column: str = "counterfactual",
                   label_column: str = "label", target_column: str = "target", per_pair: int = 1,
                   seed: int = 0) -> Any:
@@ -73,10 +79,7 @@ def partial_flips(dataset: Any, *, text_column: str = "text", counterfactual_col
     """
     from datasets import Dataset
 
-    missing = [c for c in (text_column, counterfactual_column, label_column, target_column)
-               if c not in dataset.column_names]
-    if missing:
-        raise ValueError(f"partial_flips needs the columns {missing}; the dataset has {dataset.column_names}.")
+    _need(dataset, "partial_flips", text_column, counterfactual_column, label_column, target_column)
     if per_pair < 1:
         raise ValueError(f"per_pair must be at least 1, got {per_pair}.")
     out: dict[str, list[Any]] = {"text": [], "label": [], "pair": [], "share_applied": []}
@@ -128,10 +131,7 @@ def sentence_verdicts(dataset: Any, *, text_column: str = "text", counterfactual
     """
     from datasets import Dataset
 
-    missing = [c for c in (text_column, counterfactual_column, label_column, target_column)
-               if c not in dataset.column_names]
-    if missing:
-        raise ValueError(f"sentence_verdicts needs the columns {missing}; the dataset has {dataset.column_names}.")
+    _need(dataset, "sentence_verdicts", text_column, counterfactual_column, label_column, target_column)
     if unchanged_per_pair < 0:
         raise ValueError(f"unchanged_per_pair must be 0 or more, got {unchanged_per_pair}.")
     out: dict[str, list[Any]] = {"text": [], "label": [], "pair": [], "kind": []}

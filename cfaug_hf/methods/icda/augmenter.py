@@ -117,7 +117,8 @@ class RationaleSwapAugmenter(Augmenter):
             kept = set(keep_for_training(self.selection, labels, [len(d) for d in seen], cap_factor=2 * classes))
         size = self.config.size if self.config.size is not None or kept is None else len(kept)
         self.plan = plan_counterfactuals(self.selection, labels, [len(d) for d in seen], size=size,
-                                         pool_quantile=self.config.pool_quantile, seed=self.config.seed)
+                                         pool_quantile=self.config.pool_quantile, seed=self.config.seed,
+                                         sentences=seen)
         # Each row's plan is kept by its position: two rows may share a source id (a repeated id, or the same
         # document with the same label), and each must emit its own counterfactuals exactly once.
         ids = [source_id(r, self.schema) for r in rows]
@@ -134,10 +135,6 @@ class RationaleSwapAugmenter(Augmenter):
                 swaps.append({"position": pos, "old": new[pos], "new": docs[donor][donor_pos],
                               "donor": ids[donor], "donor_position": donor_pos})
                 new[pos] = docs[donor][donor_pos]
-            if new == docs[spec.source]:  # the donor's sentence is the one it replaces: the "counterfactual" would
-                # be the original with the other label, a contradiction in the training data
-                by_row[spec.source]["events"].append("skipped:swap_unchanged")
-                continue
             value = new if not isinstance(rows[spec.source][self.column], str) else self.config.joiner.join(new)
             by_row[spec.source]["cfs"].append(
                 Counterfactual({self.column: value}, self.schema.label_names[spec.label], "rationale_swap",

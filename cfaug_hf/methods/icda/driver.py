@@ -88,7 +88,7 @@ def _reference_set(documents: Sequence[Sequence[str]], labels: Sequence[int], se
                                       size=len(keep))
     sub = selection.subset(keep)
     plan = plan_counterfactuals(sub, data.labels, data.num_sentences, size=len(keep), pool_quantile=pool_quantile,
-                                seed=seed)
+                                seed=seed, sentences=data.docs)
     data.set_specs(plan.specs, None)
     return data, sub, keep
 

@@ -200,6 +200,6 @@ def redraw(dataset: CounterfactualEpochDataset, selection: SelectionResult, epoc
            pool_quantile: float = 0.1) -> Plan:
     """Fresh donors from a fixed selection (the iteration driver's per-epoch sampling)."""
     plan = plan_counterfactuals(selection, dataset.labels, dataset.num_sentences, size=dataset.size,
-                                pool_quantile=pool_quantile, seed=epoch_seed(seed, epoch))
+                                pool_quantile=pool_quantile, seed=epoch_seed(seed, epoch), sentences=dataset.docs)
     dataset.set_specs(plan.specs, epoch)
     return plan

@@ -40,7 +40,8 @@ class Plan:
 
 
 def plan_counterfactuals(result: SelectionResult, labels: Sequence[int], num_sentences: Sequence[int], *,
-                         size: int | None = None, pool_quantile: float = 0.1, seed: int = 0) -> Plan:
+                         size: int | None = None, pool_quantile: float = 0.1, seed: int = 0,
+                         sentences: Sequence[Sequence[Any]] | None = None) -> Plan:
     """Draw ICDA counterfactuals (Plyler and Chi, Section "Implementation"):
 
     1. keep the documents the model classifies correctly;
@@ -53,6 +54,9 @@ def plan_counterfactuals(result: SelectionResult, labels: Sequence[int], num_sen
 
     Documents with one sentence cannot be swapped; they, misclassified documents and documents not drawn are
     accounted in ``outcomes`` (``skipped:single_sentence``, ``skipped:misclassified``, ``skipped:not_drawn``).
+    With ``sentences`` (each document's sentences, as texts or ids), a donor sentence equal to the one it replaces
+    is drawn again: the swap would give the original text with the other label. A document whose every candidate
+    donor is its own sentence gets no counterfactual (``skipped:swap_unchanged``).
 
     Examples:
         >>> r = SelectionResult([[0], [1], [0], [1]], [0, 0, 1, 1], [0.1, 0.2, 0.1, 0.3])
@@ -104,10 +108,11 @@ def plan_counterfactuals(result: SelectionResult, labels: Sequence[int], num_sen
             d = docs[i % len(docs)]
             new_label = others[0] if len(others) == 1 else rng.choice(others)
             pool = pools[new_label]
-            swaps = []
-            for pos in result.selected[d]:
-                donor, donor_pos = pool[rng.randrange(len(pool))]
-                swaps.append((pos, donor, donor_pos))
+            swaps = [(pos, *_donor(pool, rng, None if sentences is None else sentences[d][pos], sentences))
+                     for pos in result.selected[d]]
+            if any(s[1] is None for s in swaps):
+                outcomes[d] = outcomes[d] or "skipped:swap_unchanged"
+                continue
             specs.append(CounterfactualSpec(d, tuple(swaps), new_label))
             outcomes[d] = "produced:rationale_swap"
         for d in docs:
@@ -115,6 +120,18 @@ def plan_counterfactuals(result: SelectionResult, labels: Sequence[int], num_sen
     counts.update(o for o in outcomes)
     counts["counterfactuals"] = len(specs)
     return Plan(specs, outcomes, pools, counts)
+
+
+def _donor(pool: list[tuple[int, int]], rng: random.Random, replaced: Any,
+           sentences: Sequence[Sequence[Any]] | None) -> tuple[int | None, int | None]:
+    """A random (document, position) of ``pool`` whose sentence is not ``replaced``; (None, None) when every one
+    is. A few draws first (a collision is rare, and the usual case stays one draw), then a scan."""
+    for _ in range(8):
+        donor, pos = pool[rng.randrange(len(pool))]
+        if sentences is None or sentences[donor][pos] != replaced:
+            return donor, pos
+    others = [(o, p) for o, p in pool if sentences[o][p] != replaced]  # type: ignore[index]
+    return others[rng.randrange(len(others))] if others else (None, None)
 
 
 def _check_selected(chosen: Any, d: int, sentences: int) -> None:
