@@ -3,6 +3,7 @@ augmenter (tiny in-process models; the HTTP editor is in test_llm_http.py, the c
 
 from __future__ import annotations
 
+import json
 import logging
 
 import numpy as np
@@ -70,6 +71,31 @@ def test_dpr_training_pulls_counterfactuals_closer():
     after = retrieval_accuracy(enc, queries, positives + [n[0] for n in negatives], ks=(1,))["top1"]
     assert after > before and after >= 0.75
     assert enc.training_info["hard_negatives_per_row"] == 1 and enc.training_info["global_step"] == 40
+
+
+def test_a_lora_cf_dpr_saves_two_adapters_naming_its_base_and_reloads_the_same_vectors(tmp_path):
+    model, tok = tiny_encoder()
+    model.save_pretrained(tmp_path / "base")
+    tok.save_pretrained(tmp_path / "base")
+    enc = BiEncoder.from_base(str(tmp_path / "base"), max_query_length=16)
+    rows = Dataset.from_dict({"query": ["the food was good .", "a bad film"] * 4,
+                              "positive": ["the food was bad .", "a good film"] * 4})
+    enc = train_cf_dpr(enc, rows, negatives_column=None, max_steps=3, lora=True, learning_rate=5e-3,
+                       training_args=QUIET)
+    assert enc.training_info["lora"]["r"] == 16
+    enc.halve_adapter()
+    saved = enc.save_pretrained(tmp_path / "enc")
+    for sub in ("query_encoder", "document_encoder"):
+        files = sorted(p.name for p in (saved / sub).iterdir())
+        assert files == ["adapter_config.json", "adapter_model.safetensors"]
+        config = json.loads((saved / sub / "adapter_config.json").read_text())
+        assert config["base_model_name_or_path"] == enc.base_model
+    back = BiEncoder.from_pretrained(saved)
+    texts = ["the food was good .", "a dull film"]
+    for which in ("query", "document"):
+        np.testing.assert_allclose(back.encode(texts, which), enc.encode(texts, which), atol=1e-5)
+    with pytest.raises(ValueError, match="no LoRA adapters"):
+        BiEncoder(tiny_encoder()[0], tiny_encoder()[0], tok).halve_adapter()
 
 
 def test_dpr_training_refuses_ragged_negatives_and_empty_texts():

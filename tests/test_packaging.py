@@ -46,3 +46,15 @@ def test_the_wheel_carries_every_tracked_package_file_and_installs_working(tmp_p
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["file"].startswith(str(target)) and seen["rows"] == 300
     assert seen["checkers"] == ["claims", "nli", "sentiment"]
+
+
+def test_no_shipped_file_names_a_folder_of_the_machine_it_was_built_on():
+    """peft records an adapter's base by the path it was loaded from (a cache or site-packages folder); the shipped
+    folders name bases by Hub id, as a folder pushed to the Hub must."""
+    from cfaug_hf.data import DATA_DIR
+
+    local = ("/root/", "/home/", "/work/", "/tmp/", "site-packages", "\\Users\\")
+    for path in sorted(DATA_DIR.rglob("*")):
+        if path.is_file() and path.suffix in (".json", ".md", ".jsonl", ".yaml"):
+            text = path.read_text(encoding="utf-8")
+            assert not [m for m in local if m in text], f"{path.relative_to(DATA_DIR)} names a local folder"

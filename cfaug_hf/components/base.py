@@ -407,13 +407,7 @@ class PretrainedComponent(Component):
         return [self.model]
 
     def _is_peft(self) -> bool:
-        from ..deps import is_peft_available
-
-        if not is_peft_available():
-            return False
-        from peft import PeftModel
-
-        return isinstance(self.model, PeftModel)
+        return is_peft_model(self.model)
 
     def sharing_weights(self) -> Any:
         """A copy with its own settings, counters and training record that shares the model and tokenizer: what
@@ -435,9 +429,7 @@ class PretrainedComponent(Component):
         them back to the base's dtype when it loads them); the shipped checkers and editors are saved this way."""
         if not self._is_peft():
             raise ValueError(f"{type(self).__name__}.halve_adapter: the model has no LoRA adapter.")
-        for name, param in self.model.named_parameters():
-            if "lora_" in name or "modules_to_save" in name:
-                param.data = param.data.half()
+        halve_lora(self.model)
         self.forget_fingerprint()
 
     def _saves_adapter(self) -> bool:
@@ -447,18 +439,7 @@ class PretrainedComponent(Component):
 
     def _save(self, folder: Path) -> None:
         # A LoRA model saves only its adapter (a few MB); the base is named in the config and reloaded from it.
-        # LoRA here targets linear layers, never the embeddings, so peft need not look the base model up (which
-        # fails offline with a warning) to decide whether to save them.
-        if self._saves_adapter():
-            _dedupe_modules_to_save(self.model)
-            self.model.save_pretrained(folder, save_embedding_layers=False)
-            _sort_target_modules(folder / "adapter_config.json")
-        elif self._is_peft():
-            import copy
-
-            copy.deepcopy(self.model).merge_and_unload().save_pretrained(folder)
-        else:
-            self.model.save_pretrained(folder)
+        save_model(self.model, folder, adapter_only=self._saves_adapter(), base_model=self.base_model)
         self.tokenizer.save_pretrained(folder)
         self._write_card(folder)
 
@@ -480,55 +461,102 @@ class PretrainedComponent(Component):
     def _load_adapter(cls, auto: Any, folder: Path, config: dict[str, Any], **model_kwargs: Any) -> Any:
         """The base model named in ``config`` (Hub id, folder or embedded copy) with the LoRA adapter in
         ``folder`` on top."""
-        from ..deps import require
-        from ..pretrained import load_model, quiet_dependency_warnings
-
-        PeftModel = require("peft", f"Loading the LoRA {cls.__name__} in {folder}").PeftModel
-        base = config.get("base_model")
-        if not isinstance(base, str) or not base:
-            raise ComponentLoadError(f"{folder} holds an adapter but its config names no base_model.")
-        from ..sharing.consent import HubId, data_source
-        from ..sharing.folders import is_pulled
-
-        source = "downloaded from the Hub" if is_pulled(folder) else (
-            f"read as part of {data_source()}" if data_source() else None)
-        if source:
-            # Someone else's data: its base may be a Hub id, never a folder on this machine.
-            if os.path.isabs(base) or base.startswith(("~", ".")) or "\\" in base or os.path.isdir(base):
-                raise ComponentLoadError(f"{folder}: base_model is {base!r}, a local path, in a folder {source}; "
-                                         f"refusing to load a model from this machine on its say-so. A shared "
-                                         f"adapter names its base by Hub id.")
-            base = HubId(base)
-        # The base's task head is missing from its checkpoint by design (the adapter holds the trained one), so
-        # transformers' load report, which would tell the user to train it, is hidden for this load only.
-        # (A filter, not a level: transformers runs extra checks when this logger's level is WARNING or above.)
-        report = logging.getLogger("transformers.modeling_utils")
-        hide = _BelowError()
-        report.addFilter(hide)
-        try:
-            model = load_model(auto, base, **model_kwargs)
-        finally:
-            report.removeFilter(hide)
-        dtype = next(model.parameters()).dtype
-        with quiet_dependency_warnings():
-            # The adapter's layers are created empty (on the meta device) and take the file's tensors as they are,
-            # instead of being initialised at random and then overwritten.
-            peft_model = PeftModel.from_pretrained(model, folder, low_cpu_mem_usage=True)
-        _dedupe_modules_to_save(peft_model)
-        for param in peft_model.parameters():
-            if param.dtype != dtype and param.is_floating_point():  # an adapter saved in half precision
-                param.data = param.data.to(dtype)
-        return peft_model
+        return load_lora_adapter(auto, folder, config, cls.__name__, **model_kwargs)
 
 
-def _sort_target_modules(config_file: Path) -> None:
-    """Write the adapter's ``target_modules`` in sorted order. peft keeps them as a set and writes them in the set's
-    iteration order, which changes with Python's string hashing from one process to the next, so saving the same
-    adapter twice gave two different adapter_config.json files (and manifest digests)."""
+def is_peft_model(model: Any) -> bool:
+    """Whether ``model`` carries a peft adapter (False without peft installed)."""
+    from ..deps import is_peft_available
+
+    if not is_peft_available():
+        return False
+    from peft import PeftModel
+
+    return isinstance(model, PeftModel)
+
+
+def halve_lora(model: Any) -> None:
+    """Cast a peft model's LoRA layers and wholly trained modules to float16 in place (peft casts them back to the
+    base's dtype when it loads them)."""
+    for name, param in model.named_parameters():
+        if "lora_" in name or "modules_to_save" in name:
+            param.data = param.data.half()
+
+
+def save_model(model: Any, folder: Path, *, adapter_only: bool, base_model: str | None = None) -> None:
+    """``model.save_pretrained(folder)``; a LoRA model saves only its adapter when ``adapter_only`` (its base is
+    named in the component's config, ``base_model``, and reloaded from it), else its adapter merged into a whole
+    copy."""
+    # LoRA here targets linear layers, never the embeddings, so peft need not look the base model up (which fails
+    # offline with a warning) to decide whether to save them.
+    if is_peft_model(model) and adapter_only:
+        _dedupe_modules_to_save(model)
+        model.save_pretrained(folder, save_embedding_layers=False)
+        _tidy_adapter_config(folder / "adapter_config.json", base_model)
+    elif is_peft_model(model):
+        import copy
+
+        copy.deepcopy(model).merge_and_unload().save_pretrained(folder)
+    else:
+        model.save_pretrained(folder)
+
+
+def load_lora_adapter(auto: Any, folder: Path, config: dict[str, Any], what: str, **model_kwargs: Any) -> Any:
+    """The base model named in ``config["base_model"]`` (Hub id, folder or embedded copy) loaded with ``auto``,
+    with the LoRA adapter saved in ``folder`` on top; ``what`` names the component in errors."""
+    from ..deps import require
+    from ..pretrained import load_model, quiet_dependency_warnings
+
+    PeftModel = require("peft", f"Loading the LoRA {what} in {folder}").PeftModel
+    base = config.get("base_model")
+    if not isinstance(base, str) or not base:
+        raise ComponentLoadError(f"{folder} holds an adapter but its config names no base_model.")
+    from ..sharing.consent import HubId, data_source
+    from ..sharing.folders import is_pulled
+
+    source = "downloaded from the Hub" if is_pulled(folder) else (
+        f"read as part of {data_source()}" if data_source() else None)
+    if source:
+        # Someone else's data: its base may be a Hub id, never a folder on this machine.
+        if os.path.isabs(base) or base.startswith(("~", ".")) or "\\" in base or os.path.isdir(base):
+            raise ComponentLoadError(f"{folder}: base_model is {base!r}, a local path, in a folder {source}; "
+                                     f"refusing to load a model from this machine on its say-so. A shared "
+                                     f"adapter names its base by Hub id.")
+        base = HubId(base)
+    # The base's task head is missing from its checkpoint by design (the adapter holds the trained one), so
+    # transformers' load report, which would tell the user to train it, is hidden for this load only.
+    # (A filter, not a level: transformers runs extra checks when this logger's level is WARNING or above.)
+    report = logging.getLogger("transformers.modeling_utils")
+    hide = _BelowError()
+    report.addFilter(hide)
+    try:
+        model = load_model(auto, base, **model_kwargs)
+    finally:
+        report.removeFilter(hide)
+    dtype = next(model.parameters()).dtype
+    with quiet_dependency_warnings():
+        # The adapter's layers are created empty (on the meta device) and take the file's tensors as they are,
+        # instead of being initialised at random and then overwritten.
+        peft_model = PeftModel.from_pretrained(model, folder, low_cpu_mem_usage=True)
+    _dedupe_modules_to_save(peft_model)
+    for param in peft_model.parameters():
+        if param.dtype != dtype and param.is_floating_point():  # an adapter saved in half precision
+            param.data = param.data.to(dtype)
+    return peft_model
+
+
+def _tidy_adapter_config(config_file: Path, base_model: str | None) -> None:
+    """Write the adapter's ``target_modules`` in sorted order and name its base as the component's config does.
+    peft keeps the modules as a set and writes them in the set's iteration order, which changes with Python's string
+    hashing from one process to the next, so saving the same adapter twice gave two different adapter_config.json
+    files (and manifest digests); and it records the base by the path it was loaded from (a folder in this
+    machine's cache or site-packages), which a shared folder must not publish."""
     config = json.loads(config_file.read_text(encoding="utf-8"))
     if isinstance(config.get("target_modules"), list):
         config["target_modules"] = sorted(config["target_modules"])
-        config_file.write_text(json.dumps(config, indent=2, sort_keys=True), encoding="utf-8")
+    if base_model:
+        config["base_model_name_or_path"] = base_model
+    config_file.write_text(json.dumps(config, indent=2, sort_keys=True), encoding="utf-8")
 
 
 def _dedupe_modules_to_save(peft_model: Any) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..sharing.folders import ComponentLoadError
-from .base import Component, load_weights
+from .base import Component, halve_lora, is_peft_model, load_lora_adapter, load_weights, save_model
 from ..verbosity import get_logger
 
 __all__ = ["BiEncoder", "BiEncoderConfig", "CorpusIndex", "IndexConfig", "EncoderMismatchError"]
@@ -163,20 +163,36 @@ class BiEncoder(Component):
         return {"bi_encoder": dataclasses.asdict(self.config), "base_model": self.base_model,
                 "training": self.training_info}
 
+    def halve_adapter(self) -> None:
+        """Keep both encoders' LoRA adapters in float16, halving the saved folder (as the shipped retrievers)."""
+        if not all(is_peft_model(m) for m in self._modules()):
+            raise ValueError("BiEncoder.halve_adapter: the encoders have no LoRA adapters (train_cf_dpr(lora=True)).")
+        for model in self._modules():
+            halve_lora(model)
+        self.forget_fingerprint()
+
     def _save(self, folder: Path) -> None:
-        self.query_model.save_pretrained(folder / "query_encoder")
-        self.document_model.save_pretrained(folder / "document_encoder")
+        # Encoders trained with LoRA save their adapters only (a few MB) when the base has a name to reload it from.
+        for sub, model in (("query_encoder", self.query_model), ("document_encoder", self.document_model)):
+            save_model(model, folder / sub, adapter_only=bool(self.base_model), base_model=self.base_model)
+            # peft's blank card template names the base by its local path; this component's card is the one kept.
+            (folder / sub / "README.md").unlink(missing_ok=True)
         self.tokenizer.save_pretrained(folder)
 
     @classmethod
     def _load(cls, folder: Path, config: dict[str, Any], *, device: str | None = None, **overrides: Any) -> BiEncoder:
         from transformers import AutoModel, AutoTokenizer
 
+        models = []
         for sub in ("query_encoder", "document_encoder"):
-            if not (folder / sub / "config.json").is_file():
+            what = f"BiEncoder {sub.replace('_', ' ')}"
+            if (folder / sub / "adapter_config.json").is_file():
+                models.append(load_lora_adapter(AutoModel, folder / sub, config, what))
+            elif (folder / sub / "config.json").is_file():
+                models.append(load_weights(AutoModel, folder / sub, what))
+            else:
                 raise ComponentLoadError(f"{folder} is an incomplete saved BiEncoder: {sub}/config.json is missing.")
-        query = load_weights(AutoModel, folder / "query_encoder", "BiEncoder query encoder")
-        document = load_weights(AutoModel, folder / "document_encoder", "BiEncoder document encoder")
+        query, document = models
         encoder = cls(query, document, AutoTokenizer.from_pretrained(folder),
                       cls._config_section(folder, config, "bi_encoder", BiEncoderConfig), device=device,
                       training_info=config.get("training"), **overrides)
