@@ -258,7 +258,11 @@ def test_core_bad_set_up():
                                         label_names=("a", "b"), task="text-classification"),
                       retriever=enc, index=index)
     with pytest.raises(TypeError, match="needs retriever="):
-        COREAugmenter(lambda p: p)
+        COREAugmenter(lambda p: p, retriever=None, index=None)
+    text_task = TaskSchema(text_columns=("text",), edit_columns=("text",), label_column="label",
+                           label_names=("a", "b"), task="text-classification")
+    with pytest.raises(TypeError, match=r"for task 'text': CORE ships them for \['sentiment', 'nli'\] only"):
+        COREAugmenter(lambda p: p, text_task)
     with pytest.raises(SchemaError, match="edits one text column"):
         COREAugmenter(lambda p: p, TaskSchema.fact_verification(), mode="editor_only")
     with pytest.raises(ValueError, match="mode must be"):
@@ -385,3 +389,15 @@ def json_of(text):
     import json
 
     return json.loads(text)
+
+
+def test_a_missing_shipped_core_retriever_names_the_command_that_builds_it(tmp_path, monkeypatch):
+    from cfaug_hf.methods.core import shipped
+
+    monkeypatch.setattr(shipped, "CORE_DIR", tmp_path)
+    shipped.shipped_retriever.cache_clear()
+    try:
+        with pytest.raises(FileNotFoundError, match=r"python -m scripts.build_core --task nli"):
+            COREAugmenter(lambda p: p, TaskSchema.nli())
+    finally:
+        shipped.shipped_retriever.cache_clear()

@@ -238,6 +238,20 @@ class Component(abc.ABC):
         if tensors is not None:
             box["tensors"] = (box["memo"][0], tensors)
 
+    def _write_card(self, folder: Path) -> None:
+        """Our model card in every saved folder, adapter or whole model (peft writes a blank template naming the base
+        by its local path, which this replaces); text a user added to the destination's card is kept."""
+        from huggingface_hub import ModelCard
+
+        from ..sharing.cards import component_card, merge_card
+
+        target = getattr(self, "_saving_to", None)
+        card = component_card(self, target.name if target else folder.name)
+        existing = target / "README.md" if target else None
+        if existing is not None and existing.is_file():
+            card = merge_card(ModelCard(existing.read_text(encoding="utf-8")), card)
+        (folder / "README.md").write_text(str(card), encoding="utf-8")
+
     def _weights_record(self, folder: Path) -> dict[str, Any] | None:
         """What a save records about the weights' files (components with weights; see PretrainedComponent)."""
         return None
@@ -442,20 +456,6 @@ class PretrainedComponent(Component):
         save_model(self.model, folder, adapter_only=self._saves_adapter(), base_model=self.base_model)
         self.tokenizer.save_pretrained(folder)
         self._write_card(folder)
-
-    def _write_card(self, folder: Path) -> None:
-        """Our model card in every saved folder, adapter or whole model (peft writes a blank template naming the base
-        by its local path, which this replaces); text a user added to the destination's card is kept."""
-        from huggingface_hub import ModelCard
-
-        from ..sharing.cards import component_card, merge_card
-
-        target = getattr(self, "_saving_to", None)
-        card = component_card(self, target.name if target else folder.name)
-        existing = target / "README.md" if target else None
-        if existing is not None and existing.is_file():
-            card = merge_card(ModelCard(existing.read_text(encoding="utf-8")), card)
-        (folder / "README.md").write_text(str(card), encoding="utf-8")
 
     @classmethod
     def _load_adapter(cls, auto: Any, folder: Path, config: dict[str, Any], **model_kwargs: Any) -> Any:

@@ -178,6 +178,7 @@ class BiEncoder(Component):
             # peft's blank card template names the base by its local path; this component's card is the one kept.
             (folder / sub / "README.md").unlink(missing_ok=True)
         self.tokenizer.save_pretrained(folder)
+        self._write_card(folder)
 
     @classmethod
     def _load(cls, folder: Path, config: dict[str, Any], *, device: str | None = None, **overrides: Any) -> BiEncoder:

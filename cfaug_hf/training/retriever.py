@@ -99,7 +99,7 @@ def train_cf_dpr(encoder: BiEncoder | str, train_dataset: Any, *, query_column: 
                  batch_size: int = 16, scale: float = 20.0, seed: int = 42, output_dir: str | None = None,
                  callbacks: list[Any] | None = None, dataset_id: str | None = None,
                  training_args: dict[str, Any] | None = None, query_as_negative: bool = False,
-                 lora: Any = None) -> BiEncoder:
+                 lora: Any = None, resume_from_checkpoint: str | bool | None = None) -> BiEncoder:
     """Train a CF-DPR bi-encoder on (query, positive counterfactual, hard negatives) rows.
 
     Args:
@@ -115,6 +115,8 @@ def train_cf_dpr(encoder: BiEncoder | str, train_dataset: Any, *, query_column: 
         lora: ``True`` (rank 16 on every linear layer) or a ``peft.LoraConfig``: train a LoRA adapter on each
             encoder instead of all weights; the saved retriever is then two adapters of a few MB over the named
             base (the shipped CORE retrievers are trained so, at a higher learning rate, 5e-4).
+        resume_from_checkpoint: a checkpoint folder under ``output_dir`` (or True for the last one) to go on from,
+            as ``Trainer.train`` takes it.
 
     Inputs:
 
@@ -172,7 +174,7 @@ def train_cf_dpr(encoder: BiEncoder | str, train_dataset: Any, *, query_column: 
     module = _dpr_module(encoder, scale)
     trainer = Trainer(model=module, args=args, train_dataset=train_dataset.select_columns(columns),
                       data_collator=collate, callbacks=callbacks)
-    result = trainer.train()
+    result = trainer.train(resume_from_checkpoint=resume_from_checkpoint)
     encoder.query_model.eval()
     encoder.document_model.eval()
     encoder.forget_fingerprint()

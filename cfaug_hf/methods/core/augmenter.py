@@ -53,8 +53,10 @@ class COREAugmenter(Augmenter):
             `OpenAICompatibleLLM` (an endpoint LLM), or a callable
             ``prompts -> answers``. Not needed with ``mode="retrieval_only"``.
         schema: the task schema (default `TaskSchema.sentiment`).
-        retriever, index: a `BiEncoder` and the
-            `CorpusIndex` it built. Not needed with ``mode="editor_only"``.
+        retriever, index: a `BiEncoder` and the `CorpusIndex` it built. ``"default"``: the ones shipped for
+            sentiment and NLI (`cfaug_hf.methods.core.shipped`: CF-DPR as MiniLM + LoRA trained on CAD's training
+            pairs, over CAD's original training texts; the index is built on first use and cached); other tasks
+            need their own. Not needed with ``mode="editor_only"``.
         reranker: optional cross-encoder re-ranker.
         checker: the label-flip check: keeps counterfactuals this `LabelChecker` labels with
             their target. ``"default"``: the checker shipped for the schema's task (sentiment: CAD IMDb; NLI:
@@ -87,8 +89,8 @@ class COREAugmenter(Augmenter):
     presets = {"paper": PAPER}
     citation = CORE_CITATION
 
-    def __init__(self, editor: Any = DEFAULT_EDITOR, schema: TaskSchema | None = None, *, retriever: Any = None,
-                 index: Any = None, reranker: LabelScoring | None = None,
+    def __init__(self, editor: Any = DEFAULT_EDITOR, schema: TaskSchema | None = None, *, retriever: Any = "default",
+                 index: Any = "default", reranker: LabelScoring | None = None,
                  checker: LabelScoring | str | None = DEFAULT_CHECKER,
                  sentence_scorer: Any = None, config: COREConfig | None = None, filters: Sequence[Any] | None = None,
                  **overrides: Any) -> None:
@@ -119,11 +121,10 @@ class COREAugmenter(Augmenter):
             raise TypeError(f"COREAugmenter(mode={cfg.mode!r}) needs an editor: a trained Editor (shipped for "
                             f"{list(EDITOR_TASKS)}; this is task {self.task!r}), local_llm(), "
                             f"OpenAICompatibleLLM(...) or a callable prompts -> answers.")
-        if cfg.mode != "editor_only":
-            if retriever is None or index is None:
-                raise TypeError(f"COREAugmenter(mode={cfg.mode!r}) needs retriever= (a BiEncoder) and index= (the "
-                                f"CorpusIndex it built); mode='editor_only' runs without them.")
-            index.check_encoder(retriever)
+        if cfg.mode == "editor_only":
+            retriever = index = None
+        else:
+            retriever, index = self._retrieval(retriever, index)
         self.editor, self.retriever, self.index, self.reranker = editor, retriever, index, reranker
         self.checker = checker = resolve_checker(checker, schema, schema.label_names, "CORE")
         if checker is not None:
@@ -145,6 +146,41 @@ class COREAugmenter(Augmenter):
         neutral = [n for n in schema.label_names if n.casefold() == cfg.neutral_label.casefold()]
         self.neutral = neutral[0] if self.task == "nli" and neutral else None
 
+
+    def _retrieval(self, retriever: Any, index: Any) -> tuple[Any, Any]:
+        """The retriever and index, the shipped ones where ``"default"`` (sentiment and NLI only)."""
+        from . import shipped
+
+        defaults = [name for name, value in (("retriever", retriever), ("index", index)) if _is_default(value)]
+        if defaults and self.task not in shipped.SHIPPED_TASKS:
+            raise TypeError(f"COREAugmenter(mode={self.config.mode!r}) needs retriever= (a BiEncoder) and index= "
+                            f"(the CorpusIndex it built) for task {self.task!r}: CORE ships them for "
+                            f"{list(shipped.SHIPPED_TASKS)} only; mode='editor_only' runs without them.")
+        if _is_default(index) and not _is_default(retriever):
+            raise TypeError("COREAugmenter: index='default' is the shipped retriever's index of its corpus; with your "
+                            "own retriever=, pass index= a CorpusIndex it built (CorpusIndex.build(retriever, texts)).")
+        if _is_default(retriever):
+            retriever = shipped.shipped_retriever(self.task)
+        if retriever is None or index is None:
+            raise TypeError(f"COREAugmenter(mode={self.config.mode!r}) needs retriever= (a BiEncoder) and index= (the "
+                            f"CorpusIndex it built), or 'default' for both; mode='editor_only' runs without them.")
+        if not _is_default(index):
+            index.check_encoder(retriever)
+        return retriever, index
+
+    @property
+    def index(self) -> Any:
+        """The `CorpusIndex` searched; the shipped one is built (or read from the cache) when first needed, so
+        constructing the augmenter stays quick."""
+        if _is_default(self._index):
+            from .shipped import shipped_index
+
+            self._index = shipped_index(self.task)
+        return self._index
+
+    @index.setter
+    def index(self, value: Any) -> None:
+        self._index = value
     def pick_sentences(self, text: str, label: str) -> tuple[list[str], list[int]]:
         """The text's sentences and the positions of the ``edit_sentences`` that carry ``label`` most."""
         from ...text.sentences import split_sentences
@@ -438,3 +474,7 @@ class COREAugmenter(Augmenter):
 
 def _norm(text: str) -> str:
     return " ".join(text.casefold().split())
+
+
+def _is_default(value: Any) -> bool:
+    return isinstance(value, str) and value == "default"

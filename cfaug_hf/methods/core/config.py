@@ -86,9 +86,12 @@ ROLES: dict[str, Role] = {
     "editor": Role(("http_llm", "editor", "generator"), help=(
         "the editor: a saved Editor folder or Hub id, 'local' (SmolLM2-135M-Instruct, prompted few-shot) or "
         "an OpenAI-compatible endpoint URL ending in /v1 [default: the editor shipped for the task]")),
-    "retriever": Role(("bi_encoder",), help="the CF-DPR retrieval encoder: a saved BiEncoder folder or Hub id"),
+    "retriever": Role(("bi_encoder",), help=(
+        "the CF-DPR retrieval encoder: a saved BiEncoder folder or Hub id [default: the one shipped for sentiment "
+        "and NLI]")),
     "index": Role(("corpus_index",), help=(
-        "the corpus index the retriever built: a saved CorpusIndex folder or Hub id")),
+        "the corpus index the retriever built: a saved CorpusIndex folder or Hub id [default: the shipped "
+        "retriever's index of its corpus, built on first use]")),
     "reranker": Role(("checker",), help="a LabelChecker that reranks retrieved sentences by the target label"),
     "checker": Role(("checker",), help=(
         "the label checker that keeps counterfactuals whose new label it predicts: a saved LabelChecker "
