@@ -364,3 +364,26 @@ def test_a_two_way_checker_gets_a_warning_that_the_ad_check_cannot_say_nei(caplo
         RACEAugmenter(lambda texts: texts, ThreeWay(), NER_STUB, TaskSchema.fact_verification(nei=True),
                       embedder=tiny_encoder())
     assert "NOT ENOUGH INFO" not in caplog.text
+
+
+def test_a_missing_shipped_race_component_names_the_command_that_builds_it(tmp_path, monkeypatch):
+    from cfaug_hf.methods.race import shipped
+
+    monkeypatch.setattr(shipped, "RACE_DIR", tmp_path)
+    with pytest.raises(FileNotFoundError, match=r"python -m scripts.build_race --part checker"):
+        shipped.shipped_checker()
+
+
+@pytest.mark.integration
+def test_race_runs_with_the_shipped_generator_and_three_way_checker():
+    """The paper preset's components ship: a three-way checker (with NOT ENOUGH INFO) and an evidence -> claim
+    generator, so RACE runs with nothing trained by the user."""
+    from cfaug_hf import RACEAugmenter, TaskSchema
+
+    from cfaug_hf.testing import tiny_encoder
+
+    aug = RACEAugmenter("default", "default", NER_STUB, TaskSchema.fact_verification(nei=True),
+                        embedder=tiny_encoder(), num_beams=4, num_candidates=2, max_new_tokens=24)
+    assert list(aug.checker.label_names) == ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"]
+    claims = aug.generator(["Ada Lovelace was born in London in 1815."])
+    assert len(claims) == 1 and claims[0]

@@ -65,9 +65,12 @@ class RACEAugmenter(Augmenter):
     Args:
         generator: a `Generator` writing a claim from evidence (paper: T5-base). RACE decodes
             with the paper's beam 30, 10 candidates and 96 tokens on a copy that shares its weights
-            (``paper_decoding=False`` keeps the generator's settings); or any callable texts -> claims.
+            (``paper_decoding=False`` keeps the generator's settings); or any callable texts -> claims;
+            ``"default"``: the one shipped in the package (SmolLM2-135M + LoRA on FEVEROUS SUPPORTS, for the
+            paper's T5; `cfaug_hf.methods.race.shipped`).
         checker: a `LabelChecker` over (claim, evidence) with the schema's labels
-            (`with_nei` builds NOT ENOUGH INFO training rows when the data has none).
+            (`with_nei` builds NOT ENOUGH INFO training rows when the data has none); ``"default"``: the shipped
+            three-way checker (MiniLM + LoRA on FEVEROUS with NOT ENOUGH INFO copies, for the paper's RoBERTa).
         ner: an `EntityRecognizer` (stanza, spaCy, transformers, lexicon).
         schema: default `TaskSchema.fact_verification`.
         embedder: the MoverScore embedder of the semantic filter (default MiniLM, offline).
@@ -112,6 +115,14 @@ class RACEAugmenter(Augmenter):
         if "SUPPORTS" not in names or "REFUTES" not in names:
             raise SchemaError(f"RACE needs SUPPORTS and REFUTES labels; the schema has {list(schema.label_names)}.")
         self.supports, self.refutes = names["SUPPORTS"], names["REFUTES"]
+        if isinstance(generator, str) and generator == "default":
+            from .shipped import shipped_generator
+
+            generator = shipped_generator()
+        if isinstance(checker, str) and checker == "default":
+            from .shipped import shipped_checker
+
+            checker = shipped_checker()
         if generator is None or checker is None or ner is None:
             raise TypeError("RACEAugmenter needs a generator (evidence -> claim), a checker (claim, evidence -> "
                             "label) and an ner recogniser.")

@@ -91,10 +91,12 @@ class RACEConfig(AugmenterConfig):
 
 #: The component roles of the augmenter (`cfaug_hf.registry.roles.Role`), by constructor keyword.
 ROLES: dict[str, Role] = {
-    "generator": Role(("generator",), help="the evidence editor: a saved Generator folder or Hub id"),
+    "generator": Role(("generator",), help=(
+        "the evidence -> claim generator: 'default' (the one shipped: SmolLM2-135M + LoRA on FEVEROUS), a saved "
+        "Generator folder or Hub id")),
     "checker": Role(("checker",), help=(
-        "the label checker that keeps counterfactuals whose new label it predicts: a saved LabelChecker "
-        "folder or Hub id")),
+        "the three-way label checker of the ad-check and post-check: 'default' (the one shipped: MiniLM + LoRA "
+        "on FEVEROUS with NOT ENOUGH INFO copies), a saved LabelChecker folder or Hub id")),
     "ner": Role(("ner",), help=(
         "entity recognizer: 'spacy' (en_core_web_sm, the spacy extra), 'stanza', or a saved recognizer folder")),
     "embedder": Role(text=True, help="the MoverScore sentence encoder: a Hub id or folder"),

@@ -64,6 +64,13 @@ PAPER = Preset(
                                           'including 18,171 original HOVER training instances"'),
     },
     components={
+        "generator": PaperValue("default", '§3.3: "a pre-trained generation model (e.g. T5 (Raffel et al., 2020)) '
+                                           'fine-tuned on the SUP instances in FEVEROUS dataset"; here SmolLM2-135M '
+                                           "+ LoRA trained so (scripts/build_race.py), a substitution: no T5 "
+                                           "offline"),
+        "checker": PaperValue("default", '§3.2 Ad-Checking: "We adopt the RoBERTa (Liu et al., 2019) model" with '
+                                         "SUP, REF and NEI; here MiniLM + LoRA on FEVEROUS with NOT ENOUGH INFO "
+                                         "copies (scripts/build_race.py), a substitution"),
         "ner": PaperValue(_paper_ner, '§3.2: "we first utilize an off-the-shelf NER tool, Stanza" (here: Stanza where '
                                       "its English models are installed, else spaCy's en_core_web_sm, a "
                                       "substitution)"),
