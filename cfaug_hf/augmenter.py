@@ -266,6 +266,40 @@ def auto_batch_size(rows: int) -> int:
     return max(32, min(1000, rows // 100))
 
 
+def _map_in_parts(dataset: Any, runner: Any, folder: Path, part_rows: int, map_args: dict[str, Any]) -> Any:
+    """``dataset.map(runner, **map_args)`` in consecutive parts of ``part_rows`` rows, each part's output kept in
+    ``folder`` under a name made of the augmenter's and the data's fingerprints, so a rerun loads the finished parts
+    (datasets' own cache: a part file is written to a temporary file and renamed when complete) and maps the rest."""
+    from datasets import concatenate_datasets
+
+    from .workers import remove_stale_temp_files_in
+
+    folder.mkdir(parents=True, exist_ok=True)
+    remove_stale_temp_files_in(folder)
+    key = digest_json({"augmenter": runner.fingerprint(), "data": dataset._fingerprint, "part_rows": part_rows,
+                       "batch_size": map_args["batch_size"]})[:16]
+    n = len(dataset)
+    starts = list(range(0, n, part_rows)) or [0]
+    desc = map_args.pop("desc")
+    parts = []
+    for i, start in enumerate(starts):
+        part = dataset.select(range(start, min(start + part_rows, n)))
+        name = folder / f"part-{key}-{i + 1:05d}-of-{len(starts):05d}.arrow"
+        parts.append(part.map(_Offset(runner, start), cache_file_name=str(name), new_fingerprint=f"{key}{i:08x}",
+                              desc=f"{desc} (part {i + 1}/{len(starts)})", **map_args))
+    return concatenate_datasets(parts)
+
+
+class _Offset:
+    """The augmenter over one part of a dataset, told each row's index in the whole dataset (row errors name it)."""
+
+    def __init__(self, runner: Any, offset: int) -> None:
+        self.runner, self.offset = runner, offset
+
+    def __call__(self, batch: Mapping[str, Sequence[Any]], indices: Sequence[int]) -> dict[str, list]:
+        return self.runner(batch, [i + self.offset for i in indices])
+
+
 class Augmenter(abc.ABC):
     """Base class of all augmenters: validation, provenance, per-row seeds, statistics and fingerprinting.
 
@@ -475,7 +509,8 @@ class Augmenter(abc.ABC):
         return Features({**kept, **provenance_features()})
 
     def augment(self, dataset: Any, *, batch_size: int | None = None, num_proc: int | None = None,
-                desc: str | None = None, **map_kwargs: Any) -> Any:
+                desc: str | None = None, checkpoint_dir: str | os.PathLike | None = None,
+                checkpoint_rows: int = 256, **map_kwargs: Any) -> Any:
         """Validate ``dataset`` against the schema, run ``dataset.map(self, batched=True)`` and set ``self.stats``.
 
         Same output as calling ``map`` yourself; in addition:
@@ -491,20 +526,40 @@ class Augmenter(abc.ABC):
           ``keep_original=False`` (the map keeps the originals as a trace, and they are filtered out after);
         * a pandas ``DataFrame`` is accepted (converted with ``Dataset.from_pandas``), and an ``IterableDataset``
           is mapped lazily (``self.stats`` then counts rows as they are read);
-        * temporary files left in the dataset's cache folder by an earlier map that was killed are removed.
+        * temporary files left in the dataset's cache folder by an earlier map that was killed are removed;
+        * with ``checkpoint_dir``, the rows are augmented in parts of ``checkpoint_rows``, each written to that
+          folder as an Arrow file (by ``datasets``' own map cache) as soon as it is done: a run killed after hours
+          starts again at its first unfinished part, with output identical to an uninterrupted run (every row's
+          seed comes from its content, never its position). Parts of other settings or data are not reused.
+
+        Examples:
+            >>> from datasets import Dataset
+            >>> from cfaug_hf import CrossAugAugmenter
+            >>> import tempfile
+            >>> aug = CrossAugAugmenter(generator=lambda claims: [c.replace("is", "is not") for c in claims])
+            >>> rows = Dataset.from_dict({"claim": ["Paris is in France."] * 3, "evidence": ["Paris is a city."] * 3,
+            ...                           "label": ["SUPPORTS"] * 3})
+            >>> out = aug.augment(rows, checkpoint_dir=tempfile.mkdtemp(), checkpoint_rows=2)
+            >>> aug.stats.rows_in, len(out) > 3
+            (3, True)
         """
         from datasets import Dataset, DatasetDict, IterableDataset, IterableDatasetDict
 
-        kwargs = dict(batch_size=batch_size, num_proc=num_proc, desc=desc, **map_kwargs)
-        if batch_size is not None and (not isinstance(batch_size, int) or isinstance(batch_size, bool)
-                                       or batch_size < 1):
-            raise ValueError(f"batch_size must be a positive integer or None (automatic), got {batch_size!r}.")
+        kwargs = dict(batch_size=batch_size, num_proc=num_proc, desc=desc, checkpoint_dir=checkpoint_dir,
+                      checkpoint_rows=checkpoint_rows, **map_kwargs)
+        for name, value in (("batch_size", batch_size), ("checkpoint_rows", checkpoint_rows)):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise ValueError(f"{name} must be a positive integer{' or None (automatic)' if name == 'batch_size' else ''}"
+                                 f", got {value!r}.")
         if isinstance(dataset, (DatasetDict, IterableDatasetDict)):
             for name, split in dataset.items():
                 try:
                     self._check_input(split)
                 except SchemaError as err:
                     raise SchemaError(f"Split {name!r}: {err}") from None
+            if checkpoint_dir is not None:  # each split checkpoints in its own sub-folder
+                return type(dataset)({k: self.augment(v, **{**kwargs, "checkpoint_dir": Path(checkpoint_dir) / k})
+                                      for k, v in dataset.items()})
             return type(dataset)({k: self.augment(v, **kwargs) for k, v in dataset.items()})
         if type(dataset).__module__.startswith("pandas"):
             dataset = dataset_from_pandas(dataset)
@@ -516,6 +571,9 @@ class Augmenter(abc.ABC):
         self.stats = AugmentationStats()
         desc = desc or f"{self.method or type(self).__name__} augmentation"
         if isinstance(dataset, IterableDataset):
+            if checkpoint_dir is not None:
+                raise ValueError("checkpoint_dir needs a Dataset (its rows are written in numbered parts); an "
+                                 "IterableDataset is augmented lazily, row by row. Load the data as a Dataset.")
             if num_proc not in (None, 1):
                 raise ValueError("An IterableDataset is augmented lazily in this process; num_proc is not supported "
                                  "(datasets' IterableDataset.map has no num_proc). Drop num_proc, or load the data "
@@ -530,8 +588,12 @@ class Augmenter(abc.ABC):
         runner._trace, runner.stats = True, AugmentationStats()
         with watching_forks():
             batch_size = batch_size or auto_batch_size(len(dataset))
-            result = dataset.map(runner, batched=True, batch_size=batch_size, num_proc=num_proc, with_indices=True,
-                                 features=self.output_features(dataset.features), desc=desc, **map_kwargs)
+            map_args = dict(batched=True, batch_size=batch_size, num_proc=num_proc, with_indices=True,
+                            features=self.output_features(dataset.features), desc=desc, **map_kwargs)
+            if checkpoint_dir is None:
+                result = dataset.map(runner, **map_args)
+            else:
+                result = _map_in_parts(dataset, runner, Path(checkpoint_dir), checkpoint_rows, map_args)
         # Every row went through this process (no cache hit, no workers): its own counts are exact, and reading
         # them back from the output would only touch every page of it.
         done_here = runner.stats.rows_in == len(dataset)

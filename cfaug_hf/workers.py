@@ -161,9 +161,14 @@ def remove_stale_temp_files(dataset: Any, *, min_age_s: float = 60.0) -> list[st
     leaves the temporary file behind forever. A file is removed only when it is older than ``min_age_s`` and, where
     ``/proc`` can tell, no process has it open (so a map running in another process is never disturbed).
     """
+    folders = {os.path.dirname(f["filename"]) for f in getattr(dataset, "cache_files", []) or []}
+    return remove_stale_temp_files_in(*folders, min_age_s=min_age_s)
+
+
+def remove_stale_temp_files_in(*folders: str | os.PathLike, min_age_s: float = 60.0) -> list[str]:
+    """`remove_stale_temp_files` for given folders (a checkpoint folder of `Augmenter.augment`)."""
     import time
 
-    folders = {os.path.dirname(f["filename"]) for f in getattr(dataset, "cache_files", []) or []}
     candidates = [os.path.join(d, n) for d in folders if os.path.isdir(d) for n in os.listdir(d)
                   if n.startswith("tmp")]
     now = time.time()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +61,9 @@ class AugmentCommand(Command):
         parser.add_argument("--batch-size", type=positive_int, default=None,
                             help="rows per map batch (local: automatic; Ray: rows per actor call, default 64)")
         parser.add_argument("--num-proc", type=positive_int, default=None, help="local worker processes (default none)")
+        parser.add_argument("--checkpoint-rows", type=positive_int, default=256,
+                            help="local: rows per saved part (default 256); a killed run, started again with the "
+                                 "same command, reads its finished parts back from OUT.parts/ and goes on")
         add_backend_option(parser)
         add_allow_endpoint_option(parser)
         method = method_in(argv)
@@ -214,11 +219,9 @@ def augment_into(args: argparse.Namespace, tmp: Path) -> None:
     else:
         dataset = dataset if dataset is not None else load_input(args)
         augmenter.fit(dataset)
-        augmented = augmenter.augment(dataset, batch_size=args.batch_size, num_proc=args.num_proc)
-        if getattr(augmenter, "served_from_cache", False):
-            print("The rows came from the datasets cache: this augmenter ran on this data before (set "
-                  "HF_DATASETS_CACHE elsewhere, or change an option, to compute them again).")
+        augmented = _augment_resumably(args, augmenter, dataset)
         save_dataset(augmented, tmp / "data")
+        shutil.rmtree(parts_folder(args), ignore_errors=True)  # the output holds every part now
         stats, where = augmenter.stats, f"{len(augmented)} rows in {out / 'data'} (load_from_disk)"
     (tmp / "stats.json").write_text(json.dumps(stats.to_dict(), indent=1) + "\n")
     print("\n".join(stats.summary_lines()))
@@ -226,6 +229,35 @@ def augment_into(args: argparse.Namespace, tmp: Path) -> None:
     if augmenter_path and not args.augmenter:
         saved = out / "augmenter"
         print(f"The augmenter is in {saved}: `cfaug augment DATA --augmenter {saved} --out DIR` reruns it exactly.")
+
+
+def parts_folder(args: argparse.Namespace) -> Path:
+    """Where a local run keeps its finished parts until the output is saved: beside --out, so the same command
+    finds them again after a kill."""
+    out = Path(args.out)
+    return out.parent / f"{out.name}.parts"
+
+
+def _augment_resumably(args: argparse.Namespace, augmenter: Any, dataset: Any) -> Any:
+    """``augmenter.augment`` in parts kept in `parts_folder`; says when it resumes and where the parts stay when
+    it stops early."""
+    folder = parts_folder(args)
+    finished = len(list(folder.glob("part-*.arrow"))) if folder.is_dir() else 0
+    if finished:
+        print(f"Resuming: {finished} finished part(s) in {folder} are read back where they match this run "
+              f"(same augmenter, data and --checkpoint-rows).")
+    try:
+        augmented = augmenter.augment(dataset, batch_size=args.batch_size, num_proc=args.num_proc,
+                                      checkpoint_dir=folder, checkpoint_rows=args.checkpoint_rows)
+    except BaseException:
+        if folder.is_dir() and any(folder.glob("part-*.arrow")):
+            print(f"Stopped early. The finished parts are in {folder}: run the same command again to go on from "
+                  f"there.", file=sys.stderr)
+        raise
+    if getattr(augmenter, "served_from_cache", False) and not finished:
+        print("The rows came from the datasets cache: this augmenter ran on this data before (set "
+              "HF_DATASETS_CACHE elsewhere, or change an option, to compute them again).")
+    return augmented
 
 
 def _run_on_ray(args: argparse.Namespace, augmenter_path: str | None, dataset: Any, tmp: Path) -> Any:

@@ -89,7 +89,7 @@ PAPER = Preset(
         "OpenAICompatibleLLM for a comparable model.",
         "The retriever and its corpus: CF-DPR (two BERT encoders) over 1.6M Amazon + Yelp reviews (IMDb) or other "
         "NLI data (MNLI), IVFFlat with 300 centroids. The shipped stand-ins are MiniLM + LoRA and CAD's own "
-        "training texts (about 15k IMDb sentences; 3k SNLI sentences), searched exactly; train yours with "
+        "training texts (about 15k IMDb sentences; 3.3k SNLI sentences), searched exactly; train yours with "
         "train_cf_dpr(..., query_as_negative=True) and index your own corpus for the paper's scale.",
         "The MNLI re-ranker: a cross-encoder (bert-base) trained on the CF-DPR seed data (§4.2, Appendix A); "
         "train one and pass reranker=, else NLI runs without it.",

@@ -1,0 +1,133 @@
+"""A long augmentation resumes after a kill: ``augment(checkpoint_dir=...)`` writes each part as it finishes, and a
+rerun maps only the parts not yet written, with the same output as an uninterrupted run."""
+
+from __future__ import annotations
+
+import pytest
+from datasets import Dataset
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cfaug_hf import CrossAugAugmenter
+from cfaug_hf.augmenter import AugmentationError
+
+
+class Negator:
+    """A claim generator whose counts and planned crash live outside it (a kill comes from outside the augmenter,
+    and the augmenter's fingerprint, which names the parts, must not change with them)."""
+
+    log = {"calls": 0, "claims": 0, "fail_at_call": None}
+
+    def __init__(self, fail_at_call: int | None = None) -> None:
+        Negator.log.update(calls=0, claims=0, fail_at_call=fail_at_call)
+
+    @property
+    def claims(self) -> int:
+        return Negator.log["claims"]
+
+    def __call__(self, claims: list[str]) -> list[str]:
+        log = Negator.log
+        log["calls"] += 1
+        if log["fail_at_call"] is not None and log["calls"] == log["fail_at_call"]:
+            raise RuntimeError("killed")
+        log["claims"] += len(claims)
+        return [c.replace(" is ", " is not ") for c in claims]
+
+
+def rows(n: int) -> Dataset:
+    from datasets import Features, Value
+
+    return Dataset.from_dict({"claim": [f"Town {i} is in Spain." for i in range(n)],
+                              "evidence": [f"Town {i} is a town in Spain." for i in range(n)],
+                              "label": ["SUPPORTS"] * n},
+                             features=Features({c: Value("string") for c in ("claim", "evidence", "label")}))
+
+
+def augmenter(generator: Negator) -> CrossAugAugmenter:
+    return CrossAugAugmenter(generator=generator, checker=None)
+
+
+def test_a_run_killed_mid_way_resumes_at_its_first_unfinished_part_with_identical_output(tmp_path):
+    data = rows(50)
+    whole = augmenter(Negator())
+    expected = whole.augment(data, batch_size=5)
+    crashing = Negator(fail_at_call=4)  # parts of 10 rows in batches of 5: dies in the second part
+    with pytest.raises(AugmentationError):
+        augmenter(crashing).augment(data, batch_size=5, checkpoint_dir=tmp_path, checkpoint_rows=10)
+    assert crashing.claims == 15 and len(list(tmp_path.glob("part-*.arrow"))) == 1
+    rerun = Negator()
+    aug = augmenter(rerun)
+    out = aug.augment(data, batch_size=5, checkpoint_dir=tmp_path, checkpoint_rows=10)
+    assert rerun.claims == 40  # the finished part is read back, not generated again
+    assert out.to_list() == expected.to_list()
+    assert aug.stats.to_dict() == whole.stats.to_dict()
+    again = Negator()
+    augmenter(again).augment(data, batch_size=5, checkpoint_dir=tmp_path, checkpoint_rows=10)
+    assert again.claims == 0  # a finished run is read back whole
+
+
+def test_parts_of_other_settings_are_not_reused(tmp_path):
+    data = rows(12)
+    augmenter(Negator()).augment(data, checkpoint_dir=tmp_path, checkpoint_rows=4)
+    other = Negator()
+    CrossAugAugmenter(generator=other, checker=None, seed=7).augment(data, checkpoint_dir=tmp_path,
+                                                                     checkpoint_rows=4)
+    assert other.claims == 12
+    changed = Negator()
+    augmenter(changed).augment(rows(13), checkpoint_dir=tmp_path, checkpoint_rows=4)
+    assert changed.claims == 13
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(0, 23), part_rows=st.integers(1, 30), batch_size=st.integers(1, 8))
+def test_checkpointed_output_equals_one_map_for_any_part_size(tmp_path_factory, n, part_rows, batch_size):
+    data = rows(n)
+    plain = augmenter(Negator()).augment(data, batch_size=batch_size)
+    aug = augmenter(Negator())
+    parts = aug.augment(data, batch_size=batch_size, checkpoint_dir=tmp_path_factory.mktemp("parts"),
+                        checkpoint_rows=part_rows)
+    assert parts.to_list() == plain.to_list() and aug.stats.rows_in == n
+
+
+def test_checkpoint_options_are_checked(tmp_path):
+    data = rows(3)
+    with pytest.raises(ValueError, match="checkpoint_rows must be a positive integer, got 0"):
+        augmenter(Negator()).augment(data, checkpoint_dir=tmp_path, checkpoint_rows=0)
+    with pytest.raises(ValueError, match="checkpoint_dir needs a Dataset"):
+        augmenter(Negator()).augment(data.to_iterable_dataset(), checkpoint_dir=tmp_path)
+
+
+def test_cfaug_augment_killed_mid_way_resumes_with_the_same_command(tmp_path, capsys, monkeypatch):
+    import json
+
+    from datasets import load_from_disk
+
+    from cfaug_hf import Generator, cli
+    from cfaug_hf.testing import tiny_seq2seq
+
+    data = tmp_path / "claims.jsonl"
+    data.write_text("\n".join(json.dumps({"claim": f"Town {i} is in Spain.", "evidence": [f"Town {i} is old."],
+                                          "label": "SUPPORTS"}) for i in range(6)))
+    gen = Generator(*tiny_seq2seq(), num_beams=1, max_new_tokens=3).save_pretrained(tmp_path / "gen")
+    command = ["augment", str(data), "--method", "crossaug", "--generator", str(gen), "--checker", "none",
+               "--batch-size", "1", "--checkpoint-rows", "2", "--out"]
+    assert cli.main(command + [str(tmp_path / "whole")]) == 0
+    real, calls = Generator.generate_with_info, {"n": 0}
+
+    def dies_at_the_fourth_call(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt  # Ctrl-C in the second part
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Generator, "generate_with_info", dies_at_the_fourth_call)
+    capsys.readouterr()
+    assert cli.main(command + [str(tmp_path / "out")]) != 0
+    assert "run the same command again" in capsys.readouterr().err
+    assert len(list((tmp_path / "out.parts").glob("part-*.arrow"))) == 1 and not (tmp_path / "out").exists()
+    monkeypatch.setattr(Generator, "generate_with_info", real)
+    assert cli.main(command + [str(tmp_path / "out")]) == 0
+    assert "Resuming: 1 finished part(s)" in capsys.readouterr().out
+    assert not (tmp_path / "out.parts").exists()
+    assert load_from_disk(str(tmp_path / "out" / "data")).to_list() == \
+        load_from_disk(str(tmp_path / "whole" / "data")).to_list()
