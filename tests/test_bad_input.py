@@ -731,6 +731,16 @@ CASES = [
     ("augment-batch-size-zero", NO_SETUP, lambda c: NegateAugmenter(SENT).augment(
         Dataset.from_dict({"text": ["the film was good"], "label": ["positive"]}), batch_size=0), ValueError,
      "batch_size must be a positive integer or None"),
+    # --- resumable runs
+    ("augment-checkpoint-rows-zero", NO_SETUP, lambda c: NegateAugmenter(SENT).augment(
+        Dataset.from_dict({"text": ["the film was good"], "label": ["positive"]}), checkpoint_dir="parts",
+        checkpoint_rows=0), ValueError, "checkpoint_rows must be a positive integer, got 0"),
+    ("augment-checkpoint-iterable", NO_SETUP, lambda c: NegateAugmenter(SENT).augment(
+        Dataset.from_dict({"text": ["the film was good"], "label": ["positive"]}).to_iterable_dataset(),
+        checkpoint_dir="parts"), ValueError, "checkpoint_dir needs a Dataset"),
+    ("cli-checkpoint-rows-zero", lambda t: {"d": jsonl(t, GOOD_ROWS), "out": t / "out"},
+     run_cli(["augment", "{d}", "--method", "crossaug", "--generator", "g", "--checkpoint-rows", "0", "--out",
+              "{out}"]), SystemExit, "--checkpoint-rows"),
     ("rationale-unknown-gate", NO_SETUP,
      lambda c: __import__("cfaug_hf.components.rationale", fromlist=["x"]).SentenceRationaleConfig(gate="sigmoid"),
      ValueError, r"gate must be one of \['two_way', 'softmax'\], got 'sigmoid'"),
