@@ -605,6 +605,49 @@ class Augmenter(abc.ABC):
                                    batched=True, batch_size=1000, desc="removing trace rows")
         return result
 
+    def counterfactuals(self, text: str | Mapping[str, Any], label: Any) -> list[dict[str, Any]]:
+        """The counterfactuals of one input, without building a dataset: ``text`` is a string for one-text tasks
+        (sentiment, topic) or a dict of the schema's text columns (``{"premise": ..., "hypothesis": ...}``,
+        ``{"claim": ..., "evidence": [...]}``); ``label`` its label (name or id). Returns the rows `augment` would
+        write for it, without the original, each with its provenance columns (``cf_kind``, ``cf_edit``, ...); an
+        empty list when no counterfactual was made (``self.stats`` says why).
+
+        Examples:
+            >>> from cfaug_hf import CrossAugAugmenter
+            >>> aug = CrossAugAugmenter(generator=lambda claims: [c.replace(" is ", " is not ") for c in claims])
+            >>> rows = aug.counterfactuals({"claim": "Paris is in France.", "evidence": "Paris is a French city."},
+            ...                            "SUPPORTS")
+            >>> [(r["claim"], r["label"]) for r in rows if r["cf_kind"] == "c'+e"]
+            [('Paris is not in France.', 'REFUTES')]
+        """
+        from datasets import Dataset
+        from datasets.utils.logging import (disable_progress_bar, enable_progress_bar,
+                                            is_progress_bar_enabled)
+
+        columns = self.schema.text_columns
+        if isinstance(text, str):
+            if len(columns) != 1:
+                raise TypeError(f"{type(self).__name__}.counterfactuals: this task has the text columns "
+                                f"{list(columns)}; pass text as a dict of them, e.g. "
+                                f"{{{', '.join(repr(c) + ': ...' for c in columns)}}}.")
+            row: dict[str, Any] = {columns[0]: text}
+        elif isinstance(text, Mapping):
+            row = dict(text)
+        else:
+            raise TypeError(f"{type(self).__name__}.counterfactuals: text must be a string or a dict of the text "
+                            f"columns {list(columns)}, got {type(text).__name__}.")
+        row[self.schema.label_column] = label
+        if self.schema.id_column and self.schema.id_column not in row:
+            row[self.schema.id_column] = source_id(row, dataclasses.replace(self.schema, id_column=None))
+        shown = is_progress_bar_enabled()
+        disable_progress_bar()  # one row: a bar would only flash
+        try:
+            out = self.augment(Dataset.from_list([row]))
+        finally:
+            if shown:
+                enable_progress_bar()
+        return [r for r in out.to_list() if r["cf_is_counterfactual"]]
+
     def _check_input(self, dataset: Any) -> None:
         if dataset.features is None:  # an IterableDataset of unknown features: rows are checked as they come
             return

@@ -131,3 +131,31 @@ def test_cfaug_augment_killed_mid_way_resumes_with_the_same_command(tmp_path, ca
     assert not (tmp_path / "out.parts").exists()
     assert load_from_disk(str(tmp_path / "out" / "data")).to_list() == \
         load_from_disk(str(tmp_path / "whole" / "data")).to_list()
+
+
+# ------------------------------------------------------------------------------------------- one input in
+def test_one_text_in_gives_its_counterfactuals_with_provenance():
+    from cfaug_hf import TaskSchema
+    from cfaug_hf.testing import NegateAugmenter
+
+    aug = NegateAugmenter(TaskSchema.sentiment(id_column="id"))
+    rows = aug.counterfactuals("the film was good", "positive")
+    assert [(r["text"], r["label"], r["cf_kind"]) for r in rows] == [("the film was not good", "negative", "negated")]
+    assert aug.counterfactuals("a good film", "positive") == [] and aug.stats.skipped == {"no_verb": 1}
+    nli = NegateAugmenter(TaskSchema.nli())
+    out = nli.counterfactuals({"premise": "the man was asleep", "hypothesis": "A man sleeps."}, "entailment")
+    assert out[0]["premise"] == "the man was not asleep" and out[0]["hypothesis"] == "A man sleeps."
+
+
+@pytest.mark.parametrize("text,label,error,match", [
+    ("a premise alone", "entailment", TypeError, r"text columns \['premise', 'hypothesis'\]; pass text as a dict"),
+    (["the film was good"], "entailment", TypeError, "text must be a string or a dict"),
+    ({"premise": "A man sleeps."}, "entailment", Exception, "hypothesis"),
+    ({"premise": "A man sleeps.", "hypothesis": "he was up"}, "maybe", Exception, "maybe"),
+])
+def test_one_input_in_refuses_what_the_task_cannot_read(text, label, error, match):
+    from cfaug_hf import TaskSchema
+    from cfaug_hf.testing import NegateAugmenter
+
+    with pytest.raises(error, match=match):
+        NegateAugmenter(TaskSchema.nli()).counterfactuals(text, label)
