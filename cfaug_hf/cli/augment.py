@@ -139,7 +139,63 @@ def check_columns(recipe: dict[str, Any], dataset: Any) -> None:
         return
     refuse_augmented(list(dataset.features))
     schema = TaskSchema.from_dict(recipe["schema"]) if recipe.get("schema") else TaskSchema.preset(task)
+    _check_all_columns(schema, list(dataset.features))
     schema.validate_features(dataset.features)
+    _check_labels(schema, dataset)
+
+
+#: Column names that usually hold a row's label, for the suggestion of --label-column.
+_LABEL_NAMES = ("label", "labels", "gold_label", "sentiment", "class", "target", "verdict", "y", "category")
+
+
+def _check_all_columns(schema: Any, present: list[str]) -> None:
+    """Every column the schema needs and the data lacks, in one message, with the options that would map the
+    columns present (a review file with ``review`` and ``sentiment`` gets ``--columns review --label-column
+    sentiment``)."""
+    from ..schema import SchemaError
+
+    needed = [*schema.text_columns, schema.label_column] + ([schema.id_column] if schema.id_column else [])
+    missing = [c for c in needed if c not in present]
+    if not missing:
+        return
+    spare = [c for c in present if c not in needed]
+    label = schema.label_column if schema.label_column in present else next(
+        (c for c in spare if c.casefold() in _LABEL_NAMES), None)
+    texts = [c for c in spare if c != label]
+    hint, unmapped = [], False
+    if any(c in missing for c in schema.text_columns):
+        unmapped = len(texts) != len(schema.text_columns)  # a guess only when the spare columns fit exactly
+        hint.append(f"--columns {','.join(texts)}")
+    if schema.label_column in missing:
+        unmapped = unmapped or label is None
+        hint.append(f"--label-column {label}")
+    if schema.id_column in missing:
+        hint.append("--id-column NAME (or none: rows are then identified by their content)")
+    what = f"Column {missing[0]!r} is missing" if len(missing) == 1 else f"Columns {missing} are missing"
+    raise SchemaError(f"{what}; the data has {present}. The method reads the text from "
+                      f"{list(schema.text_columns)} and the label from {schema.label_column!r}; "
+                      + ("name the columns with --task and --columns (and --label-column for the label)."
+                         if unmapped else f"try {' '.join(hint)}."))
+
+
+def _check_labels(schema: Any, dataset: Any) -> None:
+    """Every label value of the data is one the schema knows, before any model loads (one pass over one column)."""
+    from ..schema import SchemaError
+
+    if schema.is_token_level or not hasattr(dataset, "unique"):
+        return
+    bad = []
+    for value in dataset.unique(schema.label_column):
+        try:
+            schema.label_id(value)
+        except SchemaError:
+            bad.append(value)
+    if bad:
+        first = dataset[schema.label_column].index(bad[0])
+        more = f" (and {len(bad) - 1} other unknown value(s), e.g. {bad[1:4]})" if len(bad) > 1 else ""
+        raise SchemaError(f"Column {schema.label_column!r} at row {first}: unknown label {bad[0]!r}{more}; expected "
+                          f"one of {list(schema.label_names)} or an id in 0..{len(schema.label_names) - 1}. Fix the "
+                          f"data, or name the labels with a recipe's schema (label_names).")
 
 
 def build_from_recipe(args: argparse.Namespace, dataset: Any, recipe: dict[str, Any], folder: Path,

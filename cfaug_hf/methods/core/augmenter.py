@@ -156,7 +156,7 @@ class COREAugmenter(Augmenter):
             raise TypeError(f"COREAugmenter(mode={self.config.mode!r}) needs retriever= (a BiEncoder) and index= "
                             f"(the CorpusIndex it built) for task {self.task!r}: CORE ships them for "
                             f"{list(shipped.SHIPPED_TASKS)} only; mode='editor_only' runs without them.")
-        if _is_default(index) and not _is_default(retriever):
+        if _is_default(index) and retriever is not None and not _is_default(retriever):
             raise TypeError("COREAugmenter: index='default' is the shipped retriever's index of its corpus; with your "
                             "own retriever=, pass index= a CorpusIndex it built (CorpusIndex.build(retriever, texts)).")
         if _is_default(retriever):
