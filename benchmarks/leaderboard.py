@@ -360,7 +360,10 @@ def build(results_dir: Path) -> str:
     lines = ["# Debiasing leaderboard", "",
              "Gathered by `benchmarks/leaderboard.py` from " + ", ".join(f"`{f.relative_to(results_dir)}`" for f in files) + ". Each "
              "table trains one classifier per row and seed and tests it in-domain and on contrast or "
-             "out-of-distribution sets (`benchmarks/debias/`).", ""]
+             "out-of-distribution sets (`benchmarks/debias/`). Flip-checked rows name their checker by digest in "
+             "the notes under each table; the sentiment checker the package ships was rebuilt on 2026-11-28 "
+             "(single sentences added, `scripts/build_checkers.py`), so flip-checked sentiment rows made before "
+             "that date used the earlier checker and were not re-run with it.", ""]
     for r in results:
         lines += table(r)
     lines += coverage_tables(results_dir)
