@@ -253,17 +253,19 @@ def _raised_by_us(err: BaseException) -> bool:
 
 
 def auto_batch_size(rows: int) -> int:
-    """The map batch size `Augmenter.augment` uses by default: ``rows // 100`` clipped to 32..1000.
+    """The map batch size `Augmenter.augment` uses by default: ``rows // 100`` clipped to 8..1000.
 
-    Small batches make the progress bar move with a slow generator; large ones matter at scale, because every map
-    batch becomes its own Arrow record batch and opening an output of many tiny record batches costs memory (1M
-    rows in batches of 32: 2.15 GiB peak RSS against 1.08 GiB in batches of 1000; see benchmarks/pipeline_overhead.py).
+    Small batches make the progress bar move with a slow generator (the bar moves once a batch: 8 rows at 1.5-3.5
+    CPU-seconds a row is 12-28 s, where a floor of 32 left a 20-row run at 0/20 for minutes); large ones matter at
+    scale, because every map batch becomes its own Arrow record batch and opening an output of many tiny record
+    batches costs memory (1M rows in batches of 32: 2.15 GiB peak RSS against 1.08 GiB in batches of 1000; see
+    benchmarks/pipeline_overhead.py). Models still batch on their own across a map batch.
 
     Examples:
-        >>> auto_batch_size(500), auto_batch_size(10_000), auto_batch_size(1_000_000)
-        (32, 100, 1000)
+        >>> auto_batch_size(20), auto_batch_size(500), auto_batch_size(10_000), auto_batch_size(1_000_000)
+        (8, 8, 100, 1000)
     """
-    return max(32, min(1000, rows // 100))
+    return max(8, min(1000, rows // 100))
 
 
 def _map_in_parts(dataset: Any, runner: Any, folder: Path, part_rows: int, map_args: dict[str, Any]) -> Any:
@@ -515,7 +517,7 @@ class Augmenter(abc.ABC):
 
         Same output as calling ``map`` yourself; in addition:
 
-        * ``batch_size`` (rows per map batch) defaults to about a hundredth of the dataset, between 32 and 1000
+        * ``batch_size`` (rows per map batch) defaults to about a hundredth of the dataset, between 8 and 1000
           (see `auto_batch_size`): the progress bar moves about a hundred times whatever the size, and a
           million rows become a thousand Arrow record batches instead of 31,250, which keeps peak memory flat.
           Models still run in their own batches (``Generator`` config ``batch_size``);
