@@ -401,3 +401,32 @@ def test_a_missing_shipped_core_retriever_names_the_command_that_builds_it(tmp_p
             COREAugmenter(lambda p: p, TaskSchema.nli())
     finally:
         shipped.shipped_retriever.cache_clear()
+
+
+@pytest.mark.integration
+def test_core_runs_out_of_the_box_on_the_shipped_retriever_and_corpus(tmp_path, monkeypatch):
+    """The NLI retriever and corpus ship: the index is built on the first search, kept in the cache, and read
+    back (not built again) by the next process."""
+    from cfaug_hf.methods.core import shipped
+
+    monkeypatch.setenv("CFAUG_HF_CACHE", str(tmp_path))
+    shipped.shipped_index.cache_clear()
+    answers = []
+
+    def editor(prompts):
+        answers.extend(prompts)
+        return ["A man is awake." for _ in prompts]
+
+    aug = COREAugmenter(editor, TaskSchema.nli(), checker=None, keep_original=False)
+    assert vars(aug)["_index"] == "default"  # not built yet: construction stays quick
+    rows = Dataset.from_dict({"premise": ["A man sleeps on a bench in the park."], "hypothesis": ["A man is asleep."],
+                              "label": ["entailment"]})
+    out = aug.augment(rows)
+    assert out["hypothesis"] == ["A man is awake."] and out["label"] == ["contradiction"]
+    assert "A man is asleep." in answers[-1] and "no_retrieval" not in aug.stats.to_dict().get("skipped", {})
+    built = list((tmp_path / "core-index").iterdir())
+    assert len(built) == 1 and len(aug.index) > 3000
+    shipped.shipped_index.cache_clear()
+    monkeypatch.setattr(CorpusIndex, "build", lambda *a, **k: pytest.fail("built again"))
+    assert len(shipped.shipped_index("nli")) == len(aug.index)
+    shipped.shipped_index.cache_clear()

@@ -209,25 +209,33 @@ def test_a_preset_the_method_does_not_have_is_named():
 
 # ------------------------------------------------------------------------------------------ the command line
 @pytest.mark.parametrize("method,needs", [
-    ("crossaug", None), ("llm", None),
-    ("icda", "cfaug train selector"), ("core", "needs --retriever"), ("race", "generator")])
-def test_cli_preset_paper_for_every_method(method, needs, tmp_path, capsys):
+    ("crossaug", None), ("llm", None), ("icda", "cfaug train selector"),
+    pytest.param("core", None, marks=pytest.mark.integration), pytest.param("race", None, marks=pytest.mark.integration)])
+def test_cli_preset_paper_for_every_method(method, needs, tmp_path, capsys, monkeypatch):
+    """Every paper preset runs out of the box from the command line (ICDA's refuses without a trained selector,
+    naming the command that trains one); CORE on NLI, whose shipped corpus indexes in seconds."""
     from cfaug_hf.cli import main
 
+    monkeypatch.setenv("CFAUG_HF_CACHE", str(tmp_path / "cache"))
+    task = []
     if method in ("crossaug", "race"):
         rows = [{"claim": "Ada was born in 1990.", "evidence": ["Ada was born in 1990 in Rome."], "label": "SUPPORTS"}]
+    elif method == "core":
+        rows = [{"premise": "A man sleeps on a bench.", "hypothesis": "A man is asleep.", "label": "entailment"}]
+        task = ["--task", "nli"]
     else:
         rows = [{"text": "Great food. Nice room.", "label": "positive"},
                 {"text": "Awful food. Nice room.", "label": "negative"}]
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    argv = ["augment", str(data), "--method", method, "--preset", "paper", "--out", str(tmp_path / "out")]
+    argv = ["augment", str(data), "--method", method, "--preset", "paper", *task, "--out", str(tmp_path / "out")]
     if needs is None:
         assert main(argv) in (0, None)
         saved = json.loads((tmp_path / "out" / "augmenter" / "cfaug_augmenter.json").read_text())
         preset = registry.augmenter_class(method).presets["paper"]
+        task = saved["schema"]["task"]
         assert {k: plain(saved["config"][k]) for k in preset.config} == \
-            {k: plain(v.value) for k, v in preset.config.items()}
+            {k: plain(v.value_for(task)) for k, v in preset.config.items()}
     else:
         assert main(argv) == 2
         assert needs in capsys.readouterr().err

@@ -383,7 +383,14 @@ def test_race_runs_with_the_shipped_generator_and_three_way_checker():
     from cfaug_hf.testing import tiny_encoder
 
     aug = RACEAugmenter("default", "default", NER_STUB, TaskSchema.fact_verification(nei=True),
-                        embedder=tiny_encoder(), num_beams=4, num_candidates=2, max_new_tokens=24)
+                        embedder=tiny_encoder(), num_beams=2, num_candidates=2, max_new_tokens=24)
     assert list(aug.checker.label_names) == ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"]
-    claims = aug.generator(["Ada Lovelace was born in London in 1815."])
+    claims = aug.generator.generate(["Ada Lovelace was born in London in 1815."])
     assert len(claims) == 1 and claims[0]
+    from cfaug_hf.data import load_feverous_sample
+
+    rows = load_feverous_sample().select(range(2))
+    out = aug.augment(rows)
+    assert aug.stats.rows_in == 2
+    for row in out.filter(lambda r: r["cf_is_counterfactual"]):
+        assert row["label"] != row["cf_original_label"]
