@@ -748,6 +748,9 @@ CASES = [
     ("augment-checkpoint-iterable", NO_SETUP, lambda c: NegateAugmenter(SENT).augment(
         Dataset.from_dict({"text": ["the film was good"], "label": ["positive"]}).to_iterable_dataset(),
         checkpoint_dir="parts"), ValueError, "checkpoint_dir needs a Dataset"),
+    ("cli-format-unknown", lambda t: {"d": jsonl(t, GOOD_ROWS), "out": t / "out"},
+     run_cli(["augment", "{d}", "--method", "crossaug", "--generator", "g", "--format", "xlsx", "--out", "{out}"]),
+     SystemExit, "--format"),
     ("cli-checkpoint-rows-zero", lambda t: {"d": jsonl(t, GOOD_ROWS), "out": t / "out"},
      run_cli(["augment", "{d}", "--method", "crossaug", "--generator", "g", "--checkpoint-rows", "0", "--out",
               "{out}"]), SystemExit, "--checkpoint-rows"),

@@ -501,3 +501,40 @@ def test_a_report_of_other_data_is_refused_and_a_matching_one_brings_its_plots(h
     files = set(hub.files(repo, repo_type="dataset"))
     for plot in plots:
         assert f"report/{Path(plot).name}" in files and f"(report/{Path(plot).name})" in card.text
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_cli_augment_writes_the_format_asked_and_push_takes_the_file(hub, tmp_path, capsys, fmt):
+    """--format writes OUT/data.FMT (list cells survive: as lists in JSON lines and Parquet, as JSON text in CSV,
+    read back as lists by push), and `cfaug push OUT/data.FMT` pushes it with its provenance card."""
+    import json
+
+    from datasets import load_dataset
+
+    from cfaug_hf import cli
+
+    gen_dir = tiny_generator().save_pretrained(tmp_path / "gen")
+    fever_ds(4).to_json(str(tmp_path / "claims.jsonl"))
+    assert cli.main(["augment", str(tmp_path / "claims.jsonl"), "--method", "crossaug", "--generator", str(gen_dir),
+                     "--checker", "none", "--format", fmt, "--out", str(tmp_path / "out")]) == 0
+    written = tmp_path / "out" / f"data.{fmt}"
+    assert f"in {written} ({fmt})" in capsys.readouterr().out and not (tmp_path / "out" / "data").exists()
+    rows = load_dataset(fmt if fmt != "jsonl" else "json", data_files=str(written), split="train")
+    stats = json.loads((tmp_path / "out" / "stats.json").read_text())
+    assert len(rows) == stats["rows_out"] and "cf_kind" in rows.column_names
+    evidence = rows[0]["evidence"]
+    assert isinstance(json.loads(evidence) if fmt == "csv" else evidence, list)
+    repo = name(f"cli-{fmt}")
+    assert cli.main(["push", str(written), repo, "--token", ALICE, "--augmenter", str(tmp_path / "out" / "augmenter"),
+                     "--license", "mit"]) == 0
+    card = DatasetCard.load(repo, repo_type="dataset").text
+    assert "CrossAugAugmenter" in card
+
+
+def test_cli_augment_format_jsonl_with_ray_is_refused_before_anything_runs(tmp_path, capsys):
+    from cfaug_hf import cli
+
+    (tmp_path / "claims.jsonl").write_text('{"claim": "a", "evidence": ["b"], "label": "SUPPORTS"}\n')
+    assert cli.main(["augment", str(tmp_path / "claims.jsonl"), "--method", "crossaug", "--engine", "ray",
+                     "--format", "jsonl", "--out", str(tmp_path / "out")]) == 2
+    assert "--format jsonl needs --engine local" in capsys.readouterr().err

@@ -61,6 +61,9 @@ class AugmentCommand(Command):
         parser.add_argument("--batch-size", type=positive_int, default=None,
                             help="rows per map batch (local: automatic; Ray: rows per actor call, default 64)")
         parser.add_argument("--num-proc", type=positive_int, default=None, help="local worker processes (default none)")
+        parser.add_argument("--format", choices=OUTPUT_FORMATS, default="dataset",
+                            help="how OUT/data is written: 'dataset' (a folder for load_from_disk, the default), "
+                                 "'jsonl', 'csv' (list cells as JSON text) or 'parquet' (OUT/data.jsonl, ...)")
         parser.add_argument("--checkpoint-rows", type=positive_int, default=256,
                             help="local: rows per saved part (default 256); a killed run, started again with the "
                                  "same command, reads its finished parts back from OUT.parts/ and goes on")
@@ -80,6 +83,9 @@ class AugmentCommand(Command):
         if len(chosen) != 1:
             raise UsageError("give exactly one of --method NAME, --augmenter PATH_OR_HUB_ID and --recipe FILE "
                              "(cfaug augment --method NAME --help lists a method's options).")
+        if args.engine == "ray" and args.format not in ("dataset", "parquet"):
+            raise UsageError(f"--format {args.format} needs --engine local: Ray actors write Parquet files "
+                             f"(OUT/data/*.parquet); use --format parquet, or convert them after.")
         check_out(args.out, args.data, kind=KIND, overwrite=args.overwrite)
         with allowing_given_endpoints(args), writing_out(args, KIND) as tmp:
             augment_into(args, tmp)
@@ -276,15 +282,44 @@ def augment_into(args: argparse.Namespace, tmp: Path) -> None:
         dataset = dataset if dataset is not None else load_input(args)
         augmenter.fit(dataset)
         augmented = _augment_resumably(args, augmenter, dataset)
-        save_dataset(augmented, tmp / "data")
+        written = write_rows(augmented, tmp, args.format)
         shutil.rmtree(parts_folder(args), ignore_errors=True)  # the output holds every part now
-        stats, where = augmenter.stats, f"{len(augmented)} rows in {out / 'data'} (load_from_disk)"
+        how = "load_from_disk" if args.format == "dataset" else args.format
+        stats, where = augmenter.stats, f"{len(augmented)} rows in {out / written.name} ({how})"
     (tmp / "stats.json").write_text(json.dumps(stats.to_dict(), indent=1) + "\n")
     print("\n".join(stats.summary_lines()))
     print(f"Saved {where} (statistics in stats.json)")
     if augmenter_path and not args.augmenter:
         saved = out / "augmenter"
         print(f"The augmenter is in {saved}: `cfaug augment DATA --augmenter {saved} --out DIR` reruns it exactly.")
+
+
+#: --format values: a saved dataset folder, or one file of rows.
+OUTPUT_FORMATS = ("dataset", "jsonl", "csv", "parquet")
+
+
+def write_rows(dataset: Any, folder: Path, fmt: str) -> Path:
+    """The augmented rows in ``folder`` as ``data/`` (``save_to_disk``) or ``data.jsonl|csv|parquet``; returns
+    the path. CSV has no lists, so list cells (evidence pieces) are written as JSON text."""
+    from ..sharing.folders import save_dataset
+
+    if fmt == "dataset":
+        return save_dataset(dataset, folder / "data")
+    path = folder / f"data.{fmt}"
+    if fmt == "jsonl":
+        dataset.to_json(str(path), lines=True, force_ascii=False)
+    elif fmt == "parquet":
+        dataset.to_parquet(str(path))
+    else:
+        from datasets import Features, Value
+
+        lists = [c for c, f in dataset.features.items() if not isinstance(f, Value)]
+        if lists:
+            features = Features({c: Value("string") if c in lists else f for c, f in dataset.features.items()})
+            dataset = dataset.map(lambda b: {c: [json.dumps(v, ensure_ascii=False) for v in b[c]] for c in lists},
+                                  batched=True, features=features, desc="list cells as JSON text")
+        dataset.to_csv(str(path), index=False)
+    return path
 
 
 def parts_folder(args: argparse.Namespace) -> Path:

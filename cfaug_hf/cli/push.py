@@ -18,7 +18,8 @@ class PushCommand(Command):
                    "commit.")
 
     def add_arguments(self, parser: argparse.ArgumentParser, argv: list[str]) -> None:
-        parser.add_argument("folder", help="a folder written by save_pretrained or Dataset.save_to_disk")
+        parser.add_argument("folder", help="a folder written by save_pretrained or Dataset.save_to_disk, or the "
+                                           "data file of cfaug augment --format jsonl|csv|parquet")
         parser.add_argument("repo_id", help="namespace/name on the Hub")
         parser.add_argument("--private", action="store_true", default=None, help="create the repository as private")
         add_token_option(parser)
@@ -34,6 +35,9 @@ class PushCommand(Command):
         from ..augmenter import AUGMENTER_CONFIG, Augmenter
 
         folder = Path(args.folder)
+        if folder.is_file() and folder.suffix.lower() in DATA_FILES:  # cfaug augment --format jsonl|csv|parquet
+            self._push_dataset(args, folder)
+            return
         if not folder.is_dir():
             raise UsageError(f"{folder}: no such folder (expected a folder written by save_pretrained or "
                              f"save_to_disk).")
@@ -62,14 +66,45 @@ class PushCommand(Command):
         from ..augmenter import AUGMENTER_CONFIG, Augmenter
         from ..sharing import push_augmented
 
+        dataset = load_from_disk(str(folder)) if folder.is_dir() else DATA_FILES[folder.suffix.lower()](str(folder))
+        report = _report(args.report, dataset) if args.report else None  # checked before any model loads
         augmenter = Augmenter.from_pretrained(args.augmenter) if args.augmenter else None
         if augmenter is None and (folder / AUGMENTER_CONFIG).is_file():
             augmenter = Augmenter.from_pretrained(folder)
-        dataset = load_from_disk(str(folder))
-        report = _report(args.report, dataset) if args.report else None
         sha = push_augmented(dataset, args.repo_id, augmenter=augmenter, source=args.source, private=args.private,
                              token=args.token, license=args.license, report=report)
         print(f"Pushed augmented dataset to {constants.ENDPOINT}/datasets/{args.repo_id} (card commit {sha}).")
+
+
+def _from_csv(path: str) -> Any:
+    """A CSV written by ``cfaug augment --format csv``: list cells were written as JSON text and are read back."""
+    from datasets import Dataset
+
+    dataset = Dataset.from_csv(path)
+    lists = [c for c in dataset.column_names
+             if dataset[c][:1] and isinstance(dataset[c][0], str) and dataset[c][0].startswith("[")]
+    if not lists:
+        return dataset
+    try:
+        return dataset.map(lambda b: {c: [json.loads(v) for v in b[c]] for c in lists}, batched=True)
+    except ValueError:  # text that only looks like a list: keep the file's cells as they are
+        return dataset
+
+
+def _from_json(path: str) -> Any:
+    from datasets import Dataset
+
+    return Dataset.from_json(path)
+
+
+def _from_parquet(path: str) -> Any:
+    from datasets import Dataset
+
+    return Dataset.from_parquet(path)
+
+
+#: Data files `cfaug push` takes besides a saved dataset folder, by suffix, and how each is read.
+DATA_FILES: dict[str, Any] = {".jsonl": _from_json, ".json": _from_json, ".parquet": _from_parquet, ".csv": _from_csv}
 
 
 def _report(path: str, dataset: Any) -> Any:
