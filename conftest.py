@@ -30,3 +30,24 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import tests.hub_server as _hub_server  # noqa: E402
 
 _hub_server.ACTIVE = HUB
+
+
+def pytest_addoption(parser):
+    parser.addoption("--quick", action="store_true",
+                     help="a smoke run: the first test of each test file, no integration tests and no doctests "
+                          "(every feature touched once, in a few minutes)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--quick"):
+        return
+    seen, keep, drop = set(), [], []
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        if not path.startswith("tests/") or path in seen or item.get_closest_marker("integration"):
+            drop.append(item)
+            continue
+        seen.add(path)
+        keep.append(item)
+    config.hook.pytest_deselected(items=drop)
+    items[:] = keep
