@@ -456,6 +456,31 @@ def test_the_command_line_reads_a_hub_dataset_id_with_split_and_limit(hub, tmp_p
     assert "--split test" in capsys.readouterr().err and not (tmp_path / "x").exists()
 
 
+def test_hub_input_options_subset_revision_and_a_streamed_limit(hub, tmp_path, capsys):
+    from huggingface_hub import HfApi
+
+    from cfaug_hf.cli import main
+
+    repo = name("claims-src")
+    fever_ds(2).push_to_hub(repo, token=ALICE)
+    old = HfApi().list_repo_commits(repo, repo_type="dataset", token=ALICE)[0].commit_id
+    fever_ds(6).push_to_hub(repo, token=ALICE)
+    fever_ds(2).select([0]).push_to_hub(repo, "other", token=ALICE)
+    gen = tiny_generator().save_pretrained(tmp_path / "gen")
+    base = ["augment", repo, "--method", "crossaug", "--generator", str(gen), "--checker", "none"]
+    assert main([*base, "--revision", old, "--out", str(tmp_path / "old")]) == 0
+    assert json.loads((tmp_path / "old" / "stats.json").read_text())["rows_in"] == 2
+    assert main([*base, "--subset", "other", "--out", str(tmp_path / "other")]) == 0
+    assert json.loads((tmp_path / "other" / "stats.json").read_text())["rows_in"] == 1
+    assert main([*base, "--limit", "3", "--out", str(tmp_path / "limited")]) == 0
+    assert json.loads((tmp_path / "limited" / "stats.json").read_text())["rows_in"] == 3
+    capsys.readouterr()
+    fever_ds(2).to_json(str(tmp_path / "local.jsonl"))
+    assert main(["augment", str(tmp_path / "local.jsonl"), "--method", "crossaug", "--revision", "main", "--out",
+                 str(tmp_path / "x")]) == 2
+    assert "--revision applies to a Hub dataset id" in capsys.readouterr().err
+
+
 def test_a_pulled_component_does_not_warn_that_its_card_changed(hub, caplog):
     """The push merges the card with the Hub's after the manifest's digests were taken; the manifest pushed
     describes the card pushed, so loading it back gives no false "was changed since it was saved" warning."""

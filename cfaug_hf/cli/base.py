@@ -98,7 +98,10 @@ def add_data_options(parser: argparse.ArgumentParser, *, limit: str = "") -> Non
     parser.add_argument("--split", default=None,
                         help="the split to read from a saved DatasetDict folder or a Hub dataset (default train)")
     parser.add_argument("--limit", type=positive_int, default=None,
-                        help=limit or "read only the first N rows (a quick trial run on a large dataset)")
+                        help=limit or "read only the first N rows (a quick trial run on a large dataset; a Hub "
+                                      "dataset is streamed, so only those rows are downloaded)")
+    parser.add_argument("--subset", default=None, help="a Hub dataset's subset (configuration name)")
+    parser.add_argument("--revision", default=None, help="a Hub dataset's revision: a branch, tag or commit")
 
 
 #: Task presets of the schema options: the factory's column parameters in order, and its label parameter.

@@ -19,18 +19,29 @@ DATA_FILES = "a .json/.jsonl/.csv/.tsv/.parquet file (the text formats may be .g
 
 def load_input(args: argparse.Namespace, attr: str = "data") -> Any:
     """The dataset named by ``args.<attr>``, with the command's ``--split`` and ``--limit``."""
-    return load_local(getattr(args, attr), split=getattr(args, "split", None), limit=getattr(args, "limit", None))
+    return load_local(getattr(args, attr), split=getattr(args, "split", None), limit=getattr(args, "limit", None),
+                      subset=getattr(args, "subset", None), revision=getattr(args, "revision", None))
 
 
 #: A Hub dataset id: "name" or "owner/name" (a path that does not exist locally and has no file suffix).
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 
 
-def load_local(path: str, *, split: str | None = None, limit: int | None = None) -> Any:
+def load_local(path: str, *, split: str | None = None, limit: int | None = None, subset: str | None = None,
+               revision: str | None = None) -> Any:
     """A local dataset file or saved folder, or a Hub dataset id, with one-line errors naming the file: no such
     file, an unknown suffix, a file that does not parse, or one with no rows (caught here for every format, before
     any output is written; ``datasets`` itself answers an empty JSONL file with a bare ``StopIteration``).
-    ``split`` picks a split of a saved DatasetDict or a Hub dataset; ``limit`` keeps the first rows."""
+    ``split`` picks a split of a saved DatasetDict or a Hub dataset; ``limit`` keeps the first rows (of a Hub
+    dataset, streamed: only those rows are read); ``subset`` and ``revision`` apply to Hub datasets only."""
+    p = Path(path)
+    hub = not p.exists() and bool(_HUB_ID.match(str(path))) and not (p.suffix.lower().lstrip(".") in _SUFFIXES
+                                                                      or file_format(p))
+    if not hub and (subset or revision):
+        flag = "--subset" if subset else "--revision"
+        raise UsageError(f"{flag}: {path} is a local file or folder; {flag} applies to a Hub dataset id.")
+    if hub:
+        return _from_hub(str(path), split, subset=subset, revision=revision, limit=limit)
     data = _read_dataset(path, split)
     if limit is not None and limit < data.num_rows:
         data = data.select(range(limit))
@@ -41,9 +52,6 @@ def _read_dataset(path: str, split: str | None) -> Any:
     from datasets import DatasetDict, load_dataset, load_from_disk
 
     p = Path(path)
-    if not p.exists() and _HUB_ID.match(str(path)) and not (p.suffix.lower().lstrip(".") in _SUFFIXES
-                                                            or file_format(p)):
-        return _from_hub(str(path), split)
     if split is not None and not p.is_dir():
         raise UsageError(f"--split {split}: {path} is a single file; --split applies to a saved DatasetDict folder "
                          f"or a Hub dataset.")
@@ -182,12 +190,19 @@ def _pick_split(splits: Any, split: str | None, path: str) -> Any:
     return splits[name]
 
 
-def _from_hub(repo_id: str, split: str | None) -> Any:
-    """A Hub dataset through ``datasets.load_dataset`` (HF_ENDPOINT and HF_HUB_OFFLINE apply)."""
-    from datasets import load_dataset
+def _from_hub(repo_id: str, split: str | None, *, subset: str | None = None, revision: str | None = None,
+              limit: int | None = None) -> Any:
+    """A Hub dataset through ``datasets.load_dataset`` (HF_ENDPOINT and HF_HUB_OFFLINE apply): its ``subset``
+    (config name) at ``revision``; with ``limit``, streamed, so only the first rows are downloaded."""
+    from datasets import Dataset, load_dataset
 
     try:
-        data = load_dataset(repo_id, split=split or "train")
+        if limit is None:
+            data = load_dataset(repo_id, subset, split=split or "train", revision=revision)
+        else:
+            stream = load_dataset(repo_id, subset, split=split or "train", revision=revision, streaming=True)
+            rows = list(stream.take(limit))
+            data = Dataset.from_list(rows, features=stream.features) if rows else Dataset.from_list([])
     except ValueError as err:
         if "split" in str(err).lower():  # "Unknown split ..."
             raise UsageError(f"--split {split or 'train'}: {repo_id} has no such split ({str(err)[:200]}).") from None
