@@ -268,6 +268,14 @@ def auto_batch_size(rows: int) -> int:
     return max(8, min(1000, rows // 100))
 
 
+def _check_counts(**counts: Any) -> None:
+    """``batch_size`` (None: automatic) and ``checkpoint_rows`` are positive integers."""
+    for name, value in counts.items():
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise ValueError(f"{name} must be a positive integer{' or None (automatic)' if name == 'batch_size' else ''}"
+                             f", got {value!r}.")
+
+
 def _map_in_parts(dataset: Any, runner: Any, folder: Path, part_rows: int, map_args: dict[str, Any]) -> Any:
     """``dataset.map(runner, **map_args)`` in consecutive parts of ``part_rows`` rows, each part's output kept in
     ``folder`` under a name made of the augmenter's and the data's fingerprints, so a rerun loads the finished parts
@@ -549,20 +557,9 @@ class Augmenter(abc.ABC):
 
         kwargs = dict(batch_size=batch_size, num_proc=num_proc, desc=desc, checkpoint_dir=checkpoint_dir,
                       checkpoint_rows=checkpoint_rows, **map_kwargs)
-        for name, value in (("batch_size", batch_size), ("checkpoint_rows", checkpoint_rows)):
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-                raise ValueError(f"{name} must be a positive integer{' or None (automatic)' if name == 'batch_size' else ''}"
-                                 f", got {value!r}.")
+        _check_counts(batch_size=batch_size, checkpoint_rows=checkpoint_rows)
         if isinstance(dataset, (DatasetDict, IterableDatasetDict)):
-            for name, split in dataset.items():
-                try:
-                    self._check_input(split)
-                except SchemaError as err:
-                    raise SchemaError(f"Split {name!r}: {err}") from None
-            if checkpoint_dir is not None:  # each split checkpoints in its own sub-folder
-                return type(dataset)({k: self.augment(v, **{**kwargs, "checkpoint_dir": Path(checkpoint_dir) / k})
-                                      for k, v in dataset.items()})
-            return type(dataset)({k: self.augment(v, **kwargs) for k, v in dataset.items()})
+            return self._augment_splits(dataset, kwargs)
         if type(dataset).__module__.startswith("pandas"):
             dataset = dataset_from_pandas(dataset)
         if not isinstance(dataset, (Dataset, IterableDataset)):
@@ -606,6 +603,17 @@ class Augmenter(abc.ABC):
             result = result.filter(lambda kinds: [k != TRACE_KIND for k in kinds], input_columns="cf_kind",
                                    batched=True, batch_size=1000, desc="removing trace rows")
         return result
+
+    def _augment_splits(self, dataset: Any, kwargs: dict[str, Any]) -> Any:
+        """`augment` of each split, every split checked before any is augmented; checkpoints per split."""
+        for name, split in dataset.items():
+            try:
+                self._check_input(split)
+            except SchemaError as err:
+                raise SchemaError(f"Split {name!r}: {err}") from None
+        folder = kwargs.get("checkpoint_dir")
+        return type(dataset)({k: self.augment(v, **{**kwargs, "checkpoint_dir": Path(folder) / k if folder else None})
+                              for k, v in dataset.items()})
 
     def counterfactuals(self, text: str | Mapping[str, Any], label: Any) -> list[dict[str, Any]]:
         """The counterfactuals of one input, without building a dataset: ``text`` is a string for one-text tasks
