@@ -598,6 +598,8 @@ class Augmenter(abc.ABC):
         done_here = runner.stats.rows_in == len(dataset)
         # Nothing ran in this process and no worker was asked to: the datasets cache served the whole map.
         self.served_from_cache = runner.stats.rows_in == 0 and len(dataset) > 0 and not (num_proc and num_proc > 1)
+        #: Rows augmented in this process by this call (the rest came from the cache or checkpointed parts).
+        self.rows_computed = runner.stats.rows_in
         self.stats = runner.stats if done_here else AugmentationStats.from_dataset(result)
         if self.stats.rows_out != len(result):  # trace rows to remove
             result = result.filter(lambda kinds: [k != TRACE_KIND for k in kinds], input_columns="cf_kind",

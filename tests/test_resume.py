@@ -109,9 +109,12 @@ def test_cfaug_augment_killed_mid_way_resumes_with_the_same_command(tmp_path, ca
     data.write_text("\n".join(json.dumps({"claim": f"Town {i} is in Spain.", "evidence": [f"Town {i} is old."],
                                           "label": "SUPPORTS"}) for i in range(6)))
     gen = Generator(*tiny_seq2seq(), num_beams=1, max_new_tokens=3).save_pretrained(tmp_path / "gen")
-    command = ["augment", str(data), "--method", "crossaug", "--generator", str(gen), "--checker", "none",
-               "--batch-size", "1", "--checkpoint-rows", "2", "--out"]
-    assert cli.main(command + [str(tmp_path / "whole")]) == 0
+    options = ["--method", "crossaug", "--generator", str(gen), "--checker", "none", "--batch-size", "1",
+               "--checkpoint-rows", "2", "--out"]
+    command = ["augment", str(data), *options]
+    copy = tmp_path / "copy.jsonl"  # the same rows in another file: a reference run with no parts to share
+    copy.write_text(data.read_text())
+    assert cli.main(["augment", str(copy), *options, str(tmp_path / "whole")]) == 0
     real, calls = Generator.generate_with_info, {"n": 0}
 
     def dies_at_the_fourth_call(self, *args, **kwargs):
@@ -123,14 +126,15 @@ def test_cfaug_augment_killed_mid_way_resumes_with_the_same_command(tmp_path, ca
     monkeypatch.setattr(Generator, "generate_with_info", dies_at_the_fourth_call)
     capsys.readouterr()
     assert cli.main(command + [str(tmp_path / "out")]) != 0
-    assert "run the same command again" in capsys.readouterr().err
-    assert len(list((tmp_path / "out.parts").glob("part-*.arrow"))) == 1 and not (tmp_path / "out").exists()
+    err = capsys.readouterr().err
+    assert "run the same command again" in err and not (tmp_path / "out").exists()
     monkeypatch.setattr(Generator, "generate_with_info", real)
     assert cli.main(command + [str(tmp_path / "out")]) == 0
-    assert "Resuming: 1 finished part(s)" in capsys.readouterr().out
-    assert not (tmp_path / "out.parts").exists()
+    assert "Resumed: 2 of 6 rows were read back from the finished parts" in capsys.readouterr().out
     assert load_from_disk(str(tmp_path / "out" / "data")).to_list() == \
         load_from_disk(str(tmp_path / "whole" / "data")).to_list()
+    assert cli.main(command + [str(tmp_path / "again")]) == 0  # the same command on the same data: read back whole
+    assert "came from the datasets cache" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------------------------------- one input in

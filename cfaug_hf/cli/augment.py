@@ -66,7 +66,8 @@ class AugmentCommand(Command):
                                  "'jsonl', 'csv' (list cells as JSON text) or 'parquet' (OUT/data.jsonl, ...)")
         parser.add_argument("--checkpoint-rows", type=positive_int, default=256,
                             help="local: rows per saved part (default 256); a killed run, started again with the "
-                                 "same command, reads its finished parts back from OUT.parts/ and goes on")
+                                 "same command, reads its finished parts back (kept beside the input's datasets cache files, "
+                                 "or in OUT.parts/ for in-memory data) and goes on")
         add_backend_option(parser)
         add_allow_endpoint_option(parser)
         method = method_in(argv)
@@ -283,7 +284,8 @@ def augment_into(args: argparse.Namespace, tmp: Path) -> None:
         augmenter.fit(dataset)
         augmented = _augment_resumably(args, augmenter, dataset)
         written = write_rows(augmented, tmp, args.format)
-        shutil.rmtree(parts_folder(args), ignore_errors=True)  # the output holds every part now
+        if parts_folder(args, dataset).name.endswith(".parts"):  # beside --out (in-memory data): now in the output
+            shutil.rmtree(parts_folder(args, dataset), ignore_errors=True)
         how = "load_from_disk" if args.format == "dataset" else args.format
         stats, where = augmenter.stats, f"{len(augmented)} rows in {out / written.name} ({how})"
     (tmp / "stats.json").write_text(json.dumps(stats.to_dict(), indent=1) + "\n")
@@ -322,21 +324,21 @@ def write_rows(dataset: Any, folder: Path, fmt: str) -> Path:
     return path
 
 
-def parts_folder(args: argparse.Namespace) -> Path:
-    """Where a local run keeps its finished parts until the output is saved: beside --out, so the same command
-    finds them again after a kill."""
+def parts_folder(args: argparse.Namespace, dataset: Any) -> Path:
+    """Where a local run keeps its finished parts: beside the input's datasets cache files (so a rerun of the same
+    command on the same data reads them back, as datasets' own cache would, and a killed run resumes), or beside
+    --out for data held in memory."""
+    files = getattr(dataset, "cache_files", None) or []
+    if files:
+        return Path(files[0]["filename"]).parent / "cfaug_parts"
     out = Path(args.out)
     return out.parent / f"{out.name}.parts"
 
 
 def _augment_resumably(args: argparse.Namespace, augmenter: Any, dataset: Any) -> Any:
-    """``augmenter.augment`` in parts kept in `parts_folder`; says when it resumes and where the parts stay when
-    it stops early."""
-    folder = parts_folder(args)
-    finished = len(list(folder.glob("part-*.arrow"))) if folder.is_dir() else 0
-    if finished:
-        print(f"Resuming: {finished} finished part(s) in {folder} are read back where they match this run "
-              f"(same augmenter, data and --checkpoint-rows).")
+    """``augmenter.augment`` in parts kept in `parts_folder`; says how much was read back and, when stopped early,
+    where the finished parts are."""
+    folder = parts_folder(args, dataset)
     try:
         augmented = augmenter.augment(dataset, batch_size=args.batch_size, num_proc=args.num_proc,
                                       checkpoint_dir=folder, checkpoint_rows=args.checkpoint_rows)
@@ -345,9 +347,12 @@ def _augment_resumably(args: argparse.Namespace, augmenter: Any, dataset: Any) -
             print(f"Stopped early. The finished parts are in {folder}: run the same command again to go on from "
                   f"there.", file=sys.stderr)
         raise
-    if getattr(augmenter, "served_from_cache", False) and not finished:
+    computed, total = getattr(augmenter, "rows_computed", len(dataset)), len(dataset)
+    if getattr(augmenter, "served_from_cache", False):
         print("The rows came from the datasets cache: this augmenter ran on this data before (set "
               "HF_DATASETS_CACHE elsewhere, or change an option, to compute them again).")
+    elif 0 < computed < total and not args.num_proc:
+        print(f"Resumed: {total - computed} of {total} rows were read back from the finished parts in {folder}.")
     return augmented
 
 
