@@ -9,6 +9,7 @@ import pytest
 from datasets import Dataset
 
 from cfaug_hf import COREAugmenter, CrossAugAugmenter, Generator, LabelChecker, LLMCounterfactualAugmenter, TaskSchema
+from cfaug_hf.components.base import ComponentLoadError
 from cfaug_hf.components.checker import default_checker, resolve_checker
 from cfaug_hf.data import CHECKER_DIR, CHECKER_TASKS
 from cfaug_hf.filters import LabelFlipFilter
@@ -99,6 +100,51 @@ def test_resolve_checker_names_the_labels_it_lacks_and_the_way_out():
         resolve_checker(checker, TaskSchema.fact_verification(), ["SUPPORTS", "REFUTES"], "CrossAug")
     with pytest.raises(TypeError, match="checker must be a LabelChecker"):
         resolve_checker(42, TaskSchema.fact_verification(), ["SUPPORTS"], "CrossAug")
+
+
+# ------------------------------------------------------------------------------------- the sentence checker
+def test_a_sentence_checker_is_saved_in_its_subfolder_and_comes_back_with_the_checker(tmp_path):
+    checker = LabelChecker(*tiny_classifier(("negative", "positive")))
+    plain = checker.fingerprint()
+    checker.sentence_checker = LabelChecker(*tiny_classifier(("positive", "negative"), seed=1))
+    assert checker.fingerprint() != plain  # a cache keyed on the checker sees the sentence checker too
+    checker.save_pretrained(tmp_path / "c")
+    assert (tmp_path / "c" / "sentences" / "cfaug_checker.json").is_file()
+    assert "sentence checker" in (tmp_path / "c" / "README.md").read_text()
+    loaded = LabelChecker.from_pretrained(tmp_path / "c")
+    assert loaded.sentence_checker is not None and loaded.sentence_checker.label_names == ("positive", "negative")
+    assert loaded.fingerprint() == checker.fingerprint()
+    texts = ["a good film", "dull"]
+    assert (loaded.sentence_checker.predict_proba(texts) == checker.sentence_checker.predict_proba(texts)).all()
+    # saved again without it, the subfolder goes (the library wrote it) and the loaded checker has none
+    checker.sentence_checker = None
+    checker.save_pretrained(tmp_path / "c")
+    assert not (tmp_path / "c" / "sentences").exists()
+    assert LabelChecker.from_pretrained(tmp_path / "c").sentence_checker is None
+
+
+def test_a_saved_checker_never_reads_a_sentence_checker_outside_its_folder(tmp_path):
+    checker = LabelChecker(*tiny_classifier(("negative", "positive")))
+    checker.save_pretrained(tmp_path / "c")
+    elsewhere = LabelChecker(*tiny_classifier(("negative", "positive")))
+    elsewhere.save_pretrained(tmp_path / "other")
+    config_file = tmp_path / "c" / "cfaug_checker.json"
+    for named in (str(tmp_path / "other"), "../other", "sentences"):
+        config = json.loads(config_file.read_text())
+        config["sentence_checker"] = named
+        config_file.write_text(json.dumps(config))
+        with pytest.raises(ComponentLoadError, match="names a sentence checker"):
+            LabelChecker.from_pretrained(tmp_path / "c")
+
+
+def test_a_sentence_checker_must_know_the_checkers_labels_and_be_a_checker():
+    checker = LabelChecker(*tiny_classifier(("negative", "positive")))
+    with pytest.raises(ValueError, match=r"knows the labels \['yes', 'no'\], not \['negative', 'positive'\]"):
+        checker.sentence_checker = LabelChecker(*tiny_classifier(("yes", "no")))
+    with pytest.raises(TypeError, match="sentence_checker must be a LabelChecker"):
+        checker.sentence_checker = "sentences"
+    with pytest.raises(ValueError, match="another LabelChecker"):
+        checker.sentence_checker = checker
 
 
 def test_default_is_none_for_a_task_with_no_shipped_checker():

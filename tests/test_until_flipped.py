@@ -127,6 +127,25 @@ def test_one_checker_call_per_round_for_all_rows():
     assert all(o.text is not None for o in out)
 
 
+def test_a_checkers_sentence_checker_reads_the_units_and_the_checker_the_whole():
+    # the whole-input checker does not know that "I vote a 2." is negative; its sentence checker does
+    def propose(requests):
+        return [(flip_words(r.text).replace("vote a 2", "vote a 9"), {}, None) for r in requests]
+
+    text = "A bad plot. Great songs. Great hats. I vote a 2."
+    whole = keyword_checker(WORDS)
+    out = edit_until_flipped([text], ["negative"], ["positive"], propose=propose, checker=whole,
+                             config=WholeInputConfig(edits_per_round=1))
+    assert out[0].text == "A good plot. Great songs. Great hats. I vote a 2."  # the rating is left: a partial flip
+    whole = keyword_checker(WORDS)
+    whole.sentence_checker = keyword_checker({"negative": [*WORDS["negative"], "2"], "positive": WORDS["positive"]})
+    out = edit_until_flipped([text], ["negative"], ["positive"], propose=propose, checker=whole,
+                             config=WholeInputConfig(edits_per_round=1))
+    assert out[0].text == "A good plot. Great songs. Great hats. I vote a 9."
+    # units went to the sentence checker (4 alone, then each new unit), whole inputs to the checker only
+    assert whole.sentence_checker.calls == [4, 1, 1] and whole.calls == [1, 1]
+
+
 def test_occlusion_ranks_by_what_the_whole_input_loses():
     out, _ = run(["Nice hats. A bad bad plot. A dull cast."], ["negative"], ["positive"], rank_units="occlusion",
                  edits_per_round=1, max_edits=1, flip_margin=0.0)

@@ -19,6 +19,8 @@ __all__ = ["LabelChecker", "LabelCheckerConfig", "DEFAULT_CHECKER", "default_che
 
 #: The value of an augmenter's ``checker=`` that means "the checker shipped for the schema's task".
 DEFAULT_CHECKER = "default"
+#: The subfolder a checker's sentence checker is saved in.
+_SENTENCES = "sentences"
 
 logger = get_logger(__name__)
 
@@ -46,6 +48,10 @@ class LabelChecker(PretrainedComponent):
     """Wraps any ``AutoModelForSequenceClassification`` over single texts or (claim, evidence) / (premise,
     hypothesis) pairs, with label names taken from the model's ``id2label``.
 
+    A checker may carry a ``sentence_checker``: a second `LabelChecker` trained on single sentences, which the
+    edit-until-flipped loop asks about one sentence at a time (which sentences still carry the old label) while this
+    one judges whole inputs. It is saved in the folder's ``sentences/`` subfolder and loaded with it.
+
     Examples:
         >>> from cfaug_hf.testing import tiny_classifier
         >>> checker = LabelChecker(*tiny_classifier(("SUPPORTS", "REFUTES")))
@@ -64,8 +70,12 @@ class LabelChecker(PretrainedComponent):
                     "flipped.")
 
     def card_usage(self) -> str:
-        return (f"Labels: {', '.join(self.label_names)}. Use `checker.predict(claims, evidences)` or pass it to an "
-                f"augmenter as `checker=`.")
+        usage = (f"Labels: {', '.join(self.label_names)}. Use `checker.predict(claims, evidences)` or pass it to an "
+                 f"augmenter as `checker=`.")
+        if self._sentence_checker is not None:
+            usage += (f" It carries a sentence checker (`{_SENTENCES}/`, `checker.sentence_checker`) that the "
+                      f"edit-until-flipped loop asks about one sentence at a time.")
+        return usage
 
     def __init__(self, model: Any, tokenizer: Any, config: LabelCheckerConfig | None = None, *,
                  device: str | None = None, base_model: str | None = None,
@@ -78,6 +88,33 @@ class LabelChecker(PretrainedComponent):
         if len(self._label_index) != len(self.label_names):  # read case-insensitively, so one would shadow another
             raise ValueError(f"The checker's labels {list(self.label_names)} differ only in case; give every label a "
                              f"distinct name (the model config's id2label).")
+        self._sentence_checker: LabelChecker | None = None
+
+    @property
+    def sentence_checker(self) -> LabelChecker | None:
+        """The checker that reads single sentences for the edit-until-flipped loop (None: this one reads them)."""
+        return self._sentence_checker
+
+    @sentence_checker.setter
+    def sentence_checker(self, value: LabelChecker | None) -> None:
+        if value is not None:
+            if not isinstance(value, LabelChecker):
+                raise TypeError(f"sentence_checker must be a LabelChecker or None, got {type(value).__name__}.")
+            if value is self or value.sentence_checker is not None:
+                raise ValueError("sentence_checker must be another LabelChecker without a sentence_checker of its own.")
+            missing = [n for n in self.label_names if n.casefold() not in value._label_index]
+            if missing:
+                raise ValueError(f"The sentence_checker knows the labels {list(value.label_names)}, not {missing} "
+                                 f"(this checker's labels {list(self.label_names)}).")
+        self._sentence_checker = value
+
+    def fingerprint(self) -> str:
+        own = super().fingerprint()
+        if self._sentence_checker is None:
+            return own
+        from ..fingerprint import digest_json
+
+        return digest_json({"checker": own, "sentences": self._sentence_checker.fingerprint()})
 
     @classmethod
     def from_base(cls, name_or_path: str | os.PathLike, label_names: Sequence[str], *, revision: str | None = None,
@@ -155,8 +192,16 @@ class LabelChecker(PretrainedComponent):
 
     # --------------------------------------------------------------------------------------------- save and load
     def get_config_dict(self) -> dict[str, Any]:
-        return {"checker": dataclasses.asdict(self.config), "label_names": list(self.label_names),
-                "base_model": self.base_model, "adapter": self._saves_adapter(), "training": self.training_info}
+        out = {"checker": dataclasses.asdict(self.config), "label_names": list(self.label_names),
+               "base_model": self.base_model, "adapter": self._saves_adapter(), "training": self.training_info}
+        if self._sentence_checker is not None:
+            out["sentence_checker"] = _SENTENCES
+        return out
+
+    def _save(self, folder: Path) -> None:
+        super()._save(folder)
+        if self._sentence_checker is not None:
+            self._sentence_checker.save_pretrained(folder / _SENTENCES)
 
     @classmethod
     def _load(cls, folder: Path, config: dict[str, Any], *, device: str | None = None,
@@ -177,10 +222,18 @@ class LabelChecker(PretrainedComponent):
                       device=device,
                       training_info=config.get("training"), **overrides)
         checker.base_model = config.get("base_model")  # the original base, not the folder it was loaded from
+        sentences = config.get("sentence_checker")
+        if sentences is not None:
+            # always the fixed subfolder: a saved config never names another path to read
+            if sentences != _SENTENCES or not (folder / _SENTENCES / cls.config_name).is_file():
+                raise ComponentLoadError(f"{folder / cls.config_name} names a sentence checker ({sentences!r}) but "
+                                         f"{folder / _SENTENCES} holds no saved LabelChecker.")
+            checker.sentence_checker = cls.from_pretrained(folder / _SENTENCES, device=device)
         return checker
 
     def __repr__(self) -> str:
-        return f"LabelChecker(labels={list(self.label_names)}, base_model={self.base_model!r})"
+        extra = ", sentence_checker=..." if self._sentence_checker is not None else ""
+        return f"LabelChecker(labels={list(self.label_names)}, base_model={self.base_model!r}{extra})"
 
 
 @functools.lru_cache(maxsize=None)

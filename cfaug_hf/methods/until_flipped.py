@@ -209,17 +209,25 @@ def _apply(requests: list[UnitEdit], answers: list[tuple[str | None, dict[str, A
 
 
 def _rescore(made: list[tuple[int, int]], units: list[list[str]], labels: Sequence[str], targets: Sequence[str],
-             checker: Any, prob: list[float | None], alone: list[list[float]], ratings: bool = False) -> None:
-    """The whole inputs of the rows edited this round, then each new unit alone (does it still say the old
-    label?), in one checker call."""
+             checker: Any, prob: list[float | None], alone: list[list[float]], ratings: bool = False,
+             reader: Any = None) -> None:
+    """The whole inputs of the rows edited this round (``checker``), then each new unit alone (does it still say
+    the old label? ``reader``, the checker itself when None)."""
     rows = sorted({i for i, _ in made})
     if not rows:
         return
-    probs = checker.predict_proba([" ".join(units[i]) for i in rows] + [units[i][p] for i, p in made])
-    for i, p in zip(rows, probs[:len(rows)]):
+    reader = reader or checker
+    wholes = [" ".join(units[i]) for i in rows]
+    news = [units[i][p] for i, p in made]
+    if reader is checker:  # one call for both
+        probs = checker.predict_proba(wholes + news)
+        whole_p, unit_p = probs[:len(rows)], probs[len(rows):]
+    else:
+        whole_p, unit_p = checker.predict_proba(wholes), reader.predict_proba(news)
+    for i, p in zip(rows, whole_p):
         prob[i] = float(p[checker.label_id(targets[i])])
-    for (i, pos), p in zip(made, probs[len(rows):]):
-        alone[i][pos] = _read(float(p[checker.label_id(labels[i])]), units[i][pos], labels[i], ratings)
+    for (i, pos), p in zip(made, unit_p):
+        alone[i][pos] = _read(float(p[reader.label_id(labels[i])]), units[i][pos], labels[i], ratings)
 
 
 def _done(prob: float | None, alone: list[float], need: float, residual: float) -> bool:
@@ -233,8 +241,9 @@ def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Seq
 
     ``propose(requests)`` returns, per `UnitEdit`, ``(new unit text or None, info for provenance, reason it
     failed or None)``; a unit it cannot edit is passed over (counted against the budget). ``checker`` scores whole
-    inputs (and units, for ``rank_units='checker'``); ``scorer``, when given, ranks units instead:
-    ``(units, label) -> scores``, higher carries the label more.
+    inputs; units read alone (``rank_units='checker'`` and the residual check) are scored by its
+    ``sentence_checker`` when it has one (a checker trained on single sentences), else by the checker itself.
+    ``scorer``, when given, ranks units instead: ``(units, label) -> scores``, higher carries the label more.
 
     Examples:
         >>> from cfaug_hf.testing import keyword_checker
@@ -252,8 +261,9 @@ def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Seq
         raise ValueError(f"edit_until_flipped got {len(texts)} texts, {len(labels)} labels and {len(targets)} "
                          f"targets.")
     need = _need(checker, config.flip_margin)
+    reader = getattr(checker, "sentence_checker", None) or checker
     units = [input_units(t) for t in texts]
-    alone = _alone(units, labels, checker, config.ratings)
+    alone = _alone(units, labels, reader, config.ratings)
     queue = [_ranked(u, label, checker, config.rank_units, scorer, a) if u else []
              for u, label, a in zip(units, labels, alone)]
     edits: list[list[dict[str, Any]]] = [[] for _ in texts]
@@ -277,7 +287,7 @@ def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Seq
         if len(answers) != len(requests):
             raise RuntimeError(f"propose returned {len(answers)} answers for {len(requests)} units.")
         made = _apply(requests, answers, units, edits, reasons, labels, config.ratings)
-        _rescore(made, units, labels, targets, checker, prob, alone, config.ratings)
+        _rescore(made, units, labels, targets, checker, prob, alone, config.ratings, reader)
         still = []
         for i in active:
             if _done(prob[i], alone[i], need, config.residual):
