@@ -26,13 +26,15 @@ size, ``num_proc`` or the row's position, because each row gets its own seed der
 from __future__ import annotations
 
 import abc
+import contextlib
 import copy
 import dataclasses
 import json
 import logging
 import os
+import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -292,12 +294,49 @@ def _map_in_parts(dataset: Any, runner: Any, folder: Path, part_rows: int, map_a
     starts = list(range(0, n, part_rows)) or [0]
     desc = map_args.pop("desc")
     parts = []
+    clock = _RunClock(n)
     for i, start in enumerate(starts):
         part = dataset.select(range(start, min(start + part_rows, n)))
         name = folder / f"part-{key}-{i + 1:05d}-of-{len(starts):05d}.arrow"
-        parts.append(part.map(_Offset(runner, start), cache_file_name=str(name), new_fingerprint=f"{key}{i:08x}",
-                              desc=f"{desc} (part {i + 1}/{len(starts)})", **map_args))
+        before = runner.stats.rows_in
+        with clock.part(len(part), lambda: runner.stats.rows_in - before):
+            parts.append(part.map(_Offset(runner, start), cache_file_name=str(name),
+                                  new_fingerprint=f"{key}{i:08x}",
+                                  desc=f"{desc} (part {i + 1}/{len(starts)}{clock.left()})", **map_args))
     return concatenate_datasets(parts)
+
+
+class _RunClock:
+    """Time left in a run of parts, from the seconds per row of the rows computed so far (parts read back from
+    the cache cost nothing and are not counted); what each part's bar says after its number."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done, self.computed, self.seconds = total, 0, 0, 0.0
+
+    @contextlib.contextmanager
+    def part(self, rows: int, computed: Callable[[], int]) -> Iterator[None]:
+        start = time.perf_counter()
+        yield
+        made = computed()
+        if made:
+            self.computed += made
+            self.seconds += time.perf_counter() - start
+        self.done += rows
+
+    def left(self) -> str:
+        if not self.computed or self.done >= self.total:
+            return ""
+        per_row = self.seconds / self.computed
+        return f"; {per_row:.2g} s/row, about {_duration(per_row * (self.total - self.done))} left for all"
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` as a person says it: 40 s, 12 min, 3.5 h."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 class _Offset:

@@ -169,6 +169,32 @@ class AugmentationReport:
                                  f"The file is damaged: write the report again.")
         return cls(data["counts"], data["metrics"], data["diagnostics"], data["examples"], data.get("files", {}))
 
+    def summary(self) -> str:
+        """A few plain lines for a terminal: counts, the top skip reasons, the judge's flip rate and the shortcut
+        diagnostics before and after; the whole report is `to_markdown` (``report.md``)."""
+        c = self.counts
+        lines = [f"{c['rows_in']} rows in, {c['rows_out']} out: {c['counterfactuals']} counterfactuals."]
+        if c.get("skipped"):
+            top = sorted(c["skipped"].items(), key=lambda kv: (-kv[1], kv[0]))
+            lines.append("Most common skips: " + ", ".join(f"{k} ({n})" for k, n in top[:3])
+                         + (f" and {len(top) - 3} more reasons" if len(top) > 3 else "") + ".")
+        label = self.metrics.get("label") or {}
+        rate = label.get("flip_rate")
+        if isinstance(rate, dict) and rate.get("n"):
+            ceiling = (f" (its ceiling on {label['judge_ceiling_on']}: {label['judge_ceiling']}%)"
+                       if "judge_ceiling" in label else "")
+            lines.append(f"The judge gives {100 * rate['flip_rate']:.1f}% of {rate['n']} counterfactuals their new "
+                         f"label{ceiling}.")
+        comp = self.diagnostics.get("competency")
+        if comp:
+            lines.append(f"Shortcut tokens (significant at alpha {comp['alpha']}): {comp['before']['significant']} "
+                         f"before, {comp['after']['significant']} after.")
+        probe = self.diagnostics.get("probe")
+        if probe:
+            lines.append(f"{', '.join(probe['columns'])}-only probe gain over the majority label: "
+                         f"{probe['before']['gain']:+.3f} before, {probe['after']['gain']:+.3f} after.")
+        return "\n".join(lines)
+
     def to_markdown(self, plot_dir: str = "", plots: list[str] | None = None) -> str:
         """The report as Markdown; its PNG plots (``plots``: names in `files`, default all) are linked as
         ``plot_dir`` + file name (beside ``report.md`` by default; a dataset card links them under ``report/``)."""

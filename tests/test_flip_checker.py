@@ -250,3 +250,13 @@ def test_the_filter_uses_the_checkers_calibrated_threshold_unless_given_its_own(
     assert LabelChecker.from_pretrained(tmp_path / "c").config.accept_threshold == pytest.approx(p + 0.01)
     with pytest.raises(ValueError, match="accept_threshold must be in"):
         LabelChecker(*tiny_classifier(), accept_threshold=1.5)
+
+
+@pytest.mark.integration
+def test_a_new_checker_head_loads_without_transformers_load_report(capfd):
+    from cfaug_hf.pretrained import MINILM
+
+    checker = LabelChecker.from_base(MINILM, ["negative", "positive"])
+    err = capfd.readouterr().err
+    assert checker.label_names == ("negative", "positive")
+    assert "LOAD REPORT" not in err and "MISSING" not in err

@@ -301,7 +301,17 @@ def test_push_augmented_dataset_round_trip_with_provenance_card(hub):
     aug = CrossAugAugmenter(gen, TaskSchema.fact_verification(id_column="id"))
     augmented = aug.augment(source)
     repo = name("fever-crossaug")
-    push_augmented(augmented, repo, augmenter=aug, source=source, token=ALICE, license="cc-by-sa-3.0")
+    import logging
+
+    seen = []
+    listener = logging.Handler()
+    listener.emit = lambda record: seen.append(record.getMessage())
+    logging.getLogger("datasets.arrow_dataset").addHandler(listener)
+    try:
+        push_augmented(augmented, repo, augmenter=aug, source=source, token=ALICE, license="cc-by-sa-3.0")
+    finally:
+        logging.getLogger("datasets.arrow_dataset").removeHandler(listener)
+    assert not [m for m in seen if "num_proc" in m]  # datasets' one-shard notice is not shown
 
     back = load_dataset(repo, split="train")
     assert back.column_names == augmented.column_names and back.num_rows == augmented.num_rows

@@ -229,6 +229,11 @@ def test_report_needs_provenance_and_cli(tmp_path, capsys):
     cli_main(["report", str(tmp_path / "orig.jsonl"), str(tmp_path / "aug"), "--task", "sentiment",
               "--no-models", "--out", str(tmp_path / "rep")])
     out = capsys.readouterr().out
+    assert out.splitlines()[0] == "24 rows in, 40 out: 16 counterfactuals."
+    assert "Most common skips: skipped:no_verb (8)." in out and "report.md" in out and len(out.splitlines()) < 8
+    cli_main(["report", str(tmp_path / "orig.jsonl"), str(tmp_path / "aug"), "--task", "sentiment",
+              "--no-models", "--out", str(tmp_path / "rep"), "--full"])
+    out = capsys.readouterr().out
     assert "| skipped:no_verb | 8 |" in out and "| text | edit_distance |" in out
     data = json.loads((tmp_path / "rep" / "report.json").read_text())
     assert data["counts"]["counterfactuals"] == 16 and not math.isnan(data["metrics"]["text"]["bleu"]["self_bleu"])

@@ -66,6 +66,33 @@ def test_a_run_killed_mid_way_resumes_at_its_first_unfinished_part_with_identica
     assert again.claims == 0  # a finished run is read back whole
 
 
+def test_each_parts_bar_says_the_time_left_for_the_whole_run_from_the_rows_computed(tmp_path, monkeypatch):
+    import datasets
+
+    descs = []
+    real_map = datasets.Dataset.map
+
+    def map_(self, *args, **kwargs):
+        descs.append(kwargs.get("desc"))
+        return real_map(self, *args, **kwargs)
+
+    monkeypatch.setattr(datasets.Dataset, "map", map_)
+    data = rows(30)
+    augmenter(Negator()).augment(data, batch_size=5, checkpoint_dir=tmp_path, checkpoint_rows=10)
+    assert descs[0] == "crossaug augmentation (part 1/3)"  # nothing measured yet
+    assert all(" s/row, about " in d and d.endswith(" left for all)") for d in descs[1:3])
+    descs.clear()  # read back whole: no part computed, so no rate to quote
+    augmenter(Negator()).augment(data, batch_size=5, checkpoint_dir=tmp_path, checkpoint_rows=10)
+    assert [d for d in descs if d and "part" in d] == [f"crossaug augmentation (part {i}/3)" for i in (1, 2, 3)]
+
+
+def test_time_left_reads_as_a_person_says_it():
+    from cfaug_hf.augmenter import _duration
+
+    assert [_duration(s) for s in (4, 89, 600, 5399, 5400, 36000)] == ["4 s", "89 s", "10 min", "90 min", "1.5 h",
+                                                                         "10.0 h"]
+
+
 def test_parts_of_other_settings_are_not_reused(tmp_path):
     data = rows(12)
     augmenter(Negator()).augment(data, checkpoint_dir=tmp_path, checkpoint_rows=4)

@@ -26,6 +26,8 @@ class ReportCommand(Command):
                                  "on human counterfactuals) the report prints beside it")
         parser.add_argument("--no-models", dest="models", action="store_false",
                             help="skip MoverScore, perplexity and multi-hop coherence (no MiniLM/SmolLM2 needed)")
+        parser.add_argument("--full", action="store_true",
+                            help="print the whole report (the Markdown of report.md) instead of its summary")
         parser.add_argument("--max-pairs", type=positive_int, default=400,
                             help="pairs sampled for the model-based metrics (default 400)")
 
@@ -44,5 +46,7 @@ class ReportCommand(Command):
         models = {} if args.models else {"fluency_model": None, "embedder": None}
         report = augmentation_report(original, augmented, schema, checker=checker, out_dir=args.out,
                                      max_pairs=args.max_pairs, overwrite=args.overwrite, **models)
-        print(report.to_markdown())
-        print(f"Wrote {', '.join(sorted(report.files.values()))}")
+        print(report.to_markdown() if args.full else report.summary())
+        print(f"The whole report: {report.files['markdown']} (and report.json"
+              + (", plots)" if any(str(f).endswith(".png") for f in report.files.values()) else ")")
+              + ("" if args.full else "; --full prints it here."))

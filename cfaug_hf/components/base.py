@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import contextlib
 import dataclasses
 import json
 import logging
@@ -10,7 +11,7 @@ import os
 import sys
 import types
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -64,6 +65,21 @@ _WEIGHTS_RECORD = "weights_record"
 class _BelowError(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return record.levelno >= logging.ERROR
+
+
+@contextlib.contextmanager
+def new_head_load() -> Iterator[None]:
+    """Load a base model whose task head is missing from its checkpoint by design (a new head to be trained, or
+    one an adapter brings) without transformers' load report, which lists the head's weights as MISSING and tells
+    the user to train it. Only that logger's warnings are hidden, and only for the load."""
+    # a filter, not a level: transformers runs extra checks when this logger's level is WARNING or above
+    report = logging.getLogger("transformers.modeling_utils")
+    hide = _BelowError()
+    report.addFilter(hide)
+    try:
+        yield
+    finally:
+        report.removeFilter(hide)
 
 
 @dataclasses.dataclass
@@ -523,16 +539,8 @@ def load_lora_adapter(auto: Any, folder: Path, config: dict[str, Any], what: str
                                      f"refusing to load a model from this machine on its say-so. A shared "
                                      f"adapter names its base by Hub id.")
         base = HubId(base)
-    # The base's task head is missing from its checkpoint by design (the adapter holds the trained one), so
-    # transformers' load report, which would tell the user to train it, is hidden for this load only.
-    # (A filter, not a level: transformers runs extra checks when this logger's level is WARNING or above.)
-    report = logging.getLogger("transformers.modeling_utils")
-    hide = _BelowError()
-    report.addFilter(hide)
-    try:
+    with new_head_load():  # the adapter holds the trained head
         model = load_model(auto, base, **model_kwargs)
-    finally:
-        report.removeFilter(hide)
     dtype = next(model.parameters()).dtype
     with quiet_dependency_warnings():
         # The adapter's layers are created empty (on the meta device) and take the file's tensors as they are,

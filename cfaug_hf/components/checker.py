@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .protocols import LabelScoring
-from .base import ComponentLoadError, PretrainedComponent, load_weights
+from .base import ComponentLoadError, PretrainedComponent, load_weights, new_head_load
 from ..verbosity import get_logger
 
 __all__ = ["LabelChecker", "LabelCheckerConfig", "DEFAULT_CHECKER", "default_checker", "resolve_checker"]
@@ -126,9 +126,10 @@ class LabelChecker(PretrainedComponent):
         from ..pretrained import load_model, load_tokenizer, resolve_model
 
         names = list(label_names)
-        model = load_model(AutoModelForSequenceClassification, name_or_path, revision=revision,
-                           num_labels=len(names), id2label=dict(enumerate(names)),
-                           label2id={n: i for i, n in enumerate(names)})
+        with new_head_load():
+            model = load_model(AutoModelForSequenceClassification, name_or_path, revision=revision,
+                               num_labels=len(names), id2label=dict(enumerate(names)),
+                               label2id={n: i for i, n in enumerate(names)})
         tokenizer = load_tokenizer(name_or_path, revision=revision)
         return cls(model, tokenizer, config, device=device, base_model=resolve_model(name_or_path, revision).name,
                    **overrides)

@@ -78,7 +78,9 @@ def _convert(generator: Any, target: Path) -> None:
     import copy
 
     ctranslate2 = require("ctranslate2", "the CTranslate2 backend")
-    logger.info("Converting the generator to CTranslate2 in %s (once; later loads read the copy).", target)
+    # a warning so that the default verbosity shows it: the first run pauses here for about 30 CPU-seconds
+    logger.warning("Converting the generator to CTranslate2, once for these weights (about 30 s on 2 cores for "
+                   "135M parameters); later runs read the copy in %s.", target)
     model = generator.model
     if generator._is_peft():
         generator.unmerge_adapter()  # merge_and_unload on a copy; the generator keeps its own adapter as it was

@@ -7,9 +7,12 @@ and what to do, and never contain the token.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +151,7 @@ def push_augmented(dataset: Any, repo_id: str, *, augmenter: Any = None, source:
                         license=license, language=language,
                         component_lines=component_lines(augmenter) if augmenter is not None else None,
                         report=report)
-    with hub_errors("Pushing the augmented dataset", repo_id, token):
+    with hub_errors("Pushing the augmented dataset", repo_id, token), _no_single_shard_notice():
         dataset.push_to_hub(repo_id, private=private, token=token,
                             commit_message=commit_message or "Upload augmented data")
         merged = merge_card(_existing_card(api, repo_id, "dataset", None, DatasetCard), card)
@@ -163,6 +166,24 @@ def push_augmented(dataset: Any, repo_id: str, *, augmenter: Any = None, source:
                                               (Path(tmp) / "augmenter" / "cfaug_augmenter.json").read_bytes()))
         info = api.create_commit(repo_id, ops, repo_type="dataset", commit_message="Dataset card (cfaug-hf)")
     return info.oid
+
+
+class _SingleShardNotice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Setting num_proc from 1 back to 1")
+
+
+@contextlib.contextmanager
+def _no_single_shard_notice() -> Iterator[None]:
+    """``Dataset.push_to_hub`` warns "Setting num_proc from 1 back to 1" for every one-shard split even when no
+    num_proc was asked for (datasets 4-5): that one message is hidden, only during the push."""
+    source = logging.getLogger("datasets.arrow_dataset")
+    hide = _SingleShardNotice()
+    source.addFilter(hide)
+    try:
+        yield
+    finally:
+        source.removeFilter(hide)
 
 
 def check_report_matches(report: Any, dataset: Any) -> None:
