@@ -679,6 +679,15 @@ CASES = [
     ("cli-augment-missing-component", claims_on_disk,
      run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "crossaug", "--generator", "no/such/folder/here"]), 2,
      "no local folder"),
+    ("cli-augment-push-to-hub-bad-repo-id", claims_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "crossaug", "--generator", "no/such/folder/here",
+              "--push-to-hub", "not a repo id"]), 2, "--push-to-hub 'not a repo id': not a Hub repository id"),
+    ("cli-augment-private-without-push", claims_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "crossaug", "--private"]), 2,
+     "--private applies with --push-to-hub REPO"),
+    ("cli-augment-license-without-push", claims_on_disk,
+     run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "crossaug", "--license", "mit"]), 2,
+     "--license applies with --push-to-hub REPO"),
     ("cli-augment-missing-column-in-flag-terms", ner_on_disk,
      run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "crossaug", "--checker", "none"]), 2,
      "[Nn]ame the columns with --task and --columns"),
@@ -1173,6 +1182,15 @@ def test_bad_input(case_id, setup, action, error, match, tmp_path, capsys, monke
 def test_catalogue_is_large_and_unique():
     ids = [c[0] for c in CASES]
     assert len(ids) == len(set(ids)) and len(ids) >= 100
+
+
+def test_the_docs_count_the_catalogue_as_it_is():
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    for doc in ("README.md", "docs/usage.md"):
+        said = re.findall(r"(\d+) (?:cases|wrong or unusual inputs)", (root / doc).read_text())
+        assert said and {int(n) for n in said} == {len(CASES)}, f"{doc} says {said}; the table has {len(CASES)}"
 
 
 def test_every_command_has_rows():

@@ -573,3 +573,28 @@ def test_cli_augment_format_jsonl_with_ray_is_refused_before_anything_runs(tmp_p
     assert cli.main(["augment", str(tmp_path / "claims.jsonl"), "--method", "crossaug", "--engine", "ray",
                      "--format", "jsonl", "--out", str(tmp_path / "out")]) == 2
     assert "--format jsonl needs --engine local" in capsys.readouterr().err
+
+
+def test_cli_augment_pushes_to_the_hub_with_the_card_cfaug_push_writes(hub, tmp_path, capsys):
+    """--push-to-hub REPO: the output is written to --out as always, then pushed with a card naming the Hub input
+    (id and revision) and the augmenter; one line says where and how many rows."""
+    from datasets import load_dataset
+
+    from cfaug_hf import cli
+
+    gen_dir = tiny_generator().save_pretrained(tmp_path / "gen")
+    src = name("claims-src")
+    fever_ds(6).push_to_hub(src, token=ALICE)
+    repo = name("claims-aug")
+    assert cli.main(["augment", src, "--method", "crossaug", "--generator", str(gen_dir), "--checker", "none",
+                     "--out", str(tmp_path / "out"), "--push-to-hub", repo, "--token", ALICE,
+                     "--license", "cc-by-sa-3.0"]) == 0
+    out = capsys.readouterr().out
+    back = load_dataset(repo, split="train")
+    local = load_from_disk(str(tmp_path / "out" / "data"))
+    assert back.to_list() == local.to_list()
+    made = sum(local["cf_is_counterfactual"])
+    assert f"Pushed the augmented dataset ({len(local)} rows, {made} counterfactual) to " in out
+    card = DatasetCard.load(repo, repo_type="dataset")
+    assert card.data.source_datasets == [src] and card.data.license == "cc-by-sa-3.0"
+    assert "CrossAugAugmenter" in card.text and "| input rows | 6 |" in card.text

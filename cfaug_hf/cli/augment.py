@@ -17,8 +17,8 @@ from typing import Any
 from .. import registry
 from ..sharing.consent import allowing, endpoint_components
 from .base import (Command, UsageError, add_allow_endpoint_option, add_backend_option, add_data_options,
-                   add_out_options, add_schema_options, allowing_given_endpoints, check_out, positive_int, schema_options,
-                   writing_out)
+                   add_out_options, add_schema_options, add_token_option, allowing_given_endpoints, check_out,
+                   check_repo_id, positive_int, schema_options, writing_out)
 from .data import DATA_FILES, load_input, parquet_rows
 
 #: The kind of folder ``cfaug augment`` writes (see cfaug_hf.sharing.folders.write_folder).
@@ -68,6 +68,14 @@ class AugmentCommand(Command):
                             help="local: rows per saved part (default 256); a killed run, started again with the "
                                  "same command, reads its finished parts back (kept beside the input's datasets cache files, "
                                  "or in OUT.parts/ for in-memory data) and goes on")
+        parser.add_argument("--push-to-hub", metavar="REPO", default=None,
+                            help="then push OUT's rows to this Hub dataset repository with a dataset card (the "
+                                 "augmenter, the Hub input's id and revision), as `cfaug push OUT/data REPO` does")
+        parser.add_argument("--private", action="store_true", default=None,
+                            help="with --push-to-hub: create the repository as private")
+        parser.add_argument("--license", help="with --push-to-hub: licence identifier for the card (default: the "
+                                              "source dataset's where it declares one)")
+        add_token_option(parser)
         add_backend_option(parser)
         add_allow_endpoint_option(parser)
         method = method_in(argv)
@@ -87,9 +95,18 @@ class AugmentCommand(Command):
         if args.engine == "ray" and args.format not in ("dataset", "parquet"):
             raise UsageError(f"--format {args.format} needs --engine local: Ray actors write Parquet files "
                              f"(OUT/data/*.parquet); use --format parquet, or convert them after.")
+        if args.push_to_hub is None and (args.private or args.license):
+            raise UsageError(f"{'--private' if args.private else '--license'} applies with --push-to-hub REPO.")
+        if args.push_to_hub is not None:
+            check_repo_id(args.push_to_hub, "--push-to-hub")  # before any model loads
         check_out(args.out, args.data, kind=KIND, overwrite=args.overwrite)
         with allowing_given_endpoints(args), writing_out(args, KIND) as tmp:
-            augment_into(args, tmp)
+            augmenter, dataset, written = augment_into(args, tmp)
+        if args.push_to_hub is not None:
+            from .push import push_rows
+
+            # the Hub input itself (its id and revision go into the card); local data: its counts only
+            push_rows(args, Path(args.out) / written, augmenter=augmenter, source=dataset)
 
 
 def method_in(argv: list[str] | None) -> str | None:
@@ -260,8 +277,9 @@ def _new_augmenter(args: argparse.Namespace, tmp: Path) -> tuple[Any, str | None
         return augmenter, None, dataset
 
 
-def augment_into(args: argparse.Namespace, tmp: Path) -> None:
-    """``cfaug augment``'s work, written into ``tmp`` (which becomes --out when it succeeds)."""
+def augment_into(args: argparse.Namespace, tmp: Path) -> tuple[Any, Any, str]:
+    """``cfaug augment``'s work, written into ``tmp`` (which becomes --out when it succeeds); returns the augmenter,
+    the input dataset (None when Ray read the files) and the name of the rows' file or folder in ``tmp``."""
     from ..sharing.folders import save_dataset
 
     out = Path(args.out)
@@ -278,7 +296,7 @@ def augment_into(args: argparse.Namespace, tmp: Path) -> None:
         # Each actor loads the saved augmenter, where the endpoints the user gave here would read as data.
         with allowing([c.config.base_url for c in endpoint_components(augmenter) if c.endpoint_source is None]):
             stats = _run_on_ray(args, augmenter_path, dataset, tmp)
-        where = f"Parquet files in {out / 'data'}"
+        where, written = f"Parquet files in {out / 'data'}", "data"
     else:
         dataset = dataset if dataset is not None else load_input(args)
         augmenter.fit(dataset)
@@ -288,12 +306,14 @@ def augment_into(args: argparse.Namespace, tmp: Path) -> None:
             shutil.rmtree(parts_folder(args, dataset), ignore_errors=True)
         how = "load_from_disk" if args.format == "dataset" else args.format
         stats, where = augmenter.stats, f"{len(augmented)} rows in {out / written.name} ({how})"
+        written = written.name
     (tmp / "stats.json").write_text(json.dumps(stats.to_dict(), indent=1) + "\n")
     print("\n".join(stats.summary_lines()))
     print(f"Saved {where} (statistics in stats.json)")
     if augmenter_path and not args.augmenter:
         saved = out / "augmenter"
         print(f"The augmenter is in {saved}: `cfaug augment DATA --augmenter {saved} --out DIR` reruns it exactly.")
+    return augmenter, dataset, written
 
 
 #: --format values: a saved dataset folder, or one file of rows.

@@ -209,6 +209,18 @@ def allowing_given_endpoints(args: argparse.Namespace) -> Iterator[None]:
         yield
 
 
+def check_repo_id(repo_id: str, flag: str) -> None:
+    """A Hub repository id the Hub will take (``name`` or ``namespace/name``), checked before any work starts."""
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as err:
+        raise UsageError(f"{flag} {repo_id!r}: not a Hub repository id (expected namespace/name: letters, digits, "
+                         f"'-', '_' and '.'; {str(err).splitlines()[0][:160]}).") from None
+
+
 def add_token_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the saved login)")
 

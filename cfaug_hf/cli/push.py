@@ -60,20 +60,43 @@ class PushCommand(Command):
 
     @staticmethod
     def _push_dataset(args: argparse.Namespace, folder: Path) -> None:
-        from datasets import load_from_disk
-        from huggingface_hub import constants
-
         from ..augmenter import AUGMENTER_CONFIG, Augmenter
-        from ..sharing import push_augmented
 
-        dataset = load_from_disk(str(folder)) if folder.is_dir() else DATA_FILES[folder.suffix.lower()](str(folder))
+        dataset = read_rows(folder)
         report = _report(args.report, dataset) if args.report else None  # checked before any model loads
         augmenter = Augmenter.from_pretrained(args.augmenter) if args.augmenter else None
         if augmenter is None and (folder / AUGMENTER_CONFIG).is_file():
             augmenter = Augmenter.from_pretrained(folder)
-        sha = push_augmented(dataset, args.repo_id, augmenter=augmenter, source=args.source, private=args.private,
-                             token=args.token, license=args.license, report=report)
-        print(f"Pushed augmented dataset to {constants.ENDPOINT}/datasets/{args.repo_id} (card commit {sha}).")
+        _push(dataset, args.repo_id, args, augmenter=augmenter, source=args.source, report=report)
+
+
+def read_rows(path: Path) -> Any:
+    """Augmented rows as ``cfaug augment`` writes them: a saved dataset folder, a folder of Parquet files (Ray) or
+    one data file (``--format jsonl|csv|parquet``)."""
+    from datasets import load_from_disk
+
+    if path.is_dir():
+        shards = sorted(path.glob("*.parquet"))
+        return _from_parquet([str(p) for p in shards]) if shards else load_from_disk(str(path))
+    return DATA_FILES[path.suffix.lower()](str(path))
+
+
+def push_rows(args: argparse.Namespace, path: Path, *, augmenter: Any, source: Any) -> None:
+    """``cfaug augment --push-to-hub REPO``: the rows just written to ``path``, with the augmenter that made them."""
+    _push(read_rows(path), args.push_to_hub, args, augmenter=augmenter, source=source, report=None)
+
+
+def _push(dataset: Any, repo_id: str, args: argparse.Namespace, **card: Any) -> None:
+    from huggingface_hub import constants
+
+    from ..sharing import push_augmented
+
+    sha = push_augmented(dataset, repo_id, private=args.private, token=args.token, license=args.license, **card)
+    splits = dataset.values() if hasattr(dataset, "values") else [dataset]  # a DatasetDict: all its splits
+    rows = sum(len(split) for split in splits)
+    made = sum(sum(split["cf_is_counterfactual"]) for split in splits)  # push_augmented checked the column
+    counts = f"{rows} rows, {made} counterfactual"
+    print(f"Pushed the augmented dataset ({counts}) to {constants.ENDPOINT}/datasets/{repo_id} (card commit {sha}).")
 
 
 def _from_csv(path: str) -> Any:
