@@ -136,6 +136,9 @@ def _recovered(acc: dict[str, list[float]], base: dict[str, list[float]], ceilin
 #: Tables whose augmentation rows (CrossAug) rewrote every training row rather than a CPU-sized sample: the same
 #: configuration's table beside the sampled one (`python -m benchmarks.debias --results-dir benchmarks/results/every_row`).
 EVERY_ROW = "every_row"
+#: result subfolders gathered besides the top level, and what their tables' titles add
+SUBFOLDERS = {EVERY_ROW: " (CrossAug over every training row)",
+              "paper_presets": " (the paper presets, `benchmarks/debias/rows/presets.py`)"}
 
 
 def table(result: dict[str, Any]) -> list[str]:
@@ -162,8 +165,8 @@ def table(result: dict[str, Any]) -> list[str]:
     dropped = {name: why for (config, name), why in SUPERSEDED.items() if config == result["config"]
                and name in result["rows"]}
     rows = {name: row for name, row in rows.items() if name not in dropped}
-    every_row = " (CrossAug over every training row)" if result.get("_folder") == EVERY_ROW else ""
-    lines = [f"### {title}: {model}{every_row}{verdict}", "", made, "",
+    folder = SUBFOLDERS.get(result.get("_folder") or "", "")
+    lines = [f"### {title}: {model}{folder}{verdict}", "", made, "",
              f"Accuracy %, mean ± sd over {seeds} seeds{f' ({where})' if where else ''}; in brackets the gain over "
              f"`none` in points, in bold where it exceeds 2 sd of the difference (each row's sd over seeds, "
              f"combined as for independent runs); a gain not in bold is no measurable effect. A share of a "
@@ -348,7 +351,8 @@ def coverage_tables(results_dir: Path) -> list[str]:
 
 
 def build(results_dir: Path) -> str:
-    files = sorted(results_dir.glob("debias_*.json")) + sorted(results_dir.glob(f"{EVERY_ROW}/debias_*.json"))
+    files = sorted(results_dir.glob("debias_*.json")) + [f for sub in SUBFOLDERS
+                                                          for f in sorted(results_dir.glob(f"{sub}/debias_*.json"))]
     if not files:
         raise SystemExit(f"No debias_*.json in {results_dir}; run benchmarks/debias/ first.")
     results = [{**json.loads(f.read_text()), "_folder": f.parent.name if f.parent != results_dir else None}

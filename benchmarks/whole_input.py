@@ -39,9 +39,14 @@ from benchmarks import harness
 from benchmarks.harness import CACHE, RESULTS, ROOT
 
 JUDGE = RESULTS / "judges" / "sentiment-cross-encoder"
+SHIPPED = ROOT / "cfaug_hf" / "data" / "checkers" / "sentiment"
 CHECKERS = {"sentence": CACHE / "checker-sentiment-192",
             "whole": CACHE / "checker-whole-2026-11-28",
-            "whole + sentences": ROOT / "cfaug_hf" / "data" / "checkers" / "sentiment"}
+            "whole + sentences": SHIPPED,
+            "whole + sentences, sentence checker": SHIPPED}
+#: checker name -> the sentence checker it reads single sentences with (`LabelChecker.sentence_checker`; built by
+#: scripts/build_sentence_checker.py); a checker not named here reads them itself, even where its folder ships one
+SENTENCE_CHECKERS = {"whole + sentences, sentence checker": CACHE / "sentence-checker-every"}
 #: name -> (COREAugmenter settings, checker): the editor as documented, then the loop.
 CONFIGS: dict[str, tuple[dict[str, Any], str]] = {
     "fixed-3 + sentence checker": ({"edit_sentences": 3}, "sentence"),
@@ -57,6 +62,9 @@ CONFIGS: dict[str, tuple[dict[str, Any], str]] = {
         {"until_flipped": True, "residual": 0.65, "max_edits": 10, "ratings": False}, "whole + sentences"),
     "until-flipped + ratings + whole + sentences checker": (
         {"until_flipped": True, "ratings": True}, "whole + sentences"),
+    "until-flipped + sentence checker": ({"until_flipped": True}, "whole + sentences, sentence checker"),
+    "until-flipped, 3 a round, 12 edits + sentence checker": (
+        {"until_flipped": True, "edits_per_round": 3, "max_edits": 12}, "whole + sentences, sentence checker"),
 }
 PARTS = CACHE / "whole_input"
 
@@ -76,10 +84,13 @@ def reviews(n: int) -> Any:
 def load_checker(name: str) -> Any:
     from cfaug_hf import LabelChecker
 
-    folder = CHECKERS[name]
-    if not (folder / "cfaug_checker.json").is_file():
-        raise SystemExit(f"checker {name!r}: {folder} is missing (see the module docstring for how it is made)")
-    return LabelChecker.from_pretrained(folder)
+    folders = [CHECKERS[name]] + ([SENTENCE_CHECKERS[name]] if name in SENTENCE_CHECKERS else [])
+    for folder in folders:
+        if not (folder / "cfaug_checker.json").is_file():
+            raise SystemExit(f"checker {name!r}: {folder} is missing (see the module docstring for how it is made)")
+    checker = LabelChecker.from_pretrained(folders[0])
+    checker.sentence_checker = LabelChecker.from_pretrained(folders[1]) if len(folders) > 1 else None
+    return checker
 
 
 def checker_part(name: str) -> dict[str, Any]:
@@ -201,7 +212,7 @@ def main() -> None:
     if "checkers" in args.parts:
         results.setdefault("checkers", {})
         for name in args.checkers:
-            results["checkers"][name] = cached(f"checker-{name}-{_digest(CHECKERS[name])}",
+            results["checkers"][name] = cached(f"checker-{name}-{_digest(name)}",
                                                lambda: checker_part(name))
             print(json.dumps({name: results["checkers"][name]}), flush=True)
             _write(results)
@@ -209,7 +220,7 @@ def main() -> None:
         from cfaug_hf import LabelChecker
 
         rows = reviews(args.n)
-        made_by = {name: cached(f"rows-{name}-{args.n}-{_digest(CHECKERS[CONFIGS[name][1]])}",
+        made_by = {name: cached(f"rows-{name}-{args.n}-{_digest(CONFIGS[name][1])}",
                                 lambda: rows_part(name, rows)) for name in args.configs}
         if not (JUDGE / "cfaug_checker.json").is_file():
             raise SystemExit(f"The rows are made and cached; judging them needs the judge ({JUDGE}: "
@@ -245,11 +256,20 @@ def _slug(name: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in name).strip("-").replace("--", "-")
 
 
-def _digest(folder: Path) -> str:
+def _digest(checker: str) -> str:
+    """The checker's saved config (and its sentence checker's, where it has one): what names its cached parts.
+    A shipped folder's own sentences/ is left out, as the benchmark drops it for checkers not in SENTENCE_CHECKERS."""
     from cfaug_hf.fingerprint import digest_json
 
-    config = folder / "cfaug_checker.json"
-    return digest_json(json.loads(config.read_text()))[:8] if config.is_file() else "missing"
+    configs = []
+    for folder in [CHECKERS[checker]] + ([SENTENCE_CHECKERS[checker]] if checker in SENTENCE_CHECKERS else []):
+        path = folder / "cfaug_checker.json"
+        if not path.is_file():
+            return "missing"
+        config = json.loads(path.read_text())
+        config.pop("sentence_checker", None)
+        configs.append(config)
+    return digest_json(configs[0] if len(configs) == 1 else configs)[:8]
 
 
 def _write(results: dict[str, Any]) -> None:
