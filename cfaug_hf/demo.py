@@ -50,16 +50,17 @@ def format_examples(dataset: Any, n: int = 3, kinds: tuple[str, ...] = ("c+e'", 
         note = KIND_NOTES.get(row["cf_kind"])
         lines = [f"[{row['cf_kind']}] label {row['cf_original_label']} -> {row['label']}"
                  + (f"  ({note})" if note else "")]
-        claim_edit = edit.get("claim") or edit.get("from_claim")
-        if claim_edit:
-            lines.append(f"  claim edit:    {claim_edit['old']!r} -> {claim_edit['new']!r}")
-        lines.append(f"  claim:         {row['claim']}")
+        if "claim" in edit:
+            lines.append(f"  claim edit:    {edit['claim']['old']!r} -> {edit['claim']['new']!r}")
+        lines.append(f"  claim:         {row['claim']}" + ("  (unchanged)" if "claim" not in edit else ""))
         if "evidence" in edit:
             ev = edit["evidence"]
             pieces = row["evidence"] if isinstance(row["evidence"], list) else [row["evidence"]]
             piece = pieces[ev["piece"]]
             lo, hi = max(0, ev["start"] - 60), ev["start"] + len(ev["new"]) + 60
-            lines.append(f"  evidence edit: {ev['old']!r} -> {ev['new']!r}")
+            # c+e': the claim's negation was carried into the evidence; the claim itself is as it was
+            carried = " (the claim's negation, applied to the evidence)" if "from_claim" in edit else ""
+            lines.append(f"  evidence edit: {ev['old']!r} -> {ev['new']!r}{carried}")
             lines.append(f"  evidence:      ...{piece[lo:hi]}...")
         blocks.append("\n".join(lines))
     return blocks

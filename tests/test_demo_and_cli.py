@@ -133,3 +133,7 @@ def test_the_demo_shows_a_flip_first_and_says_what_each_kind_is():
     assert [b.split("]")[0] for b in blocks] == ["[c+e'", "[c'+e", "[c'+e'"]
     assert "SUPPORTS -> REFUTES  (the original claim with the edited evidence: now refuted)" in blocks[0]
     assert "SUPPORTS -> SUPPORTS  (claim and evidence edited alike: still supported)" in blocks[2]
+    # c+e' keeps its claim: the edit shown is the evidence's, carried over from the claim's negation
+    assert "claim edit" not in blocks[0] and "It was filmed under 10 days.  (unchanged)" in blocks[0]
+    assert "'over 30' -> 'under 10' (the claim's negation, applied to the evidence)" in blocks[0]
+    assert "claim edit:    'over 30' -> 'under 10'" in blocks[1] and "(unchanged)" not in blocks[1]

@@ -201,3 +201,20 @@ def test_readme_command_lines_run_as_written(tiny_world, capsys):
     card = files["README.md"].decode()
     rows = len(__import__("datasets").load_from_disk("runs/x/data"))
     assert f"{rows}" in card and any(name.startswith("report/") for name in files), sorted(files)
+
+
+def test_no_code_block_line_hides_a_comment_past_the_docs_sites_width():
+    """The docs site shows about 88 characters of a code line before it scrolls: a comment that explains a line is
+    put on its own line above it, so it is never cut off."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    long = []
+    for page in [root / "README.md", *sorted((root / "docs").rglob("*.md"))]:
+        inside = False
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip().startswith("```"):
+                inside = not inside
+            elif inside and len(line) > 88 and (re.search(r"\S\s{2,}#\s", line) or line.lstrip().startswith("# ")):
+                long.append(f"{page.relative_to(root)}:{number}")
+    assert not long, long
