@@ -22,7 +22,12 @@ fine-tuned end to end on CAD IMDb train, whole reviews; it did not pick any cand
 tokens), ``whole`` (shipped from 2026-11-28 01:00 to 05:00: 512 tokens, partial flips as negatives; a copy in
 ``benchmarks/.cache/checker-whole-2026-11-28``) and ``whole + sentences`` (the checker shipped now: the same recipe
 plus 9000 single sentences, `cfaug_hf.training.sentence_verdicts`, so that the loop's per-sentence ranking and
-residual check read sentences; ``python -m scripts.build_checkers --task sentiment-analysis``).
+residual check read sentences; ``python -m scripts.build_checkers --task sentiment-analysis``), and ``whole +
+sentences, sentence checker``: the same checker carrying a sentence checker (`LabelChecker.sentence_checker`) that
+the loop asks about single sentences, ``benchmarks/.cache/sentence-checker-every``
+(``python -m scripts.build_sentence_checker --variant every``). For a checker with a sentence checker, the
+``checkers`` part also measures its residual check used as a filter (accept when the checker gives the target and
+no sentence read alone gives the old label at the residual or more).
 
 Writes benchmarks/results/whole_input.{json,md}.
 """
@@ -65,6 +70,9 @@ CONFIGS: dict[str, tuple[dict[str, Any], str]] = {
     "until-flipped + sentence checker": ({"until_flipped": True}, "whole + sentences, sentence checker"),
     "until-flipped, 3 a round, 12 edits + sentence checker": (
         {"until_flipped": True, "edits_per_round": 3, "max_edits": 12}, "whole + sentences, sentence checker"),
+    "until-flipped, residual 0.65, 3 a round, 12 edits + sentence checker": (
+        {"until_flipped": True, "edits_per_round": 3, "max_edits": 12, "residual": 0.65},
+        "whole + sentences, sentence checker"),
 }
 PARTS = CACHE / "whole_input"
 
@@ -111,7 +119,43 @@ def checker_part(name: str) -> dict[str, Any]:
         out[what] = round(100 - _pct(accepted(checker, p, names, "shipped")), 1)
         out[what.replace("rejects_", "") + "_rows"] = len(rows)
     out["human_flips_rows"] = len(flips)
-    out.update(sentence_reading(checker))
+    out.update(sentence_reading(checker.sentence_checker or checker))  # what the loop asks about one sentence
+    return out
+
+
+#: residual thresholds measured for a checker with a sentence checker: a text is accepted when the checker gives it
+#: the target and no sentence, read alone by the sentence checker, gives the old label at least this probability
+RESIDUALS = (0.8, 0.9, 0.95)
+
+
+def residual_part(name: str) -> dict[str, Any]:
+    """The checker's acceptance with the sentence checker's residual check added (the loop's stopping rule, used as
+    a filter): human flips (to keep), constructed partial flips and originals given the other label (to reject)."""
+    import numpy as np
+    from scripts.build_checkers import wrong_labels
+    from scripts.checker_data import accepted, held_out, texts
+
+    from cfaug_hf.methods.until_flipped import input_units
+
+    checker = load_checker(name)
+    reader = checker.sentence_checker
+    sets = held_out("sentiment-analysis")
+    other = {"positive": "negative", "negative": "positive"}
+    out: dict[str, Any] = {}
+    for what, (rows, targets) in {"human flips": (sets["human flips"][0], [r["label"] for r in sets["human flips"][0]]),
+                                  "partial flips": wrong_labels("sentiment-analysis", sets["partial flips"][0]),
+                                  "originals": wrong_labels("sentiment-analysis", sets["originals"][0])}.items():
+        whole = np.array(accepted(checker, checker.predict_proba(*texts("sentiment-analysis", rows)), targets,
+                                  "shipped"))
+        units = [input_units(r["text"]) for r in rows]
+        probs = reader.predict_proba([u for us in units for u in us])
+        worst, k = [], 0
+        for us, target in zip(units, targets):
+            worst.append(float(probs[k:k + len(us), reader.label_id(other[target])].max()) if us else 0.0)
+            k += len(us)
+        kept = {"checker alone": round(100 * whole.mean(), 1)}
+        kept.update({f"residual {r}": round(100 * (whole & (np.array(worst) < r)).mean(), 1) for r in RESIDUALS})
+        out[what] = {"rows": len(rows), "accepted": kept}
     return out
 
 
@@ -216,6 +260,12 @@ def main() -> None:
                                                lambda: checker_part(name))
             print(json.dumps({name: results["checkers"][name]}), flush=True)
             _write(results)
+    if "checkers" in args.parts:
+        results.setdefault("residual_filter", {})
+        for name in [n for n in args.checkers if n in SENTENCE_CHECKERS]:
+            results["residual_filter"][name] = cached(f"residual-{name}-{_digest(name)}", lambda: residual_part(name))
+            print(json.dumps({name: results["residual_filter"][name]}), flush=True)
+            _write(results)
     if "rows" in args.parts:
         from cfaug_hf import LabelChecker
 
@@ -290,6 +340,16 @@ def _write(results: dict[str, Any]) -> None:
                   "Single sentences (the loop's ranking and residual check ask about one sentence at a time): the "
                   "share of the sentences the annotators changed that the checker gives their side's label, and "
                   "the share of sentences both sides share that it scores under 0.8 for both labels.", ""]
+    if results.get("residual_filter"):
+        lines += ["The checker with its sentence checker's residual check as a filter (accepted when the checker gives "
+                  "the target and no sentence read alone gives the old label at the residual or more), CAD IMDb dev, "
+                  "%:", "",
+                  harness.markdown_table(
+                      ["checker", "rule", "accepts human flips", "rejects partial flips", "rejects originals"],
+                      [[n, rule, r["human flips"]["accepted"][rule],
+                        round(100 - r["partial flips"]["accepted"][rule], 1),
+                        round(100 - r["originals"]["accepted"][rule], 1)]
+                       for n, r in results["residual_filter"].items() for rule in r["human flips"]["accepted"]]), ""]
     if results.get("configs"):
         j = results["judge"]
         lines += [f"{j['rows']} CAD IMDb dev reviews (seeded, half of each label), the shipped sentiment editor "
