@@ -278,10 +278,21 @@ def _check_counts(**counts: Any) -> None:
                              f", got {value!r}.")
 
 
-def _map_in_parts(dataset: Any, runner: Any, folder: Path, part_rows: int, map_args: dict[str, Any]) -> Any:
+#: With an automatic batch size, a checkpointed run sizes each part's batches so that one takes about this long
+#: (the bar moves once a batch), from the seconds per row measured so far.
+BAR_SECONDS = 5.0
+
+
+def _map_in_parts(dataset: Any, runner: Any, folder: Path, part_rows: int, map_args: dict[str, Any], *,
+                  paced: bool = False) -> Any:
     """``dataset.map(runner, **map_args)`` in consecutive parts of ``part_rows`` rows, each part's output kept in
     ``folder`` under a name made of the augmenter's and the data's fingerprints, so a rerun loads the finished parts
-    (datasets' own cache: a part file is written to a temporary file and renamed when complete) and maps the rest."""
+    (datasets' own cache: a part file is written to a temporary file and renamed when complete) and maps the rest.
+
+    ``paced`` (the batch size was automatic): the first part maps in batches of at most 8 rows and each later part
+    in batches that take about `BAR_SECONDS` at the rate measured so far (never more rows than the automatic size),
+    so the bar keeps moving with a slow generator. A row's output does not depend on its batch, so the parts are
+    the same whatever the batches were, and a rerun reads them back under the same names."""
     from datasets import concatenate_datasets
 
     from .workers import remove_stale_temp_files_in
@@ -293,11 +304,14 @@ def _map_in_parts(dataset: Any, runner: Any, folder: Path, part_rows: int, map_a
     n = len(dataset)
     starts = list(range(0, n, part_rows)) or [0]
     desc = map_args.pop("desc")
+    largest = map_args["batch_size"]
     parts = []
     clock = _RunClock(n)
     for i, start in enumerate(starts):
         part = dataset.select(range(start, min(start + part_rows, n)))
         name = folder / f"part-{key}-{i + 1:05d}-of-{len(starts):05d}.arrow"
+        if paced:
+            map_args["batch_size"] = clock.batch_for(BAR_SECONDS, largest)
         before = runner.stats.rows_in
         with clock.part(len(part), lambda: runner.stats.rows_in - before):
             parts.append(part.map(_Offset(runner, start), cache_file_name=str(name),
@@ -322,6 +336,13 @@ class _RunClock:
             self.computed += made
             self.seconds += time.perf_counter() - start
         self.done += rows
+
+    def batch_for(self, seconds: float, largest: int) -> int:
+        """Rows a batch should hold to take about ``seconds`` at the rate measured so far (at most 8 before any
+        rate is known; never more than ``largest``)."""
+        if not self.computed:
+            return min(8, largest)
+        return max(1, min(largest, int(seconds * self.computed / max(self.seconds, 1e-9))))
 
     def left(self) -> str:
         if not self.computed or self.done >= self.total:
@@ -625,13 +646,15 @@ class Augmenter(abc.ABC):
         runner = copy.copy(self)
         runner._trace, runner.stats = True, AugmentationStats()
         with watching_forks():
+            automatic = batch_size is None
             batch_size = batch_size or auto_batch_size(len(dataset))
             map_args = dict(batched=True, batch_size=batch_size, num_proc=num_proc, with_indices=True,
                             features=self.output_features(dataset.features), desc=desc, **map_kwargs)
             if checkpoint_dir is None:
                 result = dataset.map(runner, **map_args)
             else:
-                result = _map_in_parts(dataset, runner, Path(checkpoint_dir), checkpoint_rows, map_args)
+                result = _map_in_parts(dataset, runner, Path(checkpoint_dir), checkpoint_rows, map_args,
+                                       paced=automatic)
         # Every row went through this process (no cache hit, no workers): its own counts are exact, and reading
         # them back from the output would only touch every page of it.
         done_here = runner.stats.rows_in == len(dataset)

@@ -10,7 +10,8 @@ Steps, each a ``cfaug`` command in a fresh process (``bash scripts/dataset_scale
 3. the same command in a second cache, killed with SIGKILL once about half its parts are written, then run again: it
    must say how many rows it read back and write output identical, row for row, to the uninterrupted run.
 
-Writes ``runs/dataset_scale.json`` and, with ``--record``, ``benchmarks/results/dataset_scale.json``.
+Writes ``runs/NAME.json`` and, with ``--record``, ``benchmarks/results/NAME.json`` (``--name``, default
+``dataset_scale``).
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=2000)
     ap.add_argument("--checkpoint-rows", type=int, default=200)
-    ap.add_argument("--record", action="store_true", help="also write benchmarks/results/dataset_scale.json")
+    ap.add_argument("--record", action="store_true", help="also write benchmarks/results/NAME.json")
+    ap.add_argument("--name", default="dataset_scale", help="the results' file name (default dataset_scale)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="cfaug-dataset-scale-"))
     data = work / "claims.jsonl"
@@ -146,9 +148,9 @@ def main() -> int:
                     "resumed output identical": identical}})
     (ROOT / "runs").mkdir(exist_ok=True)
     text = json.dumps(record, indent=1) + "\n"
-    (ROOT / "runs" / "dataset_scale.json").write_text(text)
+    (ROOT / "runs" / f"{args.name}.json").write_text(text)
     if args.record:
-        (ROOT / "benchmarks" / "results" / "dataset_scale.json").write_text(text)
+        (ROOT / "benchmarks" / "results" / f"{args.name}.json").write_text(text)
     print(json.dumps(record["targets"], indent=1))
     return 0 if identical else 1
 

@@ -86,6 +86,41 @@ def test_each_parts_bar_says_the_time_left_for_the_whole_run_from_the_rows_compu
     assert [d for d in descs if d and "part" in d] == [f"crossaug augmentation (part {i}/3)" for i in (1, 2, 3)]
 
 
+def test_an_automatic_batch_size_is_paced_so_the_bar_keeps_moving_and_the_rows_stay_the_same(tmp_path, monkeypatch):
+    import datasets
+
+    sizes = []
+    real_map = datasets.Dataset.map
+
+    def map_(self, *args, **kwargs):
+        if "part" in (kwargs.get("desc") or ""):
+            sizes.append(kwargs["batch_size"])
+        return real_map(self, *args, **kwargs)
+
+    data = rows(60)
+    expected = augmenter(Negator()).augment(data)
+    monkeypatch.setattr(datasets.Dataset, "map", map_)
+    out = augmenter(Negator()).augment(data, checkpoint_dir=tmp_path, checkpoint_rows=20)
+    assert out.to_list() == expected.to_list()
+    assert sizes[0] == 8 and all(1 <= s <= 8 for s in sizes)  # auto_batch_size(60) is 8: never more
+    sizes.clear()
+    augmenter(Negator()).augment(data, batch_size=5, checkpoint_dir=tmp_path / "given", checkpoint_rows=20)
+    assert sizes == [5, 5, 5]  # a batch size the user gives is kept
+
+
+def test_the_pace_is_the_rate_measured_so_far():
+    from cfaug_hf.augmenter import _RunClock
+
+    clock = _RunClock(100)
+    assert clock.batch_for(5.0, 1000) == 8 and clock.batch_for(5.0, 4) == 4  # no rate yet
+    clock.computed, clock.seconds = 20, 40.0  # 2 s a row
+    assert clock.batch_for(5.0, 1000) == 2 and clock.batch_for(5.0, 1) == 1
+    clock.computed, clock.seconds = 20, 1.0  # 0.05 s a row
+    assert clock.batch_for(5.0, 1000) == 100 and clock.batch_for(5.0, 30) == 30
+    clock.seconds = 1000.0
+    assert clock.batch_for(5.0, 30) == 1  # slower than the pace: one row a batch
+
+
 def test_time_left_reads_as_a_person_says_it():
     from cfaug_hf.augmenter import _duration
 
