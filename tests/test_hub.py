@@ -578,7 +578,7 @@ def test_cli_augment_format_jsonl_with_ray_is_refused_before_anything_runs(tmp_p
 def test_cli_augment_pushes_to_the_hub_with_the_card_cfaug_push_writes(hub, tmp_path, capsys):
     """--push-to-hub REPO: the output is written to --out as always, then pushed with a card naming the Hub input
     (id and revision) and the augmenter; one line says where and how many rows."""
-    from datasets import load_dataset
+    from datasets import load_dataset, load_from_disk
 
     from cfaug_hf import cli
 
