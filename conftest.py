@@ -34,8 +34,8 @@ _hub_server.ACTIVE = HUB
 
 def pytest_addoption(parser):
     parser.addoption("--quick", action="store_true",
-                     help="a smoke run: the first test of each test file, no integration tests and no doctests "
-                          "(every feature touched once, in a few minutes)")
+                     help="a smoke run: the first test of each test file, no integration or long tests and no "
+                          "doctests (every feature touched once, in a few minutes)")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -44,7 +44,8 @@ def pytest_collection_modifyitems(config, items):
     seen, keep, drop = set(), [], []
     for item in items:
         path = item.nodeid.split("::")[0]
-        if not path.startswith("tests/") or path in seen or item.get_closest_marker("integration"):
+        if (not path.startswith("tests/") or path in seen or item.get_closest_marker("integration")
+                or item.get_closest_marker("long")):
             drop.append(item)
             continue
         seen.add(path)

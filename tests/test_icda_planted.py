@@ -26,6 +26,7 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
+@pytest.mark.long
 def test_icda_moves_the_selection_from_the_shortcut_to_the_cause(tmp_path, one_thread):
     train, dev = planted_reviews(200, agree=0.85, seed=0), planted_reviews(50, agree=0.85, seed=1)
     test = planted_reviews(200, agree=0.5, seed=2)
