@@ -13,8 +13,10 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+from collections.abc import Callable, Iterator
 
 __all__ = ["get_logger", "get_verbosity", "set_verbosity", "set_verbosity_debug", "set_verbosity_info", "set_verbosity_warning",
            "set_verbosity_error"]
@@ -35,6 +37,25 @@ class _Scrubbing(logging.Filter):
         from .sharing.credentials import ScrubbingFilter  # on first use: importing it here would be circular
 
         return ScrubbingFilter().filter(record)
+
+
+@contextlib.contextmanager
+def hiding_records(logger_name: str, keep: Callable[[logging.LogRecord], bool]) -> Iterator[None]:
+    """Inside the block, a dependency's logger ``logger_name`` passes on only the records ``keep`` accepts (a
+    filter, not a level: some libraries run extra checks when their logger's level is WARNING or above).
+
+    Examples:
+        >>> with hiding_records("datasets.arrow_dataset", lambda record: record.levelno >= logging.ERROR):
+        ...     pass
+    """
+    source = logging.getLogger(logger_name)
+    hide = logging.Filter()
+    hide.filter = keep  # type: ignore[method-assign]
+    source.addFilter(hide)
+    try:
+        yield
+    finally:
+        source.removeFilter(hide)
 
 
 def get_logger(name: str) -> logging.Logger:

@@ -62,24 +62,15 @@ def load_weights(model_class: Any, folder: Path, what: str, **kwargs: Any) -> An
 _WEIGHTS_RECORD = "weights_record"
 
 
-class _BelowError(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.levelno >= logging.ERROR
-
-
 @contextlib.contextmanager
 def new_head_load() -> Iterator[None]:
     """Load a base model whose task head is missing from its checkpoint by design (a new head to be trained, or
     one an adapter brings) without transformers' load report, which lists the head's weights as MISSING and tells
     the user to train it. Only that logger's warnings are hidden, and only for the load."""
-    # a filter, not a level: transformers runs extra checks when this logger's level is WARNING or above
-    report = logging.getLogger("transformers.modeling_utils")
-    hide = _BelowError()
-    report.addFilter(hide)
-    try:
+    from ..verbosity import hiding_records
+
+    with hiding_records("transformers.modeling_utils", lambda record: record.levelno >= logging.ERROR):
         yield
-    finally:
-        report.removeFilter(hide)
 
 
 @dataclasses.dataclass

@@ -8,7 +8,6 @@ and what to do, and never contain the token.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import shutil
 import tempfile
@@ -168,22 +167,15 @@ def push_augmented(dataset: Any, repo_id: str, *, augmenter: Any = None, source:
     return info.oid
 
 
-class _SingleShardNotice(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("Setting num_proc from 1 back to 1")
-
-
 @contextlib.contextmanager
 def _no_single_shard_notice() -> Iterator[None]:
     """``Dataset.push_to_hub`` warns "Setting num_proc from 1 back to 1" for every one-shard split even when no
     num_proc was asked for (datasets 4-5): that one message is hidden, only during the push."""
-    source = logging.getLogger("datasets.arrow_dataset")
-    hide = _SingleShardNotice()
-    source.addFilter(hide)
-    try:
+    from ..verbosity import hiding_records
+
+    with hiding_records("datasets.arrow_dataset",
+                        lambda record: not str(record.msg).startswith("Setting num_proc from 1 back to 1")):
         yield
-    finally:
-        source.removeFilter(hide)
 
 
 def check_report_matches(report: Any, dataset: Any) -> None:
