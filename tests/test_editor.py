@@ -364,3 +364,29 @@ def test_a_twin_of_a_merged_lora_editor_keeps_the_fingerprint():
     assert twin.fingerprint() == before  # the weights were hashed before the merge; the twin knows
     twin.config.num_return_sequences = 2
     assert twin.fingerprint() != before and editor.fingerprint() == before
+
+
+def test_training_a_saved_lora_editor_goes_on_with_its_own_adapter(tmp_path):
+    # the path of scripts/distill_editor.py: a saved editor (adapter loaded frozen) fine-tuned further
+    import torch
+    from peft import LoraConfig
+
+    pairs = Dataset.from_dict({"text": ["the food was bad ."] * 8, "target": ["positive"] * 8,
+                               "counterfactual": ["the food was good ."] * 8})
+    model, tok = tiny_causal_lm()
+    model.save_pretrained(tmp_path / "base")
+    tok.save_pretrained(tmp_path / "base")
+    editor = Editor.from_base(str(tmp_path / "base"), num_return_sequences=1, do_sample=False, max_new_tokens=8)
+    editor = train_editor(editor, pairs, max_steps=1, keyword_rate=0.0, training_args=QUIET)
+    editor.save_pretrained(tmp_path / "ed")
+    assert (tmp_path / "ed" / "adapter_model.safetensors").is_file()
+    loaded = Editor.from_pretrained(tmp_path / "ed")
+    named = dict(loaded.model.named_parameters())
+    before = {n: p.detach().clone() for n, p in named.items()}
+    loaded = train_editor(loaded, pairs, max_steps=3, learning_rate=5e-2, keyword_rate=0.0, training_args=QUIET)
+    after = dict(loaded.model.named_parameters())
+    moved = {n for n in before if not torch.equal(before[n], after[n].detach())}
+    assert moved and all("lora_" in n for n in moved)  # the adapter learned, the base did not
+    assert loaded.training_info["lora"]["r"] == 16 and len(loaded._lora_layers()) == len(editor._lora_layers())
+    with pytest.raises(ValueError, match="already carries a LoRA adapter.*Generator.from_base"):
+        train_editor(loaded, pairs, lora=LoraConfig(r=4), max_steps=1, training_args=QUIET)
