@@ -427,6 +427,7 @@ class Augmenter(abc.ABC):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         register_cheap_hash([cls])
+        registry.declared_attributes(cls)
         registry.register_augmenter(cls)
 
     @classmethod

@@ -353,6 +353,13 @@ def test_rationale_selector_save_load(tmp_path):
     assert back.select(docs, labels).selected == selector.select(docs, labels).selected
     assert back.training_info == {"iterations": 2} and back.label_names == ["negative", "positive"]
     assert not list((tmp_path / "sel").glob("*.bin"))
+    # the training record under the key every component uses; a folder saved with the old key still loads
+    config_file = tmp_path / "sel" / "cfaug_rationale.json"
+    config = json.loads(config_file.read_text())
+    assert config["training"] == {"iterations": 2} and "training_info" not in config
+    config["training_info"] = config.pop("training")
+    config_file.write_text(json.dumps(config))
+    assert RationaleSelector.from_pretrained(tmp_path / "sel").training_info == {"iterations": 2}
 
 
 # ------------------------------------------------------------------------------------------------ the driver

@@ -216,6 +216,48 @@ def test_classes_register_themselves_and_load_by_name(tmp_path):
         registry.augmenter_class("nope")
 
 
+def test_a_method_states_its_name_task_config_and_roles_once(monkeypatch):
+    from cfaug_hf import Augmenter, registry
+    from cfaug_hf.methods.core.config import COREConfig
+    from cfaug_hf.methods.icda.config import ICDAConfig
+
+    monkeypatch.setattr(registry, "METHODS", dict(registry.METHODS))  # what this test declares goes with it
+    core = registry.method_entry("core")
+    cls = registry.augmenter_class("core")
+    assert (cls.default_task, cls.config_class, cls.roles) == (core.task, core.config, core.roles)
+    # the same declaration again (a module imported twice) is accepted; a different one under the name is not
+    same = registry.register_method("core", task=core.task, config=COREConfig, roles=core.roles,
+                                    augmenter=core.augmenter)
+    assert same == core
+    with pytest.raises(ValueError, match="method named 'core' is already declared.*choose another name"):
+        registry.register_method("core", task="natural-language-inference", config=COREConfig,
+                                 augmenter="mine:Mine")
+    for bad in ("", "Core", "my method", "1st", "a/b", None):
+        with pytest.raises(ValueError, match="lower-case letters"):
+            registry.register_method(bad, task="", config=COREConfig, augmenter="mine:Mine")
+    with pytest.raises(TypeError, match="config must be the method's config dataclass"):
+        registry.register_method("mine-cfg", task="", config=COREConfig(), augmenter="mine:Mine")
+
+    registry.register_method("declared-once-test", task="sentiment-analysis", config=ICDAConfig,
+                             augmenter=f"{__name__}:nothing")
+
+    class Declared(Augmenter):
+        method = "declared-once-test"
+
+        def augment_examples(self, examples):
+            return []
+
+    assert (Declared.default_task, Declared.config_class, Declared.roles) == ("sentiment-analysis", ICDAConfig, {})
+    with pytest.raises(TypeError, match=r"Disagrees.default_task is 'token-classification' but the method "
+                                        r"'declared-once-test' is declared with task='sentiment-analysis'"):
+        class Disagrees(Augmenter):
+            method = "declared-once-test"
+            default_task = "token-classification"
+
+            def augment_examples(self, examples):
+                return []
+
+
 def test_library_functions_are_short():
     """No function of the library over 60 lines, its docstring aside (the command line is a package of small
     commands; a method's batch is a few named steps)."""

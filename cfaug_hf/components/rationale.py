@@ -418,7 +418,7 @@ class RationaleSelector(PretrainedComponent):
     # ------------------------------------------------------------------------------------------ save and load
     def get_config_dict(self) -> dict[str, Any]:
         return {"batch_size": self.batch_size, "label_names": self.label_names,
-                "training_info": self.training_info}
+                "training": self.training_info}
 
     @classmethod
     def _load(cls, folder: Path, config: dict[str, Any], **kwargs: Any) -> RationaleSelector:
@@ -427,7 +427,8 @@ class RationaleSelector(PretrainedComponent):
         model = load_weights(SentenceRationaleModel, folder, "RationaleSelector")
         selector = cls(model, AutoTokenizer.from_pretrained(folder), batch_size=config.get("batch_size", 32),
                        device=kwargs.get("device"))
-        selector.training_info = config.get("training_info", {})
+        # "training", as every component saves it; "training_info" in folders saved before 0.1.0's last release
+        selector.training_info = config.get("training", config.get("training_info", {}))
         return selector
 
     def card_tags(self) -> list[str]:

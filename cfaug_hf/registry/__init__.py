@@ -23,11 +23,12 @@ Examples:
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["AUGMENTERS", "COMPONENTS", "FILTERS", "METHODS", "MethodEntry", "register_method", "register_augmenter",
+__all__ = ["AUGMENTERS", "COMPONENTS", "FILTERS", "METHODS", "MethodEntry", "register_method", "declared_attributes", "register_augmenter",
            "register_component", "register_filter", "add_source", "augmenter_class", "component_class",
            "filter_class", "method_entry", "method_names", "available", "lazy_exports"]
 
@@ -72,12 +73,61 @@ _SOURCES: dict[str, list[Callable[[], Any]]] = {"augmenter": [], "component": []
 _LOADED: set[str] = set()
 
 
+#: What a method name may be: it is a ``--method`` value, a recipe's ``method:`` and a key in saved configs.
+_NAME = re.compile(r"[a-z][a-z0-9_-]*")
+
+
 def register_method(name: str, *, task: str, config: type, roles: dict[str, Any] | None = None,
                     augmenter: str) -> MethodEntry:
-    """Declare a method: call it once in the method package's ``__init__`` (see `MethodEntry` for the fields)."""
+    """Declare a method: call it once in the method package's ``__init__`` (see `MethodEntry` for the fields).
+
+    The declaration is the one place a method states its name, task, config and roles: its augmenter class takes
+    them from here (`declared_attributes`). A second declaration of a name is refused unless it is the same one (a
+    module imported again), so a method of your own cannot silently replace a built-in one.
+
+    Examples:
+        >>> from cfaug_hf.registry import register_method
+        >>> from cfaug_hf.methods.race.config import RACEConfig
+        >>> register_method("race", task="sentiment-analysis", config=RACEConfig, augmenter="my.module:Mine")
+        Traceback (most recent call last):
+        ...
+        ValueError: A method named 'race' is already declared (cfaug_hf.methods.race.augmenter:RACEAugmenter, task 'fact-verification'); choose another name for yours.
+    """
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ValueError(f"register_method: the method name must be lower-case letters, digits, '-' or '_', starting "
+                         f"with a letter (it is a --method value); got {name!r}.")
+    if not isinstance(config, type):
+        raise TypeError(f"register_method({name!r}): config must be the method's config dataclass, got "
+                        f"{type(config).__name__}.")
     entry = MethodEntry(name, task, config, dict(roles or {}), augmenter)
+    known = METHODS.get(name)
+    if known is not None and (known.augmenter, known.task, known.config.__qualname__, sorted(known.roles)) != (
+            entry.augmenter, entry.task, entry.config.__qualname__, sorted(entry.roles)):
+        where = known.augmenter if isinstance(known.augmenter, str) else known.augmenter.__qualname__
+        raise ValueError(f"A method named {name!r} is already declared ({where}, task {known.task!r}); choose "
+                         f"another name for yours.")
     METHODS[name] = entry
     return entry
+
+
+#: augmenter class attribute -> the `MethodEntry` field it is taken from.
+_DECLARED = {"default_task": "task", "config_class": "config", "roles": "roles"}
+
+
+def declared_attributes(cls: type) -> None:
+    """Give an augmenter class of a declared method the task, config class and roles of its declaration, so they
+    are stated once; a class that states one of them itself must agree with the declaration (TypeError if not).
+    ``Augmenter`` calls it for every subclass that names its own ``method``."""
+    entry = METHODS.get(vars(cls).get("method", ""))
+    if entry is None:
+        return
+    for attribute, field_name in _DECLARED.items():
+        declared = getattr(entry, field_name)
+        if attribute in vars(cls) and vars(cls)[attribute] != declared:
+            raise TypeError(f"{cls.__qualname__}.{attribute} is {vars(cls)[attribute]!r} but the method "
+                            f"{entry.name!r} is declared with {field_name}={declared!r}; state it once, in "
+                            f"register_method.")
+        setattr(cls, attribute, declared)
 
 
 def lazy_exports(package: str, exports: dict[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:

@@ -53,6 +53,24 @@ def _tokenize_fn(generator: Generator, source_column: str, target_column: str, m
     return seq2seq if generator.is_encoder_decoder else causal
 
 
+def _prepare_adapter(generator: Generator, lora: Any) -> bool:
+    """Give ``generator.model`` what ``lora`` asks for; True when it trains a LoRA adapter (new or its own)."""
+    adapter = bool(generator._lora_layers())
+    if adapter and lora not in (None, False, True):
+        raise ValueError(f"train_generator: the generator already carries a LoRA adapter, so lora={lora!r} cannot "
+                         f"apply; pass lora=True (or None) to go on training that adapter, or load its base "
+                         f"without one (Generator.from_base) to train a new adapter.")
+    if lora and not adapter:
+        task = "SEQ_2_SEQ_LM" if generator.is_encoder_decoder else "CAUSAL_LM"
+        generator.model = with_lora(generator.model, lora, task)
+    elif adapter:
+        # peft loads a saved adapter frozen, for inference; going on training it (a shipped editor fine-tuned on
+        # its own best outputs) trains the adapter's weights and leaves the base as it is.
+        for name, param in generator.model.named_parameters():
+            param.requires_grad_("lora_" in name)
+    return bool(lora) or adapter
+
+
 def train_generator(generator: Generator | str, train_dataset: Any, *, source_column: str = "source",
                     target_column: str = "target", eval_dataset: Any = None, bidirectional: bool = False,
                     lora: Any = None, num_train_epochs: float = 1.0, max_steps: int = -1,
@@ -103,19 +121,7 @@ def train_generator(generator: Generator | str, train_dataset: Any, *, source_co
             eval_dataset = bidirectional_pairs(eval_dataset, source_column, target_column)
 
     generator.unmerge_adapter()  # generation merges a LoRA adapter into its base; training needs it apart
-    adapter = bool(generator._lora_layers())
-    if adapter and lora not in (None, False, True):
-        raise ValueError(f"train_generator: the generator already carries a LoRA adapter, so lora={lora!r} cannot "
-                         f"apply; pass lora=True (or None) to go on training that adapter, or load its base "
-                         f"without one (Generator.from_base) to train a new adapter.")
-    if lora and not adapter:
-        task = "SEQ_2_SEQ_LM" if generator.is_encoder_decoder else "CAUSAL_LM"
-        generator.model = with_lora(generator.model, lora, task)
-    elif adapter:
-        # peft loads a saved adapter frozen, for inference; going on training it (a shipped editor fine-tuned on
-        # its own best outputs) trains the adapter's weights and leaves the base as it is.
-        for name, param in generator.model.named_parameters():
-            param.requires_grad_("lora_" in name)
+    adapter = _prepare_adapter(generator, lora)
     tokenize = _tokenize_fn(generator, source_column, target_column,
                             max_target_length or generator.config.max_new_tokens)
     cols = train_dataset.column_names
@@ -127,7 +133,7 @@ def train_generator(generator: Generator | str, train_dataset: Any, *, source_co
         eval_tok = eval_dataset.map(tokenize, batched=True, remove_columns=eval_dataset.column_names,
                                     desc="Tokenizing eval pairs")
     generator.tokenizer.padding_side = "right"
-    lr = learning_rate if learning_rate is not None else (2e-4 if lora or adapter else 5e-5)
+    lr = learning_rate if learning_rate is not None else (2e-4 if adapter else 5e-5)
     args = make_training_args(output_dir, seed=seed, num_train_epochs=num_train_epochs, max_steps=max_steps,
                               learning_rate=lr, batch_size=batch_size, has_eval=eval_tok is not None,
                               overrides=training_args)
@@ -146,7 +152,7 @@ def train_generator(generator: Generator | str, train_dataset: Any, *, source_co
         "learning_rate": lr, "num_train_epochs": num_train_epochs, "max_steps": max_steps,
         "batch_size": batch_size, "seed": seed, "global_step": result.global_step,
         "train_loss": round(float(result.training_loss), 4),
-        "lora": lora_summary(generator.model) if lora or adapter else None,
+        "lora": lora_summary(generator.model) if adapter else None,
     }
     if eval_tok is not None:
         info["eval_loss"] = round(float(trainer.evaluate()["eval_loss"]), 4)

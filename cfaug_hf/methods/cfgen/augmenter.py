@@ -50,9 +50,7 @@ class CFGenAugmenter(Augmenter):
         for Named Entity Recognition". EMNLP 2020.
     """
 
-    method = "cfgen"
-    default_task = "token-classification"
-    config_class = CFGenConfig
+    method = "cfgen"  # its task, config and roles: the register_method call in __init__
     citation = CFGEN_CITATION
 
     def __init__(self, schema: TaskSchema | None = None, *, lexicon: EntityLexicon | dict[str, Any] | None = None,

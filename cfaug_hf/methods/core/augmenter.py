@@ -13,7 +13,7 @@ from ...fingerprint import stable_hash
 from ...generation import as_text_generator, screen_answer
 from ...schema import SchemaError, TaskSchema
 from .paper import PAPER
-from .config import ROLES, COREConfig
+from .config import COREConfig
 from ...text.template import check_template, fill_template
 from .prompts import TEMPLATE_FIELDS, build_prompt, keywords, parse_answer, template_values
 
@@ -82,10 +82,7 @@ class COREAugmenter(Augmenter):
         Framework for Counterfactual Data Generation". Findings of EMNLP 2022. https://arxiv.org/abs/2210.04873
     """
 
-    method = "core"
-    config_class = COREConfig
-    default_task = "sentiment-analysis"
-    roles = ROLES
+    method = "core"  # its task, config and roles: the register_method call in __init__
     presets = {"paper": PAPER}
     citation = CORE_CITATION
 

@@ -11,7 +11,7 @@ from ...filters import LabelFlipFilter
 from ...generation import RowSeeds, as_text_generator
 from ...schema import SchemaError, TaskSchema
 from ...text import classify_edit, diff_tokens, substitute_span
-from .config import ROLES, CrossAugConfig
+from .config import CrossAugConfig
 from .paper import PAPER
 
 __all__ = ["CrossAugAugmenter"]
@@ -73,10 +73,7 @@ class CrossAugAugmenter(Augmenter):
         Augmentation Method for Debiasing Fact Verification Models". CIKM 2021. https://arxiv.org/abs/2109.15107
     """
 
-    method = "crossaug"
-    config_class = CrossAugConfig
-    default_task = "fact-verification"
-    roles = ROLES
+    method = "crossaug"  # its task, config and roles: the register_method call in __init__
     presets = {"paper": PAPER}
     citation = """@inproceedings{lee2021crossaug,
   title     = {CrossAug: A Contrastive Data Augmentation Method for Debiasing Fact Verification Models},

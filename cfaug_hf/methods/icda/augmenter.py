@@ -10,7 +10,7 @@ from ...augmenter import Augmenter, Counterfactual, Example, RowResult, source_i
 from ...fingerprint import digest_json
 from ...schema import SchemaError, TaskSchema
 from ...text.sentences import split_sentences
-from .config import ROLES, ICDAConfig
+from .config import ICDAConfig
 from .paper import PAPER
 from .selection import OcclusionSelector, Plan, SelectionResult, plan_counterfactuals
 
@@ -67,10 +67,7 @@ class RationaleSwapAugmenter(Augmenter):
         Mitchell Plyler, Min Chi. "Iterative Counterfactual Data Augmentation". AAAI 2025.
     """
 
-    method = "icda"
-    config_class = ICDAConfig
-    default_task = "sentiment-analysis"
-    roles = ROLES
+    method = "icda"  # its task, config and roles: the register_method call in __init__
     citation = ICDA_CITATION
     presets = {"paper": PAPER}
 

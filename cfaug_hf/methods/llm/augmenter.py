@@ -16,7 +16,7 @@ from ...filters import (LabelFlipFilter, NERConstraintFilter, NLIConstraintFilte
 from ...fingerprint import stable_hash
 from ...generation import as_text_generator, screen_answer
 from ...schema import SchemaError, TaskSchema
-from .config import ROLES, LLMConfig
+from .config import LLMConfig
 from .paper import PAPER
 from ...text.template import check_template, fill_template
 from .prompts import DEMONSTRATIONS, TEMPLATE_FIELDS, build_prompt, parse_choice, template_values, cot_consistent, parse_list, parse_replacements, parse_text
@@ -114,10 +114,7 @@ class LLMCounterfactualAugmenter(Augmenter):
         Generation: An Empirical Study". LREC-COLING 2024. https://arxiv.org/abs/2305.14791
     """
 
-    method = "llm"
-    config_class = LLMConfig
-    default_task = "sentiment-analysis"
-    roles = ROLES
+    method = "llm"  # its task, config and roles: the register_method call in __init__
     citation = LLM_CF_CITATION
     presets = {"paper": PAPER}
 

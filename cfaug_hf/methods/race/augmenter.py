@@ -13,7 +13,7 @@ from ...fingerprint import stable_hash
 from ...generation import as_text_generator
 from ...components.occlusion import occlusion_drops
 from ...schema import SchemaError, TaskSchema
-from .config import ROLES, RACEConfig
+from .config import RACEConfig
 from .paper import PAPER
 from .editor import edit_evidence
 from ...verbosity import get_logger
@@ -94,10 +94,7 @@ class RACEAugmenter(Augmenter):
         Rationale-Sensitive Counterfactual Data Augmentation for Multi-hop Fact Verification". EMNLP 2023.
     """
 
-    method = "race"
-    config_class = RACEConfig
-    default_task = "fact-verification"
-    roles = ROLES
+    method = "race"  # its task, config and roles: the register_method call in __init__
     presets = {"paper": PAPER}
     citation = RACE_CITATION
 
