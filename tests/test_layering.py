@@ -105,6 +105,15 @@ def test_the_core_names_no_component_or_method():
         assert not upward, f"{module} imports {sorted(upward)}"
 
 
+def test_training_reads_no_method():
+    """Training recipes sit below the methods: what both need (the keyword rule an editor is trained with and CORE
+    prompts with) lives in the shared layers, so a method's package can change without touching training."""
+    graph = import_graph()
+    for module in (m for m in graph if m.startswith("cfaug_hf.training")):
+        upward = {d for d in graph[module] if d.startswith(("cfaug_hf.methods", "cfaug_hf.cli"))}
+        assert not upward, f"{module} imports {sorted(upward)}"
+
+
 def _loads_by_name(path: Path) -> list[str]:
     """The module names that ``import_module``/``lazy_exports`` calls in ``path`` give as text (f-strings with
     ``{__name__}`` read as the module's own name)."""

@@ -144,7 +144,7 @@ def train_editor(editor: Editor | str, pairs: Any, *, task: str | None = None, k
     """
     from datasets import Dataset
 
-    from ..methods.core.prompts import keywords as keyword_rule
+    from ..text.keywords import keywords as keyword_rule
 
     if isinstance(editor, str):
         editor = Editor.from_base(editor, **editor_overrides)
