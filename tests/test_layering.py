@@ -114,6 +114,15 @@ def test_training_reads_no_method():
         assert not upward, f"{module} imports {sorted(upward)}"
 
 
+def test_the_registry_is_the_floor():
+    """What a method declares (roles, presets) reaches nothing above it: a role asks the component classes which of
+    them a folder holds (``Component.holds``) instead of reading folders itself."""
+    graph = import_graph()
+    for module in (m for m in graph if m.startswith("cfaug_hf.registry")):
+        above = {d for d in graph[module] if not d.startswith(("cfaug_hf.registry", "cfaug_hf.schema"))}
+        assert not above, f"{module} imports {sorted(above)}"
+
+
 def _loads_by_name(path: Path) -> list[str]:
     """The module names that ``import_module``/``lazy_exports`` calls in ``path`` give as text (f-strings with
     ``{__name__}`` read as the module's own name)."""

@@ -301,6 +301,13 @@ class Component(abc.ABC):
         return None
 
     @classmethod
+    def holds(cls, name_or_path: str | os.PathLike) -> bool:
+        """Whether the saved folder or Hub repository ``name_or_path`` holds a component of this class (its config
+        file is there): how a role that several types can fill tells which one a folder is."""
+        folder, _ = resolve_folder(name_or_path, "component")
+        return (folder / cls.config_name).is_file()
+
+    @classmethod
     def from_pretrained(cls, name_or_path: str | os.PathLike, *, revision: str | None = None,
                         token: str | bool | None = None, **kwargs: Any) -> Any:
         """Load from a local folder or a Hub repository (downloaded with ``snapshot_download``)."""

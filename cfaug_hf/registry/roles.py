@@ -72,10 +72,7 @@ class Role:
             if found is not None:
                 return found
         if len(classes) > 1:  # which type a folder holds is written in it: its config file
-            from ..sharing.hub import resolve_folder
-
-            folder, _ = resolve_folder(value, "component")
             for cls in classes:
-                if (folder / cls.config_name).is_file():
+                if cls.holds(value):
                     return cls.from_pretrained(value)
         return classes[-1].from_pretrained(value)
