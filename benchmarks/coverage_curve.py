@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks import harness
+from benchmarks.debias.validity import validity_note
 from benchmarks.harness import RESULTS, ROOT
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ CURVES = {
 def full_only_rows() -> tuple[str, ...]:
     """Rows that exist only at full coverage (``registry.row(full_coverage_only=True)``): the cross-fitting editors
     rewrite every row there (a smaller share's sample of a quarter or half is not a prefix of a larger one's)."""
-    from benchmarks.leaderboard import registered_rows
+    from benchmarks.debias.rows import registered_rows
 
     return tuple(name for name, r in registered_rows().items() if r.full_coverage_only)
 
@@ -213,18 +214,6 @@ def markdown(summary: dict) -> str:
             lines.append(f"| {p['share']:g}% | {p['rows_covered']} | {row} | {cell} | {c['two_sd']:.1f} | "
                          f"{f'{rec}%' if rec != '' else ''} |")
     return "\n".join(lines) + "\n"
-
-
-def validity_note(summary: dict) -> list[str]:
-    """A line saying the yardstick fails its validity check, where it does (its figures cannot show an effect)."""
-    check = summary.get("validity")
-    if not check or check["passed"]:
-        return []
-    held = check.get("in_domain") or {}
-    return ["", f"**This yardstick fails its validity check** (`{check['row']}` minus `none` on {check['test']} "
-                f"{check['gain']:+.1f}, needs > 2 sd = {check['two_sd']:.1f}"
-                + (f"; `none` {held['none']:.1f}% on {held['test']}, needs >= {held['minimum']:.0f}%" if held else "")
-                + "): no figure here can show a debiasing effect."]
 
 
 def plot(summary: dict, path: Path) -> None:

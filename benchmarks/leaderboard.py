@@ -18,39 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import harness
+from benchmarks.debias.rows import registered_rows, row_title  # noqa: F401  (also read from here)
+from benchmarks.debias.validity import VALIDITY, measurable, validity, validity_note  # noqa: F401
 from benchmarks.harness import RESULTS
 TASK_NAMES = {"sentiment": "Sentiment (CAD IMDb)", "nli": "NLI (CAD SNLI)", "fv": "Fact verification (FEVEROUS)",
               "fever": "Fact verification (FEVER, paper setup)",
               "fv-ood": "Fact verification out of domain (train FEVEROUS; RACE's Table 2 shape)"}
 
 
-def registered_rows() -> dict[str, Any]:
-    """Every training-set row of `benchmarks.debias`, in registration order; each carries its leaderboard title and
-    the human row it is compared with on the same source rows (``registry.row``)."""
-    from benchmarks.debias import rows as _  # noqa: F401  (registers every row)
-    from benchmarks.debias.registry import ROWS
-
-    return ROWS
-
-
-def row_title(name: str) -> str:
-    from benchmarks.debias.registry import title
-
-    registered_rows()
-    return title(name)
-
-
 #: Rows kept in the raw JSON but left out of the tables, with why: made with components the release no longer ships.
 SUPERSEDED = {("fv", "crossaug"): "made with a negative-claim generator and filters the release no longer ships",
               ("fv", "crossaug+balance"): "made with a negative-claim generator and filters the release no longer "
                                           "ships"}
-
-
-#: The checks a table must pass to count as a yardstick for its task: (row that must beat ``none``, test set,
-#: minimum held-out accuracy of ``none`` on the in-domain set or None).
-VALIDITY = {"sentiment": ("human", "contrast dev", None), "nli": ("human", "revised_hypothesis/test", None),
-            "fever": ("reweight", "fever-symmetric", ("fever held-out", 0.80)),
-            "fv": ("reweight", "fever-symmetric", None)}
 
 
 def _minutes(rows: dict[str, Any]) -> float | None:
@@ -61,41 +40,8 @@ def _minutes(rows: dict[str, Any]) -> float | None:
     return round(sum(sec * n for sec, n in zip(seconds, seeds)) / 60, 1)
 
 
-def validity(name: str, results: dict[str, Any]) -> dict[str, Any] | None:
-    """Whether the table can see shortcuts: the reference row beats ``none`` on the contrast set by more than 2 sd
-    of the difference (sd of each row over seeds, combined as for independent runs)."""
-    check = VALIDITY.get(name)
-    rows = results["rows"]
-    if check is None or "none" not in rows or check[0] not in rows:
-        return None
-    row, test, floor = check
-    if test not in rows[row]["accuracy"] or test not in rows["none"]["accuracy"]:
-        return None
-    a, b = rows[row]["accuracy"][test], rows["none"]["accuracy"][test]
-    sd = (statistics.stdev(a) ** 2 + statistics.stdev(b) ** 2) ** 0.5 if len(a) > 1 and len(b) > 1 else 0.0
-    gain = statistics.mean(a) - statistics.mean(b)
-    out = {"row": row, "test": test, "gain": round(gain * 100, 2), "two_sd": round(2 * sd * 100, 2),
-           "passed": bool(len(a) > 1 and sd > 0 and gain > 2 * sd)}
-    if sd == 0:  # one deterministic run repeated (a bag of words), or one seed: no spread to compare with
-        out["why"] = "the seeds do not vary the result, so there is no spread to compare the gain with"
-    if floor and floor[0] in rows["none"]["accuracy"]:
-        held = statistics.mean(rows["none"]["accuracy"][floor[0]])
-        out["in_domain"] = {"test": floor[0], "none": round(held * 100, 2), "minimum": floor[1] * 100}
-        out["passed"] = out["passed"] and held >= floor[1]
-    return out
-
-
 def _mean(values: list[float]) -> float:
     return statistics.mean(values) * 100
-
-
-def measurable(values: list[float], base: list[float]) -> bool:
-    """Whether the difference of the means exceeds 2 sd of the difference (each row's sd over seeds, combined as
-    for independent runs); a difference within it is "no measurable effect"."""
-    if len(values) < 2 or len(base) < 2:
-        return False
-    sd = (statistics.stdev(values) ** 2 + statistics.stdev(base) ** 2) ** 0.5
-    return abs(statistics.mean(values) - statistics.mean(base)) > 2 * sd > 0
 
 
 def _cell(values: list[float], base: list[float] | None) -> str:
@@ -313,7 +259,6 @@ def coverage_tables(results_dir: Path) -> list[str]:
     """The gain-against-coverage curves of `benchmarks.coverage_curve` (each task's own head), one table each: a
     row per training set, a column per share of the rows covered; a curve whose yardstick fails its validity check
     says so above its table."""
-    from benchmarks.coverage_curve import validity_note
 
     lines: list[str] = []
     for path in sorted(results_dir.glob("coverage_*.json")):

@@ -15,9 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("cfaug_hf", "trainer_callbacks", "hub_cards")
 
 
-def modules() -> dict[str, Path]:
+def modules(packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
     found = {}
-    for package in PACKAGES:
+    for package in packages:
         for path in (ROOT / package).rglob("*.py"):
             parts = path.relative_to(ROOT).with_suffix("").parts
             name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -25,10 +25,10 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(packages: tuple[str, ...] = PACKAGES) -> dict[str, set[str]]:
     from cfaug_hf.fingerprint import imported_names
 
-    mods = modules()
+    mods = modules(packages)
     graph: dict[str, set[str]] = {}
     for name, path in mods.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -81,6 +81,10 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_cycles():
     assert cycles(import_graph()) == []
+
+
+def test_no_import_cycles_among_the_benchmarks_and_scripts():
+    assert cycles(import_graph(("benchmarks", "scripts"))) == []
 
 
 def test_the_core_does_not_import_methods_cards_or_callbacks():

@@ -17,7 +17,7 @@ everything); ``frozen`` is the frozen-encoder yardstick (benchmarks/frozen_yards
 once and cached, then a ``--head lr``, ``mlp`` or ``topN`` trained per seed); any other value is a Hugging Face model
 id or folder fine-tuned with Trainer (default MiniLM, resolved offline).
 
-Each table is checked for validity (``benchmarks.leaderboard.validity``): a yardstick counts for a task only if the
+Each table is checked for validity (``benchmarks.debias.validity.validity``): a yardstick counts for a task only if the
 human counterfactuals (IMDb, SNLI) or the claim-only re-weighting (FEVER) beat ``none`` on the contrast set by more
 than 2 sd of the difference (and, for FEVER, the held-out accuracy is at least 80%). A table whose checks fail says
 so in its heading. Writes benchmarks/results/debias_<config>_<model>.{md,json}, with the git commit, date and

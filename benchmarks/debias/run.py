@@ -6,12 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from benchmarks import harness
-from benchmarks.leaderboard import validity
+from benchmarks.debias.validity import validity
 
 from . import rows as _rows  # noqa: F401  (registers every row)
 from . import settings
@@ -196,10 +197,10 @@ def write(results: dict[str, Any], model_label: str, quiet: bool = False) -> Non
 
 
 def build_parser() -> argparse.ArgumentParser:
-    import benchmarks.debias as package
     from cfaug_hf.pretrained import MINILM
 
-    ap = harness.parser(package.__doc__)
+    # the package's docstring is the command's help; the package imports this module, so it is read, not imported
+    ap = harness.parser(sys.modules[__package__].__doc__)
     ap.add_argument("--config", choices=[*CONFIGS, "all"], default="all")
     ap.add_argument("--model", default="bow", help=f"'bow', 'frozen' or a model id/folder (e.g. {MINILM})")
     ap.add_argument("--head", choices=["lr", "mlp", "top1", "top2"], default="lr",
