@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 from benchmarks import harness
-from benchmarks.harness import RESULTS
+from benchmarks.harness import RESULTS, ROOT
 SETTINGS = ("augment()", "augment(batch_size=32)", "map(augmenter)", "bare map")
 
 
@@ -59,7 +59,9 @@ def _augmenter(sample):
     from cfaug_hf import CrossAugAugmenter, TaskSchema
 
     lookup = {c: rewrite_one(c) for c in set(sample["claim"])}
-    return CrossAugAugmenter(lambda claims: [lookup[c] for c in claims], TaskSchema.fact_verification(id_column="id"))
+    # no flip checker: the benchmark measures the pipeline around a free generator, not a classifier's forward passes
+    return CrossAugAugmenter(lambda claims: [lookup[c] for c in claims], TaskSchema.fact_verification(id_column="id"),
+                             checker=None)
 
 
 def build_data(rows: int, folder: Path) -> None:
@@ -181,8 +183,10 @@ def main() -> None:
             runs: dict[str, list[dict]] = {s: [] for s in args.settings}
             for _ in range(repeats):
                 for setting in args.settings:
-                    proc = subprocess.run([sys.executable, __file__, "--child", setting, str(folder)],
-                                          capture_output=True, text=True, env={**os.environ, "CFAUG_VERBOSITY": "error"})
+                    # run as a module from the repository root, as the command itself is, so `benchmarks` imports
+                    proc = subprocess.run([sys.executable, "-m", "benchmarks.pipeline_overhead", "--child", setting,
+                                           str(folder)], capture_output=True, text=True, cwd=ROOT,
+                                          env={**os.environ, "CFAUG_VERBOSITY": "error"})
                     if proc.returncode:
                         raise SystemExit(f"{setting} at {rows} rows failed:\n{proc.stderr[-3000:]}")
                     runs[setting].append(json.loads(proc.stdout.strip().splitlines()[-1]))

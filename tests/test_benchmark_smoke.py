@@ -1,0 +1,29 @@
+"""The benchmarks run: each here at its smallest setting, so a move in the library that breaks one fails a test
+instead of the next person who runs it (the figures themselves are the benchmarks' business, not the suite's)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.long
+def test_pipeline_overhead_runs_its_children_and_writes_a_table(tmp_path):
+    # each setting runs in a child process started as `python -m benchmarks.pipeline_overhead --child ...`
+    out = tmp_path / "po"
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.pipeline_overhead", "--rows", "200", "--repeats", "1",
+                           "--settings", "augment()", "bare map", "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    runs = json.loads(out.with_suffix(".json").read_text())
+    text = out.with_suffix(".md").read_text()
+    assert "| 200 | augment() |" in text and "| 200 | bare map |" in text
+    runs = runs["runs"]["200"]
+    # the bare map is built to write exactly the augmenter's rows: the same count, or the comparison is void
+    assert runs["augment()"][0]["rows_out"] == runs["bare map"][0]["rows_out"] > 200
