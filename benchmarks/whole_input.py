@@ -10,7 +10,8 @@ Parts (each cached in ``benchmarks/.cache/whole_input/``, so a killed run resume
   (`cfaug_hf.training.partial_flips`, seed 0: some of the annotator's sentence changes made, given the label they
   were being flipped to) and of originals given the label they do not have.
 * ``rows``: ``--n`` CAD IMDb dev reviews (seeded, half of each label) rewritten by the shipped sentiment editor
-  through ``COREAugmenter(mode="editor_only")``, once per configuration (`CONFIGS`). For each: the share of reviews
+  through ``COREAugmenter(mode="editor_only")`` (the configurations ending "distilled editor": that editor
+  fine-tuned on its own best outputs, `EDITORS`), once per configuration (`CONFIGS`). For each: the share of reviews
   with a kept counterfactual, the independent judge's whole-input flip rate over all reviews and over the kept
   ones, its ceiling (the judge on the annotators' counterfactuals of the same reviews), the share of words changed,
   and seconds per review. Each configuration's rows go to ``benchmarks/results/whole_input_rows_<config>.jsonl``
@@ -73,7 +74,14 @@ CONFIGS: dict[str, tuple[dict[str, Any], str]] = {
     "until-flipped, residual 0.65, 3 a round, 12 edits + sentence checker": (
         {"until_flipped": True, "edits_per_round": 3, "max_edits": 12, "residual": 0.65},
         "whole + sentences, sentence checker"),
+    "fixed-3 + whole + sentences checker, distilled editor": ({"edit_sentences": 3}, "whole + sentences"),
+    "until-flipped + whole + sentences checker, distilled editor": (
+        {"until_flipped": True, "ratings": False}, "whole + sentences"),
 }
+#: config name -> the editor it uses in place of the shipped one: the shipped editor fine-tuned on its own best
+#: outputs (``python -m scripts.distill_editor --task sentiment``)
+EDITORS = {name: CACHE / "editors" / "sentiment-distilled" / "sentiment" for name in CONFIGS
+           if name.endswith("distilled editor")}
 PARTS = CACHE / "whole_input"
 
 
@@ -197,8 +205,11 @@ def rows_part(name: str, rows: Any) -> dict[str, Any]:
 
     from cfaug_hf import COREAugmenter
 
+    from cfaug_hf import Editor
+
     settings, checker_name = CONFIGS[name]
-    aug = COREAugmenter(mode="editor_only", checker=load_checker(checker_name), **settings)
+    editor = Editor.from_pretrained(EDITORS[name]) if name in EDITORS else "default"
+    aug = COREAugmenter(mode="editor_only", checker=load_checker(checker_name), editor=editor, **settings)
     data = Dataset.from_dict({"id": [f"dev-{i}" for i in range(len(rows))], "text": rows["text"],
                               "label": rows["label"]})
     start = time.perf_counter()
@@ -270,7 +281,7 @@ def main() -> None:
         from cfaug_hf import LabelChecker
 
         rows = reviews(args.n)
-        made_by = {name: cached(f"rows-{name}-{args.n}-{_digest(CONFIGS[name][1])}",
+        made_by = {name: cached(f"rows-{name}-{args.n}-{_digest(CONFIGS[name][1])}{_editor_digest(name)}",
                                 lambda: rows_part(name, rows)) for name in args.configs}
         if not (JUDGE / "cfaug_checker.json").is_file():
             raise SystemExit(f"The rows are made and cached; judging them needs the judge ({JUDGE}: "
@@ -304,6 +315,18 @@ def main() -> None:
 
 def _slug(name: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in name).strip("-").replace("--", "-")
+
+
+def _editor_digest(name: str) -> str:
+    """The weights of the editor config ``name`` uses in place of the shipped one ("" for the shipped editor, whose
+    parts were cached before this existed)."""
+    if name not in EDITORS:
+        return ""
+    from cfaug_hf import Editor
+
+    if not (EDITORS[name] / "cfaug_editor.json").is_file():
+        raise SystemExit(f"{name}: no editor in {EDITORS[name]}; python -m scripts.distill_editor --task sentiment")
+    return "-" + Editor.from_pretrained(EDITORS[name]).weights_fingerprint()[:12]
 
 
 def _digest(checker: str) -> str:

@@ -152,6 +152,28 @@ def test_a_component_without_weights_or_training_pushes_with_a_card(hub):
     assert LexiconNER.from_pretrained(plain)(texts) == LexiconNER({"paris": "GPE"})(texts) != [[], []]
 
 
+def test_a_components_licence_and_languages_are_its_own_and_saved_with_it(hub, tmp_path):
+    from cfaug_hf.components.ner import LexiconNER
+
+    ner = LexiconNER({"paris": "GPE"})
+    ner.card_license, ner.card_language = "cc-by-4.0", ["fr"]
+    assert LexiconNER.card_license is None and LexiconNER({"x": "GPE"}).card_language is None  # not the class's
+    ner.save_pretrained(tmp_path / "ner")
+    back = LexiconNER.from_pretrained(tmp_path / "ner")
+    assert (back.card_license, back.card_language) == ("cc-by-4.0", ["fr"])
+    repo = name("licensed-ner")
+    back.push_to_hub(repo, token=ALICE)
+    card = ModelCard.load(repo)
+    assert card.data.license == "cc-by-4.0" and card.data.language == ["fr"]
+    config_file = next(p for p in (tmp_path / "ner").glob("cfaug_*.json") if p.name != "cfaug_manifest.json")
+    config = json.loads(config_file.read_text())
+    for bad in ({"license": 3}, {"language": "fr"}, ["mit"]):
+        config["card"] = bad
+        config_file.write_text(json.dumps(config))
+        with pytest.raises(ComponentLoadError, match="'card' must be"):
+            LexiconNER.from_pretrained(tmp_path / "ner")
+
+
 def test_private_repo_needs_the_owner_token(hub):
     repo = name("private-gen")
     tiny_generator().push_to_hub(repo, private=True, token=ALICE)

@@ -60,6 +60,8 @@ def load_weights(model_class: Any, folder: Path, what: str, **kwargs: Any) -> An
 
 #: Key of the saved config that records the weights' digest and their files' digests (see _fingerprint_from_files).
 _WEIGHTS_RECORD = "weights_record"
+#: The saved config's key for what the card declares of this very component (licence, languages).
+_CARD = "card"
 
 
 @contextlib.contextmanager
@@ -126,9 +128,10 @@ class Component(abc.ABC):
     base_model: str | None = None
     #: What it was trained on and how (set by trained components; read-only empty by default).
     training_info: Mapping[str, Any] = types.MappingProxyType({})
-    #: The licence and languages its card declares, when known.
-    card_license: ClassVar[str | None] = None
-    card_language: ClassVar[list[str] | None] = None
+    #: The licence and languages its card declares, when known: a class default, settable per component
+    #: (``checker.card_license = "mit"``) and saved with it.
+    card_license: str | None = None
+    card_language: list[str] | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -277,6 +280,9 @@ class Component(abc.ABC):
             self._save(tmp)
             config = {"component_type": self.component_type, "format_version": FORMAT_VERSION,
                       "cfaug_hf_version": __version__, **self.get_config_dict()}
+            card = {k: v for k, v in (("license", self.card_license), ("language", self.card_language)) if v}
+            if card:
+                config[_CARD] = card
             record = self._weights_record(tmp)
             if record:
                 config[_WEIGHTS_RECORD] = record
@@ -321,6 +327,11 @@ class Component(abc.ABC):
         for key in ("component_type", "format_version", "cfaug_hf_version"):
             config.pop(key, None)
         record = config.pop(_WEIGHTS_RECORD, None)
+        card = config.pop(_CARD, None) or {}
+        if not (isinstance(card, dict) and isinstance(card.get("license", ""), str) and (
+                isinstance(card.get("language", []), list) and all(isinstance(x, str) for x in card.get("language", [])))):
+            raise ComponentLoadError(f"{folder / cls.config_name}: 'card' must be {{\"license\": a licence id, "
+                                     f"\"language\": a list of language codes}}, got {str(card)[:100]}.")
         try:
             component = cls._load(folder, config, **kwargs)
         except ConfigError as err:
@@ -332,6 +343,8 @@ class Component(abc.ABC):
                 f"Cannot load the {cls.__name__} from {folder}: {type(err).__name__}: {str(err)[:300]}. A file of the "
                 f"folder is damaged or belongs to another model; save or download it again.") from err
         component.hub_origin = origin
+        component.card_license = card.get("license") or cls.card_license
+        component.card_language = card.get("language") or cls.card_language
         if isinstance(component, PretrainedComponent):
             component._fingerprint_from_files(folder, config, record)
         return component
