@@ -652,6 +652,11 @@ class Augmenter(abc.ABC):
             map_args = dict(batched=True, batch_size=batch_size, num_proc=num_proc, with_indices=True,
                             features=self.output_features(dataset.features), desc=desc, **map_kwargs)
             if checkpoint_dir is None:
+                # The output named through datasets' public argument, from what decides its rows (the augmenter's
+                # config, weights and code; the input; the map settings), not by hashing the augmenter object.
+                map_args.setdefault("new_fingerprint", digest_json({
+                    "augmenter": runner.fingerprint(), "data": dataset._fingerprint,
+                    "map": {k: repr(v) for k, v in sorted(map_args.items()) if k not in ("desc", "num_proc")}})[:32])
                 result = dataset.map(runner, **map_args)
             else:
                 result = _map_in_parts(dataset, runner, Path(checkpoint_dir), checkpoint_rows, map_args,
