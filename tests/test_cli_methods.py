@@ -302,3 +302,30 @@ def test_a_compressed_data_file_is_read_as_its_inner_format(tmp_path, capsys, na
     assert main(["augment", plain, "--method", "cfgen", "--out", str(tmp_path / "plain")]) == 0
     got, want = (load_from_disk(str(tmp_path / o / "data")) for o in ("packed", "plain"))
     assert got.num_rows == want.num_rows and got.to_list() == want.to_list()
+
+
+def test_a_new_training_kind_is_a_dataclass_and_a_function(monkeypatch, tmp_path, capsys):
+    import dataclasses
+
+    from cfaug_hf.cli import train as train_cli
+
+    monkeypatch.setattr(train_cli, "KINDS", dict(train_cli.KINDS))
+
+    @dataclasses.dataclass
+    class CountOptions(train_cli.TrainingOptions):
+        word: str = train_cli._option("the", "the word to count")
+
+    @train_cli.training_kind("counter", CountOptions, help="counts a word", description="Counts a word.")
+    def _train_counter(args):
+        rows = train_cli._data(args)
+        print(f"{args.word}: {sum(t.split().count(args.word) for t in rows['text'])} (epochs {args.epochs})")
+
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"text": "the cat the end"}\n{"text": "a dog"}\n')
+    assert cli.main(["train", "counter", str(data), "--out", str(tmp_path / "o"), "--epochs", "2"]) == 0
+    assert "the: 2 (epochs 2.0)" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli.main(["train", "counter", str(data), "--out", str(tmp_path / "o"), "--epochs", "0"])
+    assert "--epochs" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="cfaug train counter is already defined"):
+        train_cli.training_kind("counter", CountOptions, help="", description="")(_train_counter)

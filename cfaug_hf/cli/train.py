@@ -10,6 +10,9 @@ saves the component with ``save_pretrained`` into ``--out``, ready for ``cfaug a
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,7 @@ from .base import (Command, UsageError, add_out_options, add_schema_options, che
                    positive_int, schema_options, writing_out)
 from .data import DATA_FILES, load_local
 
-__all__ = ["TrainCommand"]
+__all__ = ["TrainCommand", "TrainingOptions", "TrainingKind", "training_kind", "add_training_options"]
 
 SMOLLM = "HuggingFaceTB/SmolLM2-135M-Instruct"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -38,21 +41,131 @@ def model_reference(text: str) -> str:
     return text
 
 
-def _common(p: argparse.ArgumentParser, base: str, epochs: float, lora: bool) -> None:
-    p.add_argument("data", help=f"training data: a saved dataset folder, {DATA_FILES} or a Hub dataset id")
-    p.add_argument("--split", default=None,
-                   help="the split to read from a saved DatasetDict folder or a Hub dataset (default train)")
-    add_out_options(p, "the trained component")
-    p.add_argument("--base", type=model_reference, default=base, help=f"model id or folder to start from [{base}]")
-    p.add_argument("--epochs", type=positive_float, default=epochs, help=f"training epochs [{epochs:g}]")
-    p.add_argument("--max-steps", type=int, default=-1, help="stop after this many steps (overrides --epochs)")
-    p.add_argument("--learning-rate", type=positive_float, default=None, help="learning rate [the function's default]")
-    p.add_argument("--batch-size", type=positive_int, default=16, help="training batch size [16]")
-    p.add_argument("--seed", type=int, default=42, help="training seed [42]")
-    p.add_argument("--lora", action=argparse.BooleanOptionalAction, default=lora,
-                   help=f"train a LoRA adapter instead of every weight [{lora}]")
-    p.add_argument("--limit", type=positive_int, default=None, help="train on a seeded sample of this many rows")
-    p.add_argument("--dataset-id", default=None, help="Hub id of the training data, recorded on the model card")
+def _option(default: Any, help: str, **argparse_kwargs: Any) -> Any:
+    """A field of a kind's options: its default, its help line and what argparse needs beyond its type (a checking
+    ``type``, ``choices``, ``shown``: the default as the help line shows it)."""
+    return dataclasses.field(default=default, metadata={"help": help, "argparse": argparse_kwargs})
+
+
+@dataclasses.dataclass
+class TrainingOptions:
+    """What every ``cfaug train KIND`` takes (``--base``, ``--epochs``, ...). A kind's own dataclass subclasses it,
+    adds its fields and restates a field to change its default; its options are generated from it."""
+
+    base: str = _option(MINILM, "model id or folder to start from", type=model_reference)
+    epochs: float = _option(3.0, "training epochs", type=positive_float)
+    max_steps: int = _option(-1, "stop after this many steps (overrides --epochs)")
+    learning_rate: float | None = _option(None, "learning rate", type=positive_float, shown="the function's default")
+    batch_size: int = _option(16, "training batch size", type=positive_int)
+    seed: int = _option(42, "training seed")
+    lora: bool = _option(True, "train a LoRA adapter instead of every weight")
+    limit: int | None = _option(None, "train on a seeded sample of this many rows", type=positive_int, shown="all")
+    dataset_id: str | None = _option(None, "Hub id of the training data, recorded on the model card", shown="none")
+
+
+@dataclasses.dataclass
+class GeneratorOptions(TrainingOptions):
+    base: str = _option(SMOLLM, "model id or folder to start from", type=model_reference)
+    epochs: float = _option(1.0, "training epochs", type=positive_float)
+    source_column: str = _option("source", "input text column")
+    target_column: str = _option("target", "output text column")
+    bidirectional: bool = _option(False, "also learn target -> source")
+
+
+@dataclasses.dataclass
+class CheckerOptions(TrainingOptions):
+    """The task's columns and labels come from the schema options (--task, --columns, --label-column, ...)."""
+
+
+@dataclasses.dataclass
+class EditorOptions(TrainingOptions):
+    base: str = _option(SMOLLM, "model id or folder to start from", type=model_reference)
+    epochs: float = _option(1.0, "training epochs", type=positive_float)
+    text_column: str = _option("text", "the original text")
+    counterfactual_column: str = _option("counterfactual", "its human counterfactual")
+    target_column: str = _option("target", "the counterfactual's label")
+    context_column: str | None = _option(None, "context shown to the editor (e.g. the premise)", shown="none")
+    level: str = _option("text", "one pair per row, or one per changed sentence (long reviews)",
+                         choices=("text", "sentence"))
+    edit_task: str | None = _option(None, "what the editor edits (sentiment, nli, claims, text), for its card",
+                                    shown="the editor's")
+
+
+@dataclasses.dataclass
+class RetrieverOptions(TrainingOptions):
+    lora: bool = _option(False, "train a LoRA adapter instead of every weight")
+    query_column: str = _option("query", "the query text column")
+    positive_column: str = _option("positive", "the positive counterfactual column")
+    negatives_column: str = _option("hard_negatives", "a list of texts per row, or 'none'")
+    corpus: str | None = _option(None, "texts to retrieve from (file or folder); the index is saved in OUT/index and "
+                                       "the encoder in OUT/encoder", shown="none")
+    text_column: str = _option("text", "the corpus's text column")
+
+
+@dataclasses.dataclass
+class SelectorOptions(TrainingOptions):
+    epochs: float = _option(20.0, "training epochs", type=positive_float)
+    learning_rate: float | None = _option(None, "learning rate", type=positive_float,
+                                          shown="1e-3: a frozen encoder, new layers only")
+    lora: bool = _option(False, "train a LoRA adapter instead of every weight")
+    text_column: str = _option("text", "document column: a string or a list of sentences")
+    label_column: str = _option("label", "the label column")
+    dev_fraction: float = _option(0.15, "held-out share for early stopping", type=fraction)
+    iterations: int = _option(3, "ICDA iterations at most (the paper's 10)", type=positive_int)
+    runs: int = _option(1, "fresh runs per iteration (the paper's 3)", type=positive_int)
+    patience: int = _option(5, "epochs without a checkpoint before stopping", type=positive_int)
+    gate: str = _option("softmax", "selector gate: softmax across sentences (finds rationales on the frozen path "
+                                   "here) or the reference's two-way gate", choices=("softmax", "two_way"))
+    selection_noise: float = _option(1.0, "Gumbel noise on the selector's scores while training, so it tries "
+                                          "sentences other than its favourite")
+    fine_tune_encoder: bool = _option(False, "train the token encoder too (slow on CPU)")
+
+
+def add_training_options(parser: argparse.ArgumentParser, options: type) -> None:
+    """One ``--field-name`` per field of ``options`` (a `TrainingOptions` dataclass), its default applied when not
+    given and shown in brackets."""
+    hints = typing.get_type_hints(options)
+    group = parser.add_argument_group("training options", f"fields of {options.__name__} (defaults in brackets)")
+    for f in dataclasses.fields(options):
+        extra = dict(f.metadata.get("argparse", {}))
+        shown = extra.pop("shown", f.default)
+        hint = hints[f.name]
+        if hint is bool:
+            extra["action"] = argparse.BooleanOptionalAction
+        else:
+            base = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+            extra.setdefault("type", base[0])
+            if "choices" not in extra:
+                extra.setdefault("metavar", f.name.upper())
+        group.add_argument("--" + f.name.replace("_", "-"), dest=f.name, default=f.default,
+                           help=f"{f.metadata['help']} [{shown}]".replace("%", "%%"), **extra)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingKind:
+    """One ``cfaug train KIND``: its options dataclass, the function that trains from the parsed options, and its
+    help. A new kind is a dataclass and a function decorated with `training_kind`."""
+
+    options: type
+    train: Callable[[argparse.Namespace], None]
+    help: str
+    description: str
+    schema: bool = False  # also the task's schema options (--task, --columns, ...)
+
+
+#: Each kind of ``cfaug train``, by name.
+KINDS: dict[str, TrainingKind] = {}
+
+
+def training_kind(name: str, options: type, *, help: str, description: str, schema: bool = False) -> Callable:
+    """Register the decorated function as ``cfaug train NAME`` with the options of ``options``."""
+    def register(train: Callable[[argparse.Namespace], None]) -> Callable[[argparse.Namespace], None]:
+        if name in KINDS:
+            raise ValueError(f"cfaug train {name} is already defined ({KINDS[name].train.__qualname__}).")
+        KINDS[name] = TrainingKind(options, train, help, description, schema)
+        return train
+
+    return register
 
 
 class TrainCommand(Command):
@@ -64,89 +177,19 @@ class TrainCommand(Command):
 
     def add_arguments(self, parser: argparse.ArgumentParser, argv: list[str]) -> None:
         kinds = parser.add_subparsers(dest="kind", required=True, metavar="KIND", help="what to train")
-        for kind in KINDS.values():
-            kind(kinds)
+        for name, kind in KINDS.items():
+            p = kinds.add_parser(name, help=kind.help, description=kind.description)
+            p.add_argument("data", help=f"training data: a saved dataset folder, {DATA_FILES} or a Hub dataset id")
+            p.add_argument("--split", default=None,
+                           help="the split to read from a saved DatasetDict folder or a Hub dataset (default train)")
+            add_out_options(p, "the trained component")
+            add_training_options(p, kind.options)
+            if kind.schema:
+                add_schema_options(p, task="fact-verification", id_help=argparse.SUPPRESS)
+            p.set_defaults(train=kind.train)
 
     def run(self, args: argparse.Namespace) -> None:
         args.train(args)
-
-
-def _generator_options(kinds: Any) -> None:
-
-    g = kinds.add_parser("generator", help="text -> text (e.g. CrossAug's negative-claim generator)",
-                         description="Fine-tune a Generator on (source, target) text pairs; --bidirectional also "
-                                     "trains target -> source (CrossAug's recipe).")
-    _common(g, SMOLLM, 1.0, True)
-    g.add_argument("--source-column", default="source", help="input text column [source]")
-    g.add_argument("--target-column", default="target", help="output text column [target]")
-    g.add_argument("--bidirectional", action="store_true", help="also learn target -> source")
-    g.set_defaults(train=_train_generator)
-
-
-def _checker_options(kinds: Any) -> None:
-    c = kinds.add_parser("checker", help="a label classifier (flip checker, RACE's 3-way ad-check)",
-                         description="Fine-tune a LabelChecker to predict the label from the task's text columns.")
-    _common(c, MINILM, 3.0, True)
-    add_schema_options(c, task="fact-verification", id_help=argparse.SUPPRESS)
-    c.set_defaults(train=_train_checker)
-
-
-def _editor_options(kinds: Any) -> None:
-    e = kinds.add_parser("editor", help="a counterfactual editor learned from human counterfactuals",
-                         description="Fine-tune an Editor on rows holding a text, its human counterfactual and the "
-                                     "counterfactual's label (edit_pairs).")
-    _common(e, SMOLLM, 1.0, True)
-    e.add_argument("--text-column", default="text", help="the original text [text]")
-    e.add_argument("--counterfactual-column", default="counterfactual", help="its human counterfactual "
-                                                                             "[counterfactual]")
-    e.add_argument("--target-column", default="target", help="the counterfactual's label [target]")
-    e.add_argument("--context-column", default=None, help="context shown to the editor (e.g. the premise)")
-    e.add_argument("--level", choices=("text", "sentence"), default="text",
-                   help="one pair per row, or one per changed sentence (long reviews) [text]")
-    e.add_argument("--edit-task", default=None, help="what the editor edits (sentiment, nli, claims, text), for "
-                                                     "its card")
-    e.set_defaults(train=_train_editor)
-
-
-def _retriever_options(kinds: Any) -> None:
-    r = kinds.add_parser("retriever", help="a CF-DPR bi-encoder (CORE), and optionally its index",
-                         description="Train a CF-DPR bi-encoder on (query, positive counterfactual, hard negatives) "
-                                     "rows; with --corpus also encode a corpus into a faiss index in OUT/index.")
-    _common(r, MINILM, 3.0, False)
-    r.add_argument("--query-column", default="query", help="[query]")
-    r.add_argument("--positive-column", default="positive", help="[positive]")
-    r.add_argument("--negatives-column", default="hard_negatives", help="a list of texts per row, or 'none' "
-                                                                        "[hard_negatives]")
-    r.add_argument("--corpus", default=None, help="texts to retrieve from (file or folder); the index is saved in "
-                                                  "OUT/index and the encoder in OUT/encoder")
-    r.add_argument("--text-column", default="text", help="the corpus's text column [text]")
-    r.set_defaults(train=_train_retriever)
-
-
-def _selector_options(kinds: Any) -> None:
-    s = kinds.add_parser("selector", help="an ICDA rationale selector (iterations of counterfactual training)",
-                         description="Run ICDA on multi-sentence documents: train a rationale selector, swap "
-                                     "rationales into counterfactuals, retrain; the final selector is saved.")
-    _common(s, MINILM, 20.0, False)  # --learning-rate defaults to 1e-3 here (frozen encoder, new layers only)
-    s.add_argument("--text-column", default="text", help="document column: a string or a list of sentences [text]")
-    s.add_argument("--label-column", default="label", help="[label]")
-    s.add_argument("--dev-fraction", type=fraction, default=0.15, help="held-out share for early stopping [0.15]")
-    s.add_argument("--iterations", type=positive_int, default=3, help="ICDA iterations at most [3; the paper's 10]")
-    s.add_argument("--runs", type=positive_int, default=1, help="fresh runs per iteration [1; the paper's 3]")
-    s.add_argument("--patience", type=positive_int, default=5, help="epochs without a checkpoint before stopping [5]")
-    s.add_argument("--gate", choices=("softmax", "two_way"), default="softmax",
-                   help="selector gate: softmax across sentences (finds rationales on the frozen path here) or the "
-                        "reference's two-way gate [softmax]")
-    s.add_argument("--selection-noise", type=float, default=1.0,
-                   help="Gumbel noise on the selector's scores while training, so it tries sentences other than "
-                        "its favourite [1.0]")
-    s.add_argument("--fine-tune-encoder", action="store_true", help="train the token encoder too (slow on CPU)")
-    s.set_defaults(train=_train_selector)
-
-
-#: Each kind of ``cfaug train`` and the function adding its options.
-KINDS = {"generator": _generator_options, "checker": _checker_options, "editor": _editor_options,
-         "retriever": _retriever_options, "selector": _selector_options}
 
 
 def _data(args: argparse.Namespace) -> Any:
@@ -188,6 +231,9 @@ def _save(component: Any, args: argparse.Namespace, what: str, role: str, folder
           f"it with `cfaug push {folder} REPO_ID`.")
 
 
+@training_kind("generator", GeneratorOptions, help="text -> text (e.g. CrossAug's negative-claim generator)",
+               description="Fine-tune a Generator on (source, target) text pairs; --bidirectional also trains "
+                           "target -> source (CrossAug's recipe).")
 def _train_generator(args: argparse.Namespace) -> None:
     from ..training.generator import train_generator
 
@@ -197,6 +243,9 @@ def _train_generator(args: argparse.Namespace) -> None:
     _save(gen, args, "generator", "generator")
 
 
+@training_kind("checker", CheckerOptions, help="a label classifier (flip checker, RACE's 3-way ad-check)",
+               description="Fine-tune a LabelChecker to predict the label from the task's text columns.",
+               schema=True)
 def _train_checker(args: argparse.Namespace) -> None:
     from ..schema import TaskSchema
     from ..training.checker import train_checker
@@ -207,6 +256,9 @@ def _train_checker(args: argparse.Namespace) -> None:
     _save(checker, args, "checker", "checker")
 
 
+@training_kind("editor", EditorOptions, help="a counterfactual editor learned from human counterfactuals",
+               description="Fine-tune an Editor on rows holding a text, its human counterfactual and the "
+                           "counterfactual's label (edit_pairs).")
 def _train_editor(args: argparse.Namespace) -> None:
     from ..training.editor import edit_pairs, train_editor
 
@@ -220,6 +272,9 @@ def _train_editor(args: argparse.Namespace) -> None:
     _save(editor, args, "editor", "editor")
 
 
+@training_kind("retriever", RetrieverOptions, help="a CF-DPR bi-encoder (CORE), and optionally its index",
+               description="Train a CF-DPR bi-encoder on (query, positive counterfactual, hard negatives) rows; "
+                           "with --corpus also encode a corpus into a faiss index in OUT/index.")
 def _train_retriever(args: argparse.Namespace) -> None:
     import shutil
 
@@ -252,6 +307,10 @@ def _train_retriever(args: argparse.Namespace) -> None:
           f"texts to {Path(args.out) / 'index'} (--index).")
 
 
+@training_kind("selector", SelectorOptions,
+               help="an ICDA rationale selector (iterations of counterfactual training)",
+               description="Run ICDA on multi-sentence documents: train a rationale selector, swap rationales "
+                           "into counterfactuals, retrain; the final selector is saved.")
 def _train_selector(args: argparse.Namespace) -> None:
     import random
 
