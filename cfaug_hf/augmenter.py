@@ -283,6 +283,13 @@ def _check_counts(**counts: Any) -> None:
 BAR_SECONDS = 5.0
 
 
+def _output_fingerprint(runner: Any, dataset: Any, map_args: dict[str, Any]) -> str:
+    """The output's name in datasets' cache (its public ``new_fingerprint=``), from what decides its rows: the
+    augmenter's config, weights and code, the input, and the map settings; not from hashing the augmenter object."""
+    settings = {k: repr(v) for k, v in sorted(map_args.items()) if k not in ("desc", "num_proc")}
+    return digest_json({"augmenter": runner.fingerprint(), "data": dataset._fingerprint, "map": settings})[:32]
+
+
 def _map_in_parts(dataset: Any, runner: Any, folder: Path, part_rows: int, map_args: dict[str, Any], *,
                   paced: bool = False) -> Any:
     """``dataset.map(runner, **map_args)`` in consecutive parts of ``part_rows`` rows, each part's output kept in
@@ -652,11 +659,7 @@ class Augmenter(abc.ABC):
             map_args = dict(batched=True, batch_size=batch_size, num_proc=num_proc, with_indices=True,
                             features=self.output_features(dataset.features), desc=desc, **map_kwargs)
             if checkpoint_dir is None:
-                # The output named through datasets' public argument, from what decides its rows (the augmenter's
-                # config, weights and code; the input; the map settings), not by hashing the augmenter object.
-                map_args.setdefault("new_fingerprint", digest_json({
-                    "augmenter": runner.fingerprint(), "data": dataset._fingerprint,
-                    "map": {k: repr(v) for k, v in sorted(map_args.items()) if k not in ("desc", "num_proc")}})[:32])
+                map_args.setdefault("new_fingerprint", _output_fingerprint(runner, dataset, map_args))
                 result = dataset.map(runner, **map_args)
             else:
                 result = _map_in_parts(dataset, runner, Path(checkpoint_dir), checkpoint_rows, map_args,
