@@ -873,7 +873,7 @@ CASES = [
      run_cli(["augment", "{d}", "--method", "cfgen", "--out", "{out}"]), 2, "e.parquet: no rows"),
     ("cli-empty-parquet-ray", lambda t: {"d": (t / "e.parquet", fever().select([]).to_parquet(t / "e.parquet"))[0],
                                          "a": NegateAugmenter(SENT).save_pretrained(t / "aug"), "out": t / "o"},
-     run_cli(["augment", "{d}", "--augmenter", "{a}", "--engine", "ray", "--out", "{out}"]), 2,
+     run_cli(["augment", "{d}", "--augmenter", "{a}", "--runner", "ray", "--out", "{out}"]), 2,
      "e.parquet: no rows"),
     ("cli-damaged-parquet", lambda t: {"d": (t / "x.parquet", (t / "x.parquet").write_bytes(b"PAR1garbage"))[0],
                                        "out": t / "o"},

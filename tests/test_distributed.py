@@ -94,7 +94,7 @@ def test_cli_augment_runs_a_saved_augmenter_here_and_on_ray(tmp_path, capsys):
           str(tmp_path / "local")])
     local = load_from_disk(str(tmp_path / "local" / "data")).to_list()
     main(["augment", str(tmp_path / "in.jsonl"), "--augmenter", str(tmp_path / "augmenter"), "--out",
-          str(tmp_path / "ray"), "--engine", "ray", "--concurrency", "2", "--batch-size", "6",
+          str(tmp_path / "ray"), "--runner", "ray", "--concurrency", "2", "--batch-size", "6",
           "--imports", "cfaug_hf.testing"])
     assert read(tmp_path / "ray" / "data") == local == aug.augment(data).to_list()
     assert json.loads((tmp_path / "ray" / "stats.json").read_text()) == aug.stats.to_dict()
@@ -102,7 +102,7 @@ def test_cli_augment_runs_a_saved_augmenter_here_and_on_ray(tmp_path, capsys):
 
 
 def test_a_rerun_with_overwrite_replaces_every_part_of_the_run_before(tmp_path, capsys):
-    """Reported: `cfaug augment --engine ray ... --overwrite` into the same --out added new Parquet parts beside the
+    """Reported: `cfaug augment --runner ray ... --overwrite` into the same --out added new Parquet parts beside the
     old ones (22 rows read back, stats.json said 11). The run is written to a fresh folder and swapped in."""
     import json
 
@@ -112,7 +112,7 @@ def test_a_rerun_with_overwrite_replaces_every_part_of_the_run_before(tmp_path, 
     aug.save_pretrained(tmp_path / "augmenter")
     data.to_json(tmp_path / "in.jsonl")
     data.select(range(5)).to_json(tmp_path / "small.jsonl")
-    args = ["--augmenter", str(tmp_path / "augmenter"), "--out", str(tmp_path / "ray"), "--engine", "ray",
+    args = ["--augmenter", str(tmp_path / "augmenter"), "--out", str(tmp_path / "ray"), "--runner", "ray",
             "--concurrency", "2", "--batch-size", "2", "--imports", "cfaug_hf.testing"]
     assert main(["augment", str(tmp_path / "in.jsonl"), *args]) == 0
     (tmp_path / "ray" / "my-notes.txt").write_text("mine")

@@ -594,7 +594,7 @@ def test_cli_augment_format_jsonl_with_ray_is_refused_before_anything_runs(tmp_p
     (tmp_path / "claims.jsonl").write_text('{"claim": "a", "evidence": ["b"], "label": "SUPPORTS"}\n')
     assert cli.main(["augment", str(tmp_path / "claims.jsonl"), "--method", "crossaug", "--engine", "ray",
                      "--format", "jsonl", "--out", str(tmp_path / "out")]) == 2
-    assert "--format jsonl needs --engine local" in capsys.readouterr().err
+    assert "--format jsonl needs --runner local" in capsys.readouterr().err
 
 
 def test_cli_augment_pushes_to_the_hub_with_the_card_cfaug_push_writes(hub, tmp_path, capsys):

@@ -32,7 +32,7 @@ class AugmentCommand(Command):
                    "its options, generated from its config), a recipe file (--recipe FILE: YAML or JSON with method, "
                    "schema, config and components, e.g. recipes/*.yaml or a pulled dataset's "
                    "augmenter/cfaug_augmenter.json) or a saved augmenter (--augmenter PATH_OR_HUB_ID). OUT/data holds "
-                   "the rows (save_to_disk; Parquet with --engine ray), OUT/stats.json the statistics and "
+                   "the rows (save_to_disk; Parquet with --runner ray), OUT/stats.json the statistics and "
                    "OUT/augmenter the augmenter, so --augmenter OUT/augmenter reruns it exactly.")
 
     def add_arguments(self, parser: argparse.ArgumentParser, argv: list[str]) -> None:
@@ -51,7 +51,9 @@ class AugmentCommand(Command):
                                  "here override it)")
         add_schema_options(parser, task_help="task preset naming the columns (default: the recipe's schema, or the "
                                              "method's own task, which --columns alone modifies)")
-        parser.add_argument("--engine", choices=("local", "ray"), default="local", help="where to run (default local)")
+        parser.add_argument("--runner", "--engine", dest="runner", choices=("local", "ray"), default="local",
+                            help="where to run: this process, or Ray actors [local] (--engine: the old name, kept "
+                                 "for this release)")
         parser.add_argument("--address", default=None,
                             help="Ray cluster address (auto: the running cluster; default: start a local Ray instance)")
         parser.add_argument("--concurrency", type=positive_int, default=1, help="Ray actors (default 1)")
@@ -92,8 +94,8 @@ class AugmentCommand(Command):
         if len(chosen) != 1:
             raise UsageError("give exactly one of --method NAME, --augmenter PATH_OR_HUB_ID and --recipe FILE "
                              "(cfaug augment --method NAME --help lists a method's options).")
-        if args.engine == "ray" and args.format not in ("dataset", "parquet"):
-            raise UsageError(f"--format {args.format} needs --engine local: Ray actors write Parquet files "
+        if args.runner == "ray" and args.format not in ("dataset", "parquet"):
+            raise UsageError(f"--format {args.format} needs --runner local: Ray actors write Parquet files "
                              f"(OUT/data/*.parquet); use --format parquet, or convert them after.")
         if args.push_to_hub is None and (args.private or args.license):
             raise UsageError(f"{'--private' if args.private else '--license'} applies with --push-to-hub REPO.")
@@ -256,7 +258,7 @@ def _saved_augmenter(args: argparse.Namespace) -> tuple[Any, str]:
     if args.task or args.columns or args.label_column or args.id_column or args.nei:
         raise UsageError("--task, --columns, --label-column, --id-column and --nei apply to --method and --recipe; a "
                          "saved augmenter (--augmenter) keeps the schema it was saved with.")
-    return (None if args.engine == "ray" else Augmenter.from_pretrained(args.augmenter)), args.augmenter
+    return (None if args.runner == "ray" else Augmenter.from_pretrained(args.augmenter)), args.augmenter
 
 
 def _new_augmenter(args: argparse.Namespace, tmp: Path) -> tuple[Any, str | None, Any]:
@@ -270,8 +272,8 @@ def _new_augmenter(args: argparse.Namespace, tmp: Path) -> tuple[Any, str | None
         augmenter.save_pretrained(tmp / "augmenter")
         return augmenter, str(tmp / "augmenter"), dataset
     except TypeError as err:
-        if args.engine == "ray":
-            raise UsageError(f"--engine ray loads the augmenter in each actor from a saved folder, and this one "
+        if args.runner == "ray":
+            raise UsageError(f"--runner ray loads the augmenter in each actor from a saved folder, and this one "
                              f"cannot be saved: {err}") from None
         print(f"Note: the augmenter was not saved ({err}).")
         return augmenter, None, dataset
@@ -292,7 +294,7 @@ def augment_into(args: argparse.Namespace, tmp: Path) -> tuple[Any, Any, str]:
             component.use_backend(args.backend)
     if augmenter is not None:
         augmenter.check_endpoints()  # before the data is read or a model runs
-    if args.engine == "ray":
+    if args.runner == "ray":
         # Each actor loads the saved augmenter, where the endpoints the user gave here would read as data.
         with allowing([c.config.base_url for c in endpoint_components(augmenter) if c.endpoint_source is None]):
             stats = _run_on_ray(args, augmenter_path, dataset, tmp)
@@ -377,11 +379,11 @@ def _augment_resumably(args: argparse.Namespace, augmenter: Any, dataset: Any) -
 
 
 def _run_on_ray(args: argparse.Namespace, augmenter_path: str | None, dataset: Any, tmp: Path) -> Any:
-    """--engine ray: the rows augmented by Ray actors into ``tmp/data`` as Parquet; returns the statistics."""
+    """--runner ray: the rows augmented by Ray actors into ``tmp/data`` as Parquet; returns the statistics."""
     from ..deps import require
     from ..distributed import augment_to_parquet
 
-    ray = require("ray", "--engine ray")
+    ray = require("ray", "--runner ray")
     given = Path(args.data)
     if not given.exists() and dataset is None and not (args.split or args.limit):
         raise UsageError(f"{args.data}: no such file or folder.")
@@ -393,7 +395,7 @@ def _run_on_ray(args: argparse.Namespace, augmenter_path: str | None, dataset: A
     try:
         ray.init(address=args.address, ignore_reinit_error=True, include_dashboard=False)
     except (ConnectionError, ValueError, RuntimeError, TimeoutError) as err:
-        where = f"--address {args.address}" if args.address else "--engine ray"
+        where = f"--address {args.address}" if args.address else "--runner ray"
         raise UsageError(f"{where}: no Ray cluster could be reached or started ({type(err).__name__}: "
                          f"{str(err).splitlines()[0][:200] if str(err) else ''}).") from None
     data = str(given) if parquet else (dataset if dataset is not None else load_input(args))
