@@ -16,8 +16,8 @@ so one generation serves both); a MiniLM classifier (token classifier for NER) i
 and evaluated on dev data: sentiment on CAD IMDb dev originals and their human counterfactuals (accuracy), NLI on
 CAD-SNLI dev originals and revised hypotheses (accuracy), NER on CoNLL-2003 valid (entity micro-F1), RE on
 held-out SemEval-2010 train rows (micro-F1 over the relations other than Other). The LLM is the offline default
-(SmolLM2-135M-Instruct, plain continuation of the few-shot prompt, sampling at 0.7); set CFAUG_LLM_BASE_URL,
-CFAUG_LLM_MODEL (and CFAUG_LLM_API_KEY_ENV) to use an OpenAI-compatible endpoint instead (a larger model served
+(SmolLM2-135M-Instruct, plain continuation of the few-shot prompt, sampling at 0.7); ``--llm-url URL
+[--llm-model NAME] [--llm-api-key-env VAR]`` uses an OpenAI-compatible endpoint instead (a larger model served
 with vLLM, say). Writes benchmarks/results/llm_fewshot.{json,md} after every run.
 """
 
@@ -130,13 +130,14 @@ def shorten(data: Any) -> Any:
 
 
 # -------------------------------------------------------------------------------------------------- models
-def make_llm() -> tuple[Any, str]:
-    from cfaug_hf import OpenAICompatibleLLM, local_llm
+def make_llm(url: str | None = None, model: str = "default", api_key_env: str | None = None) -> tuple[Any, str]:
+    """The LLM the rows are written with: the endpoint given on the command line (allowed for this run, as the
+    user named it), else the offline default."""
+    from cfaug_hf import OpenAICompatibleLLM, allow_endpoints, local_llm
 
-    url = os.environ.get("CFAUG_LLM_BASE_URL")
     if url:
-        model = os.environ.get("CFAUG_LLM_MODEL", "default")
-        return OpenAICompatibleLLM(base_url=url, model=model, api_key_env=os.environ.get("CFAUG_LLM_API_KEY_ENV"),
+        allow_endpoints([url])
+        return OpenAICompatibleLLM(base_url=url, model=model, api_key_env=api_key_env,
                                    chat=True, max_tokens=160, stop=["\n"],
                                    cache_dir=str(CACHE / "http")), f"endpoint {model}"
     return local_llm(chat=False, max_new_tokens=96, batch_size=8), "SmolLM2-135M-Instruct (offline)"
@@ -251,6 +252,11 @@ def main() -> None:
                         help="join benchmarks/results/llm_fewshot*.json into llm_fewshot.json and its table, then stop")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: all cores)")
     parser.add_argument("--device-note", default="CPU, 2 cores")
+    parser.add_argument("--llm-url", default=None, help="an OpenAI-compatible endpoint to write the rows with (a "
+                                                        "larger model served with vLLM, say) instead of the offline "
+                                                        "SmolLM2; the run sends the prompts there")
+    parser.add_argument("--llm-model", default="default", help="the model name the endpoint serves")
+    parser.add_argument("--llm-api-key-env", default=None, help="environment variable holding its API key")
     args = parser.parse_args()
     if args.merge:
         merged: dict[str, Any] = {"runs": []}
@@ -273,7 +279,7 @@ def main() -> None:
     out_json = RESULTS / f"{args.out}.json"
     results = json.loads(out_json.read_text()) if out_json.exists() else {"runs": []}
     done = {(r["task"], r["k"], r["seed"], r["row"]) for r in results["runs"]}
-    llm, llm_name = make_llm()
+    llm, llm_name = make_llm(args.llm_url, args.llm_model, args.llm_api_key_env)
     results["llm"], results["device"] = llm_name, args.device_note
     k_max = max(args.shots)
     for task in args.tasks:
