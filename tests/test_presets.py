@@ -223,9 +223,8 @@ def test_cli_preset_paper_for_every_method(method, needs, tmp_path, capsys, monk
     elif method == "core":
         rows = [{"premise": "A man sleeps on a bench.", "hypothesis": "A man is asleep.", "label": "entailment"}]
         task = ["--task", "nli"]
-    else:
-        rows = [{"text": "Great food. Nice room.", "label": "positive"},
-                {"text": "Awful food. Nice room.", "label": "negative"}]
+    else:  # one row: the test reads the saved config, and the LLM preset's local SmolLM2 takes half a minute a row
+        rows = [{"text": "Great food. Nice room.", "label": "positive"}]
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     argv = ["augment", str(data), "--method", method, "--preset", "paper", *task, "--out", str(tmp_path / "out")]
