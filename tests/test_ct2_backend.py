@@ -105,7 +105,7 @@ def test_a_damaged_conversion_cache_is_converted_again_naming_the_folder(damage,
 
     gen = Generator(*peaked_lm(), num_beams=2, max_new_tokens=5, stop=())
     expected = gen.use_backend("transformers").generate(TEXTS)
-    path = ct2.converted_path(gen)
+    path = ct2.converted_path(gen._decode_source())
     gen.use_backend("ctranslate2", compute_type="float32")
     gen.use_backend("transformers")
     if damage == "cut-model":
@@ -136,3 +136,17 @@ def test_the_decoder_takes_the_threads_its_process_is_given(value, expected, mon
 
     monkeypatch.setenv("OMP_NUM_THREADS", value)
     assert thread_budget() == (expected or min(4, os.cpu_count() or 1))
+
+
+def test_an_engine_with_a_converted_copy_follows_the_generators_weights():
+    """The engine was cached by name and options only: weights changed after the first call (training in place)
+    kept decoding the converted copy of the old ones."""
+    import torch
+
+    gen = Generator(*peaked_lm(), num_beams=2, max_new_tokens=5, stop=()).use_backend("ctranslate2",
+                                                                                      compute_type="float32")
+    before = gen.generate(TEXTS)
+    with torch.no_grad():
+        gen.model.lm_head.weight.copy_(torch.roll(gen.model.lm_head.weight, 3, dims=0))
+    after = gen.generate(TEXTS)
+    assert after == gen.use_backend("transformers").generate(TEXTS) and after != before

@@ -72,10 +72,13 @@ def test_the_table_and_auto():
     assert engine_names()[-1] == "transformers" and "ctranslate2" in engine_names()
     beams = Generator(*tiny_causal_lm(), num_beams=2, max_new_tokens=3)
     sampled = Generator(*tiny_causal_lm(), num_beams=1, do_sample=True, max_new_tokens=3)
-    assert choose_engine(sampled, AUTO, {"compute_type": "float32"}).name == "transformers"
+    def chosen(gen, options):
+        return choose_engine(gen._decode_source(), gen._decode_settings(), AUTO, options).name
+
+    assert chosen(sampled, {"compute_type": "float32"}) == "transformers"
     pytest.importorskip("ctranslate2")
-    assert choose_engine(beams, AUTO, {"compute_type": "float32"}).name == "ctranslate2"
-    assert choose_engine(beams, AUTO, {"compute_type": "int8"}).name == "transformers"  # not the same outputs
+    assert chosen(beams, {"compute_type": "float32"}) == "ctranslate2"
+    assert chosen(beams, {"compute_type": "int8"}) == "transformers"  # not the same outputs
     with pytest.raises(ValueError, match="backend must be 'auto' or one of .*'transformers'"):
         beams.use_backend("fastest")
 
@@ -86,8 +89,56 @@ def test_a_new_generator_decodes_on_the_command_lines_engine():
     from cfaug_hf.deps import is_available
 
     fresh = Generator(*tiny_causal_lm(), num_beams=2, max_new_tokens=4)
-    chosen = choose_engine(fresh, *fresh._backend)
+    chosen = choose_engine(fresh._decode_source(), fresh._decode_settings(), *fresh._backend)
     assert chosen.name == ("ctranslate2" if is_available("ctranslate2") else "transformers")
     assert chosen.exact(fresh._backend[1])  # float32: the transformers outputs
     twin = Generator(*tiny_causal_lm(), num_beams=2, max_new_tokens=4).use_backend(AUTO)
     assert twin._backend == fresh._backend and twin.fingerprint() == fresh.fingerprint()
+
+
+def test_an_engine_defined_in_one_file_decodes_through_backend(tmp_path, monkeypatch, capsys):
+    """The contract is the whole of it: an engine that reads only its `DecodeSource` and `DecodeRequest`, registered
+    from a test file, is chosen by ``use_backend`` and by the command line's ``--backend`` with no other edit, and
+    its outputs reach the augmented rows."""
+    import json
+
+    from cfaug_hf import engines
+    from cfaug_hf.cli import main
+    from cfaug_hf.engines import DecodeResult, Engine
+
+    requests = []
+
+    class Shouting(Engine):
+        name = "shouting"
+
+        @classmethod
+        def load(cls, source, options, settings):
+            engine = cls()
+            engine.tokenizer = source.tokenizer  # what it may read: the source, never the generator
+            return engine
+
+        def decode(self, request):
+            requests.append(request)
+            result = DecodeResult.empty(len(request.prompts))
+            for i, prompt in enumerate(request.prompts):
+                for _ in range(request.settings.num_return_sequences):
+                    result.add(i, "NOT " + prompt.split("Claim:")[-1].strip(), cut=False, tokens=1)
+            return result
+
+    monkeypatch.setitem(engines._ENGINES, "shouting", Shouting)
+    gen = Generator(*tiny_causal_lm(), num_beams=2, max_new_tokens=3).use_backend("shouting")
+    assert gen.generate(["Paris is big."]) == [["NOT Paris is big."]] and gen.backend.name == "shouting"
+    assert gen.fingerprint() != Generator(*tiny_causal_lm(), num_beams=2, max_new_tokens=3).fingerprint()
+    data = tmp_path / "claims.jsonl"
+    data.write_text(json.dumps({"id": "a", "claim": "Paris is big.", "evidence": ["Paris is big."],
+                                "label": "SUPPORTS"}) + "\n")
+    folder = tmp_path / "gen"
+    Generator(*tiny_causal_lm(), num_beams=2, max_new_tokens=3,
+              input_template="Claim: {text}").save_pretrained(folder)
+    assert main(["augment", str(data), "--method", "crossaug", "--generator", str(folder), "--checker", "none",
+                 "--backend", "shouting", "--out", str(tmp_path / "out")]) == 0
+    assert requests[-1].prompts and all(p.startswith("Claim:") for p in requests[-1].prompts)
+    from datasets import load_from_disk
+
+    rows = load_from_disk(str(tmp_path / "out" / "data")).to_list()
+    assert any(r["claim"] == "NOT Paris is big." for r in rows)

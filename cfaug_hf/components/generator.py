@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engines import AUTO, choose_engine, engine_class
+from ..engines import AUTO, DecodeRequest, DecodeSettings, DecodeSource, choose_engine, engine_class
 
 #: The options of ``use_backend("auto")``: an engine that takes a compute type runs in float32, which keeps the
 #: transformers outputs (CTranslate2's int8 changes some).
@@ -210,10 +210,15 @@ class Generator(PretrainedComponent):
         order = sorted((i for i in range(len(texts)) if i not in constrained), key=lambda i: -len(prompts[i]))
         self.model.eval()
         if order:
+            self._eos_ids()  # a model without an end token fails here, saying how to give it one
             engine = self._engine()
             if engine.name == "transformers":  # another engine decodes its own copy: the torch weights stay unread
                 self.merge_adapter()
-            engine.decode(self, order, prompts, seeds, outputs, out_cut)
+            decoded = engine.decode(DecodeRequest([prompts[i] for i in order],
+                                                  [seeds[i] for i in order] if seeds is not None else None,
+                                                  self._decode_settings()))
+            for j, i in enumerate(order):
+                outputs[i], out_cut[i] = decoded.texts[j], decoded.cut[j]
         n_out_cut = sum(sum(c) for c in out_cut)
         if n_out_cut:
             self.stats["output_truncated"] += n_out_cut
@@ -222,12 +227,12 @@ class Generator(PretrainedComponent):
         self.stats["constraint_failures"] += sum(result.constraint_failures)
         return result
 
-    def _stop_token_ids(self) -> list[int]:
+    def _stop_token_ids(self, stop: tuple[str, ...]) -> list[int]:
         """Vocabulary entries whose text holds a stop string: greedy and sampled rows end on them (the text is
         cut at the stop string afterwards, as on the transformers backend)."""
-        if not self.config.stop:
+        if not stop:
             return []
-        key = tuple(self.config.stop)
+        key = tuple(stop)
         memo = self.__dict__.get("_stop_ids_memo")
         if memo is None or memo[0] != key:
             vocab = self.tokenizer.convert_ids_to_tokens(list(range(len(self.tokenizer))))
@@ -289,7 +294,7 @@ class Generator(PretrainedComponent):
                 from ..deps import require
 
                 require(cls.requires, f"backend={backend!r}")
-            problem = cls.supports(self, options)
+            problem = cls.supports(self._decode_source(), self._decode_settings(), options)
             if problem and self.is_encoder_decoder:
                 raise ValueError(f"backend={backend!r} cannot decode this generator: {problem}; it stays on "
                                  f"backend='transformers'.")
@@ -299,15 +304,49 @@ class Generator(PretrainedComponent):
         return self
 
     def _engine(self) -> Any:
-        """The engine that decodes the next call with the current settings, loaded on first use."""
+        """The engine that decodes the next call with the current settings, loaded on first use and again when
+        the options or the weights changed (an engine with a converted copy would decode the old weights)."""
         choice, options = self._backend
-        cls = choose_engine(self, choice, options)
-        engine = self._engines.get(cls.name)
-        if engine is None or getattr(engine, "_options", options) != options:
-            engine = cls.load(self, options)
-            engine._options = options
-            self._engines[cls.name] = engine
-        return engine
+        source, settings = self._decode_source(), self._decode_settings()
+        cls = choose_engine(source, settings, choice, options)
+        loaded, weights = self._engines.get(cls.name), self._weights_digests()
+        if loaded is None or loaded[:2] != (options, weights):
+            loaded = (options, weights, cls.load(source, options, settings))
+            self._engines[cls.name] = loaded
+        return loaded[2]
+
+    def _decode_settings(self) -> DecodeSettings:
+        # encoder-decoder outputs end at their end token: stop strings are for causal LMs
+        return DecodeSettings.of(self.config, shared_prefix=getattr(self, "shared_prefix", True),
+                                 **({"stop": ()} if self.is_encoder_decoder else {}))
+
+    def _decode_source(self) -> DecodeSource:
+        """What an engine may read of this generator: the model, the tokenizer and facts about them."""
+        try:
+            eos = self._eos_ids()
+        except ValueError:  # refused when generating; choosing an engine does not need it
+            eos = []
+        return DecodeSource(self.model, self.tokenizer, self.is_encoder_decoder, eos, self.device, self.base_model,
+                            weights_digest=self._weights_digests, merged_model=self.merged_model,
+                            stop_token_ids=self._stop_token_ids)
+
+    def merged_model(self) -> Any:
+        """The model with its LoRA adapter folded into the base weights, as a copy (the generator keeps its adapter
+        as it was); the model itself when it has no adapter. What another runtime converts (CTranslate2, vLLM),
+        or what to save as a standalone model.
+
+        Examples:
+            >>> from cfaug_hf.testing import tiny_causal_lm
+            >>> gen = Generator(*tiny_causal_lm())
+            >>> gen.merged_model() is gen.model
+            True
+        """
+        if not self._is_peft():
+            return self.model
+        import copy
+
+        self.unmerge_adapter()  # a merged adapter would be folded in twice
+        return copy.deepcopy(self.model).merge_and_unload()
 
     def __getstate__(self) -> dict[str, Any]:
         # Loaded engines hold native handles (CTranslate2's model): a worker process loads its own, from the cache.
@@ -324,7 +363,7 @@ class Generator(PretrainedComponent):
     def fingerprint(self) -> str:
         base = super().fingerprint()
         choice, options = self._backend
-        cls = choose_engine(self, choice, options)
+        cls = choose_engine(self._decode_source(), self._decode_settings(), choice, options)
         if cls.exact(options):  # the transformers outputs: the same cache entries serve every such engine
             return base
         from ..fingerprint import digest_json
@@ -359,14 +398,6 @@ class Generator(PretrainedComponent):
         if not ids:
             raise ValueError("The model has no end-of-sequence token; set model.generation_config.eos_token_id.")
         return ids
-
-    def _generation_config(self, **kwargs: Any) -> Any:
-        from transformers import GenerationConfig
-
-        # A fresh config, so sampling flags a checkpoint ships (temperature, top_p) do not leak into beam search.
-        base = self.model.generation_config
-        return GenerationConfig(bos_token_id=base.bos_token_id, decoder_start_token_id=base.decoder_start_token_id,
-                                **kwargs)
 
     # --------------------------------------------------------------------------------------------- save and load
     def get_config_dict(self) -> dict[str, Any]:

@@ -4,6 +4,9 @@ Everything around decoding stays the generator's (prompt template, truncation, s
 constraints checked on the outputs, stats), so an augmenter never knows which engine ran. An engine is one module in
 this package that defines an `Engine` subclass and registers it with `register_engine`; the table,
 ``use_backend(name)`` and the command line's ``--backend`` choices read it, so adding an engine is adding one file.
+Its contract is narrow (`contract`): loaded for one `DecodeSource` (the model, its tokenizer and a few facts about
+them), it answers a `DecodeRequest` (prompts, per-row seeds, settings) with a `DecodeResult` (texts, cut flags,
+token counts), and never sees the generator.
 
 ``"auto"`` (the default) picks, for each call, the highest-ranked installed engine that supports the generator and
 its decoding settings and reproduces the transformers outputs: CTranslate2 in float32 for beam search and greedy
@@ -23,7 +26,10 @@ import importlib
 import pkgutil
 from typing import Any, ClassVar
 
-__all__ = ["Engine", "register_engine", "engine_class", "engine_names", "choose_engine", "AUTO"]
+from .contract import DecodeRequest, DecodeResult, DecodeSettings, DecodeSource
+
+__all__ = ["Engine", "register_engine", "engine_class", "engine_names", "choose_engine", "AUTO", "DecodeRequest",
+           "DecodeResult", "DecodeSettings", "DecodeSource"]
 
 #: The engine choice that picks the best installed engine for each call.
 AUTO = "auto"
@@ -36,10 +42,22 @@ class Engine(abc.ABC):
     """What an engine module implements.
 
     Class-level (no loading needed): ``name``, ``requires`` (the module that must be importable), ``rank`` (higher
-    is tried first by ``"auto"``), `supports` (why it cannot decode a generator's current settings, or None)
+    is tried first by ``"auto"``), `supports` (why it cannot decode a source with some settings, or None)
     and `exact` (whether its outputs are the transformers outputs, so fingerprints and caches need not tell
-    them apart). Instance-level: `decode` and `describe`; `load` builds the instance for one
-    generator's weights.
+    them apart). `load` builds the instance for one `DecodeSource`; the instance answers `decode` and
+    `describe`.
+
+    Examples:
+        >>> from cfaug_hf.engines import DecodeResult, Engine
+        >>> class Echo(Engine):  # register_engine(Echo) would add it to the table and to --backend
+        ...     name = "echo"
+        ...     def decode(self, request):
+        ...         result = DecodeResult.empty(len(request.prompts))
+        ...         for i, prompt in enumerate(request.prompts):
+        ...             result.add(i, prompt.upper(), cut=False, tokens=0)
+        ...         return result
+        >>> Echo().decode(DecodeRequest(["a b"], None, DecodeSettings())).texts
+        [['A B']]
     """
 
     name: ClassVar[str] = ""
@@ -55,8 +73,8 @@ class Engine(abc.ABC):
         return is_available(cls.requires)
 
     @classmethod
-    def supports(cls, generator: Any, options: dict[str, Any]) -> str | None:
-        """Why this engine cannot decode ``generator`` with its current settings, or None when it can."""
+    def supports(cls, source: DecodeSource, settings: DecodeSettings, options: dict[str, Any]) -> str | None:
+        """Why this engine cannot decode ``source`` with ``settings``, or None when it can."""
         return None
 
     @classmethod
@@ -70,14 +88,16 @@ class Engine(abc.ABC):
         return {"engine": cls.name, **options}
 
     @classmethod
-    def load(cls, generator: Any, options: dict[str, Any]) -> Engine:
+    def load(cls, source: DecodeSource, options: dict[str, Any], settings: DecodeSettings) -> Engine:
+        """The engine for ``source``'s weights (converted or copied once where the engine needs its own), sized
+        for ``settings`` where it must be (the requests may later carry other settings it supports)."""
         return cls()
 
     @abc.abstractmethod
-    def decode(self, generator: Any, rows: list[int], prompts: list[str], seeds: list[int] | None,
-               outputs: list[list[str]], out_cut: list[list[bool]]) -> None:
-        """Fill ``outputs[i]`` and ``out_cut[i]`` (one entry per returned sequence: the text, cut at a stop string,
-        and whether it was cut by ``max_new_tokens``) for every ``i`` in ``rows``."""
+    def decode(self, request: DecodeRequest) -> DecodeResult:
+        """``num_return_sequences`` outputs for each prompt: the text (cut at the first stop string), whether
+        ``max_new_tokens`` cut it, and its generated token count. A row's outputs depend on its prompt and seed
+        only, never on the other prompts of the request."""
 
     def describe(self) -> dict[str, Any]:
         return {"engine": self.name}
@@ -112,17 +132,18 @@ def engine_class(name: str) -> type[Engine]:
     return _ENGINES[name]
 
 
-def choose_engine(generator: Any, choice: str, options: dict[str, Any]) -> type[Engine]:
-    """The engine that decodes ``generator``'s next call: the named one when it supports the current settings
-    (else transformers, which supports all), or for ``"auto"`` the best installed one that supports them and
-    reproduces the transformers outputs."""
+def choose_engine(source: DecodeSource, settings: DecodeSettings, choice: str, options: dict[str, Any]
+                  ) -> type[Engine]:
+    """The engine that decodes ``source`` with ``settings``: the named one when it supports them (else
+    transformers, which supports all), or for ``"auto"`` the best installed one that supports them and reproduces
+    the transformers outputs."""
     _load_builtins()
     fallback = _ENGINES["transformers"]
     if choice != AUTO:
         cls = engine_class(choice)
-        return cls if cls.available() and cls.supports(generator, options) is None else fallback
+        return cls if cls.available() and cls.supports(source, settings, options) is None else fallback
     for name in engine_names():
         cls = _ENGINES[name]
-        if cls.available() and cls.exact(options) and cls.supports(generator, options) is None:
+        if cls.available() and cls.exact(options) and cls.supports(source, settings, options) is None:
             return cls
     return fallback

