@@ -289,8 +289,10 @@ def augment_into(args: argparse.Namespace, tmp: Path) -> tuple[Any, Any, str]:
         (augmenter, augmenter_path), dataset = _saved_augmenter(args), None
     else:
         augmenter, augmenter_path, dataset = _new_augmenter(args, tmp)
+    from ..components.generator import Generator
+
     for component in (augmenter.components().values() if augmenter is not None else ()):
-        if hasattr(component, "use_backend"):  # generators and editors: the engine does not change outputs
+        if isinstance(component, Generator):  # generators and editors: the engine does not change outputs
             component.use_backend(args.backend)
     if augmenter is not None:
         augmenter.check_endpoints()  # before the data is read or a model runs

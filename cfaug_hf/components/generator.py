@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engines import AUTO, DecodeRequest, DecodeSettings, DecodeSource, choose_engine, engine_class
+from ..engines import (AUTO, DecodeRequest, DecodeSettings, DecodeSource, choose_engine, engine_class,
+                       engine_names)
 
 #: The options of ``use_backend("auto")``: an engine that takes a compute type runs in float32, which keeps the
 #: transformers outputs (CTranslate2's int8 changes some).
@@ -281,13 +282,11 @@ class Generator(PretrainedComponent):
             raise ValueError(f"threads must be a whole number >= 0 (0: the engine's default), got {threads!r}.")
         options: dict[str, Any] = {"threads": threads} if threads else {}
         if compute_type is not None:
-            from ..engines.ctranslate2 import COMPUTE_TYPES
-
-            if compute_type not in COMPUTE_TYPES:
-                raise ValueError(f"compute_type must be one of {list(COMPUTE_TYPES)}, got {compute_type!r}.")
             options["compute_type"] = compute_type
         elif backend == AUTO:
             options.update(AUTO_OPTIONS)
+        for name in engine_names():  # each engine checks the options it reads, whichever decodes
+            engine_class(name).check_options(options)
         if backend not in (AUTO, "transformers"):
             cls = engine_class(backend)
             if not cls.available():

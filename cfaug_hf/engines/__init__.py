@@ -78,6 +78,11 @@ class Engine(abc.ABC):
         return None
 
     @classmethod
+    def check_options(cls, options: dict[str, Any]) -> None:
+        """Refuse an option value this engine cannot take (ValueError naming the option and the values it takes);
+        options it does not read are left for the engines that do."""
+
+    @classmethod
     def exact(cls, options: dict[str, Any]) -> bool:
         """Whether the outputs equal the transformers outputs with these options (float32 weights, same search)."""
         return False

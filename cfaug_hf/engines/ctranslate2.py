@@ -130,6 +130,11 @@ class CTranslate2Engine(Engine):
         return None
 
     @classmethod
+    def check_options(cls, options: dict[str, Any]) -> None:
+        if options.get("compute_type", DEFAULT_COMPUTE_TYPE) not in COMPUTE_TYPES:
+            raise ValueError(f"compute_type must be one of {list(COMPUTE_TYPES)}, got {options['compute_type']!r}.")
+
+    @classmethod
     def exact(cls, options: dict[str, Any]) -> bool:
         return options.get("compute_type", DEFAULT_COMPUTE_TYPE) == "float32"
 
@@ -149,8 +154,7 @@ class CTranslate2Engine(Engine):
         if source.is_encoder_decoder:
             raise ValueError("The CTranslate2 backend runs causal-LM generators (e.g. SmolLM2); this generator is "
                              "encoder-decoder, so it stays on backend='transformers'.")
-        if compute_type not in COMPUTE_TYPES:
-            raise ValueError(f"compute_type must be one of {list(COMPUTE_TYPES)}, got {compute_type!r}.")
+        cls.check_options({"compute_type": compute_type})
         path = converted_path(source)
         for attempt in (1, 2):  # a damaged cache entry is converted again, once
             problem = cache_problem(path, _MARKER)
