@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 #: The docs pages in the order their snippets run (later pages use what earlier ones defined, as in a notebook).
 DOCS = ["install", "usage", "contract", "cli", "methods/crossaug", "methods/editors", "components", "measure", "methods/icda",
-        "methods/core", "methods/llm", "methods/race", "hub", "scale-out", "benchmarks", "licences", "changes", "index"]
+        "methods/core", "methods/llm", "methods/race", "hub", "scale-out", "benchmarks", "licences", "changes", "index",
+        "architecture"]
 
 
 def snippets() -> list[tuple[str, str]]:
