@@ -3,6 +3,8 @@
     python -m benchmarks.gpu_suite prepare               # here: build gpu_carry/ (what the GPU machine lacks)
     python -m benchmarks.gpu_suite slim                  # here: move the editors' weights aside (61 MiB)
     bash benchmarks/gpu_suite.sh                          # there (device run, carry gpu_carry): `run` into $OUT
+    bash benchmarks/gpu_suite.sh --resume-from benchmarks/results/gpu/h200-2026-11-28-nli
+                                                          # there: go on from the tables a past call committed
     python -m benchmarks.gpu_suite unslim                # here: put them back (or: git checkout -- cfaug_hf/data)
     python -m benchmarks.gpu_suite run --smoke --out DIR  # here: the same parts on CPU with tiny settings
                                                           # (--parts nli: only the parts named so)
@@ -28,6 +30,9 @@ counterfactuals), the archived generation parts and the frozen judges would push
 ``slim`` moves them into ``.slim/`` (git-ignored) for the device call and ``unslim`` moves them back. ``prepare``
 prints the transfer size with and without them. Where a code change since a curve ran has moved the cache key of
 its counterfactuals, ``prepare`` restores them from the archived parts (generating only rows no archive holds).
+
+A part resumed from an earlier call's output (``--resume-from``) keeps the rows its table finished and runs the
+rest; a row that call was cut in the middle of goes on from its finished seeds (``debias --merge``).
 
 ``run`` goes through ``PARTS`` in order; each part is one ``benchmarks/debias/`` table with the fine-tuned MiniLM
 yardstick (5 seeds, bf16 on a GPU), writes its JSON and Markdown into ``--out`` as its rows finish, and is stopped
@@ -94,6 +99,8 @@ PARTS = [
       "crossfit (halves)"], 200, 100),
     ("sentiment, full coverage", "sentiment", ["none", "amplify", "crossfit", "crossfit (halves)"], 330, 100),
 ]
+#: The seeds of every GPU table.
+SEEDS = [0, 1, 2, 3, 4]
 #: Per-configuration batch size where it is not the suite's 32 (a large training set spends its time in steps).
 BATCH_SIZE = {"fever": 64}
 
@@ -310,6 +317,11 @@ def run(args: argparse.Namespace) -> int:
                     missing = f"no carried counterfactuals in {folder}"
                     left_out[row] = f"{left_out[row]}, {missing}" if row in left_out else missing
             entry["rows"] = rows
+        if getattr(args, "resume_from", None):
+            rows = resumed_part(Path(args.resume_from), tables, rows, entry)
+            if not rows:
+                report["parts"].append({**entry, "status": "skipped: every row is in the table it resumes"})
+                continue
         if any(r.startswith("crossaug") for r in rows):
             crossaug = crossaug_carried(config, args.smoke)
             if not (crossaug / "dataset_info.json").is_file():
@@ -327,7 +339,7 @@ def run(args: argparse.Namespace) -> int:
         if args.smoke and not share:
             cmd += ["--max-train", "300"]  # the editor rows need the whole training set; the others do not
         cmd += (["--seeds", "0", "--epochs", "0.02", "--max-length", "64", "--batch-size", "8"]
-                if args.smoke else ["--seeds", "0", "1", "2", "3", "4", "--batch-size", str(BATCH_SIZE.get(config, 32))]
+                if args.smoke else ["--seeds", *map(str, SEEDS), "--batch-size", str(BATCH_SIZE.get(config, 32))]
                 + (["--bf16"] if "GPU" in device or "NVIDIA" in device else []))
         begin = time.monotonic()
         try:
@@ -353,6 +365,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"{entry['seconds']:7.1f} s  {name}: {entry['status'][:200]}", flush=True)
     (out / "gpu_suite.json").write_text(json.dumps(report, indent=1) + "\n")
     return 0 if all(not p["status"].startswith("failed") for p in report["parts"]) else 1
+
+
+def resumed_part(earlier: Path, tables: Path, rows: list[str], entry: dict) -> list[str]:
+    """Start a part from the table an earlier device call wrote (``earlier/<part folder>/``, e.g. a committed
+    ``benchmarks/results/gpu/h200-.../``): its finished rows are kept (``debias --merge``) and not run again, and a
+    row it was cut in the middle of goes on from its finished seeds. The rows still to run, ``none`` first when it
+    is one of them."""
+    from benchmarks.coverage_curve import finished_rows
+
+    found = sorted((earlier / tables.name).glob("debias_*.json"))
+    if not found:
+        return rows
+    tables.mkdir(parents=True, exist_ok=True)
+    for path in found:
+        shutil.copy(path, tables / path.name)
+    done = set().union(*(finished_rows(tables / path.name, SEEDS) for path in found))
+    entry["resumed"] = {"from": str(earlier / tables.name), "kept": sorted(r for r in rows if r in done)}
+    return [r for r in rows if r not in done]
 
 
 def seed_hub_cache(folder: Path, repo_id: str) -> Path | None:
@@ -417,6 +447,9 @@ def main() -> None:
                    help="an unpacked shared/data (default: gpu_carry/shared_data, unpacked there; with --smoke "
                         "benchmarks/.cache/gpu_suite_shared_data, outside the carry)")
     r.add_argument("--commit", default=None, help="the commit the carried tree is at (no .git travels)")
+    r.add_argument("--resume-from", default=None, metavar="DIR",
+                   help="an earlier device call's output (e.g. benchmarks/results/gpu/h200-2026-11-28-nli): each part "
+                        "keeps the rows its table there finished and goes on with the rest")
     r.add_argument("--parts", nargs="+", default=None, metavar="NAME",
                    help="run only the parts whose name starts with one of these (e.g. 'nli')")
     args = ap.parse_args()

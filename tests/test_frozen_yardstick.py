@@ -665,3 +665,67 @@ def test_the_gpu_suite_serves_the_carried_minilm_from_a_hugging_face_cache(tmp_p
     assert suite.seed_hub_cache(tmp_path / "minilm", "org/model") == cache  # a second run reuses it
     found = try_to_load_from_cache("org/model", "config.json", cache_dir=cache)
     assert isinstance(found, str) and open(found).read() == "{}"
+
+
+def test_a_debias_row_cut_in_the_middle_goes_on_from_its_finished_seeds(tmp_path, monkeypatch):
+    """A GPU call's time limit cut NLI's `human` row after 4 of its 5 seeds and the row was lost: each finished seed
+    is now written at once, and a --merge run of the same table trains only the seeds the cut row still lacks."""
+    import argparse
+
+    from datasets import Dataset
+
+    from cfaug_hf import TaskSchema
+
+    run, settings = load("debias.run"), load("debias.settings")
+    train = Dataset.from_dict({"id": ["a", "b", "c", "d"], "text": ["good", "bad", "fine", "awful"],
+                               "label": ["positive", "negative", "positive", "negative"]})
+    monkeypatch.setitem(run.CONFIGS, "tiny", lambda: {"schema": TaskSchema.sentiment(id_column="id"), "train": train,
+                                                      "tests": {"dev": train}})
+    monkeypatch.setattr(run, "component_files", lambda: {"editor": "sha256:e"})
+    monkeypatch.setattr(run, "training_set", lambda config, name, row, seed: config["train"])
+    monkeypatch.setattr(settings, "RESULTS", tmp_path)
+    trained = []
+
+    def classifier(data, tests, schema, seed):
+        if len(trained) == 3:
+            raise KeyboardInterrupt("the device call's time limit")
+        trained.append(seed)
+        return {"dev": 0.5 + seed / 100}
+
+    monkeypatch.setattr(run, "run_bow", classifier)
+    args = run.build_parser().parse_args(["--config", "tiny", "--rows", "none", "human", "--seeds", "0", "1",
+                                          "--merge"])
+    with pytest.raises(KeyboardInterrupt):
+        run.run_config("tiny", args)  # none: seeds 0 and 1; human: seed 0, then the cut
+    table = json.loads((tmp_path / "debias_tiny_bow.json").read_text())
+    assert list(table["rows"]) == ["none"] and table["unfinished"]["human"]["seeds"] == [0]
+    trained.clear()
+    monkeypatch.setattr(run, "run_bow", lambda data, tests, schema, seed: trained.append(seed) or {"dev": 0.6})
+    args.rows = ["human"]
+    done = run.run_config("tiny", args)
+    assert trained == [1] and done["rows"]["human"]["accuracy"]["dev"] == [0.5, 0.6]
+    assert list(done["rows"]) == ["none", "human"] and "unfinished" not in done
+    # Other components since the cut: its seeds would mix two editors' rows, so the row starts again
+    (tmp_path / "debias_tiny_bow.json").write_text(json.dumps(table))
+    monkeypatch.setattr(run, "component_files", lambda: {"editor": "sha256:retrained"})
+    trained.clear()
+    run.run_config("tiny", args)
+    assert trained == [0, 1]
+
+
+def test_a_gpu_suite_part_resumes_the_table_an_earlier_device_call_wrote(tmp_path, monkeypatch):
+    """Device time comes in 15-minute loans: a part goes on from the committed table of the last call (its finished
+    rows kept, not run again) instead of starting from `none`."""
+    suite = load("gpu_suite")
+    earlier = tmp_path / "h200-earlier" / "nli-100"
+    earlier.mkdir(parents=True)
+    five = {"dev": [0.5] * 5}
+    (earlier / "debias_nli_minilm.json").write_text(json.dumps({
+        "seeds": [0, 1, 2, 3, 4], "rows": {"none": {"accuracy": five}, "editor+checker": {"accuracy": five}},
+        "unfinished": {"human": {"seeds": [0, 1, 2, 3]}}}))
+    entry: dict = {}
+    rows = suite.resumed_part(tmp_path / "h200-earlier", tmp_path / "out" / "nli-100",
+                              ["none", "editor+checker", "human", "amplify"], entry)
+    assert rows == ["human", "amplify"] and entry["resumed"]["kept"] == ["editor+checker", "none"]
+    assert (tmp_path / "out" / "nli-100" / "debias_nli_minilm.json").is_file()  # what --merge reads
+    assert suite.resumed_part(tmp_path / "nothing", tmp_path / "out2" / "nli-100", ["none"], {}) == ["none"]

@@ -77,9 +77,11 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
     # Probes are scored by the ``none`` model only (e.g. the flip rate of generated claims), when the rows they
     # measure are part of the run.
     probes = probe_sets(config, name, args.rows)
+    # Rows an earlier run was cut in the middle of (a device call's time limit), with the seeds it finished
+    unfinished = dict(earlier.get("unfinished", {})) if earlier and same_components(earlier, results) else {}
     for row in args.rows:
-        per_seed, sizes, seconds = [], [], []
-        for seed in args.seeds:
+        per_seed, sizes, seconds = resumed_seeds(unfinished.get(row), args.seeds)
+        for seed in args.seeds[len(per_seed):]:
             train = training_set(config, name, row, seed)
             if train is None:
                 break
@@ -104,6 +106,12 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
             sizes.append(len(train))
             print(f"[{name} {model_label}] {row} seed {seed}: " + ", ".join(f"{t} {a:.3f}" for t, a in acc.items()),
                   flush=True)
+            if len(per_seed) < len(args.seeds):  # written now, so a run cut here keeps this seed for --merge
+                unfinished[row] = {"seeds": args.seeds[:len(per_seed)], "per_seed": per_seed, "train_rows": sizes[0],
+                                   "seconds": seconds}
+                so_far = {**results, "rows": merged_rows(results, earlier), "partial": True, "unfinished": unfinished}
+                write({**so_far, "validity": validity(name, so_far)}, model_label, quiet=True)
+        unfinished.pop(row, None)
         if per_seed:
             results["rows"][row] = {"train_rows": sizes[0], "seconds": statistics.mean(seconds),
                                     "accuracy": {t: [a[t] for a in per_seed] for t in tests}}
@@ -113,9 +121,11 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
                 results["probes"] = {p: {"rows": len(d), "none_model": [a[p] for a in per_seed]}
                                      for p, d in probes.items()}
             if row != args.rows[-1]:  # a table so far, so a run cut off keeps what it finished
-                so_far = {**results, "rows": merged_rows(results, earlier), "partial": True}
+                so_far = {**results, "rows": merged_rows(results, earlier), "partial": True, "unfinished": unfinished}
                 write({**so_far, "validity": validity(name, so_far)}, model_label, quiet=True)
     results["rows"] = merged_rows(results, earlier)
+    if unfinished:  # rows of an earlier cut run that this one did not go on with
+        results["unfinished"] = unfinished
     results["validity"] = validity(name, results)
     write(results, model_label)
     return results
@@ -142,6 +152,22 @@ def earlier_run(results: dict[str, Any], model_label: str) -> dict[str, Any] | N
               f"({', '.join(changed)}); run them again.", flush=True)
         earlier = {**earlier, "rows": {r: v for r, v in earlier["rows"].items() if r not in stale}}
     return earlier
+
+
+def same_components(earlier: dict[str, Any], results: dict[str, Any]) -> bool:
+    """Whether the earlier run read the same component files as this one: a row cut in the middle goes on only then
+    (its seeds must all be of one editor, checker and generator)."""
+    return earlier.get("component_files") == results["component_files"]
+
+
+def resumed_seeds(cut: dict[str, Any] | None, seeds: list[int]) -> tuple[list[dict], list[int], list[float]]:
+    """The per-seed results, training sizes and seconds an earlier run finished of a row before it was cut (empty
+    when it has none, or its seeds are not the first of ``seeds``)."""
+    if not cut or cut["seeds"] != seeds[:len(cut["seeds"])]:
+        return [], [], []
+    done = list(cut["per_seed"])
+    print(f"--merge: going on with seeds {seeds[len(done):]} (seeds {cut['seeds']} finished earlier)", flush=True)
+    return done, [cut["train_rows"]] * len(done), list(cut["seconds"])
 
 
 def merged_rows(results: dict[str, Any], earlier: dict[str, Any] | None) -> dict[str, Any]:
@@ -187,6 +213,10 @@ def write(results: dict[str, Any], model_label: str, quiet: bool = False) -> Non
                      + (": passed." if check["passed"] else ": FAILED."))
     if results.get("partial"):
         lines.append("\nPartial: the run had not finished every row when this was written.")
+    if results.get("unfinished"):
+        lines.append("\nCut in the middle, kept for a `--merge` run to go on from (not in the table): "
+                     + ", ".join(f"{row} ({len(c['seeds'])} of {len(results['seeds'])} seeds)"
+                                 for row, c in results["unfinished"].items()) + ".")
     table = "\n".join(lines) + "\n"
     if not quiet:
         print(table)
