@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..registry import ROWS, title
-from . import baselines, core, crossaug, editors, icda, presets, race  # noqa: F401  (each registers its rows)
+# each registers its rows
+from . import baselines, core, crossaug, editors, icda, presets, race, until_flipped  # noqa: F401
 
 
 def registered_rows() -> dict[str, Any]:

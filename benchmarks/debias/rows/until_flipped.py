@@ -1,0 +1,57 @@
+"""The edit-until-the-whole-input-flips loop on the yardstick: the quarter-0 editor (the one behind
+``editor+checker``) rewriting the same rows, but through ``COREAugmenter(until_flipped=True)``: the sentences that
+carry the label are edited, strongest first, until the shipped flip checker reads the whole review as the target,
+or the edit budget runs out (then no counterfactual). Same rows, same editor, same checker as ``editor+checker``;
+only the choice of what to edit differs (a fixed 3 most polar sentences there)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import settings
+from ..augmented import cached_augment, component_digests, record_equivalence
+from ..configs import CONFIGS, schema_of
+from ..registry import archive_check, row
+from .editors import editor_of, editor_order_key, editor_subset, written_by
+
+
+def until_flipped_augmenter(task: str) -> Any:
+    """COREAugmenter(mode="editor_only", until_flipped=True) around the quarter-0 editor, the shipped checker."""
+    from cfaug_hf import COREAugmenter
+
+    return COREAugmenter(editor_of(task, (0,)), schema_of(task), mode="editor_only", keep_original=False,
+                         until_flipped=True)
+
+
+@row("editor (until flipped)", configs=("sentiment",),
+     title="+ learned editor (trained on that quarter) on other rows, edited until the whole review flips",
+     same_rows="human (editor rows)")
+def until_flipped_rows(train: Any, seed: int, *, task: str) -> Any:
+    """Original rows + the loop's counterfactuals of the rows ``editor+checker`` rewrites (cached and archived in
+    parts, like the editor's)."""
+    from datasets import concatenate_datasets
+
+    from cfaug_hf import AugmentationStats
+    from cfaug_hf.augmenter import PROVENANCE_COLUMNS
+
+    subset, whole = written_by(train, task, (0,))
+    augmenter = until_flipped_augmenter(task)
+    cfs = cached_augment(augmenter, subset, "editor", f"editor until flipped ({task})", part_rows=20,
+                         parts_key=editor_order_key(train, task),
+                         archive=settings.PARTS_ARCHIVE / f"{task}_until_flipped")
+    stats = AugmentationStats.from_dataset(cfs).to_dict()
+    settings.NOTES["editor (until flipped)"] = {
+        "rows_edited": len(subset), "counterfactuals": len(cfs), "components": component_digests(augmenter),
+        "skipped": stats.get("skipped", {}), "filtered": stats.get("filtered", {}),
+        "editor": f"{task} editor of annotation quarter 0 (SmolLM2-135M + LoRA, scripts/build_editors.py), "
+                  "COREAugmenter(until_flipped=True)"}
+    return concatenate_datasets([train, cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)])
+
+
+@archive_check("sentiment_until_flipped")
+def check_until_flipped_parts(rows: int = 20) -> dict[str, Any]:
+    """the quarter-0 editor's sentiment coverage rows, edited until the whole review flips"""
+    train = CONFIGS["sentiment"]()["train"]
+    settings.EDITOR_LIMIT = rows
+    pattern = f"sentiment_until_flipped_editor_{editor_order_key(train, 'sentiment')[:12]}_*.jsonl.gz"
+    return record_equivalence(until_flipped_augmenter("sentiment"), editor_subset(train, "sentiment"), pattern)
