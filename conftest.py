@@ -10,7 +10,13 @@ import os
 import shutil
 import tempfile
 
-from tests.hub_server import HubServer
+# Under pytest-xdist each of the N workers is its own process: one thread each for torch and the tokenizers'
+# BLAS, or N workers x all cores oversubscribe the machine and spin-wait (5-10x slower on 2 cores).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "RAYON_NUM_THREADS"):
+        os.environ[_var] = "1"
+
+from tests.hub_server import HubServer  # noqa: E402
 
 HUB = HubServer().start()
 os.environ["HF_ENDPOINT"] = HUB.url
