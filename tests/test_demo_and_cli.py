@@ -137,3 +137,32 @@ def test_the_demo_shows_a_flip_first_and_says_what_each_kind_is():
     assert "claim edit" not in blocks[0] and "It was filmed under 10 days.  (unchanged)" in blocks[0]
     assert "'over 30' -> 'under 10' (the claim's negation, applied to the evidence)" in blocks[0]
     assert "claim edit:    'over 30' -> 'under 10'" in blocks[1] and "(unchanged)" not in blocks[1]
+
+
+def test_the_cfaug_program_caps_malloc_arenas_unless_the_user_chose(monkeypatch):
+    """`cfaug` as a program asks glibc for 2 malloc arenas (the demo's peak memory, 2.01 -> 1.81 GB); a caller's
+    process (main(argv)) and a user's own MALLOC_ARENA_MAX are left alone."""
+    import ctypes
+
+    import cfaug_hf.cli as cli
+
+    calls = []
+
+    class Libc:
+        def mallopt(self, option, value):
+            calls.append((option, value))
+            return 1
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: Libc())
+    monkeypatch.setattr(cli.sys, "platform", "linux")
+    monkeypatch.setattr(cli.sys, "argv", ["cfaug", "--version"])
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    with pytest.raises(SystemExit):
+        cli.main()
+    assert calls == [(-8, 2)]
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    with pytest.raises(SystemExit):
+        cli.main()
+    assert calls == [(-8, 2)]
