@@ -51,7 +51,7 @@ def main() -> None:
 
     from cfaug_hf import COREAugmenter, OpenAICompatibleLLM
     from cfaug_hf.components.llm import local_llm
-    from cfaug_hf.components.local_server import serve_locally
+    from cfaug_hf.generation.local_server import serve_locally
     from cfaug_hf.pretrained import SMOLLM2, local_copy, resolve_model
 
     rows = cad_sentiment("orig", "dev").select(range(args.rows))

@@ -37,7 +37,7 @@ def test_sampling_is_seeded_per_row(factory):
 
 def test_sampling_follows_the_model_distribution():
     # With a model whose next-token distribution is fixed, Gumbel-max draws must match the softmax frequencies.
-    from cfaug_hf.engines.transformers import gumbel_warpers
+    from cfaug_hf.generation.engines.transformers import gumbel_warpers
 
     logits = torch.tensor([[2.0, 1.0, 0.0, -1.0]])
     counts = np.zeros(4)

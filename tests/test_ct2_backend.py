@@ -7,7 +7,7 @@ import torch
 pytest.importorskip("ctranslate2")
 
 from cfaug_hf import Generator  # noqa: E402
-from cfaug_hf.engines import ctranslate2 as ct2  # noqa: E402
+from cfaug_hf.generation.engines import ctranslate2 as ct2  # noqa: E402
 from cfaug_hf.testing import tiny_causal_lm, tiny_seq2seq  # noqa: E402
 
 TEXTS = ["the cat sat on the mat", "a dog", "paris is the capital of france", "cats are mammals"]
@@ -132,7 +132,7 @@ def test_the_decoder_takes_the_threads_its_process_is_given(value, expected, mon
     """A Ray actor gets OMP_NUM_THREADS set to its CPU share: CTranslate2 must not start a thread per core in each."""
     import os
 
-    from cfaug_hf.engines.ctranslate2 import thread_budget
+    from cfaug_hf.generation.engines.ctranslate2 import thread_budget
 
     monkeypatch.setenv("OMP_NUM_THREADS", value)
     assert thread_budget() == (expected or min(4, os.cpu_count() or 1))

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from cfaug_hf import Generator
-from cfaug_hf.engines import AUTO, choose_engine, engine_names
+from cfaug_hf.generation.engines import AUTO, choose_engine, engine_names
 from cfaug_hf.testing import tiny_causal_lm
 
 PROMPTS = ["the cat sat on the mat", "a dog ran", "the film was good and the king was in paris", "paris",
@@ -102,9 +102,9 @@ def test_an_engine_defined_in_one_file_decodes_through_backend(tmp_path, monkeyp
     its outputs reach the augmented rows."""
     import json
 
-    from cfaug_hf import engines
+    from cfaug_hf.generation import engines
     from cfaug_hf.cli import main
-    from cfaug_hf.engines import DecodeResult, Engine
+    from cfaug_hf.generation.engines import DecodeResult, Engine
 
     requests = []
 

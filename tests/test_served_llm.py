@@ -12,7 +12,7 @@ import pytest
 from datasets import Dataset
 
 from cfaug_hf import COREAugmenter, LLMCounterfactualAugmenter, OpenAICompatibleLLM, TaskSchema
-from cfaug_hf.components.local_server import serve_locally
+from cfaug_hf.generation.local_server import serve_locally
 from cfaug_hf.pretrained import SMOLLM2, local_copy, resolve_model
 
 pytestmark = pytest.mark.integration

@@ -165,7 +165,7 @@ def add_backend_option(parser: argparse.ArgumentParser) -> None:
     """``--backend``: the generation engine (the engines package's table), refused at parse time when it is not
     installed here, before any data or model loads."""
     from ..deps import install_hint
-    from ..engines import AUTO, engine_class, engine_names
+    from ..generation.engines import AUTO, engine_class, engine_names
 
     installed = [AUTO, *(n for n in engine_names() if engine_class(n).available())]
     missing = [n for n in engine_names() if n not in installed]
@@ -179,7 +179,7 @@ def add_backend_option(parser: argparse.ArgumentParser) -> None:
         return text
 
     parser.add_argument("--backend", type=backend, default=AUTO, metavar="{" + ",".join(installed) + "}",
-                        help="generation engine (cfaug_hf.engines): auto (default) picks, per call, the fastest "
+                        help="generation engine (cfaug_hf.generation.engines): auto (default) picks, per call, the fastest "
                              "installed one that gives the transformers outputs (CTranslate2 float32 for beams, "
                              "transformers' shared-prefix sampler for sampled candidates)"
                              + (f"; not installed here: {', '.join(missing)}" if missing else ""))

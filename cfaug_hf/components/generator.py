@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engines import (AUTO, DecodeRequest, DecodeSettings, DecodeSource, choose_engine, engine_class,
+from ..generation.engines import (AUTO, DecodeRequest, DecodeSettings, DecodeSource, choose_engine, engine_class,
                        engine_names)
 
 #: The options of ``use_backend("auto")``: an engine that takes a compute type runs in float32, which keeps the
 #: transformers outputs (CTranslate2's int8 changes some).
 AUTO_OPTIONS: dict[str, Any] = {"compute_type": "float32"}
-from ..engines.transformers import cut_at_stop
+from ..generation.engines.transformers import cut_at_stop
 from ..fingerprint import stable_hash
 from ..generation import Constraint, GenerationResult, apply_constraints
 from ..sharing.credentials import scrub_text
@@ -261,7 +261,7 @@ class Generator(PretrainedComponent):
         return self
 
     def use_backend(self, backend: str = AUTO, *, compute_type: str | None = None, threads: int = 0) -> Generator:
-        """Decode on ``backend``, a name in the engine table (`cfaug_hf.engines`): ``"auto"`` (the default)
+        """Decode on ``backend``, a name in the engine table (`cfaug_hf.generation.engines`): ``"auto"`` (the default)
         uses, for each call, the best installed engine that supports the settings and gives the transformers
         outputs (CTranslate2 in float32 for beam search and greedy decoding of a causal LM, when the ``fast`` extra
         is installed; transformers otherwise); ``"transformers"``; ``"ctranslate2"`` (causal LMs, converted once

@@ -3,7 +3,7 @@ seeds and settings (`DecodeRequest`), and what comes back (`DecodeResult`). An e
 never the `Generator`, so a new engine needs no knowledge of how a generator keeps its weights, adapter or caches.
 
 Examples:
-    >>> from cfaug_hf.engines import DecodeRequest, DecodeResult, DecodeSettings
+    >>> from cfaug_hf.generation.engines import DecodeRequest, DecodeResult, DecodeSettings
     >>> settings = DecodeSettings(num_beams=1, num_return_sequences=2, do_sample=True)
     >>> request = DecodeRequest(["Paris is big."], [7], settings)
     >>> result = DecodeResult.empty(len(request.prompts))

@@ -23,11 +23,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..deps import require
-from ..pretrained import cache_dir, cache_problem, discard_cache, file_sizes
+from ...deps import require
+from ...pretrained import cache_dir, cache_problem, discard_cache, file_sizes
 from . import DecodeRequest, DecodeResult, DecodeSettings, DecodeSource, Engine, register_engine
 from .transformers import cut_at_stop
-from ..verbosity import get_logger
+from ...verbosity import get_logger
 
 logger = get_logger(__name__)
 
@@ -129,7 +129,7 @@ def _chunks(rows: list[int], ids: dict[int, list[int]], n: int) -> list[list[int
 def merged_copy(source: DecodeSource) -> Path:
     """A folder with the source's model (LoRA merged) and tokenizer in transformers' format, converted once and
     cached under `cfaug_hf.pretrained.cache_dir` by the weights' digest; a damaged entry is made again."""
-    from ..fingerprint import digest_json
+    from ...fingerprint import digest_json
 
     target = cache_dir() / "vllm" / digest_json({"weights": source.weights_digest()})[:20]
     problem = cache_problem(target, _MARKER)

@@ -14,7 +14,7 @@ decoding of causal LMs, transformers for everything else (sampling stays on tran
 candidates depend on its own seed only).
 
 Examples:
-    >>> from cfaug_hf.engines import engine_names
+    >>> from cfaug_hf.generation.engines import engine_names
     >>> "transformers" in engine_names() and "ctranslate2" in engine_names()
     True
 """
@@ -48,7 +48,7 @@ class Engine(abc.ABC):
     `describe`.
 
     Examples:
-        >>> from cfaug_hf.engines import DecodeResult, Engine
+        >>> from cfaug_hf.generation.engines import DecodeResult, Engine
         >>> class Echo(Engine):  # register_engine(Echo) would add it to the table and to --backend
         ...     name = "echo"
         ...     def decode(self, request):
@@ -68,7 +68,7 @@ class Engine(abc.ABC):
     def available(cls) -> bool:
         if cls.requires is None:
             return True
-        from ..deps import is_available
+        from ...deps import is_available
 
         return is_available(cls.requires)
 

@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..deps import require
-from ..pretrained import cache_problem, discard_cache, file_sizes
+from ...deps import require
+from ...pretrained import cache_problem, discard_cache, file_sizes
 from . import DecodeRequest, DecodeResult, DecodeSettings, DecodeSource, Engine, register_engine
-from ..verbosity import get_logger
+from ...verbosity import get_logger
 
 logger = get_logger(__name__)
 
@@ -65,8 +65,8 @@ def thread_budget() -> int:
 
 def converted_path(source: DecodeSource) -> Path:
     """Where the CTranslate2 copy of ``source``'s weights is (or will be) cached."""
-    from ..fingerprint import digest_json
-    from ..pretrained import cache_dir
+    from ...fingerprint import digest_json
+    from ...pretrained import cache_dir
 
     key = digest_json({"weights": source.weights_digest(), "ct2": require("ctranslate2", "the CTranslate2 "
                                                                           "backend").__version__})
@@ -166,7 +166,7 @@ class CTranslate2Engine(Engine):
                 return cls(path, compute_type, threads, source)
             except (RuntimeError, OSError, ValueError) as err:
                 if attempt == 2:
-                    from ..sharing.folders import ComponentLoadError
+                    from ...sharing.folders import ComponentLoadError
 
                     raise ComponentLoadError(f"The CTranslate2 copy of the generator in {path} cannot be loaded "
                                              f"even after converting it again ({type(err).__name__}: {err}); use "

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..fingerprint import stable_hash
+from ...fingerprint import stable_hash
 from . import DecodeRequest, DecodeResult, DecodeSettings, DecodeSource, Engine, register_engine
 
 __all__ = ["TransformersEngine", "gumbel_warpers", "candidate_seeds", "cut_at_stop"]
