@@ -135,15 +135,17 @@ def run_claims(args: argparse.Namespace, floor_per_param: float) -> dict:
 
 
 def write(results: dict, name: str = "engines") -> None:
+    """``benchmarks/results/<name>.{json,md}`` from ``results`` (callable again on a saved JSON to re-render it)."""
     lines = ["# Generation engines", "", results["setup"], ""]
     editor = results.get("editor")
     if editor:
         lines += [f"## Editor: {editor['edits']} sentence edits of {editor['reviews']} CAD IMDb dev reviews, 4 sampled "
                   f"candidates each", "",
-                  "| setting | edits/s | s per review | speed-up | tokens/s | share of floor |", "|---|---|---|---|---|---|"]
-        for name, s in editor["settings"].items():
-            lines.append(f"| {name} | {s['edits_per_s']:.2f} | {s['seconds_per_review']:.2f} | {s['speed_up']:.2f}x "
-                         f"| {s['tokens_per_s']:.0f} | {100 * s['share_of_floor']:.0f}% |")
+                  harness.markdown_table(
+                      ["setting", "edits/s", "s per review", "speed-up", "tokens/s", "share of floor"],
+                      [[setting, f"{s['edits_per_s']:.2f}", f"{s['seconds_per_review']:.2f}", f"{s['speed_up']:.2f}x",
+                        f"{s['tokens_per_s']:.0f}", f"{100 * s['share_of_floor']:.0f}%"]
+                       for setting, s in editor["settings"].items()])]
         again = ", ".join(f"{k} {v}/{editor['edits']}" for k, v in editor["reproducible_rows"].items())
         lines += ["", f"shared-prefix gives the candidates of generate on {editor['identical_candidates']}/"
                       f"{editor['edits']} edits; the same rows shuffled in batches of 5 give the same candidates: "
@@ -152,16 +154,14 @@ def write(results: dict, name: str = "engines") -> None:
     claims = results.get("claims")
     if claims:
         lines += [f"## Claim negation: {claims['claims']} claims, beam 5, 5 outputs", "",
-                  "| setting | claims/s | speed-up | tokens/s | share of floor (lower bound) | same top output | "
-                  "same 5 outputs |", "|---|---|---|---|---|---|---|"]
-        for name, s in claims["settings"].items():
-            lines.append(f"| {name} | {s['claims_per_s']:.2f} | {s['speed_up']:.2f}x | {s['tokens_per_s']:.0f} | "
-                         f"{100 * s['share_of_floor']:.0f}% | {100 * s['same_top_output']:.0f}% | "
-                         f"{100 * s['same_all_outputs']:.0f}% |")
+                  harness.markdown_table(
+                      ["setting", "claims/s", "speed-up", "tokens/s", "share of floor (lower bound)",
+                       "same top output", "same 5 outputs"],
+                      [[setting, f"{s['claims_per_s']:.2f}", f"{s['speed_up']:.2f}x", f"{s['tokens_per_s']:.0f}",
+                        f"{100 * s['share_of_floor']:.0f}%", f"{100 * s['same_top_output']:.0f}%",
+                        f"{100 * s['same_all_outputs']:.0f}%"] for setting, s in claims["settings"].items()])]
     text = "\n".join(lines) + "\n"
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{name}.md").write_text(text)
-    (RESULTS / f"{name}.json").write_text(json.dumps(results, indent=1) + "\n")
+    harness.write_results(name, results, text)
     print(text)
 
 
