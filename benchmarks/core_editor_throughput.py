@@ -26,10 +26,8 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from pathlib import Path
 
 from benchmarks import harness
-from benchmarks.harness import RESULTS, ROOT
 
 from scripts.shared_data import cad_nli
 
@@ -99,24 +97,21 @@ def main() -> None:
               "augmenter_vs_raw": round(median["raw batched generate"] / median["augmenter"], 3),
               "augmenter_vs_per_row": round(median["per-row loop"] / median["augmenter"], 3),
               "stats": augmenter.stats.to_dict()}
-    RESULTS.mkdir(parents=True, exist_ok=True)
     name = "core_editor_throughput" if args.method == "core" else "llm_throughput"
-    (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
     what = ("CORE editor", "4 demonstrations each, chat template") if args.method == "core" else (
         "LLM-prompted counterfactuals", "guidelines + 2 demonstrations, both targets per prompt, plain continuation")
+    table = harness.markdown_table(
+        ["path", "seconds", "prompts/s", "augmenter's speed relative to it"],
+        [[path, f"{median[path]:.1f}", result["prompts_per_s"][path],
+          "1.00x" if path == "augmenter" else f"{median[path] / median['augmenter']:.2f}x"] for path in runs])
     lines = [f"# {what[0]} throughput", "",
              f"Where: {args.device_note}. {len(data)} CAD-SNLI dev prompts ({what[1]}), SmolLM2-135M-"
              f"Instruct, sampling, {args.max_new_tokens} new tokens at most, batch 16; median of {args.repeats} "
-             "interleaved runs.", "", "| path | seconds | prompts/s | augmenter's speed relative to it |",
-             "|---|---|---|---|"]
-    for name in runs:
-        rel = "1.00x" if name == "augmenter" else f"{median[name] / median['augmenter']:.2f}x"
-        lines.append(f"| {name} | {median[name]:.1f} | {result['prompts_per_s'][name]} | {rel} |")
-    lines += ["", f"Target: the augmenter at >= 0.8x the raw batched generate; measured "
-              f"{result['augmenter_vs_raw']:.2f}x. Editor outcomes in the last run: {json.dumps(result['stats'])}"]
-    (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
+             "interleaved runs.", "", table, "",
+             f"Target: the augmenter at >= 0.8x the raw batched generate; measured "
+             f"{result['augmenter_vs_raw']:.2f}x. Editor outcomes in the last run: {json.dumps(result['stats'])}"]
+    harness.write_results(name, result, "\n".join(lines))
     print("\n".join(lines))
-
 
 if __name__ == "__main__":
     main()

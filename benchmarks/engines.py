@@ -22,16 +22,13 @@ bound). Writes ``benchmarks/results/engines.{json,md}`` after each workload.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random
 import statistics
 import time
-from pathlib import Path
 
 from benchmarks import harness
-from benchmarks.harness import RESULTS, ROOT
 
 from benchmarks.generation_backends import matmul_gflops
 from scripts.shared_data import cad_sentiment

@@ -27,3 +27,19 @@ def test_pipeline_overhead_runs_its_children_and_writes_a_table(tmp_path):
     runs = runs["runs"]["200"]
     # the bare map is built to write exactly the augmenter's rows: the same count, or the comparison is void
     assert runs["augment()"][0]["rows_out"] == runs["bare map"][0]["rows_out"] > 200
+
+
+def test_the_engine_benchmark_writes_its_results_under_the_name_it_was_given(tmp_path, monkeypatch):
+    """`benchmarks.engines` wrote each run under the name of its last setting (a loop variable shadowed the file
+    name: `ctranslate2-int8.json`); rendered again from a committed run, the files are NAME.json and NAME.md and the
+    Markdown holds both tables."""
+    from benchmarks import engines, harness
+
+    monkeypatch.setattr(harness, "RESULTS", tmp_path)
+    saved = json.loads((ROOT / "benchmarks" / "results" / "engines_2026-11-28.json").read_text())
+    engines.write(saved, "mine")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.json", "mine.md"]
+    text = (tmp_path / "mine.md").read_text()
+    assert "| shared-prefix | 1.35 | 2.12 | 2.62x | 130 | 26% |" in text
+    assert "| ctranslate2-float32 (auto) | 0.66 | 1.14x | 124 | 26% | 100% | 100% |" in text
+    assert json.loads((tmp_path / "mine.json").read_text()) == saved
