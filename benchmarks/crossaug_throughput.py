@@ -104,8 +104,9 @@ def main() -> None:
              f"{gen.config.max_new_tokens}; generator batch {args.batch_size} (floor, augment()), 64 (reference), 1 "
              f"(per-text); augment() map batch size {min(1000, max(32, n // 100))}; median of {args.repeats} "
              f"interleaved runs on {device}")
-    lines = [f"CrossAug throughput. {setup}.", "", "| setting | claims/s | augment() / setting |", "|---|---|---|"]
-    lines += [f"| {k} | {r:.3f} | {ref / r:.2f} |" for k, r in rates.items()]
+    lines = [f"CrossAug throughput. {setup}.", "",
+             harness.markdown_table(["setting", "claims/s", "augment() / setting"],
+                                    [[k, f"{r:.3f}", f"{ref / r:.2f}"] for k, r in rates.items()])]
     lines += ["", f"augment() / floor = {ref / rates['floor']:.2f} (target >= 0.80); augment() / per-text calls = "
               f"{ref / rates['per-text calls']:.2f}x (target >= 8x on a GPU, where batch-1 decoding is latency-bound); "
               f"augment() / reference batching = {ref / rates['reference batching']:.2f}. Output rows: "

@@ -52,10 +52,11 @@ def main() -> None:
     lines = ["# The demo's wall time and peak memory", "",
              f"`cfaug demo --rows {args.rows}` in a fresh process ({args.note}); backend "
              f"{result['backend'].get('engine')} {result['backend'].get('compute_type', '')}.", "",
-             "| wall (s) | CPU user + system (s) | peak RSS (GB) | counterfactuals | target 180 s | target 2 GB |",
-             "|---|---|---|---|---|---|",
-             f"| {result['wall_s']} | {result['user_s'] + result['system_s']:.0f} | {result['peak_rss_gb']} | "
-             f"{result['counterfactuals']} | {verdict['time']} | {verdict['memory']} |", ""]
+             harness.markdown_table(
+                 ["wall (s)", "CPU user + system (s)", "peak RSS (GB)", "counterfactuals", "target 180 s",
+                  "target 2 GB"],
+                 [[result["wall_s"], f"{result['user_s'] + result['system_s']:.0f}", result["peak_rss_gb"],
+                   result["counterfactuals"], verdict["time"], verdict["memory"]]]), ""]
     text = "\n".join(lines)
     print(text)
     args.out.mkdir(parents=True, exist_ok=True)

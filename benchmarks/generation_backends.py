@@ -115,14 +115,14 @@ def main() -> None:
              f"{probe:.1f} GFLOP/s (float32, 1024x1024); 2 x parameters FLOPs per token gives a bound of "
              f"{bound:.0f} tokens/s")
     lines = ["# Generation backends", "", setup + ".", "",
-             "| backend | claims/s (generate) | claims/s (augment) | speed-up (augment) | tokens/s | share of bound "
-             "| same first output | same 5 outputs | rows out |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, r in results.items():
-        speed = f"{r['claims_per_s_augment'] / base['claims_per_s_augment']:.2f}x" if base else "-"
-        same = (f"{100 * r['same_first_output']:.0f}%", f"{100 * r['same_all_outputs']:.0f}%") if ref else ("-", "-")
-        lines.append(f"| {name} | {r['claims_per_s_generate']:.3f} | {r['claims_per_s_augment']:.3f} | {speed} | "
-                     f"{r['tokens_per_s']:.0f} | {100 * r['share_of_bound']:.1f}% | {same[0]} | {same[1]} | "
-                     f"{r['rows_out']} |")
+             harness.markdown_table(
+                 ["backend", "claims/s (generate)", "claims/s (augment)", "speed-up (augment)", "tokens/s",
+                  "share of bound", "same first output", "same 5 outputs", "rows out"],
+                 [[backend, f"{r['claims_per_s_generate']:.3f}", f"{r['claims_per_s_augment']:.3f}",
+                   f"{r['claims_per_s_augment'] / base['claims_per_s_augment']:.2f}x" if base else "-",
+                   f"{r['tokens_per_s']:.0f}", f"{100 * r['share_of_bound']:.1f}%",
+                   *((f"{100 * r['same_first_output']:.0f}%", f"{100 * r['same_all_outputs']:.0f}%") if ref
+                     else ("-", "-")), r["rows_out"]] for backend, r in results.items()])]
     lines += ["", "Beam search runs all beams for every generated token, so tokens/s counts the returned outputs only "
               "and understates the work done; the share of the bound is a floor. Sampled decoding (the editors, the "
               "LLM augmenter) stays on transformers under every backend: CTranslate2's sampler cannot be reseeded "

@@ -138,17 +138,18 @@ def main() -> None:
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, CPU only"
     lines = [f"Generator load time (SmolLM2-135M-Instruct from the embedded GGUF file), each load in a fresh process, "
              f"median of {args.repeats} interleaved runs; {machine}.", "",
-             "| load | seconds | ratio to GGUF every load |", "|---|---|---|"]
-    lines += [f"| {k} | {load_s[k]:.2f} | {load_s[k] / load_s['GGUF file, every load']:.3f} |" for k in LOADS]
+             harness.markdown_table(["load", "seconds", "ratio to GGUF every load"],
+                                    [[k, f"{load_s[k]:.2f}", f"{load_s[k] / load_s['GGUF file, every load']:.3f}"]
+                                     for k in LOADS])]
     lines += ["", f"LoRA generator (r=16, all linear layers), {len(claims)} claims, 5 beams, max 32 new tokens, "
               f"median of {args.repeats} interleaved runs; identical outputs: {same}.", "",
-              "| generate | seconds | speed-up |", "|---|---|---|"]
-    lines += [f"| {k} | {v:.2f} | {gen_s['adapter apart'] / v:.2f}x |" for k, v in gen_s.items()]
-    lines += ["", "| fingerprint | value |", "|---|---|",
-              f"| first call (LoRA generator) | {fp_first:.3f} s |",
-              f"| remembered (weights unchanged) | {fp_again * 1000:.2f} ms |",
-              f"| base model bytes hashed, tied weights once | {sum(unique.values()) / 2**20:.0f} MiB "
-              f"(state dict {all_bytes / 2**20:.0f} MiB; {digest_s:.2f} s) |"]
+              harness.markdown_table(["generate", "seconds", "speed-up"],
+                                     [[k, f"{v:.2f}", f"{gen_s['adapter apart'] / v:.2f}x"] for k, v in gen_s.items()]),
+              "", harness.markdown_table(["fingerprint", "value"], [
+                  ["first call (LoRA generator)", f"{fp_first:.3f} s"],
+                  ["remembered (weights unchanged)", f"{fp_again * 1000:.2f} ms"],
+                  ["base model bytes hashed, tied weights once", f"{sum(unique.values()) / 2**20:.0f} MiB (state dict "
+                   f"{all_bytes / 2**20:.0f} MiB; {digest_s:.2f} s)"]])]
     text = "\n".join(lines) + "\n"
     print(text)
     RESULTS.mkdir(exist_ok=True)

@@ -22,7 +22,6 @@ import os
 import platform
 import statistics
 import time
-from pathlib import Path
 
 from benchmarks import harness
 from benchmarks.harness import RESULTS
@@ -92,10 +91,10 @@ def main() -> None:
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, CPU only"
     lines = [f"augment(num_proc=2) against one process; median of {args.repeats} interleaved runs; {machine}; load "
              f"average {load_before[0]:.2f} before, {load_after[0]:.2f} after.", "",
-             "| generator | rows | 1 process s | 2 processes s | speed-up | same output |", "|---|---|---|---|---|---|"]
-    for case, (_, data) in cases.items():
-        lines.append(f"| {case} | {len(data)} | {med[case][1]:.2f} | {med[case][2]:.2f} | "
-                     f"{med[case][1] / med[case][2]:.2f}x | {same[case]} |")
+             harness.markdown_table(
+                 ["generator", "rows", "1 process s", "2 processes s", "speed-up", "same output"],
+                 [[case, len(data), f"{med[case][1]:.2f}", f"{med[case][2]:.2f}", f"{med[case][1] / med[case][2]:.2f}x",
+                   same[case]] for case, (_, data) in cases.items()])]
     text = "\n".join(lines) + "\n"
     print(text)
     RESULTS.mkdir(exist_ok=True)

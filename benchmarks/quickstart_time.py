@@ -100,11 +100,11 @@ def main() -> None:
             f"{args.repeats} interleaved runs on {os.cpu_count()} cores. Longest wait: the most seconds the map's "
             f"progress bar stood still after its first move (over all runs; target at most 10); first batch: its "
             f"seconds, loading the generator and checker included (median).\n\n"
-            "| how | seconds | / CLI | longest wait (s) | first batch (s) | same counterfactuals as the CLI |\n"
-            "|---|---|---|---|---|---|\n"
-            + "".join(f"| {k} | {v:.1f} | {ratios[k]:.2f}x | {longest[k]:.1f} | {statistics.median(firsts[k]):.1f} | "
-                      f"{'yes' if same[k] else 'NO'} |\n"
-                      if k in ratios else f"| {k} | {v:.1f} | 1.00x | | | |\n" for k, v in medians.items()))
+            + harness.markdown_table(
+                ["how", "seconds", "/ CLI", "longest wait (s)", "first batch (s)", "same counterfactuals as the CLI"],
+                [[k, f"{v:.1f}", f"{ratios[k]:.2f}x", f"{longest[k]:.1f}", f"{statistics.median(firsts[k]):.1f}",
+                  "yes" if same[k] else "NO"] if k in ratios else [k, f"{v:.1f}", "1.00x", None, None, None]
+                 for k, v in medians.items()]) + "\n")
     (RESULTS / "quickstart_time.md").write_text(text)
     print(text)
 

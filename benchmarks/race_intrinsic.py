@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 from benchmarks import harness
@@ -190,17 +189,14 @@ def main() -> None:
              f"30, 10, 96). NER: {NER_NAMES[args.ner]}. Flip rate by our "
              "MiniLM checker (the paper used a separate RoBERTa); perplexity by SmolLM2-135M (the paper's LM "
              "differs, so compare rows, not absolute values).", "",
-             "| method | claims | flip rate | perplexity (lower better) | similarity (MoverScore) | diversity "
-             "(inverse BLEU) | multi-hop coherence |", "|---|---|---|---|---|---|---|"]
-    for name, v in report["variants"].items():
-        c = v["claims"]
-        if not c.get("n"):
-            lines.append(f"| {name} | 0 | | | | | |")
-            continue
-        lines.append(f"| {name} | {c['n']} | {c['flip_rate']:.4f} | {c['perplexity']:.2f} | {c['similarity']:.4f} | "
-                     f"{c['inverse_bleu']:.2f} | {c['multihop']:.4f} |")
-    for name, p in PAPER.items():
-        lines.append(f"| paper: {name} | | {p[0]:.4f} | {p[1]:.2f} | {p[2]:.4f} | {p[3]:.2f} | {p[4]:.4f} |")
+             harness.markdown_table(
+                 ["method", "claims", "flip rate", "perplexity (lower better)", "similarity (MoverScore)",
+                  "diversity (inverse BLEU)", "multi-hop coherence"],
+                 [[variant, c["n"], f"{c['flip_rate']:.4f}", f"{c['perplexity']:.2f}", f"{c['similarity']:.4f}",
+                   f"{c['inverse_bleu']:.2f}", f"{c['multihop']:.4f}"] if c.get("n") else [variant, 0, *[None] * 5]
+                  for variant, c in ((variant, v["claims"]) for variant, v in report["variants"].items())]
+                 + [[f"paper: {variant}", None, f"{p[0]:.4f}", f"{p[1]:.2f}", f"{p[2]:.4f}", f"{p[3]:.2f}",
+                     f"{p[4]:.4f}"] for variant, p in PAPER.items()])]
     lines += ["", "Stage counts (RACE): " + json.dumps(report["variants"]["RACE"]["stats"])]
     (RESULTS / "race_intrinsic.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

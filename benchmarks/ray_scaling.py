@@ -102,9 +102,10 @@ def main() -> None:
              f"actor batches of {args.batch_size}; ray.init(num_cpus=2) on {platform.machine()} with "
              f"{os.cpu_count()} cores; median of {args.repeats} interleaved runs, each including actor start-up, "
              f"the Parquet write and reading the output back")
-    lines = [f"# Ray scale-out: {args.workload}", "", setup + ".", "", "| setting | rows/s | vs Ray 1 actor | rows identical to local |",
-             "|---|---|---|---|"]
-    lines += [f"| {k} | {r:.0f} | {r / one:.2f}x | {'yes' if identical[k] else 'NO'} |" for k, r in rates.items()]
+    lines = [f"# Ray scale-out: {args.workload}", "", setup + ".", "",
+             harness.markdown_table(["setting", "rows/s", "vs Ray 1 actor", "rows identical to local"],
+                                    [[k, f"{r:.0f}", f"{r / one:.2f}x", "yes" if identical[k] else "NO"]
+                                     for k, r in rates.items()])]
     lines += ["", f"2 actors / 1 actor = {rates['Ray, 2 actors'] / one:.2f}x (target >= 1.8x)."]
     text = "\n".join(lines) + "\n"
     print(text)

@@ -81,18 +81,19 @@ def main() -> None:
             write(rows, args)
 
 
+def _cells(r: dict) -> list:
+    if "error" in r:
+        return [r["method"], r["words"], "-", "-", r["wall_s"], "-", f"failed: {r['error']}"]
+    stats = r["stats"]
+    outcome = ", ".join(f"{k}: {v}" for k, v in {**stats.get("produced", {}), **stats.get("skipped", {})}.items())
+    return [r["method"], r["words"], r["peak_rss_gb"], r["seconds"], r["wall_s"], stats.get("truncated", {}), outcome]
+
+
 def write(rows: list[dict], args: argparse.Namespace) -> None:
     lines = ["# One very long row: peak memory per method (default components)", "",
              f"One row of N words in a fresh process ({args.note}); target: under 2 GB for 100k words.", "",
-             "| method | words | peak RSS (GB) | augment (s) | process (s) | truncated | outcome |", "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        if "error" in r:
-            lines.append(f"| {r['method']} | {r['words']} | - | - | {r['wall_s']} | - | failed: {r['error']} |")
-            continue
-        stats = r["stats"]
-        outcome = ", ".join(f"{k}: {v}" for k, v in {**stats.get("produced", {}), **stats.get("skipped", {})}.items())
-        lines.append(f"| {r['method']} | {r['words']} | {r['peak_rss_gb']} | {r['seconds']} | {r['wall_s']} | "
-                     f"{stats.get('truncated', {})} | {outcome} |")
+             harness.markdown_table(["method", "words", "peak RSS (GB)", "augment (s)", "process (s)", "truncated",
+                                     "outcome"], [_cells(r) for r in rows])]
     text = "\n".join(lines) + "\n"
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "row_memory.md").write_text(text)

@@ -22,10 +22,9 @@ from __future__ import annotations
 import json
 import platform
 import time
-from pathlib import Path
 
 from benchmarks import harness
-from benchmarks.harness import RESULTS, ROOT
+from benchmarks.harness import RESULTS
 
 from scripts.shared_data import cad_sentiment
 
@@ -74,14 +73,14 @@ def main() -> None:
         (RESULTS / f"{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
         lines = [f"# CORE's editor served and in-process ({args.rows} CAD IMDb dev reviews, SmolLM2-135M-Instruct, "
                  f"max {args.max_tokens} tokens)", "",
-                 "| setting | start s | wall s | rows/s | vs in-process | written | skipped | same answers, asked again "
-                 "reversed |", "|---|---|---|---|---|---|---|---|"]
-        for s in report["settings"]:
-            lines.append(f"| {s['setting']} | {s['start_s'] if s['start_s'] is not None else '-'} | {s['wall_s']} | "
-                         f"{s['rows_per_s']} | {s['speed_vs_in_process']}x | {s['written']} | {s['skipped'] or '-'} "
-                         f"| {s.get('same_answers', '-')} |")
+                 harness.markdown_table(
+                     ["setting", "start s", "wall s", "rows/s", "vs in-process", "written", "skipped",
+                      "same answers, asked again reversed"],
+                     [[s["setting"], s["start_s"] if s["start_s"] is not None else "-", s["wall_s"], s["rows_per_s"],
+                       f"{s['speed_vs_in_process']}x", s["written"], s["skipped"] or "-", s.get("same_answers", "-")]
+                      for s in report["settings"]])]
         (RESULTS / f"{args.name}.md").write_text("\n".join(lines) + "\n")
-        print(lines[-1], flush=True)
+        print(lines[-1].splitlines()[-1], flush=True)
 
     editor = local_llm(model, temperature=0.7, top_p=1.0, max_new_tokens=args.max_tokens, stop=("\n",))
     record("in-process (local_llm)", *run(COREAugmenter(editor, mode="editor_only"), data))
