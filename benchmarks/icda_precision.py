@@ -267,6 +267,18 @@ def runs_made(results: list[dict[str, Any]], planned: int) -> str:
     return f"{' or '.join(map(str, made))} of {planned} planned independent runs made"
 
 
+def _iteration_rows(runs: list[dict[str, Any]]) -> list[list[Any]]:
+    """One row per iteration: the runs that reached it, their precision and accuracy, where the selections fell."""
+    rows = []
+    for k in range(max(len(x["per_iteration"]) for x in runs)):
+        at = [x["per_iteration"][k] for x in runs if len(x["per_iteration"]) > k]
+        where = [statistics.mean(m["positions"][j] for m in at) for j in range(10)] \
+            if all("positions" in m for m in at) else None
+        rows.append([k, len(at), fmt([m["precision"] for m in at]), fmt([m["accuracy"] for m in at]),
+                     _tenths(where) if where else "n/a"])
+    return rows
+
+
 def write(results: list[dict[str, Any]], over: dict[str, Any], args: argparse.Namespace, device: str) -> None:
     lines = ["# ICDA rationale precision", "",
              f"Device: {device}. Encoder {args.encoder}; {args.seeds} seeds + warm start per iteration; each run "
@@ -276,17 +288,15 @@ def write(results: list[dict[str, Any]], over: dict[str, Any], args: argparse.Na
              f"iterations; {runs_made(results, args.runs)}; max {args.max_train or 'all'} training documents. "
              "Precision (%) on the test split, mean ± standard deviation over runs; paper figures (Plyler and Chi, "
              "Table 2) beside.", "",
-             "| task | path | train docs | MMI (it. 0) | CDA (it. 1) | ICDA (final) | iterations | accuracy MMI → ICDA "
-             "| paper MMI / CDA / ICDA | wall time per run (s) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in results:
-        runs = r["runs"]
-        paper = " / ".join(f"{x}" for x in PAPER[r["task"]]) if r["task"] in PAPER else "— (proxy rule)"
-        acc = f"{fmt([x['accuracy_mmi'] for x in runs])} → {fmt([x['accuracy_icda'] for x in runs])}"
-        lines.append(f"| {r['task']} | {r['path']} | {r['train']} | {fmt([x['mmi'] for x in runs])} | "
-                     f"{fmt([x['cda'] for x in runs])} | {fmt([x['icda'] for x in runs])} | "
-                     f"{', '.join(str(x['iterations']) for x in runs)} | {acc} | {paper} | "
-                     f"{statistics.mean(x['seconds'] for x in runs):.0f} |")
+             harness.markdown_table(
+                 ["task", "path", "train docs", "MMI (it. 0)", "CDA (it. 1)", "ICDA (final)", "iterations",
+                  "accuracy MMI → ICDA", "paper MMI / CDA / ICDA", "wall time per run (s)"],
+                 [[r["task"], r["path"], r["train"], fmt([x["mmi"] for x in runs]), fmt([x["cda"] for x in runs]),
+                   fmt([x["icda"] for x in runs]), ", ".join(str(x["iterations"]) for x in runs),
+                   f"{fmt([x['accuracy_mmi'] for x in runs])} → {fmt([x['accuracy_icda'] for x in runs])}",
+                   " / ".join(f"{x}" for x in PAPER[r["task"]]) if r["task"] in PAPER else "— (proxy rule)",
+                   f"{statistics.mean(x['seconds'] for x in runs):.0f}"]
+                  for r, runs in ((r, r["runs"]) for r in results)])]
     for r in results:
         if "baselines" not in r:
             continue
@@ -299,28 +309,20 @@ def write(results: list[dict[str, Any]], over: dict[str, Any], args: argparse.Na
                   "in %.", "",
                   f"True rationales: {_tenths(b['true rationale positions'])}; untrained selector: "
                   f"{_tenths(b['untrained selector positions'])}.", "",
-                  "| iteration | runs | precision | accuracy | positions (mean over runs) |", "|---|---|---|---|---|"]
-        depth = max(len(x["per_iteration"]) for x in r["runs"])
-        for k in range(depth):
-            at = [x["per_iteration"][k] for x in r["runs"] if len(x["per_iteration"]) > k]
-            where = [statistics.mean(m["positions"][j] for m in at) for j in range(10)] \
-                if all("positions" in m for m in at) else None
-            lines.append(f"| {k} | {len(at)} | {fmt([m['precision'] for m in at])} | "
-                         f"{fmt([m['accuracy'] for m in at])} | {_tenths(where) if where else 'n/a'} |")
-        lines.append("")
+                  harness.markdown_table(["iteration", "runs", "precision", "accuracy", "positions (mean over runs)"],
+                                         _iteration_rows(r["runs"])), ""]
         lines.append("Stopped: " + "; ".join(x["stopped"] for x in r["runs"]) + ".")
     if over:
         lines += ["", "## Cost of regeneration and of re-encoding", "",
                   f"Task {over['task']}, one epoch over originals + counterfactuals:", "",
-                  "| measure | seconds or ratio |", "|---|---|"]
-        lines += [f"| {k} | {v:.3f} |" for k, v in over.items() if isinstance(v, float)]
+                  harness.markdown_table(["measure", "seconds or ratio"],
+                                         [[k, f"{v:.3f}"] for k, v in over.items() if isinstance(v, float)])]
     table = "\n".join(lines) + "\n"
     print(table)
-    args.results_dir.mkdir(parents=True, exist_ok=True)
-    stem = "icda_precision" + args.suffix
-    (args.results_dir / f"{stem}.md").write_text(table)
-    (args.results_dir / f"{stem}.json").write_text(json.dumps({"results": results, "overhead": over,
-                                                             "args": vars(args), "device": device}, indent=2) + "\n")
+    # default=str in write_results: --results-dir is a Path, and json cannot write one (the run's end crashed)
+    harness.write_results("icda_precision" + args.suffix,
+                          {"results": results, "overhead": over, "args": vars(args), "device": device}, table,
+                          results=args.results_dir)
 
 
 def main() -> None:

@@ -105,15 +105,15 @@ def main() -> None:
              f"{f' with Gumbel noise {args.selection_noise}' if args.selection_noise else ''}, trained "
              f"{args.epochs} epochs at {args.learning_rate} on disjoint halves of {args.docs} training documents; "
              f"{len(test)} test documents; CPU, 1 thread.", "",
-             "| positions | precision (half A / half B / untrained) | same selection | same prediction | still the "
-             "untrained choice (A / B) | selector weight change (A / B; norm at init) |", "|---|---|---|---|---|---|"]
-    for positions, r in results.items():
-        a, b = r["runs"]
-        lines.append(f"| {positions} | {100 * a['precision']:.1f} / {100 * b['precision']:.1f} / "
-                     f"{100 * r['untrained_precision']:.1f} | {100 * r['same_selection']:.0f}% | "
-                     f"{100 * r['same_prediction']:.0f}% | {100 * a['same_as_untrained']:.0f}% / "
-                     f"{100 * b['same_as_untrained']:.0f}% | {a['weight_change']:.2f} / {b['weight_change']:.2f}; "
-                     f"{r['weight_norm_at_init']:.2f} |")
+             harness.markdown_table(
+                 ["positions", "precision (half A / half B / untrained)", "same selection", "same prediction",
+                  "still the untrained choice (A / B)", "selector weight change (A / B; norm at init)"],
+                 [[positions,
+                   f"{100 * a['precision']:.1f} / {100 * b['precision']:.1f} / {100 * r['untrained_precision']:.1f}",
+                   f"{100 * r['same_selection']:.0f}%", f"{100 * r['same_prediction']:.0f}%",
+                   f"{100 * a['same_as_untrained']:.0f}% / {100 * b['same_as_untrained']:.0f}%",
+                   f"{a['weight_change']:.2f} / {b['weight_change']:.2f}; {r['weight_norm_at_init']:.2f}"]
+                  for positions, r, (a, b) in ((p, r, r["runs"]) for p, r in results.items())])]
     lines += ["", "Selected-position deciles (share of choices in each tenth of the document, first tenth first):", ""]
     for positions, r in results.items():
         for run in r["runs"]:

@@ -24,10 +24,9 @@ import json
 import re
 import statistics
 import time
-from pathlib import Path
 
 from benchmarks import harness
-from benchmarks.harness import RESULTS, ROOT
+from benchmarks.harness import RESULTS
 
 from scripts.shared_data import shared_dir, strip_wiki
 
@@ -105,12 +104,10 @@ def main() -> None:
              f"Where: {args.device_note}. {len(texts)} FEVEROUS multi-hop rows, SmolLM2-135M-Instruct (not fine-tuned "
              f"for E -> c), beam {args.beams}, {args.k} outputs, {args.max_new_tokens} new tokens; median of "
              f"{args.repeats} interleaved runs.", "",
-             "| decoding | seconds | rows with an output meeting the constraint | outputs meeting it |",
-             "|---|---|---|---|"]
-    for name in runs:
-        s = satisfaction[name]
-        lines.append(f"| {name} | {median[name]:.1f} | {s['rows_with_an_output']:.0%} | "
-                     f"{s['outputs_meeting_constraint']:.0%} |")
+             harness.markdown_table(
+                 ["decoding", "seconds", "rows with an output meeting the constraint", "outputs meeting it"],
+                 [[decoding, f"{median[decoding]:.1f}", f"{satisfaction[decoding]['rows_with_an_output']:.0%}",
+                   f"{satisfaction[decoding]['outputs_meeting_constraint']:.0%}"] for decoding in runs])]
     lines += ["", f"Constrained / plain: {ratio:.2f}x (target <= 1.5x)."]
     (RESULTS / "race_constrained_decoding.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -43,3 +43,24 @@ def test_the_engine_benchmark_writes_its_results_under_the_name_it_was_given(tmp
     assert "| shared-prefix | 1.35 | 2.12 | 2.62x | 130 | 26% |" in text
     assert "| ctranslate2-float32 (auto) | 0.66 | 1.14x | 124 | 26% | 100% | 100% |" in text
     assert json.loads((tmp_path / "mine.json").read_text()) == saved
+
+
+def test_the_icda_precision_table_renders_from_a_committed_run_into_another_folder(tmp_path):
+    """`--results-dir` is a Path, and the run wrote `vars(args)` with plain json.dumps: the end of a run of hours
+    crashed before the JSON was written. Rendered again from a committed run into tmp_path: both files, the same
+    table rows as the committed Markdown."""
+    import argparse
+    import contextlib
+    import io
+
+    from benchmarks import icda_precision
+
+    saved = json.loads((ROOT / "benchmarks" / "results" / "icda_precision_connect.json").read_text())
+    args = argparse.Namespace(**{**saved["args"], "results_dir": tmp_path / "out", "suffix": "_again"})
+    with contextlib.redirect_stdout(io.StringIO()):
+        icda_precision.write(saved["results"], saved["overhead"], args, saved["device"])
+    written = json.loads((tmp_path / "out" / "icda_precision_again.json").read_text())
+    assert written["results"] == saved["results"] and written["args"]["results_dir"] == str(tmp_path / "out")
+    committed = (ROOT / "benchmarks" / "results" / "icda_precision_connect.md").read_text()
+    rows = [ln for ln in (tmp_path / "out" / "icda_precision_again.md").read_text().splitlines() if ln.startswith("|")]
+    assert len(rows) > 4 and all(ln in committed for ln in rows)
