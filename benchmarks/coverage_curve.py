@@ -203,16 +203,13 @@ def markdown(summary: dict) -> str:
              f"({summary['yardstick']}; gain over `none` in points on {test}, "
              "± 2 sd of the difference; **bold**: beyond 2 sd; the last column: share of the gain of every row's "
              "human counterfactuals, where there are any).", *validity_note(summary), "",
-             "| share | rows | row | gain | 2 sd | of the full human gain |", "|---|---|---|---|---|---|"]
-    for p in summary["points"]:
-        for row, g in p["gains"].items():
-            c = g.get(test)
-            if not c:
-                continue
-            cell = f"**{c['gain']:+.1f}**" if c["gain"] > c["two_sd"] > 0 else f"{c['gain']:+.1f}"
-            rec = p.get("recovered_of_full_human", {}).get(row, "")
-            lines.append(f"| {p['share']:g}% | {p['rows_covered']} | {row} | {cell} | {c['two_sd']:.1f} | "
-                         f"{f'{rec}%' if rec != '' else ''} |")
+             harness.markdown_table(["share", "rows", "row", "gain", "2 sd", "of the full human gain"], [
+                 [f"{p['share']:g}%", p["rows_covered"], row,
+                  f"**{c['gain']:+.1f}**" if c["gain"] > c["two_sd"] > 0 else f"{c['gain']:+.1f}",
+                  f"{c['two_sd']:.1f}", f"{rec}%" if (rec := p.get("recovered_of_full_human", {}).get(row, "")) != ""
+                  else None]
+                 for p in summary["points"] for row, c in ((row, g.get(test)) for row, g in p["gains"].items())
+                 if c])]
     return "\n".join(lines) + "\n"
 
 

@@ -59,10 +59,11 @@ def provenance(commit: str | None = None) -> dict[str, Any]:
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """One Markdown table (cells as given, ``None`` as an empty cell)."""
-    lines = ["| " + " | ".join(map(str, header)) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join("" if c is None else str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
+    """One Markdown table (cells as given; ``None`` or ``""`` as an empty cell, written ``| |``)."""
+    def line(cells: Sequence[Any]) -> str:
+        return "|" + "|".join(" " if c is None or c == "" else f" {c} " for c in cells) + "|"
+
+    return "\n".join([line(header), "|" + "---|" * len(header), *(line(row) for row in rows)])
 
 
 def write_results(name: str, data: dict[str, Any], markdown: str, *, results: Path | None = None) -> Path:

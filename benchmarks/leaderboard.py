@@ -123,22 +123,20 @@ def table(result: dict[str, Any]) -> list[str]:
                 if result.get("augment_limit") else "")
              + (f" Training and scoring the heads took {_minutes(rows)} minutes in all, on 2 CPU cores with the "
                 f"encodings cached (the first encoding and any generation are not counted)."
-                if result["model"] == "frozen" and _minutes(rows) is not None else ""), "",
-             "| training data | rows | " + " | ".join(tests) + (" | human-CAD gain recovered |" if human else " |")
-             + (" same rows |" if same else ""),
-             "|---|---|" + "---|" * len(tests) + ("---|" if human else "") + ("---|" if same else "")]
+                if result["model"] == "frozen" and _minutes(rows) is not None else ""), ""]
+    table = []
     for name, row in rows.items():
         acc = row["accuracy"]
-        cells = [_cell(acc[t], None if name == "none" or base is None else base[t]) for t in tests]
-        line = f"| {row_title(name)} | {row['train_rows']} | " + " | ".join(cells) + " |"
+        cells = [row_title(name), row["train_rows"],
+                 *(_cell(acc[t], None if name == "none" or base is None else base[t]) for t in tests)]
         if human:
-            if name in ("none", "human") or base is None:
-                line += " |"
-            else:
-                line += f" {_recovered(acc, base, human, contrast)} |"
+            cells.append(None if name in ("none", "human") or base is None else _recovered(acc, base, human, contrast))
         if same:
-            line += f" {_recovered(acc, base, same[name], contrast)} |" if name in same and base else " |"
-        lines.append(line)
+            cells.append(_recovered(acc, base, same[name], contrast) if name in same and base else None)
+        table.append(cells)
+    lines.append(harness.markdown_table(["training data", "rows", *tests, *(["human-CAD gain recovered"] if human
+                                                                          else []), *(["same rows"] if same else [])],
+                                        table))
     for name, why in dropped.items():
         lines += ["", f"Row `{name}` left out: {why} (raw figures in the JSON)."]
     if check is not None:
@@ -192,10 +190,11 @@ def fewshot_tables(result: dict[str, Any]) -> list[str]:
                     by_row.setdefault(r["row"], {}).setdefault(t, []).append(r["scores"][t] / 100)
             base = by_row.get("none")
             lines += [f"## {FEWSHOT_TASKS.get(task, task)}, {k}-shot, {result.get('llm', 'LLM')}", "",
-                      "| training set | seeds | " + " | ".join(tests) + " |", "|---|---|" + "---|" * len(tests)]
-            for row, acc in by_row.items():
-                cells = [_cell(acc[t], base[t] if base and row != "none" else None) for t in tests]
-                lines.append(f"| {FEWSHOT_ROWS.get(row, row)} | {len(acc[tests[0]])} | " + " | ".join(cells) + " |")
+                      harness.markdown_table(
+                          ["training set", "seeds", *tests],
+                          [[FEWSHOT_ROWS.get(row, row), len(acc[tests[0]]),
+                            *(_cell(acc[t], base[t] if base and row != "none" else None) for t in tests)]
+                           for row, acc in by_row.items()])]
             lines.append("")
     return lines
 
@@ -228,9 +227,9 @@ def icda_tables(results_dir: Path) -> list[str]:
                        + (f" + Gumbel {r['selection_noise']}" if r.get("selection_noise") else "")
                        + f", lr {args.get('lr')}, {r.get('train')} docs")
             n = len(runs)
-            rows.append(f"| {r['task']} | {setting} | {n} | {cell([x['mmi'] for x in runs], n)} | "
-                        f"{cell([x.get('cda') for x in runs], n)} | {cell([x.get('icda') for x in runs], n)} | "
-                        f"{' / '.join(str(v) for v in paper) if paper else ''} | `{f.name}` ({data.get('device')}) |")
+            rows.append([r["task"], setting, n, cell([x["mmi"] for x in runs], n),
+                         cell([x.get("cda") for x in runs], n), cell([x.get("icda") for x in runs], n),
+                         " / ".join(str(v) for v in paper) if paper else "", f"`{f.name}` ({data.get('device')})"])
     if not rows:
         return []
     return ["# ICDA rationale precision", "",
@@ -240,8 +239,8 @@ def icda_tables(results_dir: Path) -> list[str]:
             "use other settings (the setting column) and are not reproductions. Where a column holds fewer runs than "
             "the runs column (a run stopped before that iteration), its n is given. Two-way-gate "
             "rows were made before the fix of the selection tie-break (their trained selectors chose by index).", "",
-            "| task | setting | runs | MMI (it. 0) | CDA (it. 1) | ICDA (final) | paper | file |",
-            "|---|---|---|---|---|---|---|---|", *rows, ""]
+            harness.markdown_table(["task", "setting", "runs", "MMI (it. 0)", "CDA (it. 1)", "ICDA (final)", "paper",
+                                    "file"], rows), ""]
 
 
 def _share_interval(gain: dict[str, float], human: dict[str, float] | None, share: float | None) -> str | None:
@@ -253,6 +252,18 @@ def _share_interval(gain: dict[str, float], human: dict[str, float] | None, shar
         return None
     rel = ((gain["two_sd"] / 2 / gain["gain"]) ** 2 + (human["two_sd"] / 2 / human["gain"]) ** 2) ** 0.5
     return f"{share:.0f}%, {share * (1 - 2 * rel):.0f} to {share * (1 + 2 * rel):.0f}"
+
+
+def _coverage_cell(point: dict[str, Any], row: str, test: str) -> str:
+    """A row's gain at one share: ± 2 sd, bold beyond it, and its share of the human gain where both are beyond."""
+    g = point["gains"].get(row, {}).get(test)
+    if g is None:
+        return ""
+    value = f"{g['gain']:+.1f}"
+    value = f"**{value}**" if g["gain"] > g["two_sd"] > 0 else value
+    share = _share_interval(g, point["gains"].get("human", {}).get(test),
+                            point.get("recovered_of_full_human", {}).get(row))
+    return f"{value} ± {g['two_sd']:.1f}" + (f" ({share})" if share else "")
 
 
 def coverage_tables(results_dir: Path) -> list[str]:
@@ -276,22 +287,9 @@ def coverage_tables(results_dir: Path) -> list[str]:
                      human else ",")
                   + f" by the share of the {summary['covered_rows']} {summary['covers']} the augmented rows cover. "
                   "Rows without coverage repeat in every column.", *validity_note(summary), "",
-                  "| training data | " + " | ".join(f"{p['share']:g}% ({p['rows_covered']})" for p in points) + " |",
-                  "|---|" + "---|" * len(points)]
-        for row in rows:
-            cells = []
-            for p in points:
-                g = p["gains"].get(row, {}).get(test)
-                if g is None:
-                    cells.append("")
-                    continue
-                value = f"{g['gain']:+.1f}"
-                value = f"**{value}**" if g["gain"] > g["two_sd"] > 0 else value
-                share = _share_interval(g, p["gains"].get("human", {}).get(test),
-                                        p.get("recovered_of_full_human", {}).get(row))
-                cells.append(f"{value} ± {g['two_sd']:.1f}" + (f" ({share})" if share else ""))
-            lines.append(f"| {row_title(row)} | " + " | ".join(cells) + " |")
-        lines.append("")
+                  harness.markdown_table(["training data", *(f"{p['share']:g}% ({p['rows_covered']})" for p in points)],
+                                         [[row_title(row), *(_coverage_cell(p, row, test) for p in points)]
+                                          for row in rows]), ""]
     return lines
 
 

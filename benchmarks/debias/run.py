@@ -191,11 +191,9 @@ def write(results: dict[str, Any], model_label: str, quiet: bool = False) -> Non
              f"Accuracy (%) mean ± standard deviation over seeds {results['seeds']}; training set "
              f"{results['train_rows']} original rows; test sizes " +
              ", ".join(f"{t} {n}" for t, n in results["tests"].items()) + ".", "",
-             "| training data | rows | " + " | ".join(tests) + " | seconds/run |",
-             "|---|---|" + "---|" * len(tests) + "---|"]
-    for row, r in results["rows"].items():
-        lines.append(f"| {row} | {r['train_rows']} | " + " | ".join(fmt(r["accuracy"][t]) for t in tests) +
-                     f" | {r['seconds']:.0f} |")
+             harness.markdown_table(["training data", "rows", *tests, "seconds/run"],
+                                    [[row, r["train_rows"], *(fmt(r["accuracy"][t]) for t in tests),
+                                      f"{r['seconds']:.0f}"] for row, r in results["rows"].items()])]
     for probe, p in results.get("probes", {}).items():
         lines.append(f"\n{probe}, by the `none` model: {fmt(p['none_model'])} % of {p['rows']} rows.")
     earlier = {row: str(r["made_at"])[:10] for row, r in results["rows"].items() if r.get("made_at")}
