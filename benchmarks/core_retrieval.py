@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import harness
-from benchmarks.harness import CACHE, RESULTS, ROOT
+from benchmarks.harness import CACHE, RESULTS
 
 from scripts.shared_data import cad_nli_pairs, cad_sentiment_sentence_pairs, imdb_sentences, nli_corpus_sentences
 
@@ -190,7 +190,25 @@ def main() -> None:
     write_tables(results)
 
 
+def _dpr_row(task: str, t: dict[str, Any]) -> list[Any]:
+    paper = {"sentiment": "about 45% (IMDb)", "nli": "about 70% (MNLI)"}
+    return [task, t["test_pairs"], f"{100 * t['untrained']['top1']:.1f}", f"{100 * t['trained']['top1']:.1f}",
+            f"{100 * t['untrained']['top5']:.1f}", f"{100 * t['trained']['top5']:.1f}",
+            f"{t['train_pairs']} pairs, {t['steps']} steps ({t['epochs_done']} epochs, {t['train_seconds']} s)",
+            paper[task]]
+
+
+def _index_row(task: str, x: dict[str, Any]) -> list[Any]:
+    one = x.get("ivf_speedup_one_at_a_time", x["ivf_one_at_a_time_qps"] / x["flat_one_at_a_time_qps"])
+    batched = x.get("ivf_speedup_batched", x["ivf_batched_qps"] / x["flat_batched_qps"])
+    return [task, x["corpus"], x["corpus_rows"], f"{x['ivf_recall_at_10']:.3f}",
+            f"{one:.2f}x ({x['ivf_one_at_a_time_qps']:.0f} vs {x['flat_one_at_a_time_qps']:.0f} q/s)",
+            f"{batched:.2f}x ({x['ivf_batched_qps']:.0f} vs {x['flat_batched_qps']:.0f} q/s)",
+            x["encode_rows_per_s"], x["raw_forward_rows_per_s"], f"{x['encode_vs_raw']:.2f}"]
+
+
 def write_tables(results: dict[str, Any]) -> None:
+    tasks = [task for task in ("sentiment", "nli") if isinstance(results.get(task), dict)]
     lines = ["# CORE retrieval", "", f"Where: {results['device']}. Encoder: all-MiniLM-L6-v2 (query and document "
              "encoders), CF-DPR trained with the DPR loss on CAD pairs under a CPU time budget. The protocol here "
              "ranks each query's counterfactual among all held-out counterfactuals; the paper scores against 30 "
@@ -198,29 +216,15 @@ def write_tables(results: dict[str, Any]) -> None:
              "come from another protocol, with hard negatives among the candidates, and are not comparable with "
              "these.", "",
              "## CF-DPR: top-k retrieval of each held-out query's own counterfactual (CAD test pairs)", "",
-             "| task | test pairs | untrained top-1 | trained top-1 | untrained top-5 | trained top-5 | training | "
-             "paper top-1 (other protocol) |", "|---|---|---|---|---|---|---|---|"]
-    paper = {"sentiment": "about 45% (IMDb)", "nli": "about 70% (MNLI)"}
-    for task in ("sentiment", "nli"):
-        if task not in results or not isinstance(results[task], dict):
-            continue
-        t = results[task]["cf_dpr"]
-        lines.append(f"| {task} | {t['test_pairs']} | {100 * t['untrained']['top1']:.1f} | "
-                     f"{100 * t['trained']['top1']:.1f} | {100 * t['untrained']['top5']:.1f} | "
-                     f"{100 * t['trained']['top5']:.1f} | {t['train_pairs']} pairs, {t['steps']} steps "
-                     f"({t['epochs_done']} epochs, {t['train_seconds']} s) | {paper[task]} |")
-    lines += ["", "## IVF-Flat (300 centroids, nprobe 30) against exact flat search, same corpus and queries", "",
-              "| task | corpus | rows | recall@10 | IVF/flat speed, one query at a time | batched (256) | "
-              "encoding rows/s | raw forward rows/s | encoding / raw |", "|---|---|---|---|---|---|---|---|---|"]
-    for task in ("sentiment", "nli"):
-        if task not in results or not isinstance(results[task], dict):
-            continue
-        x = results[task]["index"]
-        lines.append(f"| {task} | {x['corpus']} | {x['corpus_rows']} | {x['ivf_recall_at_10']:.3f} | "
-                     f"{x.get('ivf_speedup_one_at_a_time', x['ivf_one_at_a_time_qps'] / x['flat_one_at_a_time_qps']):.2f}x ({x['ivf_one_at_a_time_qps']:.0f} vs "
-                     f"{x['flat_one_at_a_time_qps']:.0f} q/s) | {x.get('ivf_speedup_batched', x['ivf_batched_qps'] / x['flat_batched_qps']):.2f}x "
-                     f"({x['ivf_batched_qps']:.0f} vs {x['flat_batched_qps']:.0f} q/s) | {x['encode_rows_per_s']} | "
-                     f"{x['raw_forward_rows_per_s']} | {x['encode_vs_raw']:.2f} |")
+             harness.markdown_table(
+                 ["task", "test pairs", "untrained top-1", "trained top-1", "untrained top-5", "trained top-5",
+                  "training", "paper top-1 (other protocol)"],
+                 [_dpr_row(task, results[task]["cf_dpr"]) for task in tasks]),
+             "", "## IVF-Flat (300 centroids, nprobe 30) against exact flat search, same corpus and queries", "",
+             harness.markdown_table(
+                 ["task", "corpus", "rows", "recall@10", "IVF/flat speed, one query at a time", "batched (256)",
+                  "encoding rows/s", "raw forward rows/s", "encoding / raw"],
+                 [_index_row(task, results[task]["index"]) for task in tasks])]
     lines += ["", "Targets: IVF >= 4x faster than flat at recall@10 >= 0.95; encoding >= 0.9x the raw forward."]
     (RESULTS / "core_retrieval.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

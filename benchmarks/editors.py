@@ -279,11 +279,9 @@ def curve_tables(results: dict[str, Any]) -> list[str]:
     ks = sorted({int(k) for c in curves.values() for k in c["flip_rate"]})
     lines = ["", "Flip rate (%) when the checker chooses among the first k sampled candidates (the shipped default is "
              "4; candidate j of a row has its own seed, so each k is a prefix of the same samples):", "",
-             "| task | editor | rows | " + " | ".join(f"k={k}" for k in ks) + " | sampling seconds (max k) |",
-             "|---|---|---|" + "---|" * len(ks) + "---|"]
-    for (task, label), c in curves.items():
-        lines.append(f"| {task} | {label} | {c['rows']} | "
-                     + " | ".join(str(c["flip_rate"].get(str(k), "")) for k in ks) + f" | {c['sampling_seconds']} |")
+             harness.markdown_table(["task", "editor", "rows", *(f"k={k}" for k in ks), "sampling seconds (max k)"],
+                                    [[task, label, c["rows"], *(c["flip_rate"].get(str(k), "") for k in ks),
+                                      c["sampling_seconds"]] for (task, label), c in curves.items()])]
     judged = {key: c for key, c in curves.items() if "judge_flip_rate" in c}
     if not judged:
         return lines
@@ -291,8 +289,7 @@ def curve_tables(results: dict[str, Any]) -> list[str]:
     lines += ["", "The same candidates judged independently (" + "; ".join(f"{t}: {j}" for t, j in judges.items())
               + "; it did not choose them); `human`: the human counterfactuals of the same rows by that judge, its "
               "own ceiling. NLI per target label in brackets.", "",
-              "| task | editor | human | " + " | ".join(f"k={k}" for k in ks) + " |",
-              "|---|---|---|" + "---|" * len(ks)]
+              ]
 
     def cell(v: Any) -> str:
         if not v:
@@ -300,10 +297,10 @@ def curve_tables(results: dict[str, Any]) -> list[str]:
         rest = ", ".join(f"{lab} {x}" for lab, x in v.items() if lab != "all")
         return f"{v['all']}" + (f" ({rest})" if rest else "")
 
-    for (task, label), c in judged.items():
-        j = c["judge_flip_rate"]
-        lines.append(f"| {task} | {label} | {cell(j['human'])} | " + " | ".join(cell(j.get(str(k))) for k in ks)
-                     + " |")
+    lines.append(harness.markdown_table(["task", "editor", "human", *(f"k={k}" for k in ks)],
+                                        [[task, label, cell(c["judge_flip_rate"]["human"]),
+                                          *(cell(c["judge_flip_rate"].get(str(k))) for k in ks)]
+                                         for (task, label), c in judged.items()]))
     return lines
 
 
@@ -365,13 +362,11 @@ def main() -> None:
              "over all edits; edit distance: word-level Levenshtein distance to the original over the longer length "
              "(0 = same); perplexity: median "
              "under SmolLM2-135M. CPU, 2 cores.", "",
-             "| task | editor | edits | with output | flip rate % | edit distance | perplexity | seconds |",
-             "|---|---|---|---|---|---|---|---|"]
-    for task, r in results.items():
-        for name in ("trained editor", "few-shot SmolLM2", "human"):
-            e = r[name]
-            lines.append(f"| {task} | {name} | {e['edits']} | {e['with_output']} | {e['flip_rate']} | "
-                         f"{e['edit_distance']} | {e['perplexity']} | {e.get('seconds', '')} |")
+             harness.markdown_table(
+                 ["task", "editor", "edits", "with output", "flip rate %", "edit distance", "perplexity", "seconds"],
+                 [[task, who, e["edits"], e["with_output"], e["flip_rate"], e["edit_distance"], e["perplexity"],
+                   e.get("seconds", "")] for task, r in results.items()
+                  for who, e in ((who, r[who]) for who in ("trained editor", "few-shot SmolLM2", "human"))])]
     lines += ["", "Load time in a fresh process (median of 3, seconds): " + "; ".join(
         f"{task} editor {r['load_seconds']['editor']} (base alone {r['load_seconds']['base']})"
         for task, r in results.items() if "load_seconds" in r) + "."]

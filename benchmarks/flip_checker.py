@@ -87,18 +87,17 @@ def markdown(results: dict[str, Any]) -> str:
              f"originals given a wrong label, scripts/build_checkers.py). "
              f"Targets: keep ≥ 90% of human flips, reject ≥ 70% of same-meaning rewrites.",
              ""]
-    head = "| checker | set | rows | " + " | ".join(f"threshold {t}" for t in thresholds) + " |"
-    lines += [head, "|" + "---|" * (3 + len(thresholds))]
+    table = []
     for task, res in results["checkers"].items():
         for name, s in res["sets"].items():
             verb = "accuracy" if name == "originals" else "kept" if "accepted" in s else \
                 "rejected given the label they were being flipped to"
             values = s.get("accepted") or s["rejected"]
-            lines.append(f"| {task} | {name}: {verb} (%) | {s['rows']} | "
-                         + " | ".join(f"{values[str(t)]}" for t in thresholds) + " |")
+            table.append([task, f"{name}: {verb} (%)", s["rows"], *(values[str(t)] for t in thresholds)])
         rej = res["same-meaning rewrites"]
-        lines.append(f"| {task} | same-meaning rewrites: rejected (%) | {rej['rows']} | "
-                     + " | ".join(f"{rej['rejected'][str(t)]}" for t in thresholds) + " |")
+        table.append([task, "same-meaning rewrites: rejected (%)", rej["rows"],
+                      *(rej["rejected"][str(t)] for t in thresholds)])
+    lines.append(harness.markdown_table(["checker", "set", "rows", *(f"threshold {t}" for t in thresholds)], table))
     lines += ["", f"Rejected same-meaning rewrites by kind (threshold {thresholds[0]}):", ""]
     for task, res in results["checkers"].items():
         kinds = res["same-meaning rewrites"]["rejected"][f"{thresholds[0]} by kind"]

@@ -141,19 +141,18 @@ def main() -> None:
         value = r.get(name, {}).get(metric)
         return "–" if value is None else f"{value:.0%}" if pct else str(value)
 
-    lines = ["| generator | train s | steps | " + " | ".join(f"BLEU {n}" for n in names) +
-             " | pure deletions (held-out) | changed | 1-3 token replacement | c+e' yield | rows/s |",
-             "|---|---|---|" + "---|" * len(names) + "---|---|---|---|---|"]
-    for key, r in rows.items():
+    def table_row(key: str, r: dict) -> list:
         f = r["feverous"]
         deletions = [r[n]["pure_deletion"] * len(held[n]) for n in names if "pure_deletion" in r.get(n, {})]
         share = f"{sum(deletions) / sum(len(held[n]) for n in names):.0%}" if len(deletions) == len(names) else "–"
         label = key if "pairs" in r else f"{key} on cad-snli+fever-symmetric (earlier run)"
-        lines.append(f"| {label} | {r['train_seconds']} | {r['steps']} | " +
-                     " | ".join(cell(r, n, "bleu") for n in names) +
-                     f" | {share} | {f['changed']:.0%} | {f['short_replacement']:.0%} | "
-                     f"{f['evidence_edit_yield']:.0%} | {f['rows_per_s']} |")
-    table = "\n".join(lines)
+        return [label, r["train_seconds"], r["steps"], *(cell(r, n, "bleu") for n in names), share,
+                f"{f['changed']:.0%}", f"{f['short_replacement']:.0%}", f"{f['evidence_edit_yield']:.0%}",
+                f["rows_per_s"]]
+
+    table = harness.markdown_table(
+        ["generator", "train s", "steps", *(f"BLEU {n}" for n in names), "pure deletions (held-out)", "changed",
+         "1-3 token replacement", "c+e' yield", "rows/s"], [table_row(key, r) for key, r in rows.items()])
     print(table)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "generator_base.md").write_text(

@@ -29,7 +29,6 @@ import random
 import statistics
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from benchmarks import harness
@@ -348,8 +347,7 @@ def write(results: dict[str, Any], device: str, out: str = "llm_fewshot") -> Non
         trs = [r for r in runs if r["task"] == task]
         evals = list(trs[0]["scores"])
         floors = sorted({r.get("min_steps", 100) for r in trs})
-        lines += [f"## {task}", "", f"Training: at least {' / '.join(map(str, floors))} steps.", "", "| k | row | n | " + " | ".join(evals) + " | counterfactuals | paper (BERT) |",
-                  "|---|---|---|" + "---|" * len(evals) + "---|---|"]
+        table = []
         for k in sorted({r["k"] for r in trs}):
             for row in dict.fromkeys(r["row"] for r in trs if r["k"] == k):
                 rs = [r for r in trs if r["k"] == k and r["row"] == row]
@@ -360,9 +358,9 @@ def write(results: dict[str, Any], device: str, out: str = "llm_fewshot") -> Non
                     cells.append(f"{statistics.mean(vals):.1f} ± {sd:.1f}")
                 paper = PAPER.get(task, {}).get(row, {}).get(k)
                 n_cf = statistics.mean(r["counterfactuals"] for r in rs)
-                lines.append(f"| {k} | {row} | {len(rs)} | " + " | ".join(cells) + f" | {n_cf:.0f} | "
-                             f"{'' if paper is None else paper} |")
-        lines.append("")
+                table.append([k, row, len(rs), *cells, f"{n_cf:.0f}", paper])
+        lines += [f"## {task}", "", f"Training: at least {' / '.join(map(str, floors))} steps.", "",
+                  harness.markdown_table(["k", "row", "n", *evals, "counterfactuals", "paper (BERT)"], table), ""]
         gens = [r["generation"] for r in trs if "generation" in r and r["row"] in ("llm", "llm-cot")]
         if gens:
             lines.append("Generation outcomes (summed over seeds, largest k):")

@@ -209,18 +209,15 @@ def main() -> None:
              f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, CPU only.", "",
              "Peak RSS counts the memory-mapped Arrow input and output pages the process touched (file-backed, "
              "dropped by the kernel under pressure); peak anonymous memory is the process's own heap.", "",
-             "| input rows | setting | output rows | input rows/s | ratio to bare map | peak RSS MiB | "
-             f"RSS / {smallest:,} rows | peak anonymous MiB | anonymous / {smallest:,} rows |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for rows in args.rows:
-        floor = rate(rows, "bare map") if "bare map" in args.settings else float("nan")
-        for setting in args.settings:
-            r = rate(rows, setting)
-            anon = rss(rows, setting, "peak_anon_mib")
-            lines.append(f"| {rows:,} | {setting} | {results[str(rows)][setting][0]['rows_out']:,} | {r:,.0f} | "
-                         f"{r / floor:.2f} | {rss(rows, setting):,.0f} | "
-                         f"{rss(rows, setting) / rss(smallest, setting):.2f} | {anon:,.0f} | "
-                         f"{anon / rss(smallest, setting, 'peak_anon_mib'):.2f} |")
+             harness.markdown_table(
+                 ["input rows", "setting", "output rows", "input rows/s", "ratio to bare map", "peak RSS MiB",
+                  f"RSS / {smallest:,} rows", "peak anonymous MiB", f"anonymous / {smallest:,} rows"],
+                 [[f"{rows:,}", setting, f"{results[str(rows)][setting][0]['rows_out']:,}", f"{rate(rows, setting):,.0f}",
+                   f"{rate(rows, setting) / floor:.2f}", f"{rss(rows, setting):,.0f}",
+                   f"{rss(rows, setting) / rss(smallest, setting):.2f}", f"{rss(rows, setting, 'peak_anon_mib'):,.0f}",
+                   f"{rss(rows, setting, 'peak_anon_mib') / rss(smallest, setting, 'peak_anon_mib'):.2f}"]
+                  for rows, floor in ((rows, rate(rows, "bare map") if "bare map" in args.settings else float("nan"))
+                                      for rows in args.rows) for setting in args.settings])]
     text = "\n".join(lines) + "\n"
     print(text)
     RESULTS.mkdir(exist_ok=True)

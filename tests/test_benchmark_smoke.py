@@ -64,3 +64,12 @@ def test_the_icda_precision_table_renders_from_a_committed_run_into_another_fold
     committed = (ROOT / "benchmarks" / "results" / "icda_precision_connect.md").read_text()
     rows = [ln for ln in (tmp_path / "out" / "icda_precision_again.md").read_text().splitlines() if ln.startswith("|")]
     assert len(rows) > 4 and all(ln in committed for ln in rows)
+
+
+def test_every_benchmark_table_goes_through_the_one_helper():
+    """Tables written by hand drifted (a loop variable renamed the results file, empty cells spaced two ways):
+    every Markdown table under benchmarks/ and scripts/ is rendered by `benchmarks.harness.markdown_table`."""
+    by_hand = [f"{path.relative_to(ROOT)}:{i}" for folder in ("benchmarks", "scripts")
+               for path in sorted((ROOT / folder).rglob("*.py")) if path.name != "harness.py"
+               for i, line in enumerate(path.read_text().splitlines(), 1) if "|---" in line or '"---|"' in line]
+    assert not by_hand, by_hand
