@@ -279,7 +279,7 @@ def curve_tables(results: dict[str, Any]) -> list[str]:
     ks = sorted({int(k) for c in curves.values() for k in c["flip_rate"]})
     lines = ["", "Flip rate (%) when the checker chooses among the first k sampled candidates (the shipped default is "
              "4; candidate j of a row has its own seed, so each k is a prefix of the same samples):", "",
-             harness.markdown_table(["task", "editor", "rows", *(f"k={k}" for k in ks), "sampling seconds (max k)"],
+             *harness.table_lines(["task", "editor", "rows", *(f"k={k}" for k in ks), "sampling seconds (max k)"],
                                     [[task, label, c["rows"], *(c["flip_rate"].get(str(k), "") for k in ks),
                                       c["sampling_seconds"]] for (task, label), c in curves.items()])]
     judged = {key: c for key, c in curves.items() if "judge_flip_rate" in c}
@@ -297,10 +297,10 @@ def curve_tables(results: dict[str, Any]) -> list[str]:
         rest = ", ".join(f"{lab} {x}" for lab, x in v.items() if lab != "all")
         return f"{v['all']}" + (f" ({rest})" if rest else "")
 
-    lines.append(harness.markdown_table(["task", "editor", "human", *(f"k={k}" for k in ks)],
-                                        [[task, label, cell(c["judge_flip_rate"]["human"]),
-                                          *(cell(c["judge_flip_rate"].get(str(k))) for k in ks)]
-                                         for (task, label), c in judged.items()]))
+    lines += harness.table_lines(["task", "editor", "human", *(f"k={k}" for k in ks)],
+                                 [[task, label, cell(c["judge_flip_rate"]["human"]),
+                                   *(cell(c["judge_flip_rate"].get(str(k))) for k in ks)]
+                                  for (task, label), c in judged.items()])
     return lines
 
 

@@ -66,6 +66,11 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join([line(header), "|" + "---|" * len(header), *(line(row) for row in rows)])
 
 
+def table_lines(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    """`markdown_table` as a list of lines, for the renderers that return lines."""
+    return markdown_table(header, rows).splitlines()
+
+
 def write_results(name: str, data: dict[str, Any], markdown: str, *, results: Path | None = None) -> Path:
     """``<results>/<name>.json`` and ``.md`` (each written whole, then moved into place, so a killed run never leaves
     half a file); returns the JSON's path."""

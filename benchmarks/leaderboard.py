@@ -134,9 +134,9 @@ def table(result: dict[str, Any]) -> list[str]:
         if same:
             cells.append(_recovered(acc, base, same[name], contrast) if name in same and base else None)
         table.append(cells)
-    lines.append(harness.markdown_table(["training data", "rows", *tests, *(["human-CAD gain recovered"] if human
-                                                                          else []), *(["same rows"] if same else [])],
-                                        table))
+    lines += harness.table_lines(["training data", "rows", *tests, *(["human-CAD gain recovered"] if human
+                                                                      else []), *(["same rows"] if same else [])],
+                                 table)
     for name, why in dropped.items():
         lines += ["", f"Row `{name}` left out: {why} (raw figures in the JSON)."]
     if check is not None:
@@ -190,7 +190,7 @@ def fewshot_tables(result: dict[str, Any]) -> list[str]:
                     by_row.setdefault(r["row"], {}).setdefault(t, []).append(r["scores"][t] / 100)
             base = by_row.get("none")
             lines += [f"## {FEWSHOT_TASKS.get(task, task)}, {k}-shot, {result.get('llm', 'LLM')}", "",
-                      harness.markdown_table(
+                      *harness.table_lines(
                           ["training set", "seeds", *tests],
                           [[FEWSHOT_ROWS.get(row, row), len(acc[tests[0]]),
                             *(_cell(acc[t], base[t] if base and row != "none" else None) for t in tests)]
@@ -239,7 +239,7 @@ def icda_tables(results_dir: Path) -> list[str]:
             "use other settings (the setting column) and are not reproductions. Where a column holds fewer runs than "
             "the runs column (a run stopped before that iteration), its n is given. Two-way-gate "
             "rows were made before the fix of the selection tie-break (their trained selectors chose by index).", "",
-            harness.markdown_table(["task", "setting", "runs", "MMI (it. 0)", "CDA (it. 1)", "ICDA (final)", "paper",
+            *harness.table_lines(["task", "setting", "runs", "MMI (it. 0)", "CDA (it. 1)", "ICDA (final)", "paper",
                                     "file"], rows), ""]
 
 
@@ -287,7 +287,7 @@ def coverage_tables(results_dir: Path) -> list[str]:
                      human else ",")
                   + f" by the share of the {summary['covered_rows']} {summary['covers']} the augmented rows cover. "
                   "Rows without coverage repeat in every column.", *validity_note(summary), "",
-                  harness.markdown_table(["training data", *(f"{p['share']:g}% ({p['rows_covered']})" for p in points)],
+                  *harness.table_lines(["training data", *(f"{p['share']:g}% ({p['rows_covered']})" for p in points)],
                                          [[row_title(row), *(_coverage_cell(p, row, test) for p in points)]
                                           for row in rows]), ""]
     return lines
