@@ -30,7 +30,6 @@ import contextlib
 import copy
 import dataclasses
 import json
-import logging
 import os
 import time
 from collections import Counter
@@ -43,7 +42,7 @@ from . import registry
 from .fingerprint import code_digest, digest_json, digest_object, global_state_digest, register_cheap_hash, row_seed
 from .provenance import (PROVENANCE_COLUMNS, TRACE_KIND, AugmentationStats, describe_change, provenance_features,
                          refuse_augmented, source_id)
-from .sharing.saving import AUGMENTER_CONFIG  # noqa: F401 (re-exported: the file that marks a saved augmenter)
+from .assembly import AUGMENTER_CONFIG  # noqa: F401 (re-exported: the file that marks a saved augmenter)
 from .sharing.consent import EndpointNotAllowedError, endpoint_components
 from .sharing.credentials import scrub_text
 from .workers import enter_worker_process, remove_stale_temp_files, watching_forks
@@ -777,7 +776,7 @@ class Augmenter(abc.ABC):
         rules are those of `cfaug_hf.sharing.folders.write_folder` (a foreign non-empty folder needs ``overwrite=True``;
         no file of yours is deleted).
         """
-        from .sharing.saving import save_augmenter
+        from .assembly import save_augmenter
 
         return save_augmenter(self, save_directory, copy_components=copy_components,
                               references_only=references_only, overwrite=overwrite)
@@ -796,7 +795,7 @@ class Augmenter(abc.ABC):
         augmenter = Augmenter.from_pretrained("org/fever-crossaug", repo_type="dataset", subfolder="augmenter")
         ```
         """
-        from .sharing.saving import load_augmenter
+        from .assembly import load_augmenter
 
         return load_augmenter(cls, name_or_path, revision=revision, token=token, repo_type=repo_type,
                               subfolder=subfolder, **overrides)
@@ -820,7 +819,7 @@ class Augmenter(abc.ABC):
         """
         from pathlib import Path
 
-        from .sharing.saving import build_augmenter, read_recipe
+        from .assembly import build_augmenter, read_recipe
 
         if isinstance(recipe, Mapping):  # built by the caller's own code: what it names is the caller's
             return build_augmenter(cls, dict(recipe), Path.cwd(), "recipe", token=token, trusted=True, **overrides)
@@ -841,7 +840,7 @@ class Augmenter(abc.ABC):
         """
         from pathlib import Path
 
-        from .sharing.saving import build_augmenter
+        from .assembly import build_augmenter
 
         if not cls.method:
             raise TypeError("Call from_preset on a method's class, e.g. CrossAugAugmenter.from_preset('paper').")

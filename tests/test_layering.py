@@ -90,7 +90,7 @@ def test_no_import_cycles_among_the_benchmarks_and_scripts():
 def test_the_core_does_not_import_methods_cards_or_callbacks():
     graph = import_graph()
     core = [m for m in graph if m.startswith("cfaug_hf.") and m.split(".")[1] in
-            ("augmenter", "schema", "hub", "registry", "fingerprint", "text", "components", "provenance", "saving",
+            ("assembly", "augmenter", "schema", "hub", "registry", "fingerprint", "text", "components", "provenance", "saving",
              "sharing", "workers", "configs", "credentials", "markdown")]
     for module in core:
         upward = {d for d in graph[module] if d.startswith(("cfaug_hf.methods", "hub_cards", "trainer_callbacks"))}
@@ -98,7 +98,7 @@ def test_the_core_does_not_import_methods_cards_or_callbacks():
 
 
 #: Modules below the methods and the components: they may not import either, nor name a component class.
-CORE = ("augmenter", "schema", "hub", "registry", "fingerprint", "text", "provenance", "saving", "sharing", "workers",
+CORE = ("assembly", "augmenter", "schema", "hub", "registry", "fingerprint", "text", "provenance", "saving", "sharing", "workers",
         "configs", "credentials", "markdown", "filters", "generation", "verbosity", "pretrained", "data")
 
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .base import (Command, UsageError, add_out_options, add_schema_options, check_out, nonnegative_int, positive_float, positive_int,
+from .base import (Command, add_out_options, add_schema_options, check_out, nonnegative_int, positive_float, positive_int,
                    schema_options, writing_out)
 from .data import DATA_FILES, load_local
 

@@ -126,7 +126,7 @@ def method_in(argv: list[str] | None) -> str | None:
             if flag == "--method":
                 return value
             try:
-                from ..sharing.saving import read_recipe
+                from ..assembly import read_recipe
 
                 return read_recipe(value)["method"]
             except Exception:  # the command reports a bad recipe itself, with its message
@@ -137,7 +137,7 @@ def method_in(argv: list[str] | None) -> str | None:
 def recipe_of(args: argparse.Namespace) -> tuple[dict[str, Any], Path, str]:
     """The recipe of --method or --recipe with the schema and preset options applied, its folder (component paths
     are relative to it) and how errors name it."""
-    from ..sharing.saving import read_recipe
+    from ..assembly import read_recipe
 
     if args.recipe:
         recipe, folder, where = read_recipe(args.recipe), Path(args.recipe).resolve().parent, args.recipe
@@ -228,7 +228,7 @@ def build_from_recipe(args: argparse.Namespace, dataset: Any, recipe: dict[str, 
                       where: str) -> Any:
     """The augmenter of a recipe (see `recipe_of`), with the config options and components the user gave."""
     from ..augmenter import Augmenter
-    from ..sharing.saving import build_augmenter
+    from ..assembly import build_augmenter
     from ..schema import TaskSchema
     from .options import config_values, endpoint_options, given_components, load_component
 
@@ -282,7 +282,6 @@ def _new_augmenter(args: argparse.Namespace, tmp: Path) -> tuple[Any, str | None
 def augment_into(args: argparse.Namespace, tmp: Path) -> tuple[Any, Any, str]:
     """``cfaug augment``'s work, written into ``tmp`` (which becomes --out when it succeeds); returns the augmenter,
     the input dataset (None when Ray read the files) and the name of the rows' file or folder in ``tmp``."""
-    from ..sharing.folders import save_dataset
 
     out = Path(args.out)
     if args.augmenter:

@@ -21,12 +21,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import types
 import typing
 from typing import Any
 
-from ..sharing.saving import load_component
+from ..assembly import load_component
 
 __all__ = ["add_config_options", "config_values", "component_roles", "add_component_options", "endpoint_options",
            "load_component"]

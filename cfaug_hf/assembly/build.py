@@ -1,81 +1,20 @@
-"""Saving an augmenter to a folder and rebuilding it: its config, schema, filters and components (copied into
-subfolders, or referenced by Hub repo and commit), checked field by field when read back.
-"""
+"""Building an augmenter from a dict: a recipe, a preset, a saved folder's config and the user's own ``--ROLE``
+or keyword components all end here (`build_augmenter`); what a method declares (its config, roles and presets) is
+read from `cfaug_hf.registry`, where each method states it once."""
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 from .. import registry
-from .._version import __version__
-from .configs import ConfigError
-from .folders import FORMAT_VERSION, ComponentLoadError, folder_inside, leaves_folder, read_versioned_json, write_folder
-from .consent import HubId, reading_data
-from .credentials import scrub_json
-from .hub import resolve_folder
 from ..schema import SchemaError, TaskSchema
+from ..sharing.configs import ConfigError
+from ..sharing.consent import HubId, reading_data
+from ..sharing.folders import ComponentLoadError, folder_inside, leaves_folder
+from .recipes import check_sections
 
-__all__ = ["AUGMENTER_CONFIG", "save_augmenter", "load_augmenter", "build_augmenter", "read_recipe",
-           "local_reference"]
-
-#: File that marks a saved augmenter folder.
-AUGMENTER_CONFIG = "cfaug_augmenter.json"
-
-
-def save_augmenter(augmenter: Any, save_directory: str | os.PathLike, *, copy_components: bool = False,
-                   references_only: bool = False, overwrite: bool = False) -> Path:
-    """See `cfaug_hf.Augmenter.save_pretrained`."""
-
-    with write_folder(save_directory, "augmenter", overwrite=overwrite) as tmp:
-        refs: dict[str, Any] = {}
-        for role, comp in sorted(augmenter.components().items()):
-            if comp is None:
-                refs[role] = None
-                continue
-            if isinstance(getattr(comp, "recipe_reference", None), str):  # a method's default, rebuilt by name
-                refs[role] = comp.recipe_reference
-                continue
-            if getattr(comp, "component_type", None) not in registry.COMPONENTS:
-                if references_only:
-                    refs[role] = {"type": "callable", "name": getattr(comp, "__qualname__", type(comp).__name__)}
-                    continue
-                raise TypeError(f"Cannot save {type(augmenter).__name__}: its {role} is a {type(comp).__name__}, not "
-                                f"a cfaug component (Generator, LabelChecker, ...), so it cannot be restored.")
-            origin = comp.hub_origin
-            if origin and not copy_components:
-                refs[role] = {"type": comp.component_type, **origin}
-            elif references_only:
-                refs[role] = {"type": comp.component_type, "local": True,
-                              "base_model": getattr(comp, "base_model", None)}
-            else:
-                comp.save_pretrained(tmp / role)
-                refs[role] = {"type": comp.component_type, "path": role}
-        data = {"component_type": "augmenter", "format_version": FORMAT_VERSION, "cfaug_hf_version": __version__,
-                **augmenter.get_config_dict(), "components": refs, "citation": augmenter.citation}
-        data["filters"] = [_save_filter(f, tmp, f"filters/{i}-{f.name}", copy_components, references_only)
-                           for i, f in enumerate(getattr(augmenter, "user_filters", augmenter.filters))]
-        (tmp / AUGMENTER_CONFIG).write_text(json.dumps(scrub_json(data, default=list), indent=2, ensure_ascii=False)
-                                            + "\n")
-    return Path(save_directory)
-
-
-
-def load_augmenter(cls: Any, name_or_path: str | os.PathLike, *, revision: str | None = None,
-                   token: str | None = None, repo_type: str = "model", subfolder: str | None = None,
-                   **overrides: Any) -> Any:
-    """See `cfaug_hf.Augmenter.from_pretrained`; ``cls`` is the class it was called on."""
-
-    folder, _ = resolve_folder(name_or_path, "augmenter", revision=revision, token=token, repo_type=repo_type,
-                               subfolder=subfolder)
-    data = read_versioned_json(folder / AUGMENTER_CONFIG, "augmenter", "augmenter")
-    for key in ("config", "schema"):  # a saved augmenter always has both; a recipe may leave them to defaults
-        if not isinstance(data.get(key), dict):
-            raise ComponentLoadError(f"{folder / AUGMENTER_CONFIG}: {key!r} is {data.get(key)!r}; expected an "
-                                     f"object. The file is damaged: save the augmenter again.")
-    return build_augmenter(cls, data, folder, folder / AUGMENTER_CONFIG, token=token, **overrides)
+__all__ = ["build_augmenter", "load_component", "local_reference", "hub_id"]
 
 
 def build_augmenter(cls: Any, data: dict[str, Any], folder: Path, where: Any, *, token: str | None = None,
@@ -190,7 +129,7 @@ def local_reference(folder: Path, value: str, field: str, where: Any) -> str:
 
 def hub_id(value: Any, what: str, folder: Path) -> HubId:
     """``value`` as a `HubId` (never looked up on this machine), refusing anything that cannot be one."""
-    from .hub import _is_repo_id
+    from ..sharing.hub import _is_repo_id
 
     if not isinstance(value, str) or not _is_repo_id(value) or leaves_folder(value):
         raise ComponentLoadError(
@@ -228,114 +167,9 @@ def _load_reference(folder: Path, ref: Any, token: str | None, field: str, where
                                revision=ref.get("revision"), token=token)
 
 
-#: Largest recipe file read, and most values it may hold once YAML aliases are expanded (a recipe has tens).
-MAX_RECIPE_BYTES = 1 << 20
-MAX_RECIPE_VALUES = 20_000
-MAX_RECIPE_DEPTH = 64
 
 
-def _check_yaml_size(root: Any, path: Any) -> None:
-    """Refuse a YAML document whose aliases expand to more than `MAX_RECIPE_VALUES` values or nest deeper than
-    `MAX_RECIPE_DEPTH` (a 615-byte "billion laughs" recipe expands to hundreds of megabytes), counted on the
-    composed node graph, where an alias is one shared node, so nothing is expanded to count it."""
-    import yaml
-
-    sizes: dict[int, int] = {}
-
-    def size(node: Any, depth: int) -> int:
-        if depth > MAX_RECIPE_DEPTH:
-            raise ComponentLoadError(f"{path}: the recipe nests deeper than {MAX_RECIPE_DEPTH} levels.")
-        if id(node) in sizes:
-            if sizes[id(node)] < 0:
-                raise ComponentLoadError(f"{path}: the recipe refers to itself (a recursive YAML alias).")
-            return sizes[id(node)]
-        sizes[id(node)] = -1
-        total = 1
-        if isinstance(node, yaml.SequenceNode):
-            total += sum(size(child, depth + 1) for child in node.value)
-        elif isinstance(node, yaml.MappingNode):
-            total += sum(size(k, depth + 1) + size(v, depth + 1) for k, v in node.value)
-        sizes[id(node)] = total
-        if total > MAX_RECIPE_VALUES:
-            raise ComponentLoadError(f"{path}: the recipe expands to more than {MAX_RECIPE_VALUES} values (YAML "
-                                     f"aliases repeat what they name); a recipe holds a method, its settings and "
-                                     f"components.")
-        return total
-
-    if root is not None:
-        size(root, 0)
-
-
-def read_recipe(path: str | os.PathLike) -> dict[str, Any]:
-    """A recipe file (YAML or JSON): the fields of a saved ``cfaug_augmenter.json`` (``method``, ``config``,
-    ``schema``, ``components``, ``filters``); a pulled dataset's ``augmenter/cfaug_augmenter.json`` is one."""
-    import yaml
-
-    p = Path(path)
-    if not p.is_file():
-        raise ComponentLoadError(f"{path}: no such recipe file.")
-    if p.stat().st_size > MAX_RECIPE_BYTES:
-        raise ComponentLoadError(f"{path}: {p.stat().st_size} bytes; a recipe is at most {MAX_RECIPE_BYTES} bytes.")
-    try:
-        text = p.read_text(encoding="utf-8")
-        _check_yaml_size(yaml.compose(text, Loader=yaml.SafeLoader), path)  # before anything is expanded
-        data = yaml.safe_load(text)  # YAML is a superset of JSON
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise ComponentLoadError(f"{path}: not a YAML or JSON recipe ({type(err).__name__}: "
-                                 f"{str(err)[:300]}).") from None
-    if not isinstance(data, dict) or not isinstance(data.get("method"), str):
-        raise ComponentLoadError(f"{path}: a recipe is an object with at least a 'method'; got "
-                                 f"{type(data).__name__}" + (f" with keys {sorted(map(str, data))}"
-                                                             if isinstance(data, dict) else "") + ".")
-    check_sections(data, path)
-    return data
-
-
-#: The sections of a recipe or saved augmenter and the JSON types each may have (null: the default).
-SECTIONS = {"method": (str,), "config": (dict,), "schema": (dict,), "components": (dict,),
-            "filters": (list,)}
-
-
-def check_sections(data: dict[str, Any], where: Any) -> None:
-    """Refuse a recipe section of the wrong type, naming the file and the section (``config: [1, 2]`` reached the
-    code that merges configs and failed there as "'list' object is not a mapping")."""
-    names = {dict: "an object", list: "a list", str: "a string"}
-    for key, kinds in SECTIONS.items():
-        value = data.get(key)
-        if value is not None and not isinstance(value, kinds):
-            raise ComponentLoadError(f"{where}: {key!r} is {type(value).__name__} {str(value)[:80]!r}; expected "
-                                     f"{' or '.join(names[k] for k in kinds)} (or leave it out).")
-
-
-# ------------------------------------------------------------------------------------------------------- filters
-def _save_filter(f: Any, tmp: Path, key: str, copy_components: bool, references_only: bool) -> dict[str, Any]:
-    """A filter as ``{"filter": name, "args": {...}}``; one that holds something unsaveable keeps only its config."""
-    args = f.init_args()
-    if args is None:
-        return {"filter": f.name, "saved": False, "config": f.get_config_dict(),
-                "why": f"{type(f).__name__} holds a Python callable or a dataset, which is not saved"}
-    return {"filter": f.name, "args": {k: _save_value(v, tmp, f"{key}/{k}", copy_components, references_only)
-                                       for k, v in args.items()}}
-
-
-def _save_value(value: Any, tmp: Path, key: str, copy_components: bool, references_only: bool) -> Any:
-    if hasattr(value, "init_args") and hasattr(value, "keep"):
-        return {"$filter": _save_filter(value, tmp, key, copy_components, references_only)}
-    if isinstance(value, (list, tuple)):
-        return [_save_value(v, tmp, f"{key}-{i}", copy_components, references_only) for i, v in enumerate(value)]
-    kind = getattr(value, "component_type", None)
-    if kind in registry.COMPONENTS:
-        if value.hub_origin and not copy_components:
-            return {"$component": {"type": kind, **value.hub_origin}}
-        if references_only:
-            return {"$component": {"type": kind, "local": True, "base_model": getattr(value, "base_model", None)}}
-        value.save_pretrained(tmp / key)
-        return {"$component": {"type": kind, "path": key}}
-    return value
-
-
-def _load_filters(folder: Path, saved: Any, token: str | None, where: Any = None) -> list[Any]:
-    where = where or folder / AUGMENTER_CONFIG
+def _load_filters(folder: Path, saved: Any, token: str | None, where: Any) -> list[Any]:
     if saved is None:
         return []
     if not isinstance(saved, list):
