@@ -28,6 +28,17 @@ from ..augmented import augment_subset, cached_augment, component_digests, with_
 from ..registry import row
 
 
+#: What stands in for each paper's own models in its preset, as the results record it.
+STAND_INS = {
+    "core": "local SmolLM2-135M-Instruct for the paper's GPT-3-class editor; the shipped CF-DPR retriever and corpus",
+    "llm": "local SmolLM2-135M-Instruct for the paper's GPT-3-class editor",
+    "crossaug": "the shipped claim generator (SmolLM2-135M + LoRA on VitaminC claim pairs) for the paper's BART on "
+                "WikiFactCheck-English",
+    "race": "the shipped evidence -> claim generator (SmolLM2-135M + LoRA on FEVEROUS) and three-way checker "
+            "(MiniLM + LoRA) for the paper's T5 and RoBERTa; CURE's rationales replaced by checker occlusion",
+}
+
+
 def preset_augment(train: Any, method: str, schema: TaskSchema | None = None, part_rows: int = 10) -> Any:
     """Original rows + the paper preset's counterfactuals of (a sample of) them, cached and resumable by parts."""
     from cfaug_hf import AugmentationStats, Augmenter
@@ -44,8 +55,7 @@ def preset_augment(train: Any, method: str, schema: TaskSchema | None = None, pa
     settings.NOTES[f"{method} (paper)"] = {
         "rows_edited": len(subset), "counterfactuals": len(cfs), "components": component_digests(augmenter),
         "skipped": AugmentationStats.from_dataset(cfs).to_dict().get("skipped", {}),
-        "set-up": "from_preset('paper') with the package's stand-ins (local SmolLM2-135M-Instruct for the paper's "
-                  "GPT-3-class editor)"}
+        "set-up": f"from_preset('paper') with the package's stand-ins ({STAND_INS[method]})"}
     return with_counterfactuals(train, cfs)
 
 
