@@ -84,7 +84,9 @@ def _recovered(acc: dict[str, list[float]], base: dict[str, list[float]], ceilin
 EVERY_ROW = "every_row"
 #: result subfolders gathered besides the top level, and what their tables' titles add
 SUBFOLDERS = {EVERY_ROW: " (CrossAug over every training row)",
-              "paper_presets": " (the paper presets, `benchmarks/debias/rows/presets.py`)"}
+              "paper_presets": " (the paper presets, `benchmarks/debias/rows/presets.py`)",
+              "until_flipped": " (the edit-until-flipped loop on the 25% coverage rows)",
+              "until_flipped_full": " (the edit-until-flipped loop at full coverage, beside the coverage curve's rows)"}
 
 
 def table(result: dict[str, Any]) -> list[str]:
