@@ -7,8 +7,7 @@
   sampled candidates per edit (CORE's ``edit_sentences=3`` set-up). Settings: ``generate`` (transformers'
   ``model.generate`` with the per-row Gumbel noise: the library before the engine table) and ``shared-prefix``
   (the transformers engine's sampler: one prefill per prompt, a prefix tree over each row's candidates, finished
-  candidates dropped, rows whose candidates all ended idling until a quarter of the batch idles), beside the
-  same sampler re-forming its batch whenever a candidate ends (the sampler before idle rows). Checked: identical candidates, and the same candidates again with the rows shuffled in
+  candidates dropped). Checked: identical candidates, and the same candidates again with the rows shuffled in
   batches of another size (per-row reproducibility).
 * ``claims``: CrossAug's shipped claim generator on ``--claims`` SUPPORTS claims of the embedded FEVEROUS sample,
   beam 5, 5 outputs. Settings: transformers, CTranslate2 float32 (``auto``) and int8; agreement of the top output
@@ -59,7 +58,6 @@ def tokens_of(tok, outputs: list[list[str]]) -> int:
 
 def run_editor(args: argparse.Namespace, floor_per_param: float) -> dict:
     from cfaug_hf import Editor
-    from cfaug_hf.generation.engines import transformers as engine
 
     inputs, seeds = editor_inputs(args.reviews)
     editor = Editor.default("sentiment")
@@ -67,15 +65,11 @@ def run_editor(args: argparse.Namespace, floor_per_param: float) -> dict:
     editor.generate(inputs[:2], seeds=seeds[:2])  # warm-up (merges the adapter)
     out: dict = {"edits": len(inputs), "reviews": args.reviews, "params": params, "settings": {}}
     texts = {}
-    idle = engine.IDLE_SHARE
-    # the sampler before idle rows (the batch re-formed, its KV cache copied, whenever a candidate ends), in the
-    # same run as today's for a ratio
-    settings = [("generate", False, idle), ("shared-prefix, re-formed at every end", True, 0.0),
-                ("shared-prefix", True, idle)]
+    settings = [("generate", False), ("shared-prefix", True)]
     if "vllm" in args.engines:
-        settings.append(("vllm", True, idle))
-    for name, shared, idle_share in settings:
-        editor.shared_prefix, engine.IDLE_SHARE = shared, idle_share
+        settings.append(("vllm", True))
+    for name, shared in settings:
+        editor.shared_prefix = shared
         if name == "vllm":
             t0 = time.perf_counter()
             editor.use_backend("vllm")
@@ -90,7 +84,6 @@ def run_editor(args: argparse.Namespace, floor_per_param: float) -> dict:
                                  "share_of_floor": n_tokens / seconds / (floor_per_param / params)}
         print(name, out["settings"][name], flush=True)
     out["identical_candidates"] = sum(a == b for a, b in zip(texts["generate"], texts["shared-prefix"]))
-    out["identical_candidates_reformed"] = sum(a == b for a, b in zip(texts["generate"], texts[settings[1][0]]))
     order = list(range(len(inputs)))
     random.Random(0).shuffle(order)
     last = settings[-1][0]  # the engine still loaded: its rows again, shuffled, in batches of another size
@@ -151,10 +144,8 @@ def write(results: dict, name: str = "engines") -> None:
                         f"{s['tokens_per_s']:.0f}", f"{100 * s['share_of_floor']:.0f}%"]
                        for setting, s in editor["settings"].items()])]
         again = ", ".join(f"{k} {v}/{editor['edits']}" for k, v in editor["reproducible_rows"].items())
-        reformed = (f" (re-formed at every end: {editor['identical_candidates_reformed']}/{editor['edits']})"
-                    if "identical_candidates_reformed" in editor else "")
         lines += ["", f"shared-prefix gives the candidates of generate on {editor['identical_candidates']}/"
-                      f"{editor['edits']} edits{reformed}; the same rows shuffled in batches of 5 give the same candidates: "
+                      f"{editor['edits']} edits; the same rows shuffled in batches of 5 give the same candidates: "
                       f"{again}." + (f" vLLM's engine took {editor['vllm_load_s']} s to start (a merged copy, then "
                                      f"its warm-up)." if "vllm_load_s" in editor else ""), ""]
     claims = results.get("claims")

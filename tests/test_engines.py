@@ -52,21 +52,6 @@ def test_a_rows_candidates_do_not_depend_on_its_batch():
     assert alone[0] == whole[2]
 
 
-@pytest.mark.parametrize("idle_share", [0.0, 1.0])
-def test_rows_left_idle_or_dropped_give_the_same_candidates(monkeypatch, idle_share):
-    """Rows whose candidates all ended stay in the batch on a dummy token until a share of it idles (re-forming
-    copies the KV cache): dropping them at once (0.0) or never (1.0) gives the tokens of ``generate``."""
-    from cfaug_hf.generation.engines import transformers as engine
-
-    monkeypatch.setattr(engine, "IDLE_SHARE", idle_share)
-    settings = {"stop": ("the",), "max_new_tokens": 10}
-    seeds = list(range(200, 200 + len(PROMPTS)))
-    reference = sampler(False, **settings).generate_with_info(PROMPTS, seeds=seeds)
-    fast = sampler(True, **settings).generate_with_info(PROMPTS, seeds=seeds)
-    assert fast.texts == reference.texts and fast.output_truncated == reference.output_truncated
-    assert sum(t == "" for row in fast.texts for t in row) < len(PROMPTS) * 4  # candidates end at different steps
-
-
 def test_candidates_that_agree_share_their_computation():
     """A peaked model samples the same tokens for most candidates: the batch holds far fewer sequences than
     candidates (counted through the model's forward calls)."""

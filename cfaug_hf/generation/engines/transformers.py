@@ -217,11 +217,18 @@ class TransformersEngine(Engine):
                 if not groups or step == cfg.max_new_tokens - 1:
                     break
                 keys = list(groups)
-                next_tokens, attn, next_position = _next_batch(keys, groups, node_of, cache, attn, next_position,
-                                                               idle_token=min(eos) if eos else 0)
-                active = [c for key in keys for c in groups[key]]
-                attn = torch.cat([attn, attn.new_ones((len(next_tokens), 1))], -1)
-                out = model(input_ids=torch.tensor([[t] for t in next_tokens]), attention_mask=attn,
+                parents = [p for p, _ in keys]
+                if parents != list(range(logits.shape[0])):  # candidates split, or some ended: re-form the batch
+                    chosen_rows = torch.tensor(parents)
+                    cache.batch_select_indices(chosen_rows)
+                    attn, next_position = attn[chosen_rows], next_position[chosen_rows]
+                active = []
+                for j, key in enumerate(keys):
+                    for c in groups[key]:
+                        node_of[c] = j
+                        active.append(c)
+                attn = torch.cat([attn, attn.new_ones((len(keys), 1))], -1)
+                out = model(input_ids=torch.tensor([[t] for _, t in keys]), attention_mask=attn,
                             position_ids=next_position[:, None], use_cache=True, logits_to_keep=1,
                             **{cache_arg: cache})
                 cache, logits = _cache_of(out), out.logits[:, -1, :].float()
@@ -231,35 +238,6 @@ class TransformersEngine(Engine):
                 c = r * k + j
                 text, stopped = cut_at_stop(tok.decode(tokens[c], skip_special_tokens=True).strip(), stop)
                 result.add(i, text.strip(), cut=not (stopped or ended[c]), tokens=len(tokens[c]))
-
-
-#: Rows of the batch whose candidates have all ended may idle on a dummy token until this share of the batch is idle:
-#: re-forming the batch copies every layer's KV cache, which costs more than a few rows of wasted compute.
-IDLE_SHARE = 0.25
-
-
-def _next_batch(keys: list[tuple[int, int]], groups: dict[tuple[int, int], list[int]], node_of: list[int],
-                cache: Any, attn: Any, next_position: Any, idle_token: int) -> tuple[list[int], Any, Any]:
-    """The next step's input token per batch row, and the batch re-formed where it must be: a row whose candidates
-    drew different tokens splits into one row per token (its cache copied), and rows with no candidate left are
-    dropped once more than `IDLE_SHARE` of the batch idles; until then they stay, fed ``idle_token``, their
-    outputs never read. Updates ``node_of`` (each candidate's row) and ``cache`` in place."""
-    import torch
-
-    rows = attn.shape[0]
-    parents = [p for p, _ in keys]
-    split = len(set(parents)) < len(parents)
-    if not split and rows - len(keys) <= IDLE_SHARE * rows:
-        token_of = dict(keys)
-        return [token_of.get(r, idle_token) for r in range(rows)], attn, next_position
-    if parents != list(range(rows)):
-        chosen_rows = torch.tensor(parents)
-        cache.batch_select_indices(chosen_rows)
-        attn, next_position = attn[chosen_rows], next_position[chosen_rows]
-    for j, key in enumerate(keys):
-        for c in groups[key]:
-            node_of[c] = j
-    return [t for _, t in keys], attn, next_position
 
 
 def _encode(source: DecodeSource, cfg: DecodeSettings, prompts: list[str]) -> dict[str, Any]:
