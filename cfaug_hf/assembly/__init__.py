@@ -12,8 +12,8 @@ Examples:
     >>> from cfaug_hf.testing import NegateAugmenter  # registers the "negate" method
     >>> recipe = {"method": "negate", "config": {"seed": 3}, "schema": TaskSchema.sentiment().to_dict()}
     >>> augmenter = build_augmenter(Augmenter, recipe, folder=".", where="my recipe", trusted=True)
-    >>> type(augmenter).__name__, augmenter.config.seed
-    ('NegateAugmenter', 3)
+    >>> augmenter.method, augmenter.config.seed
+    ('negate', 3)
 """
 
 from .build import build_augmenter, hub_id, load_component, local_reference
