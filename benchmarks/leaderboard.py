@@ -19,7 +19,7 @@ from typing import Any
 
 from benchmarks import harness
 from benchmarks.debias.rows import registered_rows, row_title  # noqa: F401  (also read from here)
-from benchmarks.debias.validity import VALIDITY, measurable, validity, validity_note  # noqa: F401
+from benchmarks.debias.validity import VALIDITY, measurable, summary_of, validity, validity_note  # noqa: F401
 from benchmarks.harness import RESULTS
 TASK_NAMES = {"sentiment": "Sentiment (CAD IMDb)", "nli": "NLI (CAD SNLI)", "fv": "Fact verification (FEVEROUS)",
               "fever": "Fact verification (FEVER, paper setup)",
@@ -142,10 +142,7 @@ def table(result: dict[str, Any]) -> list[str]:
     for name, why in dropped.items():
         lines += ["", f"Row `{name}` left out: {why} (raw figures in the JSON)."]
     if check is not None:
-        lines += ["", f"Validity: `{check['row']}` minus `none` on {check['test']}: {check['gain']:+.1f} points "
-                      f"(needs more than 2 sd of the difference, {check['two_sd']:.1f})"
-                      + (f"; `none` in-domain {check['in_domain']['none']:.1f}% (needs at least "
-                         f"{check['in_domain']['minimum']:.0f}%)" if check.get("in_domain") else "")
+        lines += ["", f"Validity: {summary_of(check)}"
                       + (": passed." if check["passed"] else ": failed")
                       + (f" ({check['why']})." if check.get("why") else ("" if check["passed"] else "."))]
     if not dropped:

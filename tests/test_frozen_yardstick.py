@@ -74,10 +74,21 @@ def test_validity_check_marks_a_blind_table():
     assert sees["passed"] and sees["gain"] == pytest.approx(10.0)
     blind = debias.validity("sentiment", table([0.52, 0.49, 0.55], [0.50, 0.52, 0.51]))
     assert not blind["passed"]
-    fever = {"rows": {"none": {"accuracy": {"fever-symmetric": [0.55, 0.56], "fever held-out": [0.73, 0.72]}},
-                      "reweight": {"accuracy": {"fever-symmetric": [0.60, 0.61], "fever held-out": [0.7, 0.7]}}}}
-    check = debias.validity("fever", fever)
-    assert not check["passed"] and check["in_domain"]["none"] == pytest.approx(72.5)
+    right, wrong = "fever-symmetric: claim-only right", "fever-symmetric: claim-only wrong"
+
+    def fever(held, on_right, on_wrong):
+        return {"rows": {"none": {"accuracy": {"fever-symmetric": [0.55, 0.56], "fever held-out": held,
+                                               right: on_right, wrong: on_wrong}}}}
+
+    sees = debias.validity("fever", fever([0.83, 0.82], [0.80, 0.82], [0.60, 0.61]))
+    assert sees["passed"] and sees["bias_gap"]["gap"] == pytest.approx(20.5)
+    assert "claim-only model is right" in sees["summary"]
+    assert not debias.validity("fever", fever([0.73, 0.72], [0.80, 0.82], [0.60, 0.61]))["passed"]  # in domain
+    assert not debias.validity("fever", fever([0.83, 0.82], [0.66, 0.68], [0.60, 0.61]))["passed"]  # gap < 10
+    assert not debias.validity("fever", fever([0.83, 0.82], [0.90, 0.60], [0.60, 0.59]))["passed"]  # within 2 sd
+    older = {"rows": {"none": {"accuracy": {"fever-symmetric": [0.55, 0.56], "fever held-out": [0.83, 0.82]}}}}
+    check = debias.validity("fever", older)  # a table made before the split cannot pass
+    assert not check["passed"] and "before the claim-only split" in check["why"]
 
 
 def test_top_layer_head_trains_over_cached_states(tmp_path, monkeypatch):
@@ -670,7 +681,6 @@ def test_the_gpu_suite_serves_the_carried_minilm_from_a_hugging_face_cache(tmp_p
 def test_a_debias_row_cut_in_the_middle_goes_on_from_its_finished_seeds(tmp_path, monkeypatch):
     """A GPU call's time limit cut NLI's `human` row after 4 of its 5 seeds and the row was lost: each finished seed
     is now written at once, and a --merge run of the same table trains only the seeds the cut row still lacks."""
-    import argparse
 
     from datasets import Dataset
 

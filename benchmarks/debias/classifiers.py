@@ -63,7 +63,8 @@ def run_bow(train: Any, tests: dict[str, Any], schema: TaskSchema, seed: int, **
 
 
 def run_hf(train: Any, tests: dict[str, Any], schema: TaskSchema, seed: int, *, model: str, max_length: int,
-           epochs: float, batch_size: int, learning_rate: float, bf16: bool = False) -> dict[str, float]:
+           epochs: float, batch_size: int, learning_rate: float, bf16: bool = False,
+           group_by_length: bool = False) -> dict[str, float]:
     import numpy as np
     from transformers import AutoModelForSequenceClassification, DataCollatorWithPadding, Trainer, TrainingArguments
 
@@ -105,7 +106,9 @@ def run_hf(train: Any, tests: dict[str, Any], schema: TaskSchema, seed: int, *, 
                              per_device_train_batch_size=batch_size, per_device_eval_batch_size=64,
                              weight_decay=0.01, seed=seed, save_strategy="no", report_to=[],
                              remove_unused_columns=False,  # prepare() keeps only model inputs and sample_weight
-                             logging_steps=50, disable_tqdm=True, bf16=bf16)
+                             logging_steps=50, disable_tqdm=True, bf16=bf16,
+                             # batches of similar lengths: a CPU run pads far less (FEVER pairs: median 51 tokens)
+                             train_sampling_strategy="group_by_length" if group_by_length else "random")
     trainer = WeightedTrainer(model=net, args=args, train_dataset=prepare(train).shuffle(seed=seed),
                               data_collator=DataCollatorWithPadding(tok))
     trainer.train()

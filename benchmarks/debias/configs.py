@@ -5,7 +5,8 @@ its MANIFEST.md). Which training-set rows apply to a configuration each row says
   nli        train CAD SNLI original/train; test original/test, revised_hypothesis/test, revised_premise/test
   fv         train FEVEROUS claims+evidence (80% of 2962); test the other 20% and FEVER-Symmetric v0.2 dev
   fever      the CrossAug paper's setup for claim-only bias: train FEVER claims+evidence in FEVER's own format (90%
-             of the 10746 decontaminated FEVER paper-dev rows); test the held-out 10% and FEVER-Symmetric v0.2 dev
+             of the 10746 decontaminated FEVER paper-dev rows); test the held-out 10% and FEVER-Symmetric v0.2 dev,
+             also split into the rows a claim-only model gets right and wrong (`benchmarks.debias.claim_only`)
   fv-ood     RACE's out-of-domain setup: train FEVEROUS (as fv); test the FEVEROUS 20%, a seeded 2000 of the FEVER
              paper dev set, VitaminC real (the 100 cases held out from the shipped CrossAug components: 400 rows)
              and FM2 dev (1169)
@@ -51,9 +52,13 @@ def fv_config() -> dict[str, Any]:
 
 
 def fever_config() -> dict[str, Any]:
+    from .claim_only import RIGHT, WRONG, split_by_claim_only
+
     train, dev = fever_paper()
+    symmetric = fever_symmetric()
+    right, wrong = split_by_claim_only(train, symmetric, schema_of("fever"))
     return {"schema": schema_of("fever"), "train": train,
-            "tests": {"fever held-out": dev, "fever-symmetric": fever_symmetric()}}
+            "tests": {"fever held-out": dev, "fever-symmetric": symmetric, RIGHT: right, WRONG: wrong}}
 
 
 def fv_ood_config() -> dict[str, Any]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import harness
-from benchmarks.debias.validity import validity
+from benchmarks.debias.validity import summary_of, validity
 
 from . import rows as _rows  # noqa: F401  (registers every row)
 from . import settings
@@ -100,7 +100,7 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
             else:
                 acc = run_hf(train, scored, schema, seed, model=args.model, max_length=args.max_length,
                              epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
-                             bf16=args.bf16)
+                             bf16=args.bf16, group_by_length=args.group_by_length)
             seconds.append(time.perf_counter() - start)
             per_seed.append(acc)
             sizes.append(len(train))
@@ -204,11 +204,7 @@ def write(results: dict[str, Any], model_label: str, quiet: bool = False) -> Non
         if r.get("augmentation"):
             lines.append(f"\n{row}: {json.dumps(r['augmentation'])}")
     if check is not None:
-        lines.append(f"\nValidity: `{check['row']}` minus `none` on {check['test']} = {check['gain']:+.1f} points "
-                     f"(needs > 2 sd = {check['two_sd']:.1f})"
-                     + (f"; `none` in-domain on {check['in_domain']['test']} {check['in_domain']['none']:.1f}% "
-                        f"(needs >= {check['in_domain']['minimum']:.0f}%)" if check.get("in_domain") else "")
-                     + (": passed." if check["passed"] else ": FAILED."))
+        lines.append(f"\nValidity: {summary_of(check)}" + (": passed." if check["passed"] else ": FAILED."))
     if results.get("partial"):
         lines.append("\nPartial: the run had not finished every row when this was written.")
     if results.get("unfinished"):
@@ -255,6 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--learning-rate", type=float, default=5e-5)
     ap.add_argument("--bf16", action="store_true", help="fine-tuning in bf16 mixed precision (a GPU with bf16)")
+    ap.add_argument("--group-by-length", action="store_true",
+                    help="fine-tuning batches of rows of similar length (less padding: a CPU-sized run)")
     ap.add_argument("--results-dir", type=Path, default=None, help="where the tables go [benchmarks/results]")
     ap.add_argument("--crossaug-data", default=None, help="a saved dataset of CrossAug output to reuse")
     ap.add_argument("--editor-data", nargs="*", default=[], metavar="TASK=FOLDER",

@@ -6,10 +6,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from cfaug_hf import TaskSchema
 from scripts.shared_data import cad_nli, cad_sentiment
 
-from ..classifiers import bow_pipeline, label_ids
+from ..claim_only import claim_only_weights
 from ..configs import CAD_TASKS, CONFIGS, FACT_VERIFICATION, schema_of
 from ..registry import row
 
@@ -69,19 +68,6 @@ def eda(train: Any, seed: int, task: str) -> Any:
         return out
 
     return concatenate_datasets([train, train.map(copy, with_indices=True)])
-
-
-def claim_only_weights(train: Any, schema: TaskSchema, folds: int = 5) -> list[float]:
-    """1 / p(label | claim) from a bag-of-words claim-only model, out-of-fold so no example scores itself;
-    normalised to mean 1 (Schuster et al. 2019's re-weighting baseline)."""
-    import numpy as np
-    from sklearn.model_selection import cross_val_predict
-
-    claims = [v if isinstance(v, str) else " ".join(v) for v in train[schema.bias_columns[0]]]
-    labels = np.array(label_ids(train, schema))
-    probs = cross_val_predict(bow_pipeline(), claims, labels, cv=folds, method="predict_proba")
-    weights = 1.0 / np.clip(probs[np.arange(len(labels)), labels], 0.05, 1.0)
-    return list(weights / weights.mean())
 
 
 @row("reweight", configs=FACT_VERIFICATION,
