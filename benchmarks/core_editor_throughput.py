@@ -34,7 +34,7 @@ from scripts.shared_data import cad_nli
 
 
 def main() -> None:
-    parser = harness.parser(__doc__)
+    parser = harness.parser(__doc__, smoke={"rows": 2, "max_new_tokens": 4, "repeats": 1})
     parser.add_argument("--method", choices=("core", "llm"), default="core")
     parser.add_argument("--rows", type=int, default=32)
     parser.add_argument("--max-new-tokens", type=int, default=32)

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import harness
-from benchmarks.harness import CACHE, RESULTS
 
 from scripts.shared_data import cad_nli_pairs, cad_sentiment_sentence_pairs, imdb_sentences, nli_corpus_sentences
 
@@ -43,11 +42,11 @@ def queries_of(task: str, pairs: list[dict[str, str]], sep: str = "[SEP]") -> li
 
 
 def encoder_dir(task: str) -> Path:
-    return CACHE / f"cf-dpr-{task}"
+    return harness.cache_dir() / f"cf-dpr-{task}"
 
 
 def index_dir(task: str) -> Path:
-    return CACHE / f"core-index-{task}"
+    return harness.cache_dir() / f"core-index-{task}"
 
 
 def train_task(task: str, budget_s: float) -> tuple[Any, dict[str, Any]]:
@@ -102,12 +101,13 @@ def raw_encode(encoder: Any, texts: list[str], batch_size: int) -> None:
             pool(model(**enc).last_hidden_state, enc["attention_mask"], cfg.pooling, cfg.normalize).numpy()
 
 
-def index_task(task: str, encoder: Any, n_queries: int = 1000) -> dict[str, Any]:
+def index_task(task: str, encoder: Any, n_queries: int = 1000, corpus_rows: int | None = None) -> dict[str, Any]:
     import numpy as np
 
     from cfaug_hf import CorpusIndex
 
     corpus = imdb_sentences() if task == "sentiment" else nli_corpus_sentences()
+    corpus = corpus[:corpus_rows] if corpus_rows else corpus
     sample = corpus[:3000]
     # Encoding throughput: build's map + encode vs the raw loop, interleaved, same texts.
     raw_s, build_s = [], []
@@ -131,12 +131,13 @@ def index_task(task: str, encoder: Any, n_queries: int = 1000) -> dict[str, Any]
     start = time.perf_counter()
     vectors = flat.index.reconstruct_n(0, flat.index.ntotal)
     quantizer = faiss.IndexFlatIP(vectors.shape[1])
-    index = faiss.IndexIVFFlat(quantizer, vectors.shape[1], 300, faiss.METRIC_INNER_PRODUCT)
+    nlist = min(300, max(1, len(corpus) // 39))  # faiss wants about 39 training vectors a list (a --smoke corpus)
+    index = faiss.IndexIVFFlat(quantizer, vectors.shape[1], nlist, faiss.METRIC_INNER_PRODUCT)
     index.cp.seed = 0
     index.train(vectors)
     index.add(vectors)
     ivf = CorpusIndex(flat.corpus, index, encoder_fingerprint=flat.encoder_fingerprint,
-                      config=dataclasses.replace(flat.config, index_type="ivf", nlist=300, nprobe=30),
+                      config=dataclasses.replace(flat.config, index_type="ivf", nlist=nlist, nprobe=min(30, nlist)),
                       corpus_info={**flat.corpus_info, "index": "ivf"})
     ivf_build = time.perf_counter() - start
     ivf.save_pretrained(index_dir(task), overwrite=True)
@@ -166,24 +167,27 @@ def index_task(task: str, encoder: Any, n_queries: int = 1000) -> dict[str, Any]
 
 
 def main() -> None:
-    parser = harness.parser(__doc__)
+    parser = harness.parser(__doc__, smoke={"tasks": ["nli"], "budget_s": 2.0, "corpus_rows": 400,
+                                                         "queries": 20})
     parser.add_argument("--tasks", nargs="+", default=["sentiment", "nli"], choices=["sentiment", "nli"])
     parser.add_argument("--budget-s", type=float, default=300.0, help="CPU seconds of CF-DPR training per task")
+    parser.add_argument("--corpus-rows", type=int, default=None, help="index only the first N corpus sentences")
+    parser.add_argument("--queries", type=int, default=1000, help="queries timed against each index")
     parser.add_argument("--device-note", default="CPU, 2 cores")
     parser.add_argument("--tables-only", action="store_true", help="rewrite the Markdown from the JSON and stop")
     args = parser.parse_args()
     if args.tables_only:
-        return write_tables(json.loads((RESULTS / "core_retrieval.json").read_text()))
+        return write_tables(json.loads((harness.results_dir() / "core_retrieval.json").read_text()))
     import torch
 
     torch.manual_seed(0)
-    path = RESULTS / "core_retrieval.json"
+    path = harness.results_dir() / "core_retrieval.json"
     results = json.loads(path.read_text()) if path.is_file() else {}
     results["device"] = args.device_note
     for task in args.tasks:
         encoder, training = train_task(task, args.budget_s)
         print(task, json.dumps(training))
-        index = index_task(task, encoder)
+        index = index_task(task, encoder, args.queries, args.corpus_rows)
         print(task, json.dumps(index))
         results[task] = {"cf_dpr": training, "index": index}
     path.write_text(json.dumps(results, indent=2) + "\n")
@@ -226,7 +230,7 @@ def write_tables(results: dict[str, Any]) -> None:
                   "encoding rows/s", "raw forward rows/s", "encoding / raw"],
                  [_index_row(task, results[task]["index"]) for task in tasks])]
     lines += ["", "Targets: IVF >= 4x faster than flat at recall@10 >= 0.95; encoding >= 0.9x the raw forward."]
-    (RESULTS / "core_retrieval.md").write_text("\n".join(lines) + "\n")
+    (harness.results_dir() / "core_retrieval.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

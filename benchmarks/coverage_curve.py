@@ -246,7 +246,7 @@ def plot(summary: dict, path: Path) -> None:
 
 
 def main() -> None:
-    ap = harness.parser(__doc__)
+    ap = harness.parser(__doc__, smoke={"summarize_only": True})
     ap.add_argument("--task", choices=sorted(CURVES), default="sentiment")
     ap.add_argument("--shares", type=float, nargs="+", default=None,
                     help="percentages of the rows covered (default: the shares run before for this task, or "
@@ -281,10 +281,10 @@ def main() -> None:
                 rows = [r for r in rows if r not in full_only]
             run_share(args.task, share, total, args.seeds, head, rows)
             done = [s for s in args.shares if (share_dir(args.task, s) / result_name(args.task, head)).is_file()]
-            (RESULTS / f"{name}.json").write_text(json.dumps(summarize(args.task, done, total, head), indent=1) + "\n")
+            (harness.results_dir() / f"{name}.json").write_text(json.dumps(summarize(args.task, done, total, head), indent=1) + "\n")
     summary = summarize(args.task, args.shares, total, head)
-    (RESULTS / f"{name}.json").write_text(json.dumps(summary, indent=1) + "\n")
-    (RESULTS / f"{name}.md").write_text(markdown(summary))
+    (harness.results_dir() / f"{name}.json").write_text(json.dumps(summary, indent=1) + "\n")
+    (harness.results_dir() / f"{name}.md").write_text(markdown(summary))
     print(markdown(summary))
     if args.plot:
         plot(summary, ROOT / "docs" / "img" / f"{name}.png")

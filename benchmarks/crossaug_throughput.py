@@ -33,7 +33,7 @@ from benchmarks.harness import ROOT
 
 
 def main() -> None:
-    ap = harness.parser(__doc__)
+    ap = harness.parser(__doc__, smoke={"rows": 2, "batch_size": 2, "repeats": 1})
     ap.add_argument("--generator", help="saved Generator folder (default: SmolLM2 base with the CrossAug template)")
     ap.add_argument("--rows", type=int, default=32, help="SUPPORTS claims to process")
     ap.add_argument("--batch-size", type=int, default=32, help="the generator's batch size (floor, augment())")

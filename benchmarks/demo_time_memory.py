@@ -24,7 +24,7 @@ from benchmarks.harness import ROOT
 
 
 def main() -> None:
-    ap = harness.parser(__doc__)
+    ap = harness.parser(__doc__, smoke={"rows": 2})
     ap.add_argument("--rows", type=int, default=100)
     ap.add_argument("--note", default=f"CPU, {os.cpu_count()} cores")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")

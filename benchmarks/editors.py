@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import harness
-from benchmarks.harness import RESULTS, ROOT
+from benchmarks.harness import RESULTS
 
 from scripts.shared_data import cad_nli_edit_rows, cad_sentiment_edit_rows
 
@@ -98,7 +98,7 @@ def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int], judge_
     editor = editor_for(task, folder)
     editor.config.num_return_sequences = max(ks)
     # The candidates are cached, so judging them again (another judge) needs no new sampling.
-    cache = ROOT / "benchmarks" / ".cache" / f"editor-candidates-{task}-{len(rows)}-{max(ks)}-{editor.fingerprint()[:12]}.json"
+    cache = harness.cache_dir() / f"editor-candidates-{task}-{len(rows)}-{max(ks)}-{editor.fingerprint()[:12]}.json"
     if cache.is_file():
         saved = json.loads(cache.read_text())
         raw, seconds = saved["candidates"], saved["seconds"]
@@ -307,7 +307,7 @@ def curve_tables(results: dict[str, Any]) -> list[str]:
 def main() -> None:
     from cfaug_hf.components.checker import default_checker
 
-    ap = harness.parser(__doc__)
+    ap = harness.parser(__doc__, smoke={"tasks": ["sentiment"], "n": 2, "candidates": [1], "label": "smoke"})
     ap.add_argument("--tasks", nargs="+", default=["sentiment", "nli"])
     ap.add_argument("--n", type=int, default=100)
     ap.add_argument("--candidates", type=int, nargs="+", default=None,
@@ -330,7 +330,7 @@ def main() -> None:
     if args.sample_at and not set(args.sample_at) <= set(args.candidates or []):
         ap.error(f"--sample-at {' '.join(map(str, args.sample_at))}: each K must be one of --candidates "
                  f"(given: {' '.join(map(str, args.candidates or [])) or 'none'})")
-    path = RESULTS / "editors_quality.json"
+    path = harness.results_dir() / "editors_quality.json"
     results = json.loads(path.read_text()) if path.is_file() else {}
     for task in args.tasks:
         checker = default_checker(CHECKER_TASK[task])
@@ -338,7 +338,7 @@ def main() -> None:
         if args.candidates:
             curve = {"rows": len(rows), "where": "CPU, 2 cores",
                      **flip_by_candidates(task, rows, checker, sorted(args.candidates), args.judge_head, args.editor,
-                                         RESULTS / f"editors_sample_{task}_{args.label.replace(' ', '-')}.jsonl",
+                                         harness.results_dir() / f"editors_sample_{task}_{args.label.replace(' ', '-')}.jsonl",
                                          tuple(args.sample_at or [4]))}
             results.setdefault(task, {}).setdefault("curves", {})[args.label] = curve
             print(json.dumps({task: {args.label: curve}}), flush=True)
@@ -352,7 +352,7 @@ def main() -> None:
             "trained editor": {**score(task, rows, trained, checker), "seconds": round(t_seconds, 1)},
             "few-shot SmolLM2": {**score(task, rows, few, checker), "seconds": round(f_seconds, 1)},
             "human": score(task, rows, rows["counterfactual"], checker)}
-        write_sample(RESULTS / f"editors_sample_{task}.jsonl", rows, trained)
+        write_sample(harness.results_dir() / f"editors_sample_{task}.jsonl", rows, trained)
         runs = {w: sorted(load_seconds(w, task) for _ in range(3)) for w in ("editor", "base")}
         results[task]["load_seconds"] = {w: round(v[1], 2) for w, v in runs.items()}
         print(json.dumps({task: results[task]}, indent=1), flush=True)
@@ -371,7 +371,7 @@ def main() -> None:
         f"{task} editor {r['load_seconds']['editor']} (base alone {r['load_seconds']['base']})"
         for task, r in results.items() if "load_seconds" in r) + "."]
     lines += curve_tables(results)
-    (RESULTS / "editors_quality.md").write_text("\n".join(lines) + "\n")
+    (harness.results_dir() / "editors_quality.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

@@ -163,7 +163,7 @@ def write(results: dict, name: str = "engines") -> None:
 
 
 def main() -> None:
-    ap = harness.parser(__doc__)
+    ap = harness.parser(__doc__, smoke={"reviews": 1, "claims": 1})
     ap.add_argument("--reviews", type=int, default=40)
     ap.add_argument("--claims", type=int, default=40)
     ap.add_argument("--workloads", nargs="+", default=["editor", "claims"], choices=["editor", "claims"])

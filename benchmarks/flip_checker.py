@@ -114,7 +114,7 @@ def markdown(results: dict[str, Any]) -> str:
 def main() -> None:
     from benchmarks.debias.run import provenance
 
-    parser = harness.parser(__doc__)
+    parser = harness.parser(__doc__, smoke={"task": ["sentiment"], "thresholds": ["shipped"]})
     parser.add_argument("--task", choices=sorted(CHECKER_TASKS), action="append")
     parser.add_argument("--thresholds", nargs="+", default=["shipped", "none", "0.25", "0.5"],
                         help="'shipped' (the checker's calibrated accept_threshold, what the augmenters use), "
@@ -135,9 +135,9 @@ def main() -> None:
         results["checkers"][task] = evaluate(task, thresholds)
         print(json.dumps(results["checkers"][task]["sets"], indent=1), flush=True)
     results["provenance"] = f"Made {prov['date']} at commit {str(prov['git_commit'])[:10]}"
-    (RESULTS / "flip_checker.json").write_text(json.dumps(results, indent=2) + "\n")
+    (harness.results_dir() / "flip_checker.json").write_text(json.dumps(results, indent=2) + "\n")
     md = markdown(results)
-    (RESULTS / "flip_checker.md").write_text(md)
+    (harness.results_dir() / "flip_checker.md").write_text(md)
     print(md)
 
 

@@ -45,7 +45,7 @@ def matmul_gflops(n: int = 1024, repeats: int = 5) -> float:
 
 
 def main() -> None:
-    ap = harness.parser(__doc__)
+    ap = harness.parser(__doc__, smoke={"rows": 2, "repeats": 1, "backends": ["transformers"]})
     ap.add_argument("--rows", type=int, default=32, help="SUPPORTS claims to generate for")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=list(BACKENDS))

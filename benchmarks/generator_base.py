@@ -103,7 +103,7 @@ def evaluate(generator, held: dict[str, list[dict]]) -> dict:
 
 
 def main() -> None:
-    ap = harness.parser(__doc__)
+    ap = harness.parser(__doc__, smoke={"seconds": 3.0, "pairs": ["vitaminc"]})
     ap.add_argument("--seconds", type=float, default=300, help="training wall-time budget per run")
     ap.add_argument("--bases", nargs="+", default=["smollm2-lora"],
                     help="generator bases (see cfaug_hf.methods.crossaug.recipes.BASES)")

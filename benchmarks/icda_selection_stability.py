@@ -24,7 +24,7 @@ from benchmarks.harness import ROOT
 
 
 def main() -> None:
-    ap = harness.parser(__doc__)
+    ap = harness.parser(__doc__, smoke={"docs": 16, "test_docs": 16, "epochs": 1, "positions": ["none"]})
     ap.add_argument("--task", default="connect", choices=["connect", "restaurant"])
     ap.add_argument("--docs", type=int, default=300, help="training documents per half")
     ap.add_argument("--test-docs", type=int, default=300)

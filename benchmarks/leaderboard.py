@@ -327,11 +327,13 @@ def build(results_dir: Path) -> str:
 
 
 def main() -> None:
-    ap = harness.parser(__doc__)
+    ap = harness.parser(__doc__, smoke={})
     ap.add_argument("--results", type=Path, default=RESULTS, help="folder with debias_*.json")
+    ap.add_argument("--out", type=Path, default=None, help="where LEADERBOARD.md goes [the --results folder]")
     args = ap.parse_args()
     text = build(args.results)
-    (args.results / "LEADERBOARD.md").write_text(text)
+    (args.out or args.results).mkdir(parents=True, exist_ok=True)
+    (args.out or args.results).joinpath("LEADERBOARD.md").write_text(text)
     print(text)
 
 

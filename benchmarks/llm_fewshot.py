@@ -29,14 +29,18 @@ import random
 import statistics
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from benchmarks import harness
-from benchmarks.harness import RESULTS, ROOT
 
 from scripts.shared_data import cad_nli, cad_sentiment, shared_dir
 
-CACHE = ROOT / "benchmarks" / ".cache" / "llm_fewshot"
+
+
+def cache() -> Path:
+    """Where this benchmark keeps what it trains or fetches (`benchmarks.harness.cache_dir`; a smoke run's own)."""
+    return harness.cache_dir() / "llm_fewshot"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 EPOCHS, MIN_STEPS = 8, 100
 SENTIMENT_CHARS = 400  # training reviews are cut to their first 400 characters (the LLM sees all of it)
@@ -138,7 +142,7 @@ def make_llm(url: str | None = None, model: str = "default", api_key_env: str | 
         allow_endpoints([url])
         return OpenAICompatibleLLM(base_url=url, model=model, api_key_env=api_key_env,
                                    chat=True, max_tokens=160, stop=["\n"],
-                                   cache_dir=str(CACHE / "http")), f"endpoint {model}"
+                                   cache_dir=str(cache() / "http")), f"endpoint {model}"
     return local_llm(chat=False, max_new_tokens=96, batch_size=8), "SmolLM2-135M-Instruct (offline)"
 
 
@@ -185,7 +189,7 @@ def augment(task: str, variant: str, rows: Any, schema: Any, llm: Any, seed: int
 
     from cfaug_hf import CFGenAugmenter, LLMCounterfactualAugmenter
 
-    path = CACHE / f"{task}-{variant}-seed{seed}-{len(rows)}-{llm_name.split()[0]}.jsonl"
+    path = cache() / f"{task}-{variant}-seed{seed}-{len(rows)}-{llm_name.split()[0]}.jsonl"
     if path.exists():
         return Dataset.from_json(str(path)), json.loads(path.with_suffix(".stats.json").read_text())
     start = time.perf_counter()
@@ -200,7 +204,7 @@ def augment(task: str, variant: str, rows: Any, schema: Any, llm: Any, seed: int
         aug = LLMCounterfactualAugmenter(llm, schema, **kwargs)
     out = aug.augment(rows, load_from_cache_file=False)
     stats = {**aug.stats.to_dict(), "seconds": round(time.perf_counter() - start, 1)}
-    CACHE.mkdir(parents=True, exist_ok=True)
+    cache().mkdir(parents=True, exist_ok=True)
     out.to_json(str(path))
     path.with_suffix(".stats.json").write_text(json.dumps(stats))
     return out, stats
@@ -238,7 +242,7 @@ def training_rows(task: str, base: Any, extra: Any | None) -> Any:
 
 # ------------------------------------------------------------------------------------------------------ main
 def main() -> None:
-    parser = harness.parser(__doc__)
+    parser = harness.parser(__doc__, smoke={"tasks": ["sentiment"], "shots": [1], "seeds": [0], "min_steps": 1, "no_cot": True})
     parser.add_argument("--tasks", nargs="+", default=["sentiment", "nli", "ner", "re"])
     parser.add_argument("--shots", nargs="+", type=int, default=[10, 5])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
@@ -259,13 +263,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.merge:
         merged: dict[str, Any] = {"runs": []}
-        for path in sorted(RESULTS.glob("llm_fewshot*.json")):
+        for path in sorted(harness.results_dir().glob("llm_fewshot*.json")):
             part = json.loads(path.read_text())
             merged.update({k: v for k, v in part.items() if k != "runs"})
             seen = {(r["task"], r["k"], r["seed"], r["row"]) for r in merged["runs"]}
             merged["runs"] += [r for r in part["runs"] if (r["task"], r["k"], r["seed"], r["row"]) not in seen]
         write(merged, args.device_note)
-        for path in [*RESULTS.glob("llm_fewshot_*.json"), *RESULTS.glob("llm_fewshot_*.md")]:
+        for path in [*harness.results_dir().glob("llm_fewshot_*.json"), *harness.results_dir().glob("llm_fewshot_*.md")]:
             path.unlink()
         return
 
@@ -275,7 +279,7 @@ def main() -> None:
     from datasets.utils.logging import disable_progress_bar
 
     disable_progress_bar()
-    out_json = RESULTS / f"{args.out}.json"
+    out_json = harness.results_dir() / f"{args.out}.json"
     results = json.loads(out_json.read_text()) if out_json.exists() else {"runs": []}
     done = {(r["task"], r["k"], r["seed"], r["row"]) for r in results["runs"]}
     llm, llm_name = make_llm(args.llm_url, args.llm_model, args.llm_api_key_env)
@@ -335,8 +339,8 @@ def main() -> None:
 
 
 def write(results: dict[str, Any], device: str, out: str = "llm_fewshot") -> None:
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{out}.json").write_text(json.dumps(results, indent=1) + "\n")
+    harness.results_dir().mkdir(parents=True, exist_ok=True)
+    (harness.results_dir() / f"{out}.json").write_text(json.dumps(results, indent=1) + "\n")
     lines = ["# LLM-prompted counterfactuals: few-shot effect", "",
              f"Where: {device}. LLM: {results.get('llm')}. Model: MiniLM-L6 (all-MiniLM-L6-v2) fine-tuned 8 epochs "
              "(at least the minimum steps of 16 rows given under each task) at lr 1e-4; mean ± sd over seeds (n = seeds). Dev data, not the held-back test splits. The paper's "
@@ -382,7 +386,7 @@ def write(results: dict[str, Any], device: str, out: str = "llm_fewshot") -> Non
             if dropped:
                 lines.append(f"- consistency filter (largest k): {sum(dropped)} counterfactuals dropped over seeds")
             lines.append("")
-    (RESULTS / f"{out}.md").write_text("\n".join(lines) + "\n")
+    (harness.results_dir() / f"{out}.md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from benchmarks import harness
-from benchmarks.harness import RESULTS, ROOT
+from benchmarks.harness import ROOT
 LOADS = ("GGUF file, every load", "first load, converts", "cached safetensors copy", "LoRA generator folder")
 
 
@@ -60,7 +60,7 @@ def run_child(*args: str) -> dict:
 
 
 def main() -> None:
-    ap = harness.parser(__doc__)
+    ap = harness.parser(__doc__, smoke={"repeats": 1, "rows": 2})
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--rows", type=int, default=16, help="claims generated for the merge comparison")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
@@ -152,12 +152,12 @@ def main() -> None:
                    f"{all_bytes / 2**20:.0f} MiB; {digest_s:.2f} s)"]])]
     text = "\n".join(lines) + "\n"
     print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "load_time.json").write_text(json.dumps({
+    harness.results_dir().mkdir(exist_ok=True)
+    (harness.results_dir() / "load_time.json").write_text(json.dumps({
         "machine": machine, "repeats": args.repeats, "load_seconds": times, "generate_seconds": gen_times,
         "same_outputs": same, "fingerprint_first_s": fp_first, "fingerprint_again_s": fp_again,
         "hashed_bytes": sum(unique.values()), "state_dict_bytes": all_bytes}, indent=2) + "\n")
-    (RESULTS / "load_time.md").write_text(text)
+    (harness.results_dir() / "load_time.md").write_text(text)
 
 
 if __name__ == "__main__":

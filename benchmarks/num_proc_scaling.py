@@ -24,7 +24,6 @@ import statistics
 import time
 
 from benchmarks import harness
-from benchmarks.harness import RESULTS
 
 
 class BusyRewrite:
@@ -47,7 +46,7 @@ class BusyRewrite:
 
 
 def main() -> None:
-    ap = harness.parser(__doc__)
+    ap = harness.parser(__doc__, smoke={"rows": 40, "work": 10, "lm_rows": 2, "repeats": 1})
     ap.add_argument("--rows", type=int, default=4000, help="rows for the pure-Python generator")
     ap.add_argument("--work", type=int, default=20_000, help="hashing rounds per claim")
     ap.add_argument("--lm-rows", type=int, default=48, help="rows for the SmolLM2 generator")
@@ -97,11 +96,11 @@ def main() -> None:
                    same[case]] for case, (_, data) in cases.items()])]
     text = "\n".join(lines) + "\n"
     print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "num_proc_scaling.json").write_text(json.dumps({
+    harness.results_dir().mkdir(exist_ok=True)
+    (harness.results_dir() / "num_proc_scaling.json").write_text(json.dumps({
         "machine": machine, "repeats": args.repeats, "work": args.work, "seconds": times,
         "load_average_before": load_before, "load_average_after": load_after, "same_output": same}, indent=2) + "\n")
-    (RESULTS / "num_proc_scaling.md").write_text(text)
+    (harness.results_dir() / "num_proc_scaling.md").write_text(text)
 
 
 if __name__ == "__main__":

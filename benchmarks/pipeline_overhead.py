@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 from benchmarks import harness
-from benchmarks.harness import RESULTS, ROOT
+from benchmarks.harness import ROOT
 SETTINGS = ("augment()", "augment(batch_size=32)", "map(augmenter)", "bare map")
 
 
@@ -159,7 +159,7 @@ class MemorySampler:
 
 
 def main() -> None:
-    ap = harness.parser(__doc__)
+    ap = harness.parser(__doc__, smoke={"rows": [100], "repeats": 1, "repeats_large": 1})
     ap.add_argument("--rows", type=int, nargs="+", default=[10_000, 100_000, 1_000_000], help="input sizes")
     ap.add_argument("--repeats", type=int, default=3, help="runs of each setting up to 100k rows, interleaved")
     ap.add_argument("--repeats-large", type=int, default=1, help="runs of each setting above 100k rows")
@@ -220,12 +220,12 @@ def main() -> None:
                                       for rows in args.rows) for setting in args.settings])]
     text = "\n".join(lines) + "\n"
     print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{args.out}.json").write_text(json.dumps({
+    harness.results_dir().mkdir(exist_ok=True)
+    (harness.results_dir() / f"{args.out}.json").write_text(json.dumps({
         "settings": args.settings, "rows": args.rows, "repeats": args.repeats, "repeats_large": args.repeats_large,
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, CPU",
         "runs": results}, indent=2) + "\n")
-    (RESULTS / f"{args.out}.md").write_text(text)
+    (harness.results_dir() / f"{args.out}.md").write_text(text)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from benchmarks import harness
-from benchmarks.harness import RESULTS, ROOT
+from benchmarks.harness import ROOT
 
 SNIPPET = """
 import json, sys
@@ -56,7 +56,7 @@ def timed(command: list[str]) -> float:
 
 
 def main() -> None:
-    ap = harness.parser(__doc__)
+    ap = harness.parser(__doc__, smoke={"rows": 4, "repeats": 1, "batch_sizes": [4]})
     ap.add_argument("--rows", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--batch-sizes", type=int, nargs="+", default=[4, 8],
@@ -91,8 +91,8 @@ def main() -> None:
     medians = {k: statistics.median(v) for k, v in times.items()}
     ratios = {name: medians[name] / medians["cfaug augment"] for name in names.values()}
     longest = {name: max(w) for name, w in waits.items()}
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "quickstart_time.json").write_text(json.dumps(
+    harness.results_dir().mkdir(exist_ok=True)
+    (harness.results_dir() / "quickstart_time.json").write_text(json.dumps(
         {"rows": args.rows, "seconds": times, "median": medians, "python_over_cli": ratios,
          "longest_progress_wait": waits, "first_batch_seconds": firsts, "same_counterfactuals": same, "cpus": os.cpu_count()}, indent=2) + "\n")
     text = (f"# Quick start 1 (Python) against the command line\n\n{args.rows} FEVEROUS claims, CrossAug with the "
@@ -105,7 +105,7 @@ def main() -> None:
                 [[k, f"{v:.1f}", f"{ratios[k]:.2f}x", f"{longest[k]:.1f}", f"{statistics.median(firsts[k]):.1f}",
                   "yes" if same[k] else "NO"] if k in ratios else [k, f"{v:.1f}", "1.00x", None, None, None]
                  for k, v in medians.items()]) + "\n")
-    (RESULTS / "quickstart_time.md").write_text(text)
+    (harness.results_dir() / "quickstart_time.md").write_text(text)
     print(text)
 
 

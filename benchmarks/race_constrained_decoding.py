@@ -26,7 +26,6 @@ import statistics
 import time
 
 from benchmarks import harness
-from benchmarks.harness import RESULTS
 
 from scripts.shared_data import shared_dir, strip_wiki
 
@@ -57,7 +56,7 @@ def rows(limit: int) -> list[tuple[str, list[list[str]]]]:
 
 
 def main() -> None:
-    parser = harness.parser(__doc__)
+    parser = harness.parser(__doc__, smoke={"rows": 1, "beams": 2, "k": 2, "max_new_tokens": 4, "repeats": 1})
     parser.add_argument("--rows", type=int, default=16)
     parser.add_argument("--beams", type=int, default=10)
     parser.add_argument("--k", type=int, default=5)
@@ -98,8 +97,8 @@ def main() -> None:
               "constrained_over_plain": round(ratio, 3), "satisfaction": satisfaction,
               "example": {"constraint": constraints[0], "plain": results["plain beam search"].texts[0][:2],
                           "constrained": results["constrained beam search"].texts[0][:2]}}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "race_constrained_decoding.json").write_text(json.dumps(result, indent=2) + "\n")
+    harness.results_dir().mkdir(parents=True, exist_ok=True)
+    (harness.results_dir() / "race_constrained_decoding.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = ["# RACE: entity-constrained decoding cost", "",
              f"Where: {args.device_note}. {len(texts)} FEVEROUS multi-hop rows, SmolLM2-135M-Instruct (not fine-tuned "
              f"for E -> c), beam {args.beams}, {args.k} outputs, {args.max_new_tokens} new tokens; median of "
@@ -109,7 +108,7 @@ def main() -> None:
                  [[decoding, f"{median[decoding]:.1f}", f"{satisfaction[decoding]['rows_with_an_output']:.0%}",
                    f"{satisfaction[decoding]['outputs_meeting_constraint']:.0%}"] for decoding in runs])]
     lines += ["", f"Constrained / plain: {ratio:.2f}x (target <= 1.5x)."]
-    (RESULTS / "race_constrained_decoding.md").write_text("\n".join(lines) + "\n")
+    (harness.results_dir() / "race_constrained_decoding.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

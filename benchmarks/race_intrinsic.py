@@ -22,14 +22,18 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 from benchmarks import harness
-from benchmarks.harness import RESULTS, ROOT
 
 from scripts.shared_data import feverous
 
-CACHE = ROOT / "benchmarks" / ".cache" / "race"
+
+
+def cache() -> Path:
+    """Where this benchmark keeps what it trains or fetches (`benchmarks.harness.cache_dir`; a smoke run's own)."""
+    return harness.cache_dir() / "race"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
 PAPER = {"RACE (T5-base)": (0.9457, 55.81, 0.5770, 11.19, 0.5763), "CrossAug": (0.3138, 209.34, 0.6100, 2.24, 0.6090)}
@@ -48,7 +52,7 @@ def ner_model(budget_s: float) -> Any:
     from cfaug_hf.training import train_tagger
     from benchmarks.llm_fewshot import conll
 
-    path = CACHE / "ner-conll"
+    path = cache() / "ner-conll"
     if not path.exists():
         tagger = train_tagger(MINILM, conll("train").shuffle(seed=0).select(range(6000)), num_train_epochs=1,
                               learning_rate=1e-4, callbacks=budget(budget_s), training_args=QUIET)
@@ -62,7 +66,7 @@ def checker_model(train: Any, schema: Any, budget_s: float) -> Any:
     from cfaug_hf.methods.race import with_nei
     from cfaug_hf.training import train_checker
 
-    path = CACHE / "checker-feverous-nei"
+    path = cache() / "checker-feverous-nei"
     if path.exists():
         return LabelChecker.from_pretrained(path)
     data = with_nei(train, schema, seed=0)
@@ -77,7 +81,7 @@ def generator_model(train: Any, schema: Any, budget_s: float) -> Any:
     from cfaug_hf.methods.race import claim_generation_pairs
     from cfaug_hf.training import train_generator
 
-    path = CACHE / "generator-e2c-smollm2-lora"
+    path = cache() / "generator-e2c-smollm2-lora"
     settings = dict(num_beams=10, num_return_sequences=5, max_new_tokens=40, max_source_length=256, batch_size=8)
     if path.exists():
         return Generator.from_pretrained(path, **settings)
@@ -108,7 +112,7 @@ def scores(cfs: list[dict[str, Any]], checker: Any, schema: Any) -> dict[str, An
 
 
 def main() -> None:
-    parser = harness.parser(__doc__)
+    parser = harness.parser(__doc__, smoke={"rows": 2, "budget_s": 2.0, "beams": 2, "candidates": 2, "max_new_tokens": 8})
     parser.add_argument("--rows", type=int, default=60)
     parser.add_argument("--budget-s", type=float, default=240)
     parser.add_argument("--device-note", default="CPU, 2 cores")
@@ -126,7 +130,7 @@ def main() -> None:
     from cfaug_hf import RACEAugmenter, TaskSchema
 
     disable_progress_bar()
-    CACHE.mkdir(parents=True, exist_ok=True)
+    cache().mkdir(parents=True, exist_ok=True)
     schema = TaskSchema.fact_verification(id_column="id")
     train, dev = feverous()
     timings = {}
@@ -180,8 +184,8 @@ def main() -> None:
     report["variants"]["CrossAug"] = {"claims": scores(cfs, checker, three_way), "stats": aug.stats.to_dict(),
                                       "seconds": round(seconds, 1)}
     print("CrossAug", json.dumps(report["variants"]["CrossAug"]["claims"]), flush=True)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "race_intrinsic.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+    harness.results_dir().mkdir(parents=True, exist_ok=True)
+    (harness.results_dir() / "race_intrinsic.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
     lines = ["# RACE: intrinsic evaluation (CPU-reduced)", "",
              f"Where: {args.device_note}. {len(rows)} FEVEROUS held-out multi-hop rows; NER, checker and claim "
              f"generator fine-tuned here within {args.budget_s:.0f} s each (see the script). RACE decodes with "
@@ -198,7 +202,7 @@ def main() -> None:
                  + [[f"paper: {variant}", None, f"{p[0]:.4f}", f"{p[1]:.2f}", f"{p[2]:.4f}", f"{p[3]:.2f}",
                      f"{p[4]:.4f}"] for variant, p in PAPER.items()])]
     lines += ["", "Stage counts (RACE): " + json.dumps(report["variants"]["RACE"]["stats"])]
-    (RESULTS / "race_intrinsic.md").write_text("\n".join(lines) + "\n")
+    (harness.results_dir() / "race_intrinsic.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

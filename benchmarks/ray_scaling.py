@@ -30,7 +30,7 @@ from benchmarks.harness import ROOT
 
 
 def main() -> None:
-    ap = harness.parser(__doc__)
+    ap = harness.parser(__doc__, smoke={"rows": 8, "busy_loops": 10, "batch_size": 4, "repeats": 1})
     ap.add_argument("--workload", choices=["negate", "crossaug"], default="negate")
     ap.add_argument("--rows", type=int, default=None, help="rows (default: 4000 for negate, 96 for crossaug)")
     ap.add_argument("--busy-loops", type=int, default=20000, help="hashing iterations per row")

@@ -57,7 +57,7 @@ print(json.dumps({"seconds": round(time.perf_counter() - t, 1), "stats": aug.sta
 
 
 def main() -> None:
-    ap = harness.parser(__doc__)
+    ap = harness.parser(__doc__, smoke={"words": [1000], "methods": ["crossaug"]})
     ap.add_argument("--words", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--methods", nargs="+", default=["crossaug", "core", "llm", "icda"])
     ap.add_argument("--note", default=f"CPU, {os.cpu_count()} cores")

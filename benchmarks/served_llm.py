@@ -24,7 +24,6 @@ import platform
 import time
 
 from benchmarks import harness
-from benchmarks.harness import RESULTS
 
 from scripts.shared_data import cad_sentiment
 
@@ -39,7 +38,7 @@ def run(augmenter, data):
 
 
 def main() -> None:
-    parser = harness.parser(__doc__)
+    parser = harness.parser(__doc__, smoke={"rows": 1, "max_tokens": 8})
     parser.add_argument("--rows", type=int, default=16)
     parser.add_argument("--max-tokens", type=int, default=160)
     parser.add_argument("--vllm-python", default=None, help="interpreter of a venv with vLLM (scripts/setup_vllm.sh)")
@@ -69,8 +68,8 @@ def main() -> None:
         base = report["settings"][0]["wall_s"]
         for s in report["settings"]:
             s["speed_vs_in_process"] = round(base / s["wall_s"], 2)
-        RESULTS.mkdir(exist_ok=True)
-        (RESULTS / f"{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
+        harness.results_dir().mkdir(exist_ok=True)
+        (harness.results_dir() / f"{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
         lines = [f"# CORE's editor served and in-process ({args.rows} CAD IMDb dev reviews, SmolLM2-135M-Instruct, "
                  f"max {args.max_tokens} tokens)", "",
                  harness.markdown_table(
@@ -79,7 +78,7 @@ def main() -> None:
                      [[s["setting"], s["start_s"] if s["start_s"] is not None else "-", s["wall_s"], s["rows_per_s"],
                        f"{s['speed_vs_in_process']}x", s["written"], s["skipped"] or "-", s.get("same_answers", "-")]
                       for s in report["settings"]])]
-        (RESULTS / f"{args.name}.md").write_text("\n".join(lines) + "\n")
+        (harness.results_dir() / f"{args.name}.md").write_text("\n".join(lines) + "\n")
         print(lines[-1].splitlines()[-1], flush=True)
 
     editor = local_llm(model, temperature=0.7, top_p=1.0, max_new_tokens=args.max_tokens, stop=("\n",))

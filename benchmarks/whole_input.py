@@ -38,7 +38,6 @@ from __future__ import annotations
 import json
 import random
 import time
-from pathlib import Path
 from typing import Any
 
 from benchmarks import harness
@@ -82,7 +81,6 @@ CONFIGS: dict[str, tuple[dict[str, Any], str]] = {
 #: outputs (``python -m scripts.distill_editor --task sentiment``)
 EDITORS = {name: CACHE / "editors" / "sentiment-distilled" / "sentiment" for name in CONFIGS
            if name.endswith("distilled editor")}
-PARTS = CACHE / "whole_input"
 
 
 def reviews(n: int) -> Any:
@@ -243,11 +241,11 @@ def judge_part(rows: Any, outputs: list[str | None], judge: Any) -> dict[str, An
 
 
 def cached(name: str, make: Any) -> Any:
-    path = PARTS / f"{name.replace(' ', '_').replace(',', '')}.json"
+    path = harness.cache_dir() / "whole_input" / f"{name.replace(' ', '_').replace(',', '')}.json"
     if path.is_file():
         return json.loads(path.read_text())
     value = make()
-    PARTS.mkdir(parents=True, exist_ok=True)
+    (harness.cache_dir() / "whole_input").mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(value))
     tmp.replace(path)
@@ -255,13 +253,13 @@ def cached(name: str, make: Any) -> Any:
 
 
 def main() -> None:
-    ap = harness.parser(__doc__)
+    ap = harness.parser(__doc__, smoke={"n": 2, "parts": ["rows"], "configs": ["fixed-3 + whole + sentences checker"], "checkers": ["whole + sentences"]})
     ap.add_argument("--n", type=int, default=50)
     ap.add_argument("--parts", nargs="+", choices=["checkers", "rows"], default=["checkers", "rows"])
     ap.add_argument("--configs", nargs="+", choices=sorted(CONFIGS), default=list(CONFIGS), metavar="CONFIG")
     ap.add_argument("--checkers", nargs="+", choices=sorted(CHECKERS), default=list(CHECKERS))
     args = ap.parse_args()
-    path = RESULTS / "whole_input.json"
+    path = harness.results_dir() / "whole_input.json"
     results: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
     results["provenance"] = harness.provenance()
     if "checkers" in args.parts:
@@ -301,7 +299,7 @@ def main() -> None:
                 "words_changed_share": round(100 * sum(share) / max(1, len(share)), 1),
                 "seconds_per_review": round(made["seconds"] / len(rows), 2), "events": made["events"],
                 "settings": made["settings"], "checker": made["checker"]}
-            with (RESULTS / f"whole_input_rows_{_slug(name)}.jsonl").open("w") as f:
+            with (harness.results_dir() / f"whole_input_rows_{_slug(name)}.jsonl").open("w") as f:
                 for i, (o, e) in enumerate(zip(made["outputs"], made["edits"])):
                     f.write(json.dumps({"row": i, "label": rows[i]["label"], "target": rows[i]["target"],
                                         "text": rows[i]["text"], "output": o,

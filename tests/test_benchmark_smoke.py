@@ -1,14 +1,23 @@
 """The benchmarks run: each here at its smallest setting, so a move in the library that breaks one fails a test
-instead of the next person who runs it (the figures themselves are the benchmarks' business, not the suite's)."""
+instead of the next person who runs it (the figures themselves are the benchmarks' business, not the suite's).
+
+Every benchmark runs end to end on its tiny ``--smoke`` workload (`benchmarks.harness.BenchmarkParser`), writing into
+a temporary folder and never over the committed results. A new benchmark is picked up by its ``main()``; one that
+cannot run here says why in `NOT_HERE`."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
+import runpy
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from benchmarks import harness
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,3 +82,47 @@ def test_every_benchmark_table_goes_through_the_one_helper():
                for path in sorted((ROOT / folder).rglob("*.py")) if path.name != "harness.py"
                for i, line in enumerate(path.read_text().splitlines(), 1) if "|---" in line or '"---|"' in line]
     assert not by_hand, by_hand
+
+
+#: Benchmarks the suite does not run, and why (each reason is checked where it can be).
+NOT_HERE = {
+    "gpu_suite": "has its own smoke run (`gpu_suite run --smoke`), exercised in tests/test_gpu_suite.py",
+    "served_llm": "serves the model through vLLM's CPU build in a second environment (scripts/setup_vllm.sh)",
+    "ray_scaling": "needs Ray, an optional extra" if importlib.util.find_spec("ray") is None else "",
+    "demo_time_memory": "times `cfaug demo` under /usr/bin/time, which this machine lacks"
+    if not Path("/usr/bin/time").is_file() else "",
+}
+
+
+def benchmarks() -> list[str]:
+    """Every runnable benchmark: a module of benchmarks/ with a ``main()``, and the debias package."""
+    found = [p.stem for p in sorted((ROOT / "benchmarks").glob("*.py")) if "\ndef main(" in p.read_text()]
+    return [*found, "debias"]
+
+
+def test_every_benchmark_is_found_and_the_exemptions_name_real_ones():
+    names = benchmarks()
+    assert {"engines", "leaderboard", "debias", "linear_time"} <= set(names)
+    assert set(NOT_HERE) <= set(names)
+
+
+def _committed() -> dict[str, float]:
+    return {str(p): p.stat().st_mtime for p in harness.RESULTS.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("name", benchmarks())
+def test_benchmark_runs_its_smoke_setting(name, monkeypatch, capsys):
+    if NOT_HERE.get(name):
+        pytest.skip(NOT_HERE[name])
+    data = Path(os.environ.get("CFAUG_SHARED_DATA", ROOT.parent / "shared" / "data"))
+    if not (data / "MANIFEST.md").is_file():
+        pytest.skip("the benchmark data (../shared/data) is not here")
+    monkeypatch.setattr(harness, "SMOKE_OUT", None)
+    monkeypatch.setattr(sys, "argv", [f"benchmarks.{name}", "--smoke"])
+    before = _committed()
+    runpy.run_module(f"benchmarks.{name}", run_name="__main__", alter_sys=False)
+    out = harness.SMOKE_OUT
+    assert out is not None, f"benchmarks.{name} did not parse --smoke through harness.parser"
+    written = [p for p in out.rglob("*") if p.is_file()]
+    assert written, f"benchmarks.{name} --smoke wrote nothing into {out}"
+    assert _committed() == before, f"benchmarks.{name} --smoke changed benchmarks/results"

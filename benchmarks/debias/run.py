@@ -224,7 +224,8 @@ def build_parser() -> argparse.ArgumentParser:
     from cfaug_hf.pretrained import MINILM
 
     # the package's docstring is the command's help; the package imports this module, so it is read, not imported
-    ap = harness.parser(sys.modules[__package__].__doc__)
+    ap = harness.parser(sys.modules[__package__].__doc__,
+                        smoke={"config": "sentiment", "model": "bow", "rows": ["none", "human"], "seeds": [0, 1]})
     ap.add_argument("--config", choices=[*CONFIGS, "all"], default="all")
     ap.add_argument("--model", default="bow", help=f"'bow', 'frozen' or a model id/folder (e.g. {MINILM})")
     ap.add_argument("--head", choices=["lr", "mlp", "top1", "top2"], default="lr",
