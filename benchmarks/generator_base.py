@@ -64,7 +64,7 @@ def is_pure_deletion(source: str, rewrite: str) -> bool:
     return all(word in it for word in new)
 
 
-def evaluate(generator, held: dict[str, list[dict]]) -> dict:
+def evaluate(generator, held: dict[str, list[dict]], rows: int | None = None) -> dict:
     import sacrebleu
 
     from cfaug_hf import CrossAugAugmenter
@@ -73,6 +73,7 @@ def evaluate(generator, held: dict[str, list[dict]]) -> dict:
 
     out: dict = {}
     for name, pairs in held.items():
+        pairs = pairs[:rows] if rows else pairs
         sources = [p["source"] for p in pairs]
         preds = [c[0] for c in generator.generate(sources)]
         refs = [p["target"] for p in pairs]
@@ -81,6 +82,7 @@ def evaluate(generator, held: dict[str, list[dict]]) -> dict:
                      "pure_deletion": round(sum(map(is_pure_deletion, sources, preds)) / len(refs), 3),
                      "examples": list(zip([p["source"] for p in pairs[:3]], preds[:3]))}
     sup = load_feverous_sample().filter(lambda lab: lab == "SUPPORTS", input_columns="label")
+    sup = sup.select(range(min(rows, len(sup)))) if rows else sup
     aug = CrossAugAugmenter(generator)
     t0 = time.perf_counter()
     res = sup.map(aug, batched=True, batch_size=32, load_from_cache_file=False)
@@ -103,12 +105,14 @@ def evaluate(generator, held: dict[str, list[dict]]) -> dict:
 
 
 def main() -> None:
-    ap = harness.parser(__doc__, smoke={"seconds": 3.0, "pairs": ["vitaminc"]})
+    ap = harness.parser(__doc__, smoke={"seconds": 3.0, "pairs": ["vitaminc"], "eval_rows": 2})
     ap.add_argument("--seconds", type=float, default=300, help="training wall-time budget per run")
     ap.add_argument("--bases", nargs="+", default=["smollm2-lora"],
                     help="generator bases (see cfaug_hf.methods.crossaug.recipes.BASES)")
     ap.add_argument("--pairs", nargs="+", default=["vitaminc+cad-snli", "vitaminc", "cad-snli+fever-symmetric"],
                     help="training pair sets: shipped origins and fever-symmetric, joined by +")
+    ap.add_argument("--eval-rows", type=int, default=None,
+                    help="evaluate on the first N held-out pairs of each set and N FEVEROUS claims [all]")
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "data")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     ap.add_argument("--save", type=Path, default=ROOT / "benchmarks" / ".cache",
@@ -132,7 +136,7 @@ def main() -> None:
             key = f"{base} on {spec}"
             rows[key] = {"base": base, "pairs": spec, "train_seconds": round(train_s, 1),
                          "steps": gen.training_info["global_step"], "train_loss": gen.training_info["train_loss"],
-                         **evaluate(gen, held)}
+                         **evaluate(gen, held, args.eval_rows)}
             print(json.dumps({key: rows[key]}, indent=1, ensure_ascii=False), flush=True)
 
     names = list(held)

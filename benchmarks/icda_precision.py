@@ -330,7 +330,9 @@ def main() -> None:
 
     from cfaug_hf.pretrained import MINILM
 
-    ap = harness.parser(__doc__, smoke={"tasks": ["connect"], "paths": ["frozen"], "runs": 1, "seeds": 1, "max_epochs": 1, "max_iterations": 1, "max_train": 16, "overhead_task": ""})
+    ap = harness.parser(__doc__, smoke={
+        "tasks": ["connect"], "paths": ["frozen"], "runs": 1, "seeds": 1, "max_epochs": 1, "max_iterations": 1,
+        "max_train": 16, "overhead_task": ""})
     ap.add_argument("--tasks", nargs="*", default=["restaurant", "connect", "location"])
     ap.add_argument("--paths", nargs="+", default=["frozen", "finetune"], choices=["frozen", "finetune"])
     ap.add_argument("--runs", type=int, default=3)

@@ -242,12 +242,14 @@ def training_rows(task: str, base: Any, extra: Any | None) -> Any:
 
 # ------------------------------------------------------------------------------------------------------ main
 def main() -> None:
-    parser = harness.parser(__doc__, smoke={"tasks": ["sentiment"], "shots": [1], "seeds": [0], "min_steps": 1, "no_cot": True})
+    parser = harness.parser(__doc__, smoke={
+        "tasks": ["sentiment"], "shots": [1], "seeds": [0], "min_steps": 1, "no_cot": True, "eval_rows": 4})
     parser.add_argument("--tasks", nargs="+", default=["sentiment", "nli", "ner", "re"])
     parser.add_argument("--shots", nargs="+", type=int, default=[10, 5])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--min-steps", type=int, default=MIN_STEPS,
                         help="fewest training steps a run takes (100; 50 where CPU time ran short)")
+    parser.add_argument("--eval-rows", type=int, default=None, help="score on the first N rows of each dev set [all]")
     parser.add_argument("--no-cot", action="store_true", help="leave out the chain-of-thought row")
     parser.add_argument("--out", default="llm_fewshot",
                         help="results file stem; runs in parallel processes write their own and --merge joins them")
@@ -287,6 +289,8 @@ def main() -> None:
     k_max = max(args.shots)
     for task in args.tasks:
         spec = task_data(task)
+        if args.eval_rows:
+            spec["evals"] = {n: ev.select(range(min(args.eval_rows, len(ev)))) for n, ev in spec["evals"].items()}
         schema, train = spec["schema"], spec["train"]
         variants = ["none", *(["cfgen"] if task == "ner" else []), "llm", "llm+filter",
                     *(["llm-cot"] if task in ("sentiment", "nli") and not args.no_cot else [])]

@@ -112,7 +112,8 @@ def scores(cfs: list[dict[str, Any]], checker: Any, schema: Any) -> dict[str, An
 
 
 def main() -> None:
-    parser = harness.parser(__doc__, smoke={"rows": 2, "budget_s": 2.0, "beams": 2, "candidates": 2, "max_new_tokens": 8})
+    parser = harness.parser(__doc__, smoke={
+        "rows": 2, "budget_s": 2.0, "beams": 2, "candidates": 2, "max_new_tokens": 8})
     parser.add_argument("--rows", type=int, default=60)
     parser.add_argument("--budget-s", type=float, default=240)
     parser.add_argument("--device-note", default="CPU, 2 cores")

@@ -253,7 +253,8 @@ def cached(name: str, make: Any) -> Any:
 
 
 def main() -> None:
-    ap = harness.parser(__doc__, smoke={"n": 2, "parts": ["rows"], "configs": ["fixed-3 + whole + sentences checker"], "checkers": ["whole + sentences"]})
+    ap = harness.parser(__doc__, smoke={
+        "n": 2, "parts": ["rows"], "configs": ["fixed-3 + whole + sentences checker"], "checkers": ["whole + sentences"]})
     ap.add_argument("--n", type=int, default=50)
     ap.add_argument("--parts", nargs="+", choices=["checkers", "rows"], default=["checkers", "rows"])
     ap.add_argument("--configs", nargs="+", choices=sorted(CONFIGS), default=list(CONFIGS), metavar="CONFIG")
