@@ -42,9 +42,16 @@ def pytest_addoption(parser):
     parser.addoption("--quick", action="store_true",
                      help="a smoke run: the first test of each test file, no integration or long tests and no "
                           "doctests (every feature touched once, in a few minutes)")
+    parser.addoption("--smoke-all", action="store_true",
+                     help="also the benchmarks' smoke runs that take a minute or more (tests/test_benchmark_smoke.py)")
 
 
 def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--smoke-all"):
+        heavy = [item for item in items if item.get_closest_marker("heavy_smoke")]
+        if heavy:
+            config.hook.pytest_deselected(items=heavy)
+            items[:] = [item for item in items if not item.get_closest_marker("heavy_smoke")]
     if not config.getoption("--quick"):
         return
     seen, keep, drop = set(), [], []

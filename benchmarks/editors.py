@@ -307,7 +307,7 @@ def curve_tables(results: dict[str, Any]) -> list[str]:
 def main() -> None:
     from cfaug_hf.components.checker import default_checker
 
-    ap = harness.parser(__doc__, smoke={"tasks": ["sentiment"], "n": 2, "candidates": [1], "label": "smoke"})
+    ap = harness.parser(__doc__, smoke={"tasks": ["sentiment"], "n": 2, "candidates": [1], "sample_at": [1], "label": "smoke"})
     ap.add_argument("--tasks", nargs="+", default=["sentiment", "nli"])
     ap.add_argument("--n", type=int, default=100)
     ap.add_argument("--candidates", type=int, nargs="+", default=None,
@@ -366,7 +366,7 @@ def main() -> None:
                  ["task", "editor", "edits", "with output", "flip rate %", "edit distance", "perplexity", "seconds"],
                  [[task, who, e["edits"], e["with_output"], e["flip_rate"], e["edit_distance"], e["perplexity"],
                    e.get("seconds", "")] for task, r in results.items()
-                  for who, e in ((who, r[who]) for who in ("trained editor", "few-shot SmolLM2", "human"))])]
+                  for who, e in ((who, r[who]) for who in ("trained editor", "few-shot SmolLM2", "human") if who in r)])]
     lines += ["", "Load time in a fresh process (median of 3, seconds): " + "; ".join(
         f"{task} editor {r['load_seconds']['editor']} (base alone {r['load_seconds']['base']})"
         for task, r in results.items() if "load_seconds" in r) + "."]

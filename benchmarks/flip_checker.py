@@ -33,7 +33,7 @@ def share(flags: list[bool]) -> float:
     return round(100 * sum(flags) / max(len(flags), 1), 1)
 
 
-def evaluate(task: str, thresholds: list[float | None]) -> dict[str, Any]:
+def evaluate(task: str, thresholds: list[float | None], limit: int | None = None) -> dict[str, Any]:
     from cfaug_hf import LabelChecker
     from cfaug_hf.fingerprint import digest_object
 
@@ -43,6 +43,7 @@ def evaluate(task: str, thresholds: list[float | None]) -> dict[str, Any]:
                            "training": checker.training_info, "sets": {}}
     start = time.time()
     for name, (rows, what) in held_out(task).items():
+        rows = rows[:limit] if limit else rows
         first, second = texts(task, rows)
         probs = checker.predict_proba(first, second)
         labels = [r["label"] for r in rows]
@@ -114,11 +115,13 @@ def markdown(results: dict[str, Any]) -> str:
 def main() -> None:
     from benchmarks.debias.run import provenance
 
-    parser = harness.parser(__doc__, smoke={"task": ["sentiment"], "thresholds": ["shipped"]})
+    parser = harness.parser(__doc__, smoke={"task": ["natural-language-inference"], "thresholds": ["shipped"],
+                                                    "rows": 4})
     parser.add_argument("--task", choices=sorted(CHECKER_TASKS), action="append")
     parser.add_argument("--thresholds", nargs="+", default=["shipped", "none", "0.25", "0.5"],
                         help="'shipped' (the checker's calibrated accept_threshold, what the augmenters use), "
                              "'none' (top prediction) and/or probabilities")
+    parser.add_argument("--rows", type=int, default=None, help="score the first N rows of each held-out set [all]")
     args = parser.parse_args()
     thresholds = [None if t == "none" else t if t == "shipped" else float(t) for t in args.thresholds]
     prov = provenance()
@@ -132,7 +135,7 @@ def main() -> None:
         if not (CHECKER_DIR / CHECKER_TASKS[task]).is_dir():
             print(f"{task}: no shipped checker yet (scripts/build_checkers.py), skipped")
             continue
-        results["checkers"][task] = evaluate(task, thresholds)
+        results["checkers"][task] = evaluate(task, thresholds, args.rows)
         print(json.dumps(results["checkers"][task]["sets"], indent=1), flush=True)
     results["provenance"] = f"Made {prov['date']} at commit {str(prov['git_commit'])[:10]}"
     (harness.results_dir() / "flip_checker.json").write_text(json.dumps(results, indent=2) + "\n")

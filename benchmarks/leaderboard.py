@@ -333,8 +333,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help="where LEADERBOARD.md goes [the --results folder]")
     args = ap.parse_args()
     text = build(args.results)
-    (args.out or args.results).mkdir(parents=True, exist_ok=True)
-    (args.out or args.results).joinpath("LEADERBOARD.md").write_text(text)
+    # beside its input by default; a smoke run of the default input writes into its own folder
+    target = args.out or (harness.results_dir() if args.results == RESULTS else args.results)
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "LEADERBOARD.md").write_text(text)
     print(text)
 
 

@@ -280,7 +280,7 @@ def main() -> None:
         ARCHIVE_CHECKS[args.check_parts]()
         return
     settings.AUGMENT_LIMIT, settings.EDITOR_LIMIT, settings.COMMIT = args.augment_limit, args.editor_limit, args.commit
-    settings.RESULTS = args.results_dir or settings.RESULTS
+    settings.RESULTS = args.results_dir or harness.results_dir()
     editors = [task + quarters_tag(q) for task in CAD_TASKS for q in ((0,), (1,), *HALVES)]
     for option, prefix, flag in ((args.editor_data, "", "--editor-data"),
                                  (args.core_editor_data, "core_", "--core-editor-data")):
