@@ -151,7 +151,7 @@ def test_a_coverage_curve_on_a_yardstick_that_fails_validity_says_so_and_claims_
                             "in_domain": {"test": "fever held-out", "none": 67.5, "minimum": 80.0}}}
     (tmp_path / "coverage_fever.json").write_text(json.dumps(summary))
     text = "\n".join(load_leaderboard().coverage_tables(tmp_path))
-    assert "fails its validity check" in text and "67.5% on fever held-out, needs >= 80%" in text
+    assert "fails its validity check" in text and "on fever held-out 67.5% (needs >= 80%)" in text
     assert "of the 9672 training rows" in text and "human gain" not in text
     crossaug = next(line for line in text.splitlines() if line.startswith("| + CrossAug |"))
     assert crossaug == "| + CrossAug | +0.4 ± 0.9 | **+1.0** ± 0.9 |"

@@ -6,7 +6,8 @@ through, on 10k- and 100k-word inputs of repetitive, numeric and varied text (an
 in two far-apart places. Quadratic growth makes ten times the input take a hundred times as long; the test allows
 `RATIO` (the issue's target is 12x, which ``benchmarks/linear_time.py`` measures and reports: object-heavy Python
 code on 100k words pays for cache misses too). The times are ratios within one run, each the best of runs of both
-sizes interleaved, so a slow or busy machine does not fail it.
+sizes interleaved, so a slow machine does not fail it; a busy one moved the ratio up to 27.6x (split_sentences on
+numeric text beside a fine-tuning job and the rest of the suite, 2026-11-29), hence 40, still far below quadratic.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from cfaug_hf.text.meaning import classify_edit
 from cfaug_hf.text.sentences import split_sentences
 from cfaug_hf.text.spans import _keys, _tokenize, diff_tokens, find_span, tokenize
 
-RATIO = 25.0
+RATIO = 40.0
 
 
 def _words(kind: str, n: int) -> list[str]:
