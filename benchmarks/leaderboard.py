@@ -87,7 +87,8 @@ SUBFOLDERS = {EVERY_ROW: " (CrossAug over every training row)",
               "paper_presets": " (the paper presets, `benchmarks/debias/rows/presets.py`)",
               "until_flipped": " (the edit-until-flipped loop on the 25% coverage rows)",
               "until_flipped_full": " (the edit-until-flipped loop at full coverage, beside the coverage curve's rows)",
-              "fever_cpu": " (fine-tuned end to end on 2000 rows on 2 CPU cores: FEVER's CPU yardstick)"}
+              "fever_cpu": " (fine-tuned end to end on 2000 rows on 2 CPU cores: FEVER's CPU yardstick)",
+              "fever_cpu_3004": " (the CPU yardstick's equal-size control: `none` on 3004 original rows)"}
 
 
 def table(result: dict[str, Any]) -> list[str]:
