@@ -11,11 +11,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Iterable
 from typing import Any
 
 import xxhash
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["register_cheap_hash", "stable_hash", "digest_json", "digest_module", "weights_state", "digest_object", "row_seed"]
 
@@ -104,10 +107,15 @@ def register_cheap_hash(classes: Iterable[type]) -> None:
 
     Only the hashing pickler of ``datasets`` is affected; multiprocessing (``num_proc``) still pickles the full
     object so workers get the real model.
+
+    ``datasets`` has no public hook for this: a registry of user hash functions was proposed and closed
+    (huggingface/datasets#3206), and its maintainers point to registering with the hashing pickler
+    (huggingface/datasets#3178), which is what this does. ``Augmenter.augment`` does not depend on it (it passes
+    the public ``new_fingerprint=``); only a bare ``dataset.map(augmenter)`` does. If a ``datasets`` release moves
+    the hook, that call warns once and ``datasets`` hashes by pickling: slower, and blind to edits of our code.
     """
-    try:
-        from datasets.utils._dill import pklregister
-    except ImportError:  # pragma: no cover - older/newer datasets: hashing falls back to dill, slower but correct
+    pklregister = _hashing_pickler_register()
+    if pklregister is None:
         return
 
     def save(pickler: Any, obj: Any) -> None:
@@ -116,6 +124,19 @@ def register_cheap_hash(classes: Iterable[type]) -> None:
 
     for cls in classes:
         pklregister(cls)(save)
+
+
+@functools.lru_cache(maxsize=1)
+def _hashing_pickler_register() -> Any:
+    try:
+        from datasets.utils._dill import pklregister
+    except ImportError:
+        logger.warning(
+            "this datasets release has no datasets.utils._dill.pklregister: dataset.map(augmenter) will hash the "
+            "augmenter by pickling its weights (slower, and blind to edits of cfaug_hf's code); "
+            "augmenter.augment(dataset) is not affected")
+        return None
+    return pklregister
 
 
 _CODE_DIGESTS: dict[type, str] = {}
