@@ -17,7 +17,6 @@ Examples:
 from __future__ import annotations
 
 import json
-import logging
 import random
 from collections import Counter
 from dataclasses import dataclass, field

@@ -5,7 +5,6 @@ behind are cleaned up. Nothing here changes what an augmenter outputs.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import signal
 import sys

@@ -9,7 +9,6 @@ equal what the written rows say.
 
 from __future__ import annotations
 
-import json
 
 import pytest
 from datasets import Dataset

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -196,7 +195,6 @@ class Generator(PretrainedComponent):
             seeds = list(seeds) if seeds is not None else [stable_hash("text", t) for t in texts]
         prompts, in_cut = self.prompts(list(texts))
         self._count_truncated(sum(in_cut), "max_source_length", cfg.max_source_length)
-        k = cfg.num_return_sequences
         outputs: list[list[str]] = [[] for _ in texts]
         out_cut: list[list[bool]] = [[] for _ in texts]
         constrained = set()

@@ -20,7 +20,6 @@ import concurrent.futures
 import dataclasses
 import hashlib
 import json
-import logging
 import os
 import random
 import threading

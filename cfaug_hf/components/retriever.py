@@ -10,7 +10,6 @@ searched with another.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field

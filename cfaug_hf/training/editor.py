@@ -4,7 +4,6 @@ counterfactuals into such pairs (whole texts, or the sentences the annotators ch
 from __future__ import annotations
 
 import difflib
-import logging
 import random
 from typing import Any
 

@@ -22,7 +22,6 @@ weights digest, so every later load in any process reads it (the way GGUF checkp
 from __future__ import annotations
 
 import json
-import logging
 import os
 import shutil
 import tempfile

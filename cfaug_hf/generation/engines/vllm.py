@@ -17,7 +17,6 @@ first stop string.
 from __future__ import annotations
 
 import json
-import logging
 import shutil
 import tempfile
 from pathlib import Path

@@ -15,7 +15,6 @@ degenerate (the previous selector stays the result), or after ``max_iterations``
 from __future__ import annotations
 
 import copy
-import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field

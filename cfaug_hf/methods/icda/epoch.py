@@ -8,7 +8,6 @@ trained, `redraw` from a fixed selection (the iteration driver).
 
 from __future__ import annotations
 
-import logging
 import random
 from collections.abc import Sequence
 from typing import Any

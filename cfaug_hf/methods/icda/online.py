@@ -10,7 +10,6 @@ Examples:
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from .config import ICDAConfig

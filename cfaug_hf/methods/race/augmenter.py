@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import logging
 import random
 from collections.abc import Sequence
 from typing import Any
