@@ -63,9 +63,10 @@ class EncodingStore:
         for part in sorted(self.folder.glob("part-*")):
             if not (part / "dataset_info.json").is_file():
                 continue
-            data = load_from_disk(str(part)).with_format("numpy")
-            for key, vec in zip(data["key"], data["vector"]):
-                self._index[str(key)] = vec.astype(np.float32)
+            # one slice of the whole part: a column read row by row formats each row (30 s for 130k rows)
+            data = load_from_disk(str(part)).with_format("numpy")[:]
+            vectors = np.asarray(data["vector"], dtype=np.float32)
+            self._index.update(zip(map(str, data["key"]), vectors))
 
     def _encoder(self) -> tuple[Any, Any]:
         if self._model is None:
