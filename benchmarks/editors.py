@@ -86,7 +86,7 @@ def flips(task: str, rows: Any, outputs: list[str | None], checker: Any) -> floa
 
 def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int], judge_head: str | None = None,
                        folder: Path | None = None, sample_to: Path | None = None,
-                       sample_at: tuple[int, ...] = (4,)) -> dict[str, Any]:
+                       sample_at: tuple[int, ...] = (4,), neutral_additions: int | None = None) -> dict[str, Any]:
     """Flip rate when the checker chooses among the first k sampled candidates, for each k in ``ks``. Candidate j
     of a row is sampled from its own seed (the row's seed and j), so the first 4 of 16 are the shipped default's
     4 and one sampling run at max(ks) serves every k. ``sample_to``: where 50 of the outputs chosen among 4 go
@@ -96,7 +96,11 @@ def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int], judge_
 
     judge = FrozenJudge(task, judge_head or JUDGE_HEAD[task])  # before sampling, so a judge that cannot be built fails in seconds
     editor = editor_for(task, folder)
-    editor.config.num_return_sequences = max(ks)
+    own = editor.config.neutral_additions
+    additions = 0 if task != "nli" else own if neutral_additions is None else neutral_additions
+    # Sampled candidates without the neutral additions, so that every k is a prefix of one run; the additions
+    # (`Editor.neutral_candidates`) join every k's candidates, as `Editor.edit` adds them to its own.
+    editor.configure(num_return_sequences=max(ks), neutral_additions=0)
     # The candidates are cached, so judging them again (another judge) needs no new sampling.
     cache = harness.cache_dir() / f"editor-candidates-{task}-{len(rows)}-{max(ks)}-{editor.fingerprint()[:12]}.json"
     if cache.is_file():
@@ -110,15 +114,22 @@ def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int], judge_
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps({"candidates": raw, "seconds": seconds}))
     premises = rows["context"] if task == "nli" else None
+    extra = [[] for _ in raw]
+    if additions:
+        start = time.perf_counter()
+        extra = editor.configure(neutral_additions=additions).neutral_candidates(
+            rows["text"], rows["target"], premises, seeds=list(range(len(rows))))
+        seconds += time.perf_counter() - start
     out: dict[str, Any] = {"sampling_seconds": round(seconds, 1), "flip_rate": {},
                            "editor": {"fingerprint": editor.fingerprint()[:12],
                                       "weights": editor.weights_fingerprint()[:12],
                                       "data": editor.training_info.get("data"),
-                                      "train_rows": editor.training_info.get("train_rows")}}
+                                      "train_rows": editor.training_info.get("train_rows"),
+                                      "neutral_additions": additions}}
     out["judge"] = judge.description
     out["judge_flip_rate"] = {"human": judged(task, rows, rows["counterfactual"], judge)}
     for k in ks:
-        options = [candidates(t, r[:k]) for t, r in zip(rows["text"], raw)]
+        options = [candidates(t, r[:k] + more) for t, r, more in zip(rows["text"], raw, extra)]
         ranked = rank_by_checker(options, rows["target"], checker, premises)
         chosen = [r[0][0] if r else None for r in ranked]
         out["flip_rate"][str(k)] = flips(task, rows, chosen, checker)
@@ -322,6 +333,9 @@ def main() -> None:
     ap.add_argument("--sample-at", type=int, nargs="+", default=None, metavar="K",
                     help="with --candidates: write the 50-row sample for reading by hand of the outputs chosen among "
                          "the first K candidates, for each K (default 4; another K's file name ends in _k<K>)")
+    ap.add_argument("--neutral-additions", type=int, default=None, metavar="N",
+                    help="NLI with --candidates: the editor's neutral_additions (default: its own setting; 0 measures "
+                         "its own candidates only)")
     ap.add_argument("--label", default="shipped",
                     help="the name the --candidates curve is recorded under (default: shipped)")
     args = ap.parse_args()
@@ -339,7 +353,7 @@ def main() -> None:
             curve = {"rows": len(rows), "where": "CPU, 2 cores",
                      **flip_by_candidates(task, rows, checker, sorted(args.candidates), args.judge_head, args.editor,
                                          harness.results_dir() / f"editors_sample_{task}_{args.label.replace(' ', '-')}.jsonl",
-                                         tuple(args.sample_at or [4]))}
+                                         tuple(args.sample_at or [4]), args.neutral_additions)}
             results.setdefault(task, {}).setdefault("curves", {})[args.label] = curve
             print(json.dumps({task: {args.label: curve}}), flush=True)
             path.write_text(json.dumps(results, indent=1) + "\n")

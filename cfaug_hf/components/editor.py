@@ -5,6 +5,7 @@ given target, optionally seeing context (the premise, the neighbouring sentences
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fingerprint import stable_hash
+from ..text.additions import unverifiable_additions
 from .generator import Generator, GeneratorConfig
 
 __all__ = ["Editor", "EditorConfig", "edit_input", "EDITOR_TASKS", "DEFAULT_EDITOR",
@@ -65,6 +67,15 @@ class EditorConfig(GeneratorConfig):
     temperature: float = field(default=0.7, metadata={"help": "Sampling temperature of the candidates."})
     top_p: float = field(default=0.95, metadata={"help": "Nucleus sampling mass of the candidates."})
     batch_size: int = field(default=16, metadata={"help": "Edits per forward pass."})
+    neutral_additions: int = field(default=4, metadata={
+        "help": "NLI editors (task 'nli') only: for each edit toward 'neutral', this many more candidates made by "
+                "adding a detail the premise does not mention to the hypothesis or to the editor's entailment "
+                "rewrites of it (`cfaug_hf.text.additions`); 0: the editor's own candidates only."})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.neutral_additions < 0:
+            raise ValueError(f"neutral_additions must be >= 0, got {self.neutral_additions}.")
 
 
 class Editor(Generator):
@@ -130,7 +141,42 @@ class Editor(Generator):
                   for i, (t, target) in enumerate(zip(texts, targets))]
         if seeds is None:
             seeds = [stable_hash("edit", inp) % (2 ** 31) for inp in inputs]
-        return self.generate_with_info(inputs, seeds=list(seeds))
+        result = self.generate_with_info(inputs, seeds=list(seeds))
+        extra = self.neutral_candidates(texts, targets, contexts, keywords=keywords, seeds=list(seeds))
+        for i, more in enumerate(extra):
+            if more:
+                result.texts[i] = [*result.texts[i], *more]
+                result.output_truncated[i] = [*result.output_truncated[i], *([False] * len(more))]
+        return result
+
+    def neutral_candidates(self, texts: Sequence[str], targets: Sequence[str],
+                           contexts: Sequence[str | None] | None, *,
+                           keywords: Sequence[Sequence[str] | None] | None = None,
+                           seeds: Sequence[int]) -> list[list[str]]:
+        """The candidates `edit` adds for each row whose target is ``"neutral"`` (``neutral_additions`` of them;
+        an NLI editor with premises only, else none): the hypothesis, and the editor's first two entailment
+        rewrites of it, each with a detail the premise does not mention (`cfaug_hf.text.additions`).
+
+        An editor asked for "neutral" mostly writes a contradiction or an entailment; an entailed hypothesis plus a
+        detail the premise cannot confirm is neutral. The row's own label is not known here (the hypothesis may be
+        contradicted), hence the entailment rewrites; the augmenter's checker chooses among all candidates.
+        """
+        n = self.config.neutral_additions
+        rows = [i for i, t in enumerate(targets) if t == "neutral"]
+        out: list[list[str]] = [[] for _ in texts]
+        if self.config.task != "nli" or not n or contexts is None or not rows:
+            return out
+        rewriter = self.sharing_weights().configure(num_return_sequences=min(2, self.config.num_return_sequences),
+                                                    neutral_additions=0)
+        entailed = rewriter.generate_with_info(
+            [edit_input(texts[i], "entailment", context=contexts[i], keywords=keywords[i] if keywords else None)
+             for i in rows], seeds=[seeds[i] for i in rows]).texts
+        for i, rewrites in zip(rows, entailed):
+            bases = [texts[i], *candidates(texts[i], rewrites)[:2]]
+            per_base = [unverifiable_additions(b, contexts[i] or "", seed=seeds[i] + j, n=n)
+                        for j, b in enumerate(bases)]
+            out[i] = [a for group in itertools.zip_longest(*per_base) for a in group if a][:n]
+        return out
 
     def edit(self, texts: Sequence[str], targets: Sequence[str], *, contexts: Sequence[str | None] | None = None,
              keywords: Sequence[Sequence[str] | None] | None = None,

@@ -1,0 +1,89 @@
+"""Neutral hypotheses by addition (`cfaug_hf.text.additions`) and the candidates an NLI editor adds with them."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cfaug_hf import Editor
+from cfaug_hf.components.editor import EditorConfig
+from cfaug_hf.testing import tiny_causal_lm
+from cfaug_hf.text.additions import ADJECTIVES, CIRCUMSTANCES, unverifiable_additions
+
+WORDS = st.sampled_from("a an the two some man woman dog is are playing runs bowling on stage happy tired the "
+                        "street ball . ! A The Three".split())
+
+
+def _added(original: str, output: str) -> list[str]:
+    """The words of ``output`` that are not in ``original`` (an article may have changed to agree)."""
+    before = [w for w in original.lower().replace(".", " ").replace("!", " ").split() if w not in ("a", "an")]
+    after = [w for w in output.lower().replace(".", " ").replace("!", " ").split() if w not in ("a", "an")]
+    for w in before:
+        assert w in after, f"{original!r} -> {output!r} lost {w!r}"
+        after.remove(w)
+    return after
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(WORDS, min_size=0, max_size=9).map(" ".join), st.lists(WORDS, max_size=6).map(" ".join),
+       st.integers(0, 10 ** 6), st.integers(0, 8))
+def test_additions_only_add_one_detail_the_premise_does_not_mention(hypothesis, premise, seed, n):
+    out = unverifiable_additions(hypothesis, premise, seed=seed, n=n)
+    assert len(out) <= n and len(set(out)) == len(out)
+    assert out == unverifiable_additions(hypothesis, premise, seed=seed, n=n)  # seeded
+    details = {" ".join(w for w in d.split() if w not in ("a", "an")): d for d in (*ADJECTIVES, *CIRCUMSTANCES)}
+    mentioned = set(re.findall(r"[a-z]+", f"{premise} {hypothesis}".lower()))
+    for text in out:
+        added = " ".join(_added(hypothesis, text))
+        assert added in details, (hypothesis, text)
+        assert not (set(added.split()) - {"for", "the", "on", "after"}) & mentioned, (premise, hypothesis, text)
+
+
+def test_articles_agree_and_circumstances_go_on_actions_only():
+    assert unverifiable_additions("An apple is red.", n=8) == [
+        f"{'An' if a[0] in 'aeiou' else 'A'} {a} apple is red." for a in _order("An apple is red.", "")]
+    assert all(c not in " ".join(unverifiable_additions("The cat is white.", n=8)) for c in CIRCUMSTANCES)
+    acting = unverifiable_additions("A boy is bowling.", n=8)
+    assert any(a.endswith(f"{c}.") for a in acting for c in CIRCUMSTANCES)
+    assert unverifiable_additions("People sit.", n=4) == []  # no determiner to follow, no action to qualify
+    assert unverifiable_additions("", n=4) == [] and unverifiable_additions("A man runs.", n=0) == []
+
+
+def _order(hypothesis: str, premise: str) -> list[str]:
+    return [re.findall(r"^\S+ (\S+)", a)[0] for a in unverifiable_additions(hypothesis, premise, n=8)]
+
+
+def _editor(**kw):
+    return Editor(*tiny_causal_lm(), num_return_sequences=2, max_new_tokens=4, task="nli", **kw)
+
+
+def test_an_nli_editor_adds_them_to_neutral_edits_only():
+    editor = _editor(neutral_additions=3)
+    texts, premises = ["A man plays with a baby.", "A dog runs."], ["A man plays on a deck.", "A dog runs."]
+    extra = editor.neutral_candidates(texts, ["neutral", "contradiction"], premises, seeds=[0, 1])
+    assert 1 <= len(extra[0]) <= 3 and extra[1] == []
+    assert any(e.endswith("man plays with a baby.") for e in extra[0])  # a detail on the hypothesis itself
+    result = editor.edit_with_info(texts, ["neutral", "contradiction"], contexts=premises, seeds=[0, 1])
+    assert result.texts[0][-len(extra[0]):] == extra[0]
+    assert len(result.output_truncated[0]) == len(result.texts[0])
+    plain = _editor(neutral_additions=0).edit_with_info(texts, ["neutral", "contradiction"], contexts=premises,
+                                                         seeds=[0, 1])
+    assert result.texts[0][:len(plain.texts[0])] == plain.texts[0] and result.texts[1] == plain.texts[1]
+
+
+def test_no_additions_without_premises_or_for_other_tasks():
+    assert _editor().neutral_candidates(["A man runs."], ["neutral"], None, seeds=[0]) == [[]]
+    other = Editor(*tiny_causal_lm(), num_return_sequences=2, max_new_tokens=4, task="sentiment")
+    assert other.neutral_candidates(["A man runs."], ["neutral"], ["A man runs fast."], seeds=[0]) == [[]]
+
+
+def test_neutral_additions_is_checked_and_saved(tmp_path):
+    with pytest.raises(ValueError, match="neutral_additions must be >= 0, got -1"):
+        EditorConfig(neutral_additions=-1)
+    editor = _editor(neutral_additions=2)
+    editor.save_pretrained(tmp_path / "ed")
+    assert Editor.from_pretrained(tmp_path / "ed").config.neutral_additions == 2
+    assert _editor(neutral_additions=2).fingerprint() != _editor(neutral_additions=3).fingerprint()
