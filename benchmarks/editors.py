@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -134,11 +135,28 @@ def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int], judge_
         chosen = [r[0][0] if r else None for r in ranked]
         out["flip_rate"][str(k)] = flips(task, rows, chosen, checker)
         out["judge_flip_rate"][str(k)] = judged(task, rows, chosen, judge)
+        if additions:
+            out.setdefault("neutral_additions_chosen", {})[str(k)] = additions_chosen(rows["target"], chosen, extra)
         print(json.dumps({task: {"k": k, "checker": out["flip_rate"][str(k)],
                                  "judge": out["judge_flip_rate"][str(k)]}}), flush=True)
         if k in sample_at and sample_to:
             write_sample(sample_to if k == 4 else sample_to.with_name(f"{sample_to.stem}_k{k}.jsonl"), rows, chosen)
     return out
+
+
+def additions_chosen(targets: list[str], chosen: list[str | None], extra: list[list[str]]) -> dict[str, Any]:
+    """Of the neutral edits, the share (%) whose chosen candidate is an addition, and how often each added detail
+    was chosen: one detail chosen for most rows would teach a model that word as the mark of "neutral"."""
+    from collections import Counter
+
+    from cfaug_hf.text.additions import ADJECTIVES, CIRCUMSTANCES
+
+    neutral = [i for i, t in enumerate(targets) if t == "neutral"]
+    picked = [chosen[i] for i in neutral if chosen[i] and chosen[i] in extra[i]]
+    details = Counter(next((d for d in (*CIRCUMSTANCES, *ADJECTIVES) if re.search(rf"\b{d}\b", text.lower())), "?")
+                      for text in picked)
+    return {"neutral_rows": len(neutral), "from_additions": round(100 * len(picked) / max(1, len(neutral)), 1),
+            "details": dict(details.most_common())}
 
 
 def write_sample(path: Path, rows: Any, chosen: list[str | None]) -> None:

@@ -13,13 +13,17 @@ import re
 
 __all__ = ["unverifiable_additions", "ADJECTIVES", "CIRCUMSTANCES"]
 
-#: States and backstories that a scene's description does not show.
-ADJECTIVES = ("tired", "famous", "happy", "hungry", "lonely", "wealthy", "married", "experienced")
+#: States and backstories that a scene's description does not show. Many, so that no one word becomes the mark of a
+#: neutral hypothesis in the augmented data (the checker, choosing among a row's few, favours some).
+ADJECTIVES = ("tired", "famous", "happy", "hungry", "lonely", "wealthy", "married", "experienced", "nervous", "proud",
+              "sad", "bored", "excited", "popular", "talented", "sick", "angry", "worried", "shy", "lucky", "busy",
+              "curious", "sleepy", "confident")
 #: Circumstances of an action that a scene's description does not show (added to sentences with an -ing verb).
-CIRCUMSTANCES = ("for the first time", "after a long day", "on vacation", "for a competition")
+CIRCUMSTANCES = ("for the first time", "after a long day", "on vacation", "for a competition", "before dinner",
+                 "for a school project", "on a day off", "to raise money", "for a birthday party", "for practice")
 _DETERMINERS = frozenset("a an the two three four five six some several many one 2 3 4 5 6".split())
 _WORD = re.compile(r"[a-z]+")
-_FUNCTION_WORDS = frozenset("a an the for on after".split())
+_FUNCTION_WORDS = frozenset("a an the for on after to before".split())
 
 
 def _with_adjective(words: list[str], adjective: str) -> str:
@@ -44,9 +48,9 @@ def unverifiable_additions(hypothesis: str, premise: str = "", *, seed: int = 0,
 
     Examples:
         >>> unverifiable_additions("A man plays with a baby.", "A man is playing with a baby on a deck.", n=2)
-        ['A married man plays with a baby.', 'An experienced man plays with a baby.']
+        ['An excited man plays with a baby.', 'A popular man plays with a baby.']
         >>> unverifiable_additions("A boy is bowling.", seed=1, n=2)
-        ['A happy boy is bowling.', 'A boy is bowling for a competition.']
+        ['A lonely boy is bowling.', 'A boy is bowling for a school project.']
         >>> unverifiable_additions("It rains.")
         []
     """
