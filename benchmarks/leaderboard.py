@@ -79,16 +79,21 @@ def _recovered(acc: dict[str, list[float]], base: dict[str, list[float]], ceilin
     return f"{100 * point:.0f}% ({100 * low:.0f} to {100 * high:.0f})"
 
 
-#: Tables whose augmentation rows (CrossAug) rewrote every training row rather than a CPU-sized sample: the same
-#: configuration's table beside the sampled one (`python -m benchmarks.debias --results-dir benchmarks/results/every_row`).
-EVERY_ROW = "every_row"
-#: result subfolders gathered besides the top level, and what their tables' titles add
-SUBFOLDERS = {EVERY_ROW: " (CrossAug over every training row)",
-              "paper_presets": " (the paper presets, `benchmarks/debias/rows/presets.py`)",
-              "until_flipped": " (the edit-until-flipped loop on the 25% coverage rows)",
-              "until_flipped_full": " (the edit-until-flipped loop at full coverage, beside the coverage curve's rows)",
-              "fever_cpu": " (fine-tuned end to end on 2000 rows on 2 CPU cores: FEVER's CPU yardstick)",
-              "fever_cpu_3004": " (the CPU yardstick's equal-size control: `none` on 3004 original rows)"}
+#: A results subfolder is gathered into the leaderboard when it holds this file: ``{"title": what its tables' titles
+#: add, "order": its place among the folders}``; a new folder of tables needs no edit here.
+FOLDER_FILE = "leaderboard.json"
+
+
+def subfolders(results_dir: Path) -> dict[str, str]:
+    """The subfolders of ``results_dir`` that declare themselves (`FOLDER_FILE`), in their order, with their titles."""
+    found = []
+    for path in results_dir.glob(f"*/{FOLDER_FILE}"):
+        try:
+            declared = json.loads(path.read_text())
+            found.append((declared.get("order", 0), path.parent.name, str(declared["title"])))
+        except (ValueError, KeyError, TypeError) as e:
+            raise SystemExit(f"{path}: expected {{\"title\": TEXT, \"order\": N}} ({e})") from e
+    return {name: title for _, name, title in sorted(found)}
 
 
 def table(result: dict[str, Any]) -> list[str]:
@@ -115,7 +120,7 @@ def table(result: dict[str, Any]) -> list[str]:
     dropped = {name: why for (config, name), why in SUPERSEDED.items() if config == result["config"]
                and name in result["rows"]}
     rows = {name: row for name, row in rows.items() if name not in dropped}
-    folder = SUBFOLDERS.get(result.get("_folder") or "", "")
+    folder = f" ({result['_title']})" if result.get("_title") else ""
     lines = [f"### {title}: {model}{folder}{verdict}", "", made, "",
              f"Accuracy %, mean ± sd over {seeds} seeds{f' ({where})' if where else ''}; in brackets the gain over "
              f"`none` in points, in bold where it exceeds 2 sd of the difference (each row's sd over seeds, "
@@ -295,12 +300,13 @@ def coverage_tables(results_dir: Path) -> list[str]:
 
 
 def build(results_dir: Path) -> str:
-    files = sorted(results_dir.glob("debias_*.json")) + [f for sub in SUBFOLDERS
+    folders = subfolders(results_dir)
+    files = sorted(results_dir.glob("debias_*.json")) + [f for sub in folders
                                                           for f in sorted(results_dir.glob(f"{sub}/debias_*.json"))]
     if not files:
         raise SystemExit(f"No debias_*.json in {results_dir}; run benchmarks/debias/ first.")
-    results = [{**json.loads(f.read_text()), "_folder": f.parent.name if f.parent != results_dir else None}
-               for f in files]
+    results = [{**json.loads(f.read_text()), "_folder": f.parent.name if f.parent != results_dir else None,
+                "_title": folders.get(f.parent.name) if f.parent != results_dir else None} for f in files]
     order = list(TASK_NAMES)
     results.sort(key=lambda r: (order.index(r["config"]) if r["config"] in order else len(order),
                                 r["model"] != "frozen", r["model"] != "bow", r["model"],
