@@ -5,6 +5,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -163,8 +165,20 @@ def test_a_run_over_every_training_row_sits_beside_the_sampled_one_and_says_so(t
     (tmp_path / "debias_fever_bow.json").write_text(json.dumps(sampled))
     (tmp_path / "every_row").mkdir()
     (tmp_path / "every_row" / "debias_fever_bow.json").write_text(json.dumps(result("fever", "bow", rows)))
+    (tmp_path / "every_row" / "leaderboard.json").write_text('{"title": "CrossAug over every training row"}')
+    (tmp_path / "undeclared").mkdir()  # a folder without leaderboard.json is not gathered
+    (tmp_path / "undeclared" / "debias_fever_bow.json").write_text(json.dumps(result("fever", "bow", rows)))
     text = load_leaderboard().build(tmp_path)
+    assert "undeclared" not in text
     plain = text.index("### Fact verification (FEVER, paper setup): bag of words")
     every = text.index("### Fact verification (FEVER, paper setup): bag of words (CrossAug over every training row)")
     assert plain < every and "`every_row/debias_fever_bow.json`" in text
     assert "a seeded sample of 20 training rows" in text[plain:every] and "seeded sample" not in text[every:]
+
+
+def test_a_folder_declaration_without_a_title_is_refused_naming_the_file(tmp_path):
+    (tmp_path / "debias_fever_bow.json").write_text(json.dumps(result("fever", "bow", {"none": (10, ([0.7], [0.5]))})))
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "leaderboard.json").write_text('{"order": 1}')
+    with pytest.raises(SystemExit, match=r"mine/leaderboard.json: expected"):
+        load_leaderboard().build(tmp_path)
