@@ -70,6 +70,10 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
 
         results["components"] = {"encoder": MINILM, "head": args.head}
     earlier = earlier_run(results, model_label) if args.merge else None
+    if earlier and (again := [r for r in args.rows if r in earlier["rows"]]):
+        # --merge keeps only the rows not named in --rows; say so before hours go into rows that were finished
+        print(f"--merge: running {', '.join(again)} again, as --rows names them (leave them out of --rows to keep "
+              f"the finished ones)", flush=True)
     if args.device_note:
         results["device"] = args.device_note
     if settings.AUGMENT_LIMIT:
