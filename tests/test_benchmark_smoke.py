@@ -133,3 +133,27 @@ def test_benchmark_runs_its_smoke_setting(name, monkeypatch):
     assert written, f"benchmarks.{name} --smoke wrote nothing into {out}"
     changed = sorted(set(_committed().items()) - set(before.items()))
     assert not changed, f"benchmarks.{name} --smoke changed benchmarks/results: {changed}"
+
+
+class _Parsed(Exception):
+    """Raised in place of running the workload, once the options are parsed."""
+
+
+@pytest.mark.parametrize("name", sorted(HEAVY))
+def test_a_heavy_benchmark_imports_and_parses_its_smoke_setting(name, monkeypatch):
+    """The heavy smoke runs are left to --smoke-all; in the default suite each heavy benchmark is still imported and
+    its --smoke setting parsed (every smoke value must name one of its options), so a move or a renamed option that
+    breaks one fails here."""
+    parse = harness.BenchmarkParser.parse_args
+
+    def parse_and_stop(self, *args, **kwargs):
+        raise _Parsed(parse(self, *args, **kwargs))
+
+    monkeypatch.setattr(harness.BenchmarkParser, "parse_args", parse_and_stop)
+    monkeypatch.setattr(harness, "SMOKE_OUT", None)
+    monkeypatch.setattr(sys, "argv", [f"benchmarks.{name}", "--smoke"])
+    with pytest.raises(_Parsed) as parsed:
+        runpy.run_module(f"benchmarks.{name}", run_name="__main__", alter_sys=False)
+    options = parsed.value.args[0]
+    assert options.smoke and harness.SMOKE_OUT is not None
+    assert harness.SMOKE_OUT.is_dir() and not any(harness.SMOKE_OUT.iterdir())
