@@ -7,7 +7,7 @@ from typing import Any
 
 from ..registry import ROWS, title
 # each registers its rows
-from . import baselines, core, crossaug, editors, icda, presets, race, until_flipped  # noqa: F401
+from . import baselines, core, crossaug, editor_all_targets, editors, icda, presets, race, until_flipped  # noqa: F401
 
 
 def registered_rows() -> dict[str, Any]:

@@ -1,0 +1,77 @@
+"""NLI editor rows toward every other label, neutral included, like the human counterfactuals they are compared with.
+
+The ``editor+checker`` rows go through CORE, which, as its paper does, edits between entailment and contradiction
+only and passes neutral rows through; CAD-SNLI's annotators rewrote each hypothesis toward both other labels. Here
+the quarter-0 editor does the same (`LLMCounterfactualAugmenter` around it, ``targets="all"``, the shipped flip
+checker choosing among its candidates and filtering), on the rows ``editor+checker`` rewrites, with and without the
+editor's neutral candidates by addition (`Editor.neutral_candidates`), so both the missing targets and the additions
+are measured against the human counterfactuals of the same rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import settings
+from ..augmented import cached_augment, component_digests
+from ..configs import schema_of
+from ..registry import row
+from .editors import annotated_rows, editor_of, editor_order_key, human_rows, written_by
+
+#: Row name -> the quarter-0 editor's neutral_additions in it.
+ADDITIONS = {"editor+checker (all targets)": 4, "editor+checker (all targets, no additions)": 0}
+
+
+def all_target_counterfactuals(train: Any, task: str, note: str) -> Any:
+    """The quarter-0 editor's counterfactuals toward every other label of the rows outside the annotated quarter
+    (cached by data and augmenter fingerprints, in parts, like the other editor rows)."""
+    from cfaug_hf import AugmentationStats, LLMCounterfactualAugmenter
+    from cfaug_hf.augmenter import PROVENANCE_COLUMNS
+
+    editor = editor_of(task, (0,)).configure(neutral_additions=ADDITIONS[note])
+    augmenter = LLMCounterfactualAugmenter(editor, schema_of(task), targets="all", keep_original=False)
+    subset, _ = written_by(train, task, (0,))
+    cfs = cached_augment(augmenter, subset, "editor-all", f"{note} ({task})", part_rows=20,
+                         parts_key=editor_order_key(train, task))
+    stats = AugmentationStats.from_dataset(cfs).to_dict()
+    settings.NOTES[note] = {"rows_edited": len(subset), "counterfactuals": len(cfs),
+                            "components": component_digests(augmenter), "skipped": stats.get("skipped", {}),
+                            "filtered": stats.get("filtered", {}),
+                            "by_target": {t: sum(1 for x in cfs["label"] if x == t) for t in sorted(set(cfs["label"]))},
+                            "editor": f"{task} editor of annotation quarter 0, neutral_additions "
+                                      f"{ADDITIONS[note]} (SmolLM2-135M + LoRA, scripts/build_editors.py)"}
+    return cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)
+
+
+def _rows(train: Any, task: str, note: str, amplify: bool = False) -> Any:
+    from datasets import concatenate_datasets
+
+    parts = [train]
+    if amplify:
+        parts.append(human_rows(train, task, train.select(annotated_rows(train, task)), "human (quarter)"))
+    parts.append(all_target_counterfactuals(train, task, note))
+    if amplify:
+        settings.NOTES["amplify (all targets)"] = {**settings.NOTES.pop("human (quarter)"), **settings.NOTES[note]}
+    return concatenate_datasets(parts)
+
+
+@row("editor+checker (all targets)", configs=("nli",), same_rows="human (editor rows)",
+     title="+ learned editor on other rows toward both other labels (neutral by addition), flip-checked")
+def all_targets(train: Any, seed: int, *, task: str) -> Any:
+    """Original rows + the quarter-0 editor's counterfactuals toward both other labels of each row outside the
+    annotated quarter (neutral rows too), with its neutral candidates by addition."""
+    return _rows(train, task, "editor+checker (all targets)")
+
+
+@row("editor+checker (all targets, no additions)", configs=("nli",), same_rows="human (editor rows)",
+     title="+ learned editor on other rows toward both other labels (its own candidates only), flip-checked")
+def all_targets_plain(train: Any, seed: int, *, task: str) -> Any:
+    """The same rows and targets with ``neutral_additions=0``: what the additions change."""
+    return _rows(train, task, "editor+checker (all targets, no additions)")
+
+
+@row("amplify (all targets)", configs=("nli",),
+     title="+ human CAD on the quarter + learned editor toward both other labels on other rows")
+def amplify_all_targets(train: Any, seed: int, *, task: str) -> Any:
+    """Original + the annotated quarter's human counterfactuals + ``editor+checker (all targets)``'s."""
+    return _rows(train, task, "editor+checker (all targets)", amplify=True)
