@@ -22,23 +22,24 @@ from .editors import annotated_rows, editor_of, editor_order_key, human_rows, wr
 ADDITIONS = {"editor+checker (all targets)": 4, "editor+checker (all targets, no additions)": 0}
 
 
-def all_target_counterfactuals(train: Any, task: str, note: str) -> Any:
-    """The quarter-0 editor's counterfactuals toward every other label of the rows outside the annotated quarter
-    (cached by data and augmenter fingerprints, in parts, like the other editor rows)."""
+def all_target_counterfactuals(train: Any, task: str, note: str, quarters: tuple[int, ...] = (0,)) -> Any:
+    """The counterfactuals toward every other label that the editor of annotation ``quarters`` writes for its rows
+    (`written_by`: the quarter-0 editor, the rows outside the annotated quarter; the quarter-1 editor, that quarter),
+    cached by data and augmenter fingerprints, in parts, like the other editor rows."""
     from cfaug_hf import AugmentationStats, LLMCounterfactualAugmenter
     from cfaug_hf.augmenter import PROVENANCE_COLUMNS
 
-    editor = editor_of(task, (0,)).configure(neutral_additions=ADDITIONS[note])
+    editor = editor_of(task, quarters).configure(neutral_additions=ADDITIONS[note])
     augmenter = LLMCounterfactualAugmenter(editor, schema_of(task), targets="all", keep_original=False)
-    subset, _ = written_by(train, task, (0,))
+    subset, _ = written_by(train, task, quarters)
     cfs = cached_augment(augmenter, subset, "editor-all", f"{note} ({task})", part_rows=20,
-                         parts_key=editor_order_key(train, task))
+                         parts_key=editor_order_key(train, task) if quarters == (0,) else None)
     stats = AugmentationStats.from_dataset(cfs).to_dict()
     settings.NOTES[note] = {"rows_edited": len(subset), "counterfactuals": len(cfs),
                             "components": component_digests(augmenter), "skipped": stats.get("skipped", {}),
                             "filtered": stats.get("filtered", {}),
                             "by_target": {t: sum(1 for x in cfs["label"] if x == t) for t in sorted(set(cfs["label"]))},
-                            "editor": f"{task} editor of annotation quarter 0, neutral_additions "
+                            "editor": f"{task} editor of annotation quarter {quarters[0]}, neutral_additions "
                                       f"{ADDITIONS[note]} (SmolLM2-135M + LoRA, scripts/build_editors.py)"}
     return cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)
 
@@ -75,3 +76,19 @@ def all_targets_plain(train: Any, seed: int, *, task: str) -> Any:
 def amplify_all_targets(train: Any, seed: int, *, task: str) -> Any:
     """Original + the annotated quarter's human counterfactuals + ``editor+checker (all targets)``'s."""
     return _rows(train, task, "editor+checker (all targets)", amplify=True)
+
+
+@row("crossfit (all targets)", configs=("nli",), full_coverage_only=True,
+     title="+ cross-fitted learned editors toward both other labels (no row by an editor that saw its human pair)")
+def crossfit_all_targets(train: Any, seed: int, *, task: str) -> Any:
+    """Original rows + counterfactuals toward both other labels of every row, from an editor that never saw that
+    row's human pair: the quarter-0 editor for the other quarters, the quarter-1 editor for quarter 0."""
+    from datasets import concatenate_datasets
+
+    note = "editor+checker (all targets)"
+    rest = all_target_counterfactuals(train, task, note)
+    rest_note = settings.NOTES.pop(note)
+    first = all_target_counterfactuals(train, task, note, (1,))
+    settings.NOTES["crossfit (all targets)"] = {"quarter 0 editor": rest_note,
+                                                "quarter 1 editor": settings.NOTES.pop(note)}
+    return concatenate_datasets([train, rest, first])
