@@ -29,6 +29,8 @@ GAINS = [
     ("CAD test +9.1", "debias_sentiment_frozen-lr.json", "amplify", "new/test (CAD)", 9.1,
      {"rows_edited": 300, "seeds": 5}),
     ("contrast dev +4.8", "debias_sentiment_frozen-lr.json", "amplify", "contrast dev", 4.8, {"seeds": 5}),
+    ("revised hypotheses +5.8", "nli_all_targets/debias_nli_frozen-top1.json", "editor+checker (all targets)",
+     "revised_hypothesis/test", 5.8, {"rows_edited": 1250, "counterfactuals": 2014, "seeds": 5}),
     ("IMDb contrast dev +3.8", "debias_sentiment_frozen-lr.json", "core+editor", "contrast dev", 3.8,
      {"rows_edited": 300, "seeds": 5}),
     ("CAD test +5.1", "debias_sentiment_frozen-lr.json", "core+editor", "new/test (CAD)", 5.1,
