@@ -31,9 +31,11 @@ def all_target_counterfactuals(train: Any, task: str, note: str, quarters: tuple
 
     editor = editor_of(task, quarters).configure(neutral_additions=ADDITIONS[note])
     augmenter = LLMCounterfactualAugmenter(editor, schema_of(task), targets="all", keep_original=False)
-    subset, _ = written_by(train, task, quarters)
+    subset, whole = written_by(train, task, quarters)
+    # archived (committed) when the editor writes all its rows, so a later session or the GPU suite restores them
+    archive = settings.PARTS_ARCHIVE / f"{task}_all_q{''.join(map(str, quarters))}" if whole else None
     cfs = cached_augment(augmenter, subset, "editor-all", f"{note} ({task})", part_rows=20,
-                         parts_key=editor_order_key(train, task) if quarters == (0,) else None)
+                         parts_key=editor_order_key(train, task) if quarters == (0,) else None, archive=archive)
     stats = AugmentationStats.from_dataset(cfs).to_dict()
     settings.NOTES[note] = {"rows_edited": len(subset), "counterfactuals": len(cfs),
                             "components": component_digests(augmenter), "skipped": stats.get("skipped", {}),
