@@ -86,7 +86,8 @@ def test_every_benchmark_table_goes_through_the_one_helper():
 
 #: Benchmarks the suite does not run, and why (each reason is checked where it can be).
 NOT_HERE = {
-    "gpu_suite": "has its own smoke run (`gpu_suite run --smoke`), exercised in tests/test_gpu_suite.py",
+    "gpu_suite": "has its own smoke run (`gpu_suite run --smoke`, run by hand before a device call, which needs the "
+                 "prepared carry); its parts, carry and slimming are tested in tests/test_frozen_yardstick.py",
     "served_llm": "serves the model through vLLM's CPU build in a second environment (scripts/setup_vllm.sh)",
     "ray_scaling": "needs Ray, an optional extra" if importlib.util.find_spec("ray") is None else "",
     "demo_time_memory": "times `cfaug demo` under /usr/bin/time, which this machine lacks"
