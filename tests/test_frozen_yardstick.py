@@ -516,7 +516,7 @@ def test_rows_declare_what_the_leaderboard_and_the_curves_show_of_them():
     assert board.row_title("a row an old table kept") == "a row an old table kept"
     assert {n: r.same_rows for n, r in rows.items() if r.same_rows}["editor+checker"] == "human (editor rows)"
     assert all(r.same_rows in rows for r in rows.values() if r.same_rows)
-    assert curve.full_only_rows() == ("crossfit", "crossfit (halves)")
+    assert curve.full_only_rows() == ("crossfit", "crossfit (halves)", "crossfit (all targets)")
 
 
 def test_a_resumed_or_merged_table_runs_again_the_rows_made_with_a_component_changed_since(tmp_path, monkeypatch):
