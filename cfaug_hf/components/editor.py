@@ -182,7 +182,8 @@ class Editor(Generator):
              keywords: Sequence[Sequence[str] | None] | None = None,
              seeds: Sequence[int] | None = None) -> list[list[str]]:
         """Candidate rewrites of each text toward its target label: distinct, non-empty, different from the text,
-        in the order they were sampled (at most ``num_return_sequences``)."""
+        in the order they were sampled (at most ``num_return_sequences``; an NLI editor adds up to
+        ``neutral_additions`` more for a ``"neutral"`` target, see `neutral_candidates`)."""
         result = self.edit_with_info(texts, targets, contexts=contexts, keywords=keywords, seeds=seeds)
         return [candidates(text, outs) for text, outs in zip(texts, result.texts)]
 
