@@ -87,3 +87,15 @@ def test_neutral_additions_is_checked_and_saved(tmp_path):
     editor.save_pretrained(tmp_path / "ed")
     assert Editor.from_pretrained(tmp_path / "ed").config.neutral_additions == 2
     assert _editor(neutral_additions=2).fingerprint() != _editor(neutral_additions=3).fingerprint()
+
+
+@pytest.mark.parametrize("hypothesis", ["", "   ", ".", "A", "a", "Two", "A .", "The ...", "Three !"])
+def test_nothing_is_added_where_there_is_nothing_to_qualify(hypothesis):
+    assert unverifiable_additions(hypothesis, "A man runs.", n=4) == []
+
+
+def test_additions_are_one_line_and_keep_an_all_capitals_article():
+    for text in unverifiable_additions("A man is running\n fast.", n=4):
+        assert "\n" not in text and "  " not in text
+    assert all(t.split()[0] in ("AN", "A") for t in unverifiable_additions("AN ELEPHANT IS WALKING", n=4)
+               if t.split()[1] in ADJECTIVES)

@@ -30,7 +30,8 @@ def _with_adjective(words: list[str], adjective: str) -> str:
     det = words[0]
     if det.lower() in ("a", "an"):  # the article agrees with the adjective that now follows it
         article = "an" if adjective[0] in "aeiou" else "a"
-        det = article.capitalize() if det[0].isupper() else article
+        det = article.upper() if det.isupper() and len(det) > 1 else article.capitalize() if det[0].isupper() \
+            else article
     return " ".join([det, adjective, *words[1:]])
 
 
@@ -55,7 +56,8 @@ def unverifiable_additions(hypothesis: str, premise: str = "", *, seed: int = 0,
         []
     """
     words = hypothesis.split()
-    if not words or n < 1:
+    # a detail needs something to qualify: a word with letters after the first (not "A", "Two ." or "...")
+    if n < 1 or not any(_WORD.search(w.lower()) for w in words[1:]):
         return []
     seen = set(_WORD.findall(f"{premise} {hypothesis}".lower()))
     rng = random.Random(seed)
@@ -69,5 +71,5 @@ def unverifiable_additions(hypothesis: str, premise: str = "", *, seed: int = 0,
         if adjectives:
             out.append(_with_adjective(words, adjectives.pop()))
         if circumstances and len(out) < n:
-            out.append(_with_circumstance(hypothesis, circumstances.pop()))
+            out.append(_with_circumstance(" ".join(words), circumstances.pop()))
     return out
