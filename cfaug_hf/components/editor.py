@@ -162,7 +162,7 @@ class Editor(Generator):
         contradicted), hence the entailment rewrites; the augmenter's checker chooses among all candidates.
         """
         n = self.config.neutral_additions
-        rows = [i for i, t in enumerate(targets) if t == "neutral"]
+        rows = [i for i, t in enumerate(targets) if str(t).casefold() == "neutral"]
         out: list[list[str]] = [[] for _ in texts]
         if self.config.task != "nli" or not n or contexts is None or not rows:
             return out
