@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from cfaug_hf import Editor
 from cfaug_hf.components.editor import EditorConfig
 from cfaug_hf.testing import tiny_causal_lm
-from cfaug_hf.text.additions import ADJECTIVES, CIRCUMSTANCES, unverifiable_additions
+from cfaug_hf.text.additions import (ADJECTIVES, ANIMAL_ADJECTIVES, CIRCUMSTANCES, subject_kind,
+                                     unverifiable_additions)
 
 WORDS = st.sampled_from("a an the two some man woman dog is are playing runs bowling on stage happy tired the "
                         "street ball . ! A The Three".split())
@@ -43,8 +44,8 @@ def test_additions_only_add_one_detail_the_premise_does_not_mention(hypothesis, 
 
 
 def test_articles_agree_and_circumstances_go_on_actions_only():
-    assert unverifiable_additions("An apple is red.", n=8) == [
-        f"{'An' if a[0] in 'aeiou' else 'A'} {a} apple is red." for a in _order("An apple is red.", "")]
+    assert unverifiable_additions("An officer is tall.", n=8) == [
+        f"{'An' if a[0] in 'aeiou' else 'A'} {a} officer is tall." for a in _order("An officer is tall.", "")]
     assert all(c not in " ".join(unverifiable_additions("The cat is white.", n=8)) for c in CIRCUMSTANCES)
     acting = unverifiable_additions("A boy is bowling.", n=8)
     assert any(a.endswith(f"{c}.") for a in acting for c in CIRCUMSTANCES)
@@ -99,3 +100,32 @@ def test_additions_are_one_line_and_keep_an_all_capitals_article():
         assert "\n" not in text and "  " not in text
     assert all(t.split()[0] in ("AN", "A") for t in unverifiable_additions("AN ELEPHANT IS WALKING", n=4)
                if t.split()[1] in ADJECTIVES)
+
+
+@pytest.mark.parametrize("sentence, kind", [
+    ("A man in a blue shirt", "person"), ("Two women are talking", "person"), ("The children play", "person"),
+    ("A group of people", "person"), ("An old fisherman sits", "person"), ("Three cyclists race", "person"),
+    ("A street musician plays", "person"), ("Some soccer players", "person"), ("A little girl's dog", "person"),
+    ("A bunch of guys", "person"), ("One of the children", "person"), ("Some of the dogs", "animal"),
+    ("A piece of cake", None), ("A little white and brown dog runs", "animal"),
+    ("Two track and field sprinters", "person"), ("A ball and a dog", None), ("A ball and two dogs", None),
+    ("A brown dog runs", "animal"), ("Two puppies sleep", "animal"), ("The horses are", "animal"),
+    ("The room is well-lit", None), ("A black and white striped ramp is", None), ("A red car in the street", None),
+    ("The water is cold", None), ("A sweater on a chair", None), ("A ball near a man", None), ("", None), ("A", None),
+])
+def test_subject_kind_reads_the_noun_phrase_after_the_determiner(sentence, kind):
+    assert subject_kind(sentence.split()) == kind
+
+
+@pytest.mark.parametrize("hypothesis", ["The room is well-lit.", "A black and white striped ramp is a skateboard.",
+                                        "The water is cold.", "A red car is parked.", "The ball near a man is red."])
+def test_no_state_of_mind_is_given_to_a_thing(hypothesis):
+    out = unverifiable_additions(hypothesis, n=8)
+    assert not any(a in text.lower().split() for text in out for a in ADJECTIVES), out
+
+
+def test_an_animal_gets_only_the_adjectives_that_fit_an_animal():
+    assert ANIMAL_ADJECTIVES < set(ADJECTIVES)
+    added = {t.split()[1] for t in unverifiable_additions("A dog sits.", n=24)}
+    assert added and added <= ANIMAL_ADJECTIVES
+    assert {t.split()[1] for t in unverifiable_additions("A man sits.", n=24)} - ANIMAL_ADJECTIVES
