@@ -65,11 +65,16 @@ def run_editor(args: argparse.Namespace, floor_per_param: float) -> dict:
     editor.generate(inputs[:2], seeds=seeds[:2])  # warm-up (merges the adapter)
     out: dict = {"edits": len(inputs), "reviews": args.reviews, "params": params, "settings": {}}
     texts = {}
-    settings = [("generate", False), ("shared-prefix", True)]
+    default_batch = editor.config.batch_size
+    settings = [("generate", False, default_batch), ("shared-prefix", True, default_batch)]
+    # More rows a batch keep more sequences in each decoding step once candidates end (a step of 16 sequences
+    # reaches about half the tokens/s of one of 64 on this model); a row's candidates do not depend on its batch.
+    settings += [(f"shared-prefix, batches of {b}", True, b) for b in args.batch_sizes if b != default_batch]
     if "vllm" in args.engines:
-        settings.append(("vllm", True))
-    for name, shared in settings:
+        settings.append(("vllm", True, default_batch))
+    for name, shared, batch in settings:
         editor.shared_prefix = shared
+        editor.configure(batch_size=batch)
         if name == "vllm":
             t0 = time.perf_counter()
             editor.use_backend("vllm")
@@ -84,6 +89,8 @@ def run_editor(args: argparse.Namespace, floor_per_param: float) -> dict:
                                  "share_of_floor": n_tokens / seconds / (floor_per_param / params)}
         print(name, out["settings"][name], flush=True)
     out["identical_candidates"] = sum(a == b for a, b in zip(texts["generate"], texts["shared-prefix"]))
+    out["identical_candidates_by_setting"] = {name: sum(a == b for a, b in zip(texts["generate"], texts[name]))
+                                              for name in texts if name.startswith("shared-prefix")}
     order = list(range(len(inputs)))
     random.Random(0).shuffle(order)
     last = settings[-1][0]  # the engine still loaded: its rows again, shuffled, in batches of another size
@@ -144,6 +151,10 @@ def write(results: dict, name: str = "engines") -> None:
                         f"{s['tokens_per_s']:.0f}", f"{100 * s['share_of_floor']:.0f}%"]
                        for setting, s in editor["settings"].items()])]
         again = ", ".join(f"{k} {v}/{editor['edits']}" for k, v in editor["reproducible_rows"].items())
+        by_setting = editor.get("identical_candidates_by_setting", {})
+        if len(by_setting) > 1:
+            lines += ["", "Candidates identical to generate's: " + ", ".join(
+                f"{k} {v}/{editor['edits']}" for k, v in by_setting.items()) + "."]
         lines += ["", f"shared-prefix gives the candidates of generate on {editor['identical_candidates']}/"
                       f"{editor['edits']} edits; the same rows shuffled in batches of 5 give the same candidates: "
                       f"{again}." + (f" vLLM's engine took {editor['vllm_load_s']} s to start (a merged copy, then "
@@ -163,10 +174,13 @@ def write(results: dict, name: str = "engines") -> None:
 
 
 def main() -> None:
-    ap = harness.parser(__doc__, smoke={"reviews": 1, "claims": 1})
+    ap = harness.parser(__doc__, smoke={"reviews": 1, "claims": 1, "batch_sizes": [2]})
     ap.add_argument("--reviews", type=int, default=40)
     ap.add_argument("--claims", type=int, default=40)
     ap.add_argument("--workloads", nargs="+", default=["editor", "claims"], choices=["editor", "claims"])
+    ap.add_argument("--batch-sizes", type=int, nargs="*", default=[],
+                    help="editor workload: also time the shared-prefix sampler with these rows a batch (the "
+                         "editor's own batch_size is always timed), e.g. 32 64")
     ap.add_argument("--note", default="")
     ap.add_argument("--engines", nargs="*", default=[], choices=["vllm"],
                     help="extra engines for the editor workload (vllm: run from .venv-vllm)")
