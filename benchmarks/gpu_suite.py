@@ -21,7 +21,8 @@ writes ``gpu_carry/`` (git-ignored; name it in the device call's ``carry``):
   SmolLM2's weights, which do not fit; ``counterfactuals/<task>-q1/``: the quarter-1 editor's of the annotated
   quarter, for a part with a ``crossfit`` row (``--editor-data TASK_q1=FOLDER``), and ``<task>-q01/``,
   ``<task>-q23/``: the half editors' of the rows they did not learn from, for ``crossfit (halves)``
-  (``TASK_q01=FOLDER TASK_q23=FOLDER``); ``counterfactuals/fever-crossaug/``:
+  (``TASK_q01=FOLDER TASK_q23=FOLDER``); ``counterfactuals/nli-all/``, ``nli-all-q1/``: the quarter editors'
+  counterfactuals toward every other label, for the every-target rows (``nli_all=FOLDER``); ``counterfactuals/fever-crossaug/``:
   CrossAug's counterfactuals of every FEVER training row (``--crossaug-data``), for the ``crossaug`` rows. They
   travel packed as ``counterfactuals.tar.xz`` (0.7 MiB instead of 6), which ``run`` unpacks on the device.
 
@@ -94,11 +95,19 @@ PARTS = [
     # the call (and batches of 64: FEVER has 9672 training rows), checked CrossAug before unchecked; sentiment
     # runs only the rows still missing (with `none`, which each gain is paired with).
     ("fever validity", "fever", ["none", "reweight", "crossaug+checker", "crossaug"], 360, None),
+    # NLI: the every-target rows (the quarter editors toward every other label with the neutral additions,
+    # rows/editor_all_targets.py) right after `none` and `human`: on the frozen yardstick they are the only NLI editor
+    # rows beyond 2 sd on the revised hypotheses.
     ("nli, full coverage", "nli",
-     ["none", "editor+checker", "human", "human (quarter)", "human (editor rows)", "amplify", "crossfit",
-      "crossfit (halves)"], 200, 100),
+     ["none", "human", "editor+checker (all targets)", "amplify (all targets)", "crossfit (all targets)",
+      "human (editor rows)", "editor+checker", "human (quarter)", "amplify", "crossfit", "crossfit (halves)"], 200,
+     100),
     ("sentiment, full coverage", "sentiment", ["none", "amplify", "crossfit", "crossfit (halves)"], 330, 100),
 ]
+#: Every-target row -> the editors whose counterfactuals toward every other label it reads (carried as
+#: ``counterfactuals/nli-all/``, ``nli-all-q1/``).
+ALL_TARGETS = {"editor+checker (all targets)": [(0,)], "amplify (all targets)": [(0,)],
+               "crossfit (all targets)": [(0,), (1,)]}
 #: The seeds of every GPU table.
 SEEDS = [0, 1, 2, 3, 4]
 #: Per-configuration batch size where it is not the suite's 32 (a large training set spends its time in steps).
@@ -266,10 +275,41 @@ def carry_counterfactuals() -> dict[str, str]:
             out[name] = f"missing: run python -m benchmarks.coverage_curve{row} --task {task} first"
     for config in sorted({p[1] for p in PARTS if any(r.startswith("crossaug") for r in p[2])}):
         out[f"{config}-crossaug"] = carry_crossaug(config)
+    for config, quarters in sorted({(p[1], q) for p in PARTS for r in p[2] for q in ALL_TARGETS.get(r, [])}):
+        folder = all_targets_folder(config, quarters, None)
+        out[folder.name] = write_all_targets(config, quarters, None, folder)
     return out
 
 
+def all_targets_folder(config: str, quarters: tuple[int, ...], limit: int | None, smoke: bool = False) -> Path:
+    """Where the every-target counterfactuals of the editor of ``quarters`` are read from: the carry on the device;
+    in a smoke run (``limit`` rows) a copy written here, from the cache, the archived parts or a short generation.
+    A smoke run leaves out quarter 1's, which covers a whole quarter whatever the limit."""
+    name = f"{config}-all" + ("" if quarters == (0,) else "-q" + "".join(map(str, quarters)))
+    if not smoke:
+        return CARRY / "counterfactuals" / name
+    folder = ROOT / "benchmarks" / ".cache" / "gpu_suite_all_targets" / f"{name}-{limit}"
+    if quarters == (0,) and not (folder / "dataset_info.json").is_file():
+        write_all_targets(config, quarters, limit, folder)
+    return folder
+
+
+def write_all_targets(config: str, quarters: tuple[int, ...], limit: int | None, target: Path) -> str:
+    """Save the every-target counterfactuals (neutral additions on) of the editor of ``quarters`` for the first
+    ``limit`` rows (None: all it writes) into ``target``."""
+    from benchmarks import debias
+    from benchmarks.debias.rows.editor_all_targets import all_target_rows
+    from cfaug_hf.sharing.folders import save_to_disk
+
+    debias.settings.EDITOR_LIMIT = limit
+    cfs, _ = all_target_rows(debias.CONFIGS[config]()["train"], config, "editor+checker (all targets)", quarters)
+    shutil.rmtree(target, ignore_errors=True)
+    save_to_disk(cfs, target)
+    return f"{len(cfs)} every-target counterfactuals"
+
+
 def run(args: argparse.Namespace) -> int:
+    from benchmarks.debias.rows.editor_all_targets import reuse_key
     from benchmarks.debias.rows.editors import quarters_tag
 
     out = Path(args.out).resolve()
@@ -316,6 +356,14 @@ def run(args: argparse.Namespace) -> int:
                     left_out = entry.setdefault("left_out", {})
                     missing = f"no carried counterfactuals in {folder}"
                     left_out[row] = f"{left_out[row]}, {missing}" if row in left_out else missing
+            for quarters in sorted({q for r in rows for q in ALL_TARGETS.get(r, [])}):
+                folder = all_targets_folder(config, quarters, limit, args.smoke)
+                if (folder / "dataset_info.json").is_file():
+                    reuse.append(f"{reuse_key(config, quarters)}={folder}")
+                else:
+                    for row in [r for r in rows if quarters in ALL_TARGETS.get(r, [])]:
+                        rows = [r for r in rows if r != row]
+                        entry.setdefault("left_out", {})[row] = f"no every-target counterfactuals in {folder}"
             entry["rows"] = rows
         if getattr(args, "resume_from", None):
             rows = resumed_part(Path(args.resume_from), tables, rows, entry)

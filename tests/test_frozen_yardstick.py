@@ -238,7 +238,8 @@ def test_gpu_suite_leaves_behind_what_only_cpu_runs_read():
 def test_debias_refuses_reused_counterfactuals_for_an_editor_it_does_not_have(monkeypatch, capsys, option):
     run = load("debias.run")
     for item, message in (("nli_q2=/tmp/x", "'nli_q2' names no editor; expected one of sentiment, sentiment_q1, "
-                                            "sentiment_q01, sentiment_q23, nli, nli_q1, nli_q01, nli_q23"),
+                                            "sentiment_q01, sentiment_q23, nli, nli_q1, nli_q01, nli_q23, "
+                                            "nli_all, nli_all_q1"),
                           ("nli", "expected TASK=FOLDER, got 'nli'")):
         monkeypatch.setattr("sys.argv", ["debias", "--config", "nli", option, item])
         with pytest.raises(SystemExit):
@@ -739,3 +740,38 @@ def test_a_gpu_suite_part_resumes_the_table_an_earlier_device_call_wrote(tmp_pat
     assert rows == ["human", "amplify"] and entry["resumed"]["kept"] == ["editor+checker", "none"]
     assert (tmp_path / "out" / "nli-100" / "debias_nli_minilm.json").is_file()  # what --merge reads
     assert suite.resumed_part(tmp_path / "nothing", tmp_path / "out2" / "nli-100", ["none"], {}) == ["none"]
+
+
+def test_gpu_suite_carries_the_every_target_counterfactuals_its_rows_read(tmp_path, monkeypatch):
+    suite = load("gpu_suite")
+    from benchmarks.debias.rows.editor_all_targets import ADDITIONS, reuse_key
+
+    wanted = {q for p in suite.PARTS for r in p[2] for q in suite.ALL_TARGETS.get(r, [])}
+    assert wanted == {(0,), (1,)} and set(suite.ALL_TARGETS) <= {r for p in suite.PARTS for r in p[2]}
+    assert all(ADDITIONS[r] for r in suite.ALL_TARGETS if r in ADDITIONS)  # the carried rows have the additions
+    monkeypatch.setattr(suite, "CARRY", tmp_path)
+    assert suite.all_targets_folder("nli", (0,), None) == tmp_path / "counterfactuals" / "nli-all"
+    assert suite.all_targets_folder("nli", (1,), None) == tmp_path / "counterfactuals" / "nli-all-q1"
+    assert (reuse_key("nli", (0,)), reuse_key("nli", (1,))) == ("nli_all", "nli_all_q1")
+
+
+def test_the_every_target_rows_read_given_counterfactuals_and_refuse_other_rows(tmp_path, monkeypatch):
+    """On the GPU (no SmolLM2) the every-target rows read what the editors wrote here (``--editor-data nli_all=``)."""
+    load("debias")
+    from datasets import Dataset
+
+    from benchmarks.debias import settings
+    from benchmarks.debias.rows import editor_all_targets as rows
+
+    subset = Dataset.from_dict({"id": ["a", "b"], "premise": ["p", "q"], "hypothesis": ["h", "i"],
+                                "label": ["entailment", "neutral"]})
+    monkeypatch.setattr(rows, "written_by", lambda train, task, quarters: (subset, True))
+    cfs = Dataset.from_dict({"id": ["a"], "premise": ["p"], "hypothesis": ["A tired h"], "label": ["neutral"],
+                             "cf_source_id": ["a"]})
+    cfs.save_to_disk(tmp_path / "nli-all")
+    monkeypatch.setitem(settings.REUSE, "nli_all", str(tmp_path / "nli-all"))
+    got, components = rows.all_target_rows(subset, "nli", "editor+checker (all targets)")
+    assert got["hypothesis"] == ["A tired h"] and components == {"reused": "nli-all"}
+    with pytest.raises(SystemExit, match="does not hold counterfactuals of this run's 1 rows"):
+        monkeypatch.setattr(rows, "written_by", lambda train, task, quarters: (subset.select([1]), True))
+        rows.all_target_rows(subset, "nli", "editor+checker (all targets)")

@@ -20,6 +20,7 @@ from .augmented import component_files, stale_rows
 from .classifiers import run_bow, run_hf
 from .configs import CAD_TASKS, CONFIGS
 from .registry import ARCHIVE_CHECKS, ROWS, describe
+from .rows.editor_all_targets import reuse_key
 from .rows.editors import HALVES, quarters_tag
 
 
@@ -262,7 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--crossaug-data", default=None, help="a saved dataset of CrossAug output to reuse")
     ap.add_argument("--editor-data", nargs="*", default=[], metavar="TASK=FOLDER",
                     help="counterfactuals the editor wrote earlier, reused for TASK (sentiment, nli; sentiment_q1 for "
-                         "the cross-fitting editor of quarter 1, sentiment_q01 and sentiment_q23 for the half editors)")
+                         "the cross-fitting editor of quarter 1, sentiment_q01 and sentiment_q23 for the half "
+                         "editors; nli_all and nli_all_q1 for the every-target rows)")
     ap.add_argument("--core-editor-data", nargs="*", default=[], metavar="TASK=FOLDER",
                     help="the same for the core+editor row")
     ap.add_argument("--commit", default=None, help="the commit measured, for a copy of the tree run elsewhere")
@@ -286,6 +288,7 @@ def main() -> None:
     settings.AUGMENT_LIMIT, settings.EDITOR_LIMIT, settings.COMMIT = args.augment_limit, args.editor_limit, args.commit
     settings.RESULTS = args.results_dir or harness.results_dir()
     editors = [task + quarters_tag(q) for task in CAD_TASKS for q in ((0,), (1,), *HALVES)]
+    editors += [reuse_key("nli", q) for q in ((0,), (1,))]  # the every-target rows' counterfactuals
     for option, prefix, flag in ((args.editor_data, "", "--editor-data"),
                                  (args.core_editor_data, "core_", "--core-editor-data")):
         for item in option:

@@ -10,13 +10,14 @@ are measured against the human counterfactuals of the same rows.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from .. import settings
 from ..augmented import cached_augment, component_digests
 from ..configs import schema_of
 from ..registry import row
-from .editors import annotated_rows, editor_of, editor_order_key, human_rows, written_by
+from .editors import annotated_rows, editor_of, editor_order_key, human_rows, quarters_tag, written_by
 
 #: Row name -> the quarter-0 editor's neutral_additions in it.
 ADDITIONS = {"editor+checker (all targets)": 4, "editor+checker (all targets, no additions)": 0}
@@ -26,24 +27,48 @@ def all_target_counterfactuals(train: Any, task: str, note: str, quarters: tuple
     """The counterfactuals toward every other label that the editor of annotation ``quarters`` writes for its rows
     (`written_by`: the quarter-0 editor, the rows outside the annotated quarter; the quarter-1 editor, that quarter),
     cached by data and augmenter fingerprints, in parts, like the other editor rows."""
-    from cfaug_hf import AugmentationStats, LLMCounterfactualAugmenter
+    from cfaug_hf import AugmentationStats
     from cfaug_hf.augmenter import PROVENANCE_COLUMNS
 
-    editor = editor_of(task, quarters).configure(neutral_additions=ADDITIONS[note])
-    augmenter = LLMCounterfactualAugmenter(editor, schema_of(task), targets="all", keep_original=False)
-    subset, whole = written_by(train, task, quarters)
-    # archived (committed) when the editor writes all its rows, so a later session or the GPU suite restores them
-    archive = settings.PARTS_ARCHIVE / f"{task}_all_q{''.join(map(str, quarters))}" if whole else None
-    cfs = cached_augment(augmenter, subset, "editor-all", f"{note} ({task})", part_rows=20,
-                         parts_key=editor_order_key(train, task) if quarters == (0,) else None, archive=archive)
+    cfs, components = all_target_rows(train, task, note, quarters)
     stats = AugmentationStats.from_dataset(cfs).to_dict()
-    settings.NOTES[note] = {"rows_edited": len(subset), "counterfactuals": len(cfs),
-                            "components": component_digests(augmenter), "skipped": stats.get("skipped", {}),
+    settings.NOTES[note] = {"rows_edited": len(written_by(train, task, quarters)[0]), "counterfactuals": len(cfs),
+                            "components": components, "skipped": stats.get("skipped", {}),
                             "filtered": stats.get("filtered", {}),
                             "by_target": {t: sum(1 for x in cfs["label"] if x == t) for t in sorted(set(cfs["label"]))},
                             "editor": f"{task} editor of annotation quarter {quarters[0]}, neutral_additions "
                                       f"{ADDITIONS[note]} (SmolLM2-135M + LoRA, scripts/build_editors.py)"}
     return cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)
+
+
+def reuse_key(task: str, quarters: tuple[int, ...]) -> str:
+    """The ``--editor-data`` key of these counterfactuals (with the neutral additions): nli_all, nli_all_q1."""
+    return f"{task}_all{quarters_tag(quarters)}"
+
+
+def all_target_rows(train: Any, task: str, note: str, quarters: tuple[int, ...] = (0,)) -> tuple[Any, dict]:
+    """The counterfactuals with their provenance columns, and the digests of what wrote them: read from
+    ``--editor-data TASK_all[_q1]=FOLDER`` where given (the GPU suite, which has no SmolLM2; with the additions
+    only), else generated or restored from the archived parts."""
+    from datasets import load_from_disk
+
+    from cfaug_hf import LLMCounterfactualAugmenter
+
+    subset, whole = written_by(train, task, quarters)
+    given = settings.REUSE.get(reuse_key(task, quarters)) if ADDITIONS[note] else None
+    if given:
+        cfs = load_from_disk(given)
+        if not set(cfs["cf_source_id"]) <= {str(i) for i in subset["id"]}:
+            raise SystemExit(f"{given} does not hold counterfactuals of this run's {len(subset)} rows.")
+        print(f"Reusing the {task} editor's every-target counterfactuals in {given}")
+        return cfs, {"reused": Path(given).name}
+    editor = editor_of(task, quarters).configure(neutral_additions=ADDITIONS[note])
+    augmenter = LLMCounterfactualAugmenter(editor, schema_of(task), targets="all", keep_original=False)
+    # archived (committed) when the editor writes all its rows, so a later session or the GPU suite restores them
+    archive = settings.PARTS_ARCHIVE / f"{task}_all_q{''.join(map(str, quarters))}" if whole else None
+    cfs = cached_augment(augmenter, subset, "editor-all", f"{note} ({task})", part_rows=20,
+                         parts_key=editor_order_key(train, task) if quarters == (0,) else None, archive=archive)
+    return cfs, component_digests(augmenter)
 
 
 def _rows(train: Any, task: str, note: str, amplify: bool = False) -> Any:
