@@ -7,8 +7,10 @@
   sampled candidates per edit (CORE's ``edit_sentences=3`` set-up). Settings: ``generate`` (transformers'
   ``model.generate`` with the per-row Gumbel noise: the library before the engine table) and ``shared-prefix``
   (the transformers engine's sampler: one prefill per prompt, a prefix tree over each row's candidates, finished
-  candidates dropped). Checked: identical candidates, and the same candidates again with the rows shuffled in
-  batches of another size (per-row reproducibility).
+  candidates dropped, the next rows joining the running batch when half of its rows have finished), ``shared-prefix,
+  one batch at a time`` (the same sampler without joining: the sampler before 2026-12-01) and, with
+  ``--batch-sizes``, the sampler at other rows a batch. Checked: identical candidates, and the same candidates
+  again with the rows shuffled in batches of another size (per-row reproducibility).
 * ``claims``: CrossAug's shipped claim generator on ``--claims`` SUPPORTS claims of the embedded FEVEROUS sample,
   beam 5, 5 outputs. Settings: transformers, CTranslate2 float32 (``auto``) and int8; agreement of the top output
   and of all 5 with transformers.
@@ -22,6 +24,7 @@ bound). Writes ``benchmarks/results/engines.{json,md}`` after each workload.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import random
@@ -56,6 +59,20 @@ def tokens_of(tok, outputs: list[list[str]]) -> int:
     return sum(len(tok(o, add_special_tokens=False)["input_ids"]) + 1 for outs in outputs for o in outs)
 
 
+@contextlib.contextmanager
+def batch_by_batch(on: bool):
+    """While ``on``, the transformers sampler decodes one batch at a time (no row joins a running batch)."""
+    from cfaug_hf.generation.engines import transformers as engine
+
+    merge = engine._merged_caches
+    if on:
+        engine._merged_caches = lambda *args, **kwargs: None
+    try:
+        yield
+    finally:
+        engine._merged_caches = merge
+
+
 def run_editor(args: argparse.Namespace, floor_per_param: float) -> dict:
     from cfaug_hf import Editor
 
@@ -70,6 +87,9 @@ def run_editor(args: argparse.Namespace, floor_per_param: float) -> dict:
     # More rows a batch keep more sequences in each decoding step once candidates end (a step of 16 sequences
     # reaches about half the tokens/s of one of 64 on this model); a row's candidates do not depend on its batch.
     settings += [(f"shared-prefix, batches of {b}", True, b) for b in args.batch_sizes if b != default_batch]
+    # the sampler before rows joined a running batch: one batch at a time (what it falls back to without a cache
+    # it can merge), for the speed-up of joining within this run
+    settings.append(("shared-prefix, one batch at a time", True, default_batch))
     if "vllm" in args.engines:
         settings.append(("vllm", True, default_batch))
     for name, shared, batch in settings:
@@ -81,7 +101,8 @@ def run_editor(args: argparse.Namespace, floor_per_param: float) -> dict:
             out["vllm_load_s"] = round(time.perf_counter() - t0, 1)
             editor.generate(inputs[:2], seeds=seeds[:2])
         t0 = time.perf_counter()
-        texts[name] = editor.generate(inputs, seeds=seeds)
+        with batch_by_batch(name.endswith("one batch at a time")):
+            texts[name] = editor.generate(inputs, seeds=seeds)
         seconds = time.perf_counter() - t0
         n_tokens = tokens_of(editor.tokenizer, texts[name])
         out["settings"][name] = {"seconds": round(seconds, 1), "edits_per_s": len(inputs) / seconds,
@@ -93,7 +114,8 @@ def run_editor(args: argparse.Namespace, floor_per_param: float) -> dict:
                                               for name in texts if name.startswith("shared-prefix")}
     order = list(range(len(inputs)))
     random.Random(0).shuffle(order)
-    last = settings[-1][0]  # the engine still loaded: its rows again, shuffled, in batches of another size
+    # the engine still loaded (vLLM, else the sampler as it ships): its rows again, shuffled, in batches of another size
+    last = "vllm" if "vllm" in texts else "shared-prefix"
     editor.configure(batch_size=5)
     again = editor.generate([inputs[i] for i in order], seeds=[seeds[i] for i in order])
     out["reproducible_rows"] = {last: sum(again[j] == texts[last][i] for j, i in enumerate(order))}

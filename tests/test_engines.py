@@ -68,6 +68,45 @@ def test_candidates_that_agree_share_their_computation():
     assert sizes[0] == 4 and max(sizes[1:]) < 16  # one prefill per prompt; decode steps below 4 x 4 candidates
 
 
+def _ends_early(gen, bias: float = 4.0):
+    """``gen`` with its end token's logit raised, so candidates end after different numbers of tokens."""
+    eos = gen.tokenizer.eos_token_id
+
+    def raise_eos(module, args, out):
+        out = out.clone()
+        out[..., eos] += bias
+        return out
+
+    gen.model.lm_head.register_forward_hook(raise_eos)
+    return gen
+
+
+@pytest.mark.parametrize("settings", [{}, {"top_k": 20, "temperature": 0.8}, {"top_p": 0.8}, {"num_return_sequences": 1}])
+def test_rows_that_join_a_running_batch_get_the_tokens_of_generate(settings, monkeypatch):
+    """With two rows a batch, the next rows' prompts join as soon as one row has finished, while the other's
+    candidates are still running (their caches padded to a common length): the tokens are generate's."""
+    from cfaug_hf.generation.engines import transformers as engine
+
+    seeds, settings = list(range(40, 40 + len(PROMPTS))), {"max_new_tokens": 12, **settings}
+    reference = _ends_early(sampler(False, **settings)).generate_with_info(PROMPTS, seeds=seeds)
+    merges, merge = [], engine._merged_caches
+    monkeypatch.setattr(engine, "_merged_caches", lambda *a, check_only=False: (
+        merges.append(not check_only), merge(*a, check_only=check_only))[1])
+    joined = _ends_early(sampler(True, batch_size=2, **settings)).generate_with_info(PROMPTS, seeds=seeds)
+    assert joined.texts == reference.texts and joined.output_truncated == reference.output_truncated
+    assert any(merges)  # rows did join a running batch
+    assert len({len(t) for row in joined.texts for t in row}) > 3  # the candidates ended at different lengths
+
+
+def test_without_mergeable_caches_the_sampler_goes_batch_by_batch(monkeypatch):
+    from cfaug_hf.generation.engines import transformers as engine
+
+    seeds = list(range(60, 60 + len(PROMPTS)))
+    reference = sampler(True, batch_size=3).generate(PROMPTS, seeds=seeds)
+    monkeypatch.setattr(engine, "_merged_caches", lambda *args, **kwargs: None)
+    assert sampler(True, batch_size=3).generate(PROMPTS, seeds=seeds) == reference
+
+
 def test_the_table_and_auto():
     assert engine_names()[-1] == "transformers" and "ctranslate2" in engine_names()
     beams = Generator(*tiny_causal_lm(), num_beams=2, max_new_tokens=3)

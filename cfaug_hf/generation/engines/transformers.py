@@ -136,10 +136,11 @@ class TransformersEngine(Engine):
         cfg, result = request.settings, DecodeResult.empty(len(request.prompts))
         # Longest first, so each batch pads to similar lengths.
         order = sorted(range(len(request.prompts)), key=lambda i: -len(request.prompts[i]))
-        sampler = cfg.do_sample and not self.source.is_encoder_decoder and cfg.shared_prefix
+        if cfg.do_sample and not self.source.is_encoder_decoder and cfg.shared_prefix:
+            self._sample(request, order, result)
+            return result
         for start in range(0, len(order), cfg.batch_size):
-            idx = order[start:start + cfg.batch_size]
-            (self._sample if sampler else self._generate)(request, idx, result)
+            self._generate(request, order[start:start + cfg.batch_size], result)
         return result
 
     # ---------------------------------------------------------------------------------- model.generate
@@ -182,62 +183,151 @@ class TransformersEngine(Engine):
                            tokens=lengths[r * k + j])
 
     # ------------------------------------------------------------------------------- shared-prefix sampling
-    def _sample(self, request: DecodeRequest, idx: list[int], result: DecodeResult) -> None:
+    def _sample(self, request: DecodeRequest, order: list[int], result: DecodeResult) -> None:
+        """Sample every row's candidates, keeping up to ``batch_size`` rows in the batch: when half of them have
+        finished, the next rows' prompts are computed and join the running batch (their KV caches padded on the
+        left to a common length), so the decoding steps stay wide instead of trailing off with a few long
+        candidates at the end of each batch."""
         import torch
 
-        source, cfg = self.source, request.settings
-        tok, model = source.tokenizer, source.model
-        k, stop, eos = cfg.num_return_sequences, cfg.stop, set(source.eos_ids)
-        cand_seeds = [s for i in idx for s in candidate_seeds(request.seeds[i], k)]
-        warpers = _warpers(cfg.temperature, cfg.top_k, cfg.top_p)
-        tokens: list[list[int]] = [[] for _ in cand_seeds]
-        ended = [False] * len(cand_seeds)
-        enc = _encode(source, cfg, [request.prompts[i] for i in idx])
-        cache_arg = _cache_argument(model)
+        cfg, tok = request.settings, self.source.tokenizer
+        k, stop, eos = cfg.num_return_sequences, cfg.stop, set(self.source.eos_ids)
+        state = _Batch(self.source, cfg)
+        queue = list(order)
         with torch.inference_mode():
-            attn = enc["attention_mask"]
-            position = (attn.cumsum(-1) - 1).clamp(min=0)
-            out = model(input_ids=enc["input_ids"], attention_mask=attn, position_ids=position, use_cache=True,
-                        logits_to_keep=1)
-            cache, logits = _cache_of(out), out.logits[:, -1, :].float()
-            next_position = attn.sum(-1)
-            # Each batch entry is a node of the rows' prefix trees; at first a row's candidates all share its prompt.
-            node_of = [c // k for c in range(len(cand_seeds))]
-            active = list(range(len(cand_seeds)))
-            for step in range(cfg.max_new_tokens):
-                chosen = _draw(logits, warpers, node_of, active, cand_seeds, step)
+            while queue or state.active:
+                if queue and (not state.active or (state.mergeable and state.live_rows() <= cfg.batch_size // 2)):
+                    take = cfg.batch_size - state.live_rows()
+                    state.admit(queue[:take], [request.prompts[i] for i in queue[:take]],
+                                [candidate_seeds(request.seeds[i], k) for i in queue[:take]])
+                    del queue[:take]
+                chosen = _draw(state.logits, state.warpers, state.node_of, state.active, state.seeds,
+                               [len(state.tokens[c]) for c in state.active])
                 groups: dict[tuple[int, int], list[int]] = {}
-                for c, t in zip(active, chosen):
-                    tokens[c].append(t)
-                    if t in eos or (stop and any(s in tok.decode(tokens[c], skip_special_tokens=True).strip()
+                for c, t in zip(state.active, chosen):
+                    tokens = state.tokens[c]
+                    tokens.append(t)
+                    if t in eos or (stop and any(s in tok.decode(tokens, skip_special_tokens=True).strip()
                                                  for s in stop)):
-                        ended[c] = True
-                    else:
-                        groups.setdefault((node_of[c], t), []).append(c)
-                if not groups or step == cfg.max_new_tokens - 1:
-                    break
-                keys = list(groups)
-                parents = [p for p, _ in keys]
-                if parents != list(range(logits.shape[0])):  # candidates split, or some ended: re-form the batch
-                    chosen_rows = torch.tensor(parents)
-                    cache.batch_select_indices(chosen_rows)
-                    attn, next_position = attn[chosen_rows], next_position[chosen_rows]
-                active = []
-                for j, key in enumerate(keys):
-                    for c in groups[key]:
-                        node_of[c] = j
-                        active.append(c)
-                attn = torch.cat([attn, attn.new_ones((len(keys), 1))], -1)
-                out = model(input_ids=torch.tensor([[t] for _, t in keys]), attention_mask=attn,
-                            position_ids=next_position[:, None], use_cache=True, logits_to_keep=1,
-                            **{cache_arg: cache})
-                cache, logits = _cache_of(out), out.logits[:, -1, :].float()
-                next_position = next_position + 1
-        for r, i in enumerate(idx):
-            for j in range(k):
-                c = r * k + j
-                text, stopped = cut_at_stop(tok.decode(tokens[c], skip_special_tokens=True).strip(), stop)
-                result.add(i, text.strip(), cut=not (stopped or ended[c]), tokens=len(tokens[c]))
+                        state.ended[c] = True
+                    elif len(tokens) < cfg.max_new_tokens:
+                        groups.setdefault((state.node_of[c], t), []).append(c)
+                state.advance(groups)
+        for c, (i, _) in enumerate(state.rows):
+            text, stopped = cut_at_stop(tok.decode(state.tokens[c], skip_special_tokens=True).strip(), stop)
+            result.add(i, text.strip(), cut=not (stopped or state.ended[c]), tokens=len(state.tokens[c]))
+
+
+class _Batch:
+    """The running batch of the shared-prefix sampler. Each batch entry is a node of the rows' prefix trees: at
+    first a row's candidates all share its prompt, and candidates that sampled the same tokens share a node until
+    their samples differ. Candidates are numbered in the order their rows joined (``rows``: (row, candidate j))."""
+
+    def __init__(self, source: DecodeSource, cfg: DecodeSettings) -> None:
+        self.source, self.cfg = source, cfg
+        self.model = source.model
+        self.cache_arg = _cache_argument(self.model)
+        self.warpers = _warpers(cfg.temperature, cfg.top_k, cfg.top_p)
+        self.rows: list[tuple[int, int]] = []
+        self.seeds: list[int] = []
+        self.tokens: list[list[int]] = []
+        self.ended: list[bool] = []
+        self.node_of: list[int] = []
+        self.active: list[int] = []
+        self.cache: Any = None
+        self.mergeable = True  # False once a cache turns out not to have per-layer key and value tensors
+
+    def live_rows(self) -> int:
+        return len({self.rows[c][0] for c in self.active})
+
+    def admit(self, idx: list[int], prompts: list[str], seeds: list[list[int]]) -> None:
+        """Compute the prompts of rows ``idx`` and add their candidates to the batch."""
+        import torch
+
+        enc = _encode(self.source, self.cfg, prompts)
+        attn = enc["attention_mask"]
+        out = self.model(input_ids=enc["input_ids"], attention_mask=attn,
+                         position_ids=(attn.cumsum(-1) - 1).clamp(min=0), use_cache=True, logits_to_keep=1)
+        cache, logits, position = _cache_of(out), out.logits[:, -1, :].float(), attn.sum(-1)
+        first_node = 0
+        if self.active:
+            first_node = self.logits.shape[0]
+            merged = _merged_caches(self.cache, cache, self.attn.shape[1], attn.shape[1])
+            if merged is None:
+                raise RuntimeError("admit() needs a cache with per-layer tensors when candidates are running")
+            width = max(self.attn.shape[1], attn.shape[1])
+            cache = merged
+            attn = torch.cat([_pad_left(self.attn, width), _pad_left(attn, width)])
+            logits, position = torch.cat([self.logits, logits]), torch.cat([self.position, position])
+        self.mergeable = _merged_caches(cache, cache, 0, 0, check_only=True) is not None
+        self.cache, self.attn, self.logits, self.position = cache, attn, logits, position
+        for r, (i, row_seeds) in enumerate(zip(idx, seeds)):
+            for j, seed in enumerate(row_seeds):
+                self.active.append(len(self.rows))
+                self.node_of.append(first_node + r)
+                self.rows.append((i, j))
+                self.seeds.append(seed)
+                self.tokens.append([])
+                self.ended.append(False)
+
+    def advance(self, groups: dict[tuple[int, int], list[int]]) -> None:
+        """One decoding step for the candidates still running (``groups``: (node, token) -> candidates that drew
+        that token there), re-forming the batch where candidates split or finished."""
+        import torch
+
+        self.active = []
+        if not groups:
+            self.cache = None
+            return
+        keys = list(groups)
+        parents = [p for p, _ in keys]
+        if parents != list(range(self.logits.shape[0])):
+            chosen_rows = torch.tensor(parents)
+            self.cache.batch_select_indices(chosen_rows)
+            self.attn, self.position = self.attn[chosen_rows], self.position[chosen_rows]
+        for j, key in enumerate(keys):
+            for c in groups[key]:
+                self.node_of[c] = j
+                self.active.append(c)
+        self.attn = torch.cat([self.attn, self.attn.new_ones((len(keys), 1))], -1)
+        out = self.model(input_ids=torch.tensor([[t] for _, t in keys]), attention_mask=self.attn,
+                         position_ids=self.position[:, None], use_cache=True, logits_to_keep=1,
+                         **{self.cache_arg: self.cache})
+        self.cache, self.logits = _cache_of(out), out.logits[:, -1, :].float()
+        self.position = self.position + 1
+
+
+def _pad_left(t: Any, width: int) -> Any:
+    """``t`` (batch x length [x ...]) with zeros before its columns to ``width`` columns."""
+    import torch
+
+    if t.shape[1] == width:
+        return t
+    return torch.cat([t.new_zeros((t.shape[0], width - t.shape[1], *t.shape[2:])), t], 1)
+
+
+def _merged_caches(a: Any, b: Any, len_a: int, len_b: int, check_only: bool = False) -> Any:
+    """One KV cache holding the entries of ``a`` then those of ``b``, each layer's keys and values padded on the
+    left to the longer length (the attention mask hides the padding). None for a cache without per-layer key and
+    value tensors (another model family's or transformers version's): the sampler then admits rows only when the
+    batch is empty, one batch at a time."""
+    layers_a, layers_b = getattr(a, "layers", None), getattr(b, "layers", None)
+    if not layers_a or not layers_b or not all(
+            getattr(layer, "keys", None) is not None and getattr(layer, "values", None) is not None
+            and layer.keys.dim() == 4 for layer in (*layers_a, *layers_b)):
+        return None
+    if check_only:
+        return a
+    import torch
+    from transformers.cache_utils import DynamicCache
+
+    width = max(len_a, len_b)
+
+    def pad(t: Any) -> Any:  # batch x heads x length x dim: pad the length
+        return _pad_left(t.transpose(1, 2), width).transpose(1, 2)
+
+    return DynamicCache([(torch.cat([pad(x.keys), pad(y.keys)]), torch.cat([pad(x.values), pad(y.values)]))
+                         for x, y in zip(layers_a, layers_b)])
 
 
 def _encode(source: DecodeSource, cfg: DecodeSettings, prompts: list[str]) -> dict[str, Any]:
@@ -272,9 +362,9 @@ def _cache_of(output: Any) -> Any:
 
 
 def _draw(logits: Any, warpers: list[Any], node_of: list[int], active: list[int], seeds: list[int],
-          step: int) -> list[int]:
+          steps: list[int]) -> list[int]:
     """Each active candidate's next token: argmax over its node's warped log-probabilities plus its own Gumbel
-    noise. The noise stream is drawn in full (it is the candidate's own) but its logs are taken only where the
+    noise for its own step (``steps``, one per active candidate: rows join the batch at different times). The noise stream is drawn in full (it is the candidate's own) but its logs are taken only where the
     warpers kept a token, in ascending vocabulary order so that ties break as over the whole vocabulary."""
     import torch
 
@@ -287,7 +377,7 @@ def _draw(logits: Any, warpers: list[Any], node_of: list[int], active: list[int]
     kept = torch.topk(logp, width, dim=-1).indices.sort(-1).values
     nodes = torch.tensor([node_of[c] for c in active])
     uniforms = torch.empty((len(active), logp.shape[1]))
-    for r, c in enumerate(active):
+    for r, (c, step) in enumerate(zip(active, steps)):
         gumbel_noise_uniforms(seeds[c], step, logp.shape[1], out=uniforms[r])
     cols = kept[nodes]
     u = uniforms.gather(1, cols).clamp_(1e-10, 1 - 1e-7)
