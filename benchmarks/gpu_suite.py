@@ -480,7 +480,8 @@ def _commit() -> str:
 
 def main() -> None:
     ap = harness.parser(__doc__)
-    sub = ap.add_subparsers(dest="command", required=True)
+    # plain sub-parsers: `run` states its own --smoke (the suite's, with the carry), not the harness's
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=argparse.ArgumentParser)
     sub.add_parser("prepare", help="build gpu_carry/ here")
     sub.add_parser("slim", help="move the editors' weights into .slim/ for the device call")
     sub.add_parser("unslim", help="move them back")

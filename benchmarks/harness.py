@@ -44,12 +44,13 @@ class BenchmarkParser(argparse.ArgumentParser):
     options they name), written to a temporary folder instead of over the committed results, so the test suite can
     run every benchmark end to end in seconds (tests/test_benchmark_smoke.py)."""
 
-    def __init__(self, doc: str | None, smoke: dict[str, Any]) -> None:
-        super().__init__(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-        self.smoke = smoke
+    def __init__(self, doc: str | None = None, smoke: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        # argparse builds sub-command parsers with this class and its own keywords (prog=...): pass them on
+        super().__init__(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
+        self.smoke = smoke or {}
         self.add_argument("--smoke", action="store_true",
                           help="a tiny workload that checks the benchmark runs end to end ("
-                               + (", ".join(f"--{k.replace('_', '-')} {v}" for k, v in smoke.items()) or "as is")
+                               + (", ".join(f"--{k.replace('_', '-')} {v}" for k, v in self.smoke.items()) or "as is")
                                + "); results go to a temporary folder, never over benchmarks/results")
 
     def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
