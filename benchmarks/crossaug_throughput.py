@@ -33,11 +33,14 @@ from benchmarks.harness import ROOT
 
 
 def main() -> None:
-    ap = harness.parser(__doc__, smoke={"rows": 2, "batch_size": 2, "repeats": 1})
+    ap = harness.parser(__doc__, smoke={"rows": 2, "batch_size": 2, "repeats": 1, "max_new_tokens": 8})
     ap.add_argument("--generator", help="saved Generator folder (default: SmolLM2 base with the CrossAug template)")
     ap.add_argument("--rows", type=int, default=32, help="SUPPORTS claims to process")
     ap.add_argument("--batch-size", type=int, default=32, help="the generator's batch size (floor, augment())")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--max-new-tokens", type=int, default=48,
+                    help="the generator's output length (the untrained base writes to the limit, so this sets the "
+                         "cost; the smoke run's is short; a --generator keeps its own unless this is given)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     args = ap.parse_args()
 
@@ -53,9 +56,11 @@ def main() -> None:
     disable_progress_bars()
     if args.generator:
         gen = Generator.from_pretrained(args.generator)
+        if args.max_new_tokens != 48:
+            gen.config.max_new_tokens = args.max_new_tokens
         name = f"trained generator {args.generator} (base {gen.base_model})"
     else:
-        gen = Generator.from_base(SMOLLM2, input_template=NEGATION_TEMPLATE, max_new_tokens=48,
+        gen = Generator.from_base(SMOLLM2, input_template=NEGATION_TEMPLATE, max_new_tokens=args.max_new_tokens,
                                   max_source_length=96)
         name = f"untrained {SMOLLM2} with the CrossAug template"
     gen.config.num_beams, gen.config.num_return_sequences = 5, 5

@@ -87,15 +87,17 @@ def flips(task: str, rows: Any, outputs: list[str | None], checker: Any) -> floa
 
 def flip_by_candidates(task: str, rows: Any, checker: Any, ks: list[int], judge_head: str | None = None,
                        folder: Path | None = None, sample_to: Path | None = None,
-                       sample_at: tuple[int, ...] = (4,), neutral_additions: int | None = None) -> dict[str, Any]:
+                       sample_at: tuple[int, ...] = (4,), neutral_additions: int | None = None,
+                       judge_test_rows: int | None = None) -> dict[str, Any]:
     """Flip rate when the checker chooses among the first k sampled candidates, for each k in ``ks``. Candidate j
     of a row is sampled from its own seed (the row's seed and j), so the first 4 of 16 are the shipped default's
     4 and one sampling run at max(ks) serves every k. ``sample_to``: where 50 of the outputs chosen among 4 go
     (for another k of ``sample_at``, the same file name ending in ``_k<k>``: the same 50 rows, for reading by hand
-    what more candidates buy)."""
+    what more candidates buy). ``judge_test_rows``: check the judge on only the first N CAD test rows (the smoke
+    run's setting: encoding all 5,524 sentiment test sentences takes two minutes on 2 cores)."""
     from cfaug_hf.components.editor import candidates, rank_by_checker
 
-    judge = FrozenJudge(task, judge_head or JUDGE_HEAD[task])  # before sampling, so a judge that cannot be built fails in seconds
+    judge = FrozenJudge(task, judge_head or JUDGE_HEAD[task], judge_test_rows)  # before sampling, so a judge that cannot be built fails in seconds
     editor = editor_for(task, folder)
     own = editor.config.neutral_additions
     additions = 0 if task != "nli" else own if neutral_additions is None else neutral_additions
@@ -201,7 +203,7 @@ class FrozenJudge:
     of the rows it learned from, so every later measurement, in any session, is judged by the same head; it is
     fitted again only when those rows change (or the file is deleted)."""
 
-    def __init__(self, task: str, head: str = "lr") -> None:
+    def __init__(self, task: str, head: str = "lr", test_rows: int | None = None) -> None:
         import numpy as np
         from benchmarks.frozen_yardstick import EncodingStore, SavedHead, features, train_head
 
@@ -223,12 +225,14 @@ class FrozenJudge:
             saved.save(path)
         self.model, self.fitted = saved, saved.metadata.get("fitted")
         test = judge_rows(task, "test")
+        test = test.select(range(min(test_rows, len(test)))) if test_rows else test
         gold = np.array([self.schema.label_id(v) for v in test[self.schema.label_column]])
         self.validity = round(100 * float((self.model.predict(features(self.store, test, self.schema)) == gold).mean()),
                               1)
         self.description = (f"frozen all-MiniLM-L6-v2 + {head} head trained on CAD train "
                             f"({'changed sentences and their edits' if task == 'sentiment' else 'all_combined pairs'}; "
-                            f"{len(train)} rows; fitted {self.fitted}); accuracy on CAD test {self.validity}%")
+                            f"{len(train)} rows; fitted {self.fitted}); accuracy on CAD test {self.validity}%"
+                            + (f" (its first {len(test)} rows)" if test_rows else ""))
 
     def predict(self, texts: list[str], contexts: list[str] | None = None) -> list[str]:
         from datasets import Dataset
@@ -336,7 +340,8 @@ def curve_tables(results: dict[str, Any]) -> list[str]:
 def main() -> None:
     from cfaug_hf.components.checker import default_checker
 
-    ap = harness.parser(__doc__, smoke={"tasks": ["sentiment"], "n": 2, "candidates": [1], "sample_at": [1], "label": "smoke"})
+    ap = harness.parser(__doc__, smoke={"tasks": ["sentiment"], "n": 2, "candidates": [1], "sample_at": [1], "label": "smoke",
+                                        "judge_test_rows": 16})
     ap.add_argument("--tasks", nargs="+", default=["sentiment", "nli"])
     ap.add_argument("--n", type=int, default=100)
     ap.add_argument("--candidates", type=int, nargs="+", default=None,
@@ -345,6 +350,9 @@ def main() -> None:
     ap.add_argument("--judge-head", choices=["lr", "mlp"], default=None,
                     help="the independent judge's head over frozen MiniLM features (see FrozenJudge); default: the "
                          "head with the better CAD test accuracy for the task (JUDGE_HEAD)")
+    ap.add_argument("--judge-test-rows", type=int, default=None, metavar="N",
+                    help="with --candidates: check the independent judge on the first N CAD test rows only (default: "
+                         "all; the judge's accuracy then describes those N)")
     ap.add_argument("--editor", type=Path, default=None,
                     help="measure the editor saved in this folder instead of the shipped one (e.g. "
                          "benchmarks/results/crossfit_editors/nli-q0); one task at a time")
@@ -371,7 +379,7 @@ def main() -> None:
             curve = {"rows": len(rows), "where": "CPU, 2 cores",
                      **flip_by_candidates(task, rows, checker, sorted(args.candidates), args.judge_head, args.editor,
                                          harness.results_dir() / f"editors_sample_{task}_{args.label.replace(' ', '-')}.jsonl",
-                                         tuple(args.sample_at or [4]), args.neutral_additions)}
+                                         tuple(args.sample_at or [4]), args.neutral_additions, args.judge_test_rows)}
             results.setdefault(task, {}).setdefault("curves", {})[args.label] = curve
             print(json.dumps({task: {args.label: curve}}), flush=True)
             path.write_text(json.dumps(results, indent=1) + "\n")

@@ -622,6 +622,9 @@ def test_the_independent_judge_is_fitted_once_and_read_back_in_later_sessions(tm
     rows["label"] = rows["label"][::-1]  # other training rows: fitted again
     editors.FrozenJudge("sentiment", "lr")
     assert len(fits) == 2
+    # the smoke run checks the judge on a few test rows only, and its description says how many
+    few = editors.FrozenJudge("sentiment", "lr", test_rows=10)
+    assert len(fits) == 2 and few.description.endswith("(its first 10 rows)")
 
 
 def test_a_gpu_suite_part_runs_without_a_cross_fitted_row_whose_counterfactuals_were_not_carried(tmp_path,
@@ -722,6 +725,38 @@ def test_a_debias_row_cut_in_the_middle_goes_on_from_its_finished_seeds(tmp_path
     trained.clear()
     run.run_config("tiny", args)
     assert trained == [0, 1]
+
+
+def test_a_merged_table_keeps_the_probes_of_the_none_row_it_keeps(tmp_path, monkeypatch):
+    """The probes (e.g. the claim-only model's rows on FEVER) are scores of the `none` model: a --merge run that
+    redoes other rows kept `none` but dropped its probes, twice restored by hand from git. They stay with it now,
+    and a run that redoes `none` writes its own."""
+    import dataclasses
+
+    from datasets import Dataset
+
+    from cfaug_hf import TaskSchema
+
+    run, settings = load("debias.run"), load("debias.settings")
+    train = Dataset.from_dict({"id": ["a", "b"], "text": ["good", "bad"], "label": ["positive", "negative"]})
+    monkeypatch.setitem(run.CONFIGS, "tiny", lambda: {"schema": TaskSchema.sentiment(id_column="id"), "train": train,
+                                                      "tests": {"dev": train}})
+    monkeypatch.setitem(run.ROWS, "probed", dataclasses.replace(run.ROWS["human"], name="probed", configs=("tiny",),
+                                                                probe=("probe set", lambda data: data)))
+    monkeypatch.setattr(run, "component_files", lambda: {"editor": "sha256:e"})
+    monkeypatch.setattr(run, "training_set", lambda config, name, row, seed: config["train"])
+    monkeypatch.setattr(settings, "RESULTS", tmp_path)
+    monkeypatch.setattr(run, "run_bow", lambda data, tests, schema, seed: {t: 0.5 for t in tests})
+    args = run.build_parser().parse_args(["--config", "tiny", "--rows", "none", "probed", "--seeds", "0", "--merge"])
+    first = run.run_config("tiny", args)
+    assert first["probes"] == {"probe set": {"rows": 2, "none_model": [0.5]}}
+    args.rows = ["probed"]
+    again = run.run_config("tiny", args)
+    assert list(again["rows"]) == ["none", "probed"] and again["probes"] == first["probes"]
+    assert json.loads((tmp_path / "debias_tiny_bow.json").read_text())["probes"] == first["probes"]
+    monkeypatch.setattr(run, "run_bow", lambda data, tests, schema, seed: {t: 0.7 for t in tests})
+    args.rows = ["none", "probed"]
+    assert run.run_config("tiny", args)["probes"]["probe set"]["none_model"] == [0.7]
 
 
 def test_a_gpu_suite_part_resumes_the_table_an_earlier_device_call_wrote(tmp_path, monkeypatch):

@@ -75,6 +75,9 @@ def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
         # --merge keeps only the rows not named in --rows; say so before hours go into rows that were finished
         print(f"--merge: running {', '.join(again)} again, as --rows names them (leave them out of --rows to keep "
               f"the finished ones)", flush=True)
+    if earlier and "none" not in args.rows and "probes" in earlier:
+        # the probes are the kept `none` row's own scores: they stay with it (a merge once dropped them)
+        results["probes"] = earlier["probes"]
     if args.device_note:
         results["device"] = args.device_note
     if settings.AUGMENT_LIMIT:
