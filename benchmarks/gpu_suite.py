@@ -6,7 +6,7 @@
     bash benchmarks/gpu_suite.sh --resume-from benchmarks/results/gpu/h200-2026-11-28-nli
                                                           # there: go on from the tables a past call committed
     python -m benchmarks.gpu_suite unslim                # here: put them back (or: git checkout -- cfaug_hf/data)
-    python -m benchmarks.gpu_suite run --smoke --out DIR  # here: the same parts on CPU with tiny settings
+    python -m benchmarks.gpu_suite run --smoke            # here: the same parts on CPU with tiny settings
                                                           # (--parts nli: only the parts named so)
 
 The GPU machines have torch, transformers, peft, accelerate, safetensors, scikit-learn and pyarrow but no
@@ -478,7 +478,8 @@ def _commit() -> str:
     return done.stdout.strip() or "unknown"
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The suite's command line: prepare, slim, unslim and run (a ``run --smoke`` writes into a temporary folder)."""
     ap = harness.parser(__doc__)
     # plain sub-parsers: `run` states its own --smoke (the suite's, with the carry), not the harness's
     sub = ap.add_subparsers(dest="command", required=True, parser_class=argparse.ArgumentParser)
@@ -486,7 +487,9 @@ def main() -> None:
     sub.add_parser("slim", help="move the editors' weights into .slim/ for the device call")
     sub.add_parser("unslim", help="move them back")
     r = sub.add_parser("run", help="run the parts (on the GPU machine, or --smoke here)")
-    r.add_argument("--out", default=os.environ.get("OUT", "benchmarks/results/gpu"), help="where the tables go")
+    # a Path, so that a smoke run's tables go to the harness's temporary folder, never over the committed ones
+    r.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "benchmarks/results/gpu")),
+                   help="where the tables go (a --smoke run: a temporary folder, printed)")
     r.add_argument("--budget-s", type=float, default=540, help="stop starting parts after this many seconds")
     r.add_argument("--smoke", action="store_true",
                    help="tiny settings on CPU: one seed, a few training steps, 20 editor rows (restored from the "
@@ -501,7 +504,11 @@ def main() -> None:
                         "keeps the rows its table there finished and goes on with the rest")
     r.add_argument("--parts", nargs="+", default=None, metavar="NAME",
                    help="run only the parts whose name starts with one of these (e.g. 'nli')")
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = build_parser().parse_args()
     if args.command == "prepare":
         prepare(args)
     elif args.command in ("slim", "unslim"):

@@ -810,3 +810,18 @@ def test_the_every_target_rows_read_given_counterfactuals_and_refuse_other_rows(
     with pytest.raises(SystemExit, match="does not hold counterfactuals of this run's 1 rows"):
         monkeypatch.setattr(rows, "written_by", lambda train, task, quarters: (subset.select([1]), True))
         rows.all_target_rows(subset, "nli", "editor+checker (all targets)")
+
+
+def test_a_gpu_suite_smoke_run_writes_its_tables_outside_the_committed_results(monkeypatch):
+    """A smoke run once wrote its one-seed CPU tables into benchmarks/results/gpu (``--out`` was a string, which the
+    harness does not redirect): a smoke run's tables go to the harness's temporary folder; a device run's to --out."""
+    from benchmarks import harness
+
+    suite = load("gpu_suite")
+    monkeypatch.setattr(harness, "SMOKE_OUT", None)
+    monkeypatch.delenv("OUT", raising=False)
+    device = suite.build_parser().parse_args(["run"])
+    assert device.out == Path("benchmarks/results/gpu") and harness.SMOKE_OUT is None
+    smoke = suite.build_parser().parse_args(["run", "--smoke", "--parts", "nli"])
+    assert smoke.out == harness.SMOKE_OUT and harness.RESULTS not in smoke.out.parents
+    assert suite.build_parser().parse_args(["run", "--out", "/tmp/x"]).out == Path("/tmp/x")
