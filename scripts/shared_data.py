@@ -291,16 +291,22 @@ def cad_sentiment_edit_rows(split: str) -> Any:
                       "target": flip[p["label"]]} for p in cad_sentiment_pairs(split)])
 
 
-def cad_nli_edit_rows(split: str) -> Any:
+def cad_nli_edit_rows(split: str, side: str = "hypothesis") -> Any:
     """CAD SNLI originals with each revised hypothesis (``original[i]`` revises into ``revised_hypothesis[2i]`` and
-    ``[2i+1]``, one per other label): premise, text (the hypothesis), counterfactual, label, target, original."""
+    ``[2i+1]``, one per other label): premise, text (the hypothesis), counterfactual, label, target, original.
+    ``side="premise"``: each revised premise instead (``revised_premise[2i]``, ``[2i+1]``): hypothesis, text (the
+    premise), counterfactual, label, target, original."""
+    if side not in ("hypothesis", "premise"):
+        raise ValueError(f"side must be 'hypothesis' or 'premise', got {side!r}")
     base = shared_dir() / "cad_kaushik" / "NLI"
     original = read_tsv(base / "original" / f"{split}.tsv")
-    revised = read_tsv(base / "revised_hypothesis" / f"{split}.tsv")
+    revised = read_tsv(base / f"revised_{side}" / f"{split}.tsv")
+    kept, edited = ("sentence1", "sentence2") if side == "hypothesis" else ("sentence2", "sentence1")
+    context = "premise" if side == "hypothesis" else "hypothesis"
     rows = []
     for i, row in enumerate(original):
         for r in revised[2 * i:2 * i + 2]:
-            if r["sentence1"] == row["sentence1"] and r["gold_label"] != row["gold_label"]:
-                rows.append({"premise": row["sentence1"], "text": row["sentence2"], "counterfactual": r["sentence2"],
+            if r[kept] == row[kept] and r["gold_label"] != row["gold_label"]:
+                rows.append({context: row[kept], "text": row[edited], "counterfactual": r[edited],
                              "label": row["gold_label"], "target": r["gold_label"], "original": i})
     return _dataset(rows)

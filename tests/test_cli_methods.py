@@ -329,3 +329,20 @@ def test_a_new_training_kind_is_a_dataclass_and_a_function(monkeypatch, tmp_path
     assert "--epochs" in capsys.readouterr().err
     with pytest.raises(ValueError, match="cfaug train counter is already defined"):
         train_cli.training_kind("counter", CountOptions, help="", description="")(_train_counter)
+
+
+@pytest.mark.parametrize("argv,flag,wrong", [
+    (["--method", "llm", "--task", "nli", "--targets", "bogus"], "--targets", "from_pretrained()"),
+    (["--method", "llm", "--task", "nli", "--edit-side", "both"], "--edit-side", "edit_side"),
+    (["--method", "llm", "--task", "sentiment", "--max-input-chars", "3"], "--max-input-chars", "max_input_chars"),
+    (["--method", "core", "--task", "sentiment", "--mode", "bogus"], "--mode", "from_pretrained()"),
+])
+def test_a_config_value_refused_on_the_command_line_names_the_flag(argv, flag, wrong, tmp_path, capsys):
+    """A config's own check said "from_pretrained() arguments: targets must be one of ..." on the command line,
+    where the user typed --targets: it names the flag, and no Python call the user never made."""
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"text": "Great food.", "premise": "A man runs.", "hypothesis": "A man moves.",
+                                "label": "positive" if "sentiment" in argv else "entailment"}) + "\n")
+    assert cli.main(["augment", str(data), *argv, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"{flag} must be" in err and wrong not in err, err

@@ -237,6 +237,71 @@ def test_llm_augmenter_with_an_editor_rewrites_sentiment_and_nli():
         LLMCounterfactualAugmenter(editor, TaskSchema.token_classification(tag_names=("O", "B-PER", "I-PER")))
 
 
+def test_llm_augmenter_edits_nli_premises_with_a_premise_editor_the_hypothesis_as_context(tmp_path):
+    """CAD-SNLI's annotators also revised premises (the hypothesis kept): edit_side='premise' gives a premise
+    editor the hypothesis as its context, the checker reads (candidate premise, hypothesis), and the constraint
+    filter keeps the hypothesis as it was."""
+    import numpy as np
+
+    from cfaug_hf import LLMCounterfactualAugmenter
+
+    editor = ScriptedEditor({"a man runs in the park .": ["a man runs in the park .", "a man sleeps in the park .",
+                                                           "a man runs in the park at noon ."]})
+    editor.config.task = "nli-premise"
+    seen = []
+
+    class Checker:
+        label_names = ("entailment", "neutral", "contradiction")
+
+        def label_id(self, label):
+            return self.label_names.index(label)
+
+        def predict_proba(self, texts, pairs=None):
+            seen.extend(zip(texts, pairs))
+            return np.array([[0.1, 0.1, 0.8] if "sleeps" in t else [0.1, 0.8, 0.1] if "noon" in t else
+                             [0.8, 0.1, 0.1] for t in texts])
+
+    aug = LLMCounterfactualAugmenter(editor, TaskSchema.nli(), checker=None, keep_original=False,
+                                     edit_side="premise", targets="all")
+    aug.checker = Checker()  # ranking only; the filters are the constraint check
+    data = Dataset.from_dict({"premise": ["a man runs in the park ."], "hypothesis": ["a man is moving ."],
+                              "label": ["entailment"]})
+    out = aug.augment(data)
+    assert editor.calls[-1]["texts"] == ["a man runs in the park ."] * 2
+    assert editor.calls[-1]["contexts"] == ["a man is moving ."] * 2
+    assert set(seen) >= {("a man sleeps in the park .", "a man is moving .")}
+    by_label = dict(zip(out["label"], out["premise"]))
+    assert by_label == {"contradiction": "a man sleeps in the park .", "neutral": "a man runs in the park at noon ."}
+    assert set(out["hypothesis"]) == {"a man is moving ."}
+    # saved and loaded, it edits the same side, and its constraint filter keeps the hypothesis
+    from cfaug_hf import Augmenter
+    from cfaug_hf.filters import NLIConstraintFilter
+
+    aug.checker = None
+    aug.save_pretrained(tmp_path / "aug")
+    again = Augmenter.from_pretrained(tmp_path / "aug")
+    assert again.config.edit_side == "premise" and again.edit_column == "premise"
+    assert [f.side for f in again.filters if isinstance(f, NLIConstraintFilter)] == ["premise"]
+
+
+@pytest.mark.parametrize("setup,why", [
+    ({"task": "nli"}, "an editor of 'nli'"),  # the shipped hypothesis editor
+    ({"task": "nli-premise", "schema": "sentiment"}, "task 'sentiment'"),
+    ({"task": "nli-premise", "until_flipped": True}, "until_flipped"),
+])
+def test_edit_side_premise_refuses_what_cannot_edit_premises(setup, why):
+    from cfaug_hf import LLMCounterfactualAugmenter
+
+    editor = ScriptedEditor({})
+    editor.config.task = setup["task"]
+    schema = TaskSchema.sentiment() if setup.get("schema") == "sentiment" else TaskSchema.nli()
+    with pytest.raises(ValueError, match=f"edit_side='premise'.*{why}"):
+        LLMCounterfactualAugmenter(editor, schema, checker=None, edit_side="premise",
+                                   until_flipped=setup.get("until_flipped", False))
+    with pytest.raises(ValueError, match="edit_side must be"):
+        LLMCounterfactualAugmenter(editor, TaskSchema.nli(), checker=None, edit_side="both")
+
+
 def test_amplify_trains_on_the_annotated_rows_and_writes_for_the_others():
     from cfaug_hf.amplify import amplify
 

@@ -350,6 +350,15 @@ def test_constraint_filters_name_their_reasons():
                       Pair(src, {**src, "hypothesis": "p HERE."}, "x", "y", ("hypothesis",),
                            ("premise", "hypothesis"), 0)])
     assert n.reasons == [None, "premise_changed", "copied_premise"]
+    side = NLIConstraintFilter(side="premise")  # the premise edited: the hypothesis is what must stay
+    keep, _ = side.keep([Pair(src, {**src, "premise": "New."}, "x", "y", ("premise",), ("premise", "hypothesis"), 0),
+                         Pair(src, {"premise": "New.", "hypothesis": "Other."}, "x", "y", ("premise", "hypothesis"),
+                              ("premise", "hypothesis"), 0),
+                         Pair(src, {**src, "premise": "h."}, "x", "y", ("premise",), ("premise", "hypothesis"), 0)])
+    assert side.reasons == [None, "hypothesis_changed", "copied_hypothesis"] and keep == [True, False, False]
+    assert n.get_config_dict() == {"filter": "nli_constraints"} and side.init_args() == {"side": "premise"}
+    with pytest.raises(ValueError, match="side must be"):
+        NLIConstraintFilter(side="both")
     tag = TagConsistencyFilter(lambda batch: [["B-PER", "O"] for _ in batch])
     assert tag.keep([pair(["Ada", "ran"], ["Bob", "ran"])])[0] == [True]
 

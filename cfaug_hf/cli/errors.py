@@ -73,6 +73,9 @@ def in_flag_terms(text: str, parser: argparse.ArgumentParser, command: str) -> s
         value = (match.group(2) or "").strip("'\"")
         return f"{flag} {value}" if value else flag
 
+    # a config value refused by its own check ("targets must be one of ..., got 'x'") names the flag typed
+    text = text.replace("from_pretrained() arguments: ", "")
+    text = re.sub(r"(?<![\w.-])([a-z][a-z_]*)(?= must )", lambda m: flags.get(m.group(1), m.group(1)), text)
     # "COREAugmenter(mode='core') needs ..." reads "COREAugmenter with --mode core needs ..."
     text = re.sub(r"\b([A-Z]\w*)\((\w+=[^()]*)\)", lambda m: f"{m.group(1)} with {m.group(2)}", text)
     return re.sub(r"(?<![\w.-])([a-z][a-z_]*)=('[^']*'|\"[^\"]*\"|[\w./-]+)?", option, text)

@@ -205,9 +205,11 @@ def candidates(text: str, outputs: Sequence[str]) -> list[str]:
 
 
 def rank_by_checker(options: Sequence[Sequence[str]], targets: Sequence[str], checker: Any,
-                    premises: Sequence[str | None] | None = None) -> list[list[tuple[str, float | None]]]:
+                    premises: Sequence[str | None] | None = None, *,
+                    hypotheses: Sequence[str] | None = None) -> list[list[tuple[str, float | None]]]:
     """Each row's candidates with the checker's probability of the row's target, best first (one batched call for
-    all rows; ``premises`` for pair checkers such as NLI's). Without a checker the order is kept, scores None."""
+    all rows; ``premises`` for pair checkers such as NLI's when the candidates are hypotheses, ``hypotheses`` when
+    they are premises). Without a checker the order is kept, scores None."""
     if checker is None:
         return [[(c, None) for c in cands] for cands in options]
     flat = [(j, c) for j, cands in enumerate(options) for c in cands]
@@ -215,8 +217,12 @@ def rank_by_checker(options: Sequence[Sequence[str]], targets: Sequence[str], ch
     if not flat:
         return out
     texts = [c for _, c in flat]
-    probs = (checker.predict_proba([premises[j] for j, _ in flat], texts) if premises is not None
-             else checker.predict_proba(texts))
+    if hypotheses is not None:
+        probs = checker.predict_proba(texts, [hypotheses[j] for j, _ in flat])
+    elif premises is not None:
+        probs = checker.predict_proba([premises[j] for j, _ in flat], texts)
+    else:
+        probs = checker.predict_proba(texts)
     for (j, c), row in zip(flat, probs):
         out[j].append((c, float(row[checker.label_id(targets[j])])))
     return [sorted(row, key=lambda cp: -cp[1]) for row in out]

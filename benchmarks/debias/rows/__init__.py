@@ -7,7 +7,8 @@ from typing import Any
 
 from ..registry import ROWS, title
 # each registers its rows
-from . import baselines, core, crossaug, editor_all_targets, editors, icda, presets, race, until_flipped  # noqa: F401
+from . import (baselines, core, crossaug, editor_all_targets, editor_premises, editors, icda, presets, race,  # noqa: F401
+               until_flipped)
 
 
 def registered_rows() -> dict[str, Any]:

@@ -149,7 +149,8 @@ class LLMCounterfactualAugmenter(Augmenter):
 
             llm = _Editor.default(task) if task in EDITOR_TASKS else local_llm()
         _check_setup(task, schema, cfg, llm=llm, checker=checker, tagger=tagger, demo_encoder=demo_encoder)
-        self.edit_column = schema.text_columns[-1]
+        # NLI edits the hypothesis (the premise its context) or, with edit_side='premise', the premise
+        self.edit_column = schema.text_columns[0 if task == "nli" and cfg.edit_side == "premise" else -1]
         if cfg.targets == "choose" and task != "re":
             raise ValueError(f"targets='choose' lets the LLM choose a relation (relation extraction); this "
                              f"augmenter's task is {task!r}.")
@@ -171,7 +172,7 @@ class LLMCounterfactualAugmenter(Augmenter):
         if cfg.constraints:
             constraint = {"ner": NERConstraintFilter, "re": REConstraintFilter, "nli": NLIConstraintFilter}.get(task)
             if constraint is not None and constraint not in given:
-                first.append(constraint())
+                first.append(NLIConstraintFilter(side=cfg.edit_side) if task == "nli" else constraint())
         if checker is not None:
             first.append(LabelFlipFilter(checker))
         if tagger is not None:
@@ -345,14 +346,17 @@ class LLMCounterfactualAugmenter(Augmenter):
         return [(i, [t], {"text": text, "label": ex.label, "target": t}, rest) for t in targets]
 
     def _edit(self, examples: list[Example], results: list[RowResult], jobs: list[Any]) -> None:
-        """Rewrite with a trained `Editor` (NLI: the hypothesis, the premise as its context); its
-        candidates go to the usual checks best first, as the checker rates them for the target."""
-        premises = ([examples[i][self.schema.text_columns[0]] for i, _, _, _ in jobs] if self.task == "nli"
-                    else None)
+        """Rewrite with a trained `Editor` (NLI: the hypothesis with the premise as its context, or with
+        ``edit_side='premise'`` the other way round); its candidates go to the usual checks best first, as the
+        checker rates them for the target."""
+        other = next((c for c in self.schema.text_columns if c != self.edit_column), None)
+        contexts = [examples[i][other] for i, _, _, _ in jobs] if self.task == "nli" else None
         texts, targets = [row["text"] for _, _, row, _ in jobs], [row["target"] for _, _, row, _ in jobs]
         seeds = [stable_hash("llm", examples[i].seed, *t) % (2 ** 31) for i, t, _, _ in jobs]
-        outs = self.llm.edit(texts, targets, contexts=premises, seeds=seeds)
-        ranked = rank_by_checker(outs, targets, self.checker, premises)
+        outs = self.llm.edit(texts, targets, contexts=contexts, seeds=seeds)
+        premise_side = self.task == "nli" and self.edit_column == self.schema.text_columns[0]
+        ranked = rank_by_checker(outs, targets, self.checker, None if premise_side else contexts,
+                                 hypotheses=contexts if premise_side else None)
         who = self.llm.fingerprint()[:16]  # which editor wrote the row, in its provenance
         for (i, _, row, rest), options in zip(jobs, ranked):
             if not options:  # every candidate was empty or the text itself
@@ -586,3 +590,11 @@ def _check_setup(task: str, schema: TaskSchema, cfg: LLMConfig, *, llm: Any, che
                         "(local_llm() or OpenAICompatibleLLM) that proposes entity replacements.")
     if tagger is not None and task != "ner":
         raise TypeError("tagger= is the NER consistency check; for other tasks pass checker=.")
+    if cfg.edit_side == "premise":
+        edits = getattr(getattr(llm, "config", None), "task", None)
+        if task != "nli" or not isinstance(llm, Editor) or edits == "nli" or cfg.until_flipped:
+            raise ValueError(f"edit_side='premise' needs the NLI task and an Editor trained on revised premises "
+                             f"(task 'nli-premise': scripts/build_editors.py --task nli-premise), without "
+                             f"until_flipped; got task {task!r}, "
+                             f"{'an editor of ' + repr(edits) if isinstance(llm, Editor) else type(llm).__name__}"
+                             f"{', until_flipped' if cfg.until_flipped else ''}.")

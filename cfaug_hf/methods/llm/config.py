@@ -63,6 +63,10 @@ class LLMConfig(WholeInputConfig):
                 "paper's, printed in its Tables 15 and 18): the template's text with ${text}, ${label}, ${target} "
                 "(sentiment) or ${premise}, ${hypothesis}, ${label}, ${targets} (NLI) where the row's values go. "
                 "Sentiment and NLI prompts."})
+    edit_side: str = field(default="hypothesis", metadata={
+        "help": "NLI: the sentence rewritten, the other kept as the editor's context. 'hypothesis' (the paper's; "
+                "every LLM) or 'premise' (needs an Editor trained on revised premises, task 'nli-premise': "
+                "scripts/build_editors.py --task nli-premise)."})
     max_input_chars: int = field(default=1500, metadata={
         "help": "Longer texts are cut at a word boundary in the prompt (counted as truncated:llm_input); the cut "
                 "part is kept as it was in the counterfactual."})
@@ -77,6 +81,8 @@ class LLMConfig(WholeInputConfig):
             raise ValueError(f"builtin_demonstrations must be >= 1 or None, got {self.builtin_demonstrations}.")
         if self.per_target < 1 or self.num_demonstrations < 1:
             raise ValueError("per_target and num_demonstrations must be >= 1.")
+        if self.edit_side not in ("hypothesis", "premise"):
+            raise ValueError(f"edit_side must be 'hypothesis' or 'premise', got {self.edit_side!r}.")
         if self.max_input_chars < 20:
             raise ValueError(f"max_input_chars must be >= 20, got {self.max_input_chars}.")
         for name in ("demonstrations", "demo_pool"):
