@@ -825,3 +825,26 @@ def test_a_gpu_suite_smoke_run_writes_its_tables_outside_the_committed_results(m
     smoke = suite.build_parser().parse_args(["run", "--smoke", "--parts", "nli"])
     assert smoke.out == harness.SMOKE_OUT and harness.RESULTS not in smoke.out.parents
     assert suite.build_parser().parse_args(["run", "--out", "/tmp/x"]).out == Path("/tmp/x")
+
+
+def test_the_human_premise_row_pairs_each_row_with_its_own_revised_premises(monkeypatch):
+    """The premise editor's reference: CAD's revised premises of exactly the rows the editor rewrites, each with
+    the row's hypothesis kept and the target label; a row CAD did not revise adds nothing."""
+    from datasets import Dataset
+
+    import scripts.shared_data as shared
+
+    premises = load("debias.rows.editor_premises")
+    revised = Dataset.from_dict({"hypothesis": ["A man moves.", "A man moves."], "text": ["A man runs."] * 2,
+                                 "counterfactual": ["A man sits.", "A man runs fast."],
+                                 "label": ["entailment"] * 2, "target": ["contradiction", "neutral"],
+                                 "original": [0, 0]})
+    monkeypatch.setattr(shared, "cad_nli_edit_rows", lambda split, side="hypothesis": revised)
+    train = Dataset.from_dict({"id": ["r0", "r1"], "premise": ["A man runs.", "Two dogs play."],
+                               "hypothesis": ["A man moves.", "Dogs play."], "label": ["entailment", "entailment"]})
+    out = premises.human_premises(train, train)
+    assert out.to_list() == [
+        {"id": "r0-premise0", "premise": "A man sits.", "hypothesis": "A man moves.", "label": "contradiction"},
+        {"id": "r0-premise1", "premise": "A man runs fast.", "hypothesis": "A man moves.", "label": "neutral"}]
+    rows = load("debias.registry").ROWS
+    assert rows["editor+checker (premises)"].same_rows == "human (editor rows, premises)"
