@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import settings
-from ..augmented import cached_augment, component_digests
-from ..configs import schema_of
-from ..registry import row
+from ..augmented import cached_augment, component_digests, record_equivalence
+from ..configs import CONFIGS, schema_of
+from ..registry import archive_check, row
 from .editors import annotated_rows, editor_of, editor_order_key, human_rows, quarters_tag, written_by
 
 #: Row name -> the quarter-0 editor's neutral_additions in it.
@@ -52,8 +52,6 @@ def all_target_rows(train: Any, task: str, note: str, quarters: tuple[int, ...] 
     only), else generated or restored from the archived parts."""
     from datasets import load_from_disk
 
-    from cfaug_hf import LLMCounterfactualAugmenter
-
     subset, whole = written_by(train, task, quarters)
     given = settings.REUSE.get(reuse_key(task, quarters)) if ADDITIONS[note] else None
     if given:
@@ -62,13 +60,31 @@ def all_target_rows(train: Any, task: str, note: str, quarters: tuple[int, ...] 
             raise SystemExit(f"{given} does not hold counterfactuals of this run's {len(subset)} rows.")
         print(f"Reusing the {task} editor's every-target counterfactuals in {given}")
         return cfs, {"reused": Path(given).name}
-    editor = editor_of(task, quarters).configure(neutral_additions=ADDITIONS[note])
-    augmenter = LLMCounterfactualAugmenter(editor, schema_of(task), targets="all", keep_original=False)
+    augmenter = all_target_augmenter(task, quarters, ADDITIONS[note])
     # archived (committed) when the editor writes all its rows, so a later session or the GPU suite restores them
     archive = settings.PARTS_ARCHIVE / f"{task}_all_q{''.join(map(str, quarters))}" if whole else None
     cfs = cached_augment(augmenter, subset, "editor-all", f"{note} ({task})", part_rows=20,
                          parts_key=editor_order_key(train, task) if quarters == (0,) else None, archive=archive)
     return cfs, component_digests(augmenter)
+
+
+def all_target_augmenter(task: str, quarters: tuple[int, ...], additions: int) -> Any:
+    """The editor of annotation ``quarters`` toward every other label, ``additions`` neutral candidates by
+    addition, the shipped checker choosing and filtering."""
+    from cfaug_hf import LLMCounterfactualAugmenter
+
+    editor = editor_of(task, quarters).configure(neutral_additions=additions)
+    return LLMCounterfactualAugmenter(editor, schema_of(task), targets="all", keep_original=False)
+
+
+@archive_check("nli_all")
+def check_all_target_parts(rows: int = 20) -> Any:
+    """the quarter-0 NLI editor's every-target rows (neutral by addition)"""
+    train = CONFIGS["nli"]()["train"]
+    settings.EDITOR_LIMIT = rows
+    subset, _ = written_by(train, "nli", (0,))
+    return record_equivalence(all_target_augmenter("nli", (0,), ADDITIONS["editor+checker (all targets)"]), subset,
+                              f"nli_all_q0_editor-all_{editor_order_key(train, 'nli')[:12]}_*.jsonl.gz")
 
 
 def _rows(train: Any, task: str, note: str, amplify: bool = False) -> Any:

@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from .. import settings
-from ..augmented import cached_augment, component_digests
-from ..configs import schema_of
-from ..registry import row
+from ..augmented import cached_augment, component_digests, record_equivalence
+from ..configs import CONFIGS, schema_of
+from ..registry import archive_check, row
 from .editor_all_targets import all_target_counterfactuals
 from .editors import editor_of, editor_order_key, editor_subset
 
@@ -28,12 +28,11 @@ PREMISE_EDITOR = "nli-premise"
 def premise_counterfactuals(train: Any, task: str) -> Any:
     """The quarter-0 premise editor's counterfactuals toward both other labels of each row it rewrites, cached and
     archived in parts like the other editor rows."""
-    from cfaug_hf import AugmentationStats, LLMCounterfactualAugmenter
+    from cfaug_hf import AugmentationStats
     from cfaug_hf.augmenter import PROVENANCE_COLUMNS
 
     subset = editor_subset(train, task)
-    augmenter = LLMCounterfactualAugmenter(editor_of(PREMISE_EDITOR, (0,)), schema_of(task), targets="all",
-                                           edit_side="premise", keep_original=False)
+    augmenter = premise_augmenter(task)
     # every limit takes a prefix of one row order (parts_key), so a shorter run's parts serve a longer one
     cfs = cached_augment(augmenter, subset, "editor-premise", f"premise editor ({task})", part_rows=20,
                          parts_key=editor_order_key(train, task), archive=settings.PARTS_ARCHIVE / f"{task}_premise_q0")
@@ -45,6 +44,23 @@ def premise_counterfactuals(train: Any, task: str) -> Any:
         "editor": f"{task} premise editor of annotation quarter 0 (SmolLM2-135M + LoRA, scripts/build_editors.py "
                   f"--task nli-premise)"}
     return cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)
+
+
+def premise_augmenter(task: str) -> Any:
+    """The quarter-0 premise editor toward every other label, the shipped checker choosing and filtering."""
+    from cfaug_hf import LLMCounterfactualAugmenter
+
+    return LLMCounterfactualAugmenter(editor_of(PREMISE_EDITOR, (0,)), schema_of(task), targets="all",
+                                      edit_side="premise", keep_original=False)
+
+
+@archive_check("nli_premise")
+def check_premise_parts(rows: int = 20) -> Any:
+    """the quarter-0 NLI premise editor's rows"""
+    train = CONFIGS["nli"]()["train"]
+    settings.EDITOR_LIMIT = rows
+    return record_equivalence(premise_augmenter("nli"), editor_subset(train, "nli"),
+                              f"nli_premise_q0_editor-premise_{editor_order_key(train, 'nli')[:12]}_*.jsonl.gz")
 
 
 def human_premises(train: Any, subset: Any) -> Any:
