@@ -19,7 +19,7 @@ from ..augmented import cached_augment, component_digests, record_equivalence
 from ..configs import CONFIGS, schema_of
 from ..registry import archive_check, row
 from .editor_all_targets import all_target_counterfactuals
-from .editors import editor_of, editor_order_key, editor_subset
+from .editors import annotated_rows, editor_of, editor_order_key, editor_subset, human_rows
 
 #: The premise editor's name in build_editors (its folder: nli-premise-q0).
 PREMISE_EDITOR = "nli-premise"
@@ -111,3 +111,20 @@ def both_sides(train: Any, seed: int, *, task: str) -> Any:
     settings.NOTES["editor+checker (both sides)"] = {"hypotheses": settings.NOTES.pop("editor+checker (all targets)"),
                                                      "premises": settings.NOTES.pop("premise editor")}
     return concatenate_datasets([train, hypotheses, premise_cfs])
+
+
+@row("amplify (both sides)", configs=("nli",),
+     title="+ human CAD of the quarter (hypotheses and premises) + learned editors on other rows, both sides")
+def amplify_both_sides(train: Any, seed: int, *, task: str) -> Any:
+    """Original rows + the annotated quarter's human counterfactuals, hypotheses and premises (what the two editors
+    learned from) + ``editor+checker (both sides)``'s counterfactuals of the other rows."""
+    from datasets import concatenate_datasets
+
+    quarter = train.select(annotated_rows(train, task))
+    human = [human_rows(train, task, quarter, "human (quarter)"), human_premises(train, quarter)]
+    both = both_sides(train, seed, task=task)
+    settings.NOTES["amplify (both sides)"] = {"human quarter": {
+        "rows": len(quarter), "hypotheses": settings.NOTES.pop("human (quarter)")["counterfactuals"],
+        "premises": settings.NOTES.pop("human (editor rows, premises)")["counterfactuals"]},
+        **settings.NOTES.pop("editor+checker (both sides)")}
+    return concatenate_datasets([both, *human])
