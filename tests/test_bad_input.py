@@ -654,7 +654,7 @@ CASES = [
      "invalid"),
     ("cli-augment-option-range", ner_on_disk,
      run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "cfgen", "--per-input", "0"]), 2,
-     "per_input must be >= 1"),
+     "--per-input must be >= 1"),
     ("cli-augment-template-file-missing", ner_on_disk,
      run_cli(["augment", "{data}", "--out", "{dir}/out", "--method", "llm", "--prompt-template", "@nope.txt"]),
      SystemExit, "--prompt-template: cannot read 'nope.txt'"),

@@ -45,6 +45,8 @@ PAPER = Preset(
                               per_task={"relation-extraction": "choose"}),
         "exclude_targets": PaperValue((), 'Table 18: "Target Relationships" lists every other relation'),
         "per_target": PaperValue(1, 'Table 18: one "revised sentence" per target relationship'),
+        "edit_side": PaperValue("hypothesis", 'Table 18: "Revise the hypothesis sentence, using minimal changes, to '
+                                              'alter the relationship between it and the premise sentence"'),
         "constraints": PaperValue(False, '§3.2: the answers are used as generated ("Combining the original and '
                                          'counterfactual samples as training samples")'),
         **_LOOP,
