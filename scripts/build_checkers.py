@@ -164,7 +164,7 @@ def save_half(checker, target: Path) -> None:
 
 
 def build(task: str, *, epochs: int | None, force: bool, seed: int, limit: int | None = None,
-          out: Path = CHECKER_DIR, recalibrate: bool = False) -> None:
+          out: Path = CHECKER_DIR, recalibrate: bool = False, every_layer_: bool = False) -> None:
     from cfaug_hf.training import train_checker
 
     target = out / CHECKER_TASKS[task]
@@ -179,6 +179,7 @@ def build(task: str, *, epochs: int | None, force: bool, seed: int, limit: int |
         print(f"{task}: {target} exists, skipped (--force rebuilds it)")
         return
     max_length, default_epochs, cap, trained = SETTINGS[task]
+    trained = "every layer" if every_layer_ else trained
     epochs = epochs or default_epochs
     rows = training_rows(task, limit or cap, seed)
     schema = schema_for(task)
@@ -187,7 +188,7 @@ def build(task: str, *, epochs: int | None, force: bool, seed: int, limit: int |
     from transformers.trainer_utils import get_last_checkpoint
 
     # checkpoints every 50 steps: an interrupted build goes on from the last one
-    steps = ROOT / "benchmarks" / ".cache" / f"checker-build-{task}-{'smoke' if limit else 'full'}"
+    steps = ROOT / "benchmarks" / ".cache" / f"checker-build-{task}-{'smoke' if limit else 'full'}-{trained}"
     resume = get_last_checkpoint(str(steps)) if steps.is_dir() and not force else None
     every = trained == "every layer"
     checker = train_checker(MINILM, rows, schema, lora=every_layer() if every else True, num_train_epochs=epochs,
@@ -216,13 +217,15 @@ def main() -> None:
                         help="Only set the accept threshold of checkers already built, on their held-out flips.")
     parser.add_argument("--limit", type=int, help="Train on this many rows only (a smoke test of the script).")
     parser.add_argument("--out", type=Path, default=CHECKER_DIR, help="Where the checker folders go.")
+    parser.add_argument("--every-layer", action="store_true",
+                        help="Train every transformer layer (about 21 MB) instead of each task's shipped setting.")
     args = parser.parse_args()
     shared_dir()  # fail early, with the reason, when the benchmark data is absent
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     random.seed(args.seed)
     for task in args.task or list(SETTINGS):
         build(task, epochs=args.epochs, force=args.force, seed=args.seed, limit=args.limit, out=args.out,
-              recalibrate=args.recalibrate)
+              recalibrate=args.recalibrate, every_layer_=args.every_layer)
     print(json.dumps({t: str(args.out / CHECKER_TASKS[t]) for t in args.task or SETTINGS}, indent=1))
 
 

@@ -455,3 +455,49 @@ def test_training_a_saved_lora_editor_goes_on_with_its_own_adapter(tmp_path):
     assert loaded.training_info["lora"]["r"] == 16 and len(loaded._lora_layers()) == len(editor._lora_layers())
     with pytest.raises(ValueError, match="already carries a LoRA adapter.*Generator.from_base"):
         train_editor(loaded, pairs, lora=LoraConfig(r=4), max_steps=1, training_args=QUIET)
+
+
+def test_a_stricter_checker_threshold_keeps_the_looser_runs_rows_that_score_above_it():
+    """The benchmark's strict premise rows filter an archived run by each row's recorded label-flip score instead
+    of regenerating: equal to a run with checker_threshold, because candidates are tried best score first."""
+    import json
+    import zlib
+
+    import numpy as np
+
+    from cfaug_hf import LLMCounterfactualAugmenter
+
+    premises = [f"a man runs in park {i} ." for i in range(12)]
+    editor = ScriptedEditor({p: [p.replace("runs", w) for w in ("sleeps", "walks", "sits", "eats")] for p in premises})
+    editor.config.task = "nli-premise"
+
+    class Checker:
+        label_names = ("entailment", "neutral", "contradiction")
+
+        class config:
+            accept_threshold = 0.3
+
+        def label_id(self, label):
+            return self.label_names.index(label)
+
+        def predict_proba(self, texts, pairs=None):
+            rows = [np.random.default_rng(zlib.crc32(t.encode())).dirichlet([0.6] * 3) for t in texts]
+            return np.array(rows)
+
+    data = Dataset.from_dict({"premise": premises, "hypothesis": ["a man is moving ."] * 12,
+                              "label": ["entailment"] * 12})
+
+    def run(threshold):
+        aug = LLMCounterfactualAugmenter(editor, TaskSchema.nli(), checker=Checker(), keep_original=False,
+                                         edit_side="premise", targets="all", checker_threshold=threshold)
+        return aug.augment(data)
+
+    loose = run(None)
+    scores = [json.loads(e)["filter_scores"]["label_flip"] for e in loose["cf_edit"]]
+    assert len(loose) >= 6 and min(scores) >= 0.3
+    for threshold in (0.5, 0.7, 0.9):
+        strict = run(threshold)
+        kept = [i for i, s in enumerate(scores) if s >= threshold]
+        assert strict["premise"] == [loose["premise"][i] for i in kept]
+        assert strict["label"] == [loose["label"][i] for i in kept]
+        assert 0 < len(kept) < len(loose) or threshold == 0.9

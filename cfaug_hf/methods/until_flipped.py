@@ -136,9 +136,12 @@ def input_units(text: str) -> list[str]:
     return clauses if len(clauses) > 1 else sentences
 
 
-def _need(checker: Any, margin: float) -> float:
-    threshold = getattr(getattr(checker, "config", None), "accept_threshold", None)
-    return min(0.99, (0.5 if threshold is None else threshold) + margin)
+def _need(checker: Any, config: WholeInputConfig) -> float:
+    # a method's own checker_threshold, where it has one, replaces the checker's calibrated one here too
+    threshold = getattr(config, "checker_threshold", None)
+    if threshold is None:
+        threshold = getattr(getattr(checker, "config", None), "accept_threshold", None)
+    return min(0.99, (0.5 if threshold is None else threshold) + config.flip_margin)
 
 
 _POLES = {"negative": False, "positive": True}
@@ -260,7 +263,7 @@ def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Seq
     if not len(texts) == len(labels) == len(targets):
         raise ValueError(f"edit_until_flipped got {len(texts)} texts, {len(labels)} labels and {len(targets)} "
                          f"targets.")
-    need = _need(checker, config.flip_margin)
+    need = _need(checker, config)
     reader = getattr(checker, "sentence_checker", None) or checker
     units = [input_units(t) for t in texts]
     alone = _alone(units, labels, reader, config.ratings)

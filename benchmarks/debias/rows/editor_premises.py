@@ -8,10 +8,19 @@ quarter) writes premises for the rows outside that quarter (`LLMCounterfactualAu
 ``edit_side="premise"`` and ``targets="all"``, the shipped flip checker reading (premise, hypothesis) to choose
 and to filter), alone and beside the every-target hypothesis rows; the human revised premises of the same rows are
 the reference.
+
+The shipped checker's threshold (0.3, calibrated on hypotheses and premises together) keeps most near-copies of the
+original premise: read whole, 6 of 20 kept edits reached their target. The ``strict`` rows keep only premises the
+checker gives their target at least `premise_threshold` (chosen on CAD-SNLI dev before any test-set run). They
+filter the archived run by the label-flip score each row records, which equals a run with
+``checker_threshold=premise_threshold()``: candidates are tried best score first, so a row kept at the stricter
+threshold is the one kept at the looser (tested in tests/test_llm_cf.py).
 """
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any
 
 from .. import settings
@@ -25,9 +34,10 @@ from .editors import annotated_rows, editor_of, editor_order_key, editor_subset,
 PREMISE_EDITOR = "nli-premise"
 
 
-def premise_counterfactuals(train: Any, task: str) -> Any:
+def premise_counterfactuals(train: Any, task: str, threshold: float | None = None) -> Any:
     """The quarter-0 premise editor's counterfactuals toward both other labels of each row it rewrites, cached and
-    archived in parts like the other editor rows."""
+    archived in parts like the other editor rows; with ``threshold``, only those the checker gives their target at
+    least that."""
     from cfaug_hf import AugmentationStats
     from cfaug_hf.augmenter import PROVENANCE_COLUMNS
 
@@ -37,12 +47,17 @@ def premise_counterfactuals(train: Any, task: str) -> Any:
     cfs = cached_augment(augmenter, subset, "editor-premise", f"premise editor ({task})", part_rows=20,
                          parts_key=editor_order_key(train, task), archive=settings.PARTS_ARCHIVE / f"{task}_premise_q0")
     stats = AugmentationStats.from_dataset(cfs).to_dict()
+    if threshold is not None:
+        scores = [json.loads(e)["filter_scores"]["label_flip"] for e in cfs["cf_edit"]]
+        stats.setdefault("filtered", {})["label_flip"] = stats.get("filtered", {}).get("label_flip", 0) + sum(
+            s < threshold for s in scores)
+        cfs = cfs.select([i for i, s in enumerate(scores) if s >= threshold])
     settings.NOTES["premise editor"] = {
         "rows_edited": len(subset), "counterfactuals": len(cfs), "components": component_digests(augmenter),
         "skipped": stats.get("skipped", {}), "filtered": stats.get("filtered", {}),
         "by_target": {t: sum(1 for x in cfs["label"] if x == t) for t in sorted(set(cfs["label"]))},
         "editor": f"{task} premise editor of annotation quarter 0 (SmolLM2-135M + LoRA, scripts/build_editors.py "
-                  f"--task nli-premise)"}
+                  f"--task nli-premise)", "checker_threshold": threshold}
     return cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)
 
 
@@ -118,13 +133,82 @@ def both_sides(train: Any, seed: int, *, task: str) -> Any:
 def amplify_both_sides(train: Any, seed: int, *, task: str) -> Any:
     """Original rows + the annotated quarter's human counterfactuals, hypotheses and premises (what the two editors
     learned from) + ``editor+checker (both sides)``'s counterfactuals of the other rows."""
+    return amplified(train, task, "amplify (both sides)")
+
+
+def amplified(train: Any, task: str, note: str, threshold: float | None = None) -> Any:
+    """The amplify rows: the originals, the quarter's human hypotheses and premises, and both editors' rows of the
+    other rows (the premise editor's at ``threshold``)."""
     from datasets import concatenate_datasets
 
     quarter = train.select(annotated_rows(train, task))
     human = [human_rows(train, task, quarter, "human (quarter)"), human_premises(train, quarter)]
-    both = both_sides(train, seed, task=task)
-    settings.NOTES["amplify (both sides)"] = {"human quarter": {
-        "rows": len(quarter), "hypotheses": settings.NOTES.pop("human (quarter)")["counterfactuals"],
-        "premises": settings.NOTES.pop("human (editor rows, premises)")["counterfactuals"]},
-        **settings.NOTES.pop("editor+checker (both sides)")}
-    return concatenate_datasets([both, *human])
+    hypotheses = all_target_counterfactuals(train, task, "editor+checker (all targets)")
+    premise_cfs = premise_counterfactuals(train, task, threshold)
+    settings.NOTES[note] = {
+        "human quarter": {"rows": len(quarter), "hypotheses": settings.NOTES.pop("human (quarter)")["counterfactuals"],
+                          "premises": settings.NOTES.pop("human (editor rows, premises)")["counterfactuals"]},
+        "hypotheses": settings.NOTES.pop("editor+checker (all targets)"),
+        "premises": settings.NOTES.pop("premise editor")}
+    return concatenate_datasets([train, hypotheses, premise_cfs, *human])
+
+
+#: The dev-set rule for the strict premise rows: the checker must reject this share of CAD-SNLI dev's original pairs
+#: given a revised premise's label (a premise that changed nothing, claimed as flipped).
+REJECT_UNCHANGED = 0.95
+
+
+def premise_threshold() -> float:
+    """The strict premise rows' checker threshold (`premise_calibration`)."""
+    return premise_calibration()["threshold"]
+
+
+@functools.lru_cache(maxsize=None)
+def premise_calibration() -> dict[str, Any]:
+    """The lowest threshold (0.05 grid) at which the shipped NLI checker rejects `REJECT_UNCHANGED` of CAD-SNLI
+    dev's originals given the label of each of their revised premises, and how many of dev's human revised premises
+    it still keeps. Dev only: the yardstick tests on CAD-SNLI test."""
+    import numpy as np
+
+    from cfaug_hf.components.checker import default_checker
+    from scripts.shared_data import cad_nli
+
+    checker = default_checker("natural-language-inference")
+    originals, revised = cad_nli("original", "dev"), cad_nli("revised_premise", "dev")
+    pair = {(o["hypothesis"]): o["premise"] for o in originals}  # CAD keeps each original's hypothesis
+    targets = [checker.label_id(y) for y in revised["label"]]
+    kept = checker.predict_proba(list(revised["premise"]), list(revised["hypothesis"]))[np.arange(len(targets)),
+                                                                                         targets]
+    unchanged = checker.predict_proba([pair[h] for h in revised["hypothesis"]],
+                                      list(revised["hypothesis"]))[np.arange(len(targets)), targets]
+    grid = [round(0.05 * i, 2) for i in range(1, 20)]
+    best = next(t for t in grid if np.mean(unchanged < t) >= REJECT_UNCHANGED)
+    return {
+        "threshold": best, "rule": f"lowest 0.05 step rejecting >= {REJECT_UNCHANGED:.0%} of CAD-SNLI dev originals "
+                                   f"given a revised premise's label", "dev_pairs": len(targets),
+        "rejected_unchanged": round(float(np.mean(unchanged < best)), 4),
+        "kept_human": round(float(np.mean(kept >= best)), 4),
+        "at_shipped_threshold": {"rejected_unchanged": round(float(np.mean(unchanged < 0.3)), 4),
+                                 "kept_human": round(float(np.mean(kept >= 0.3)), 4)}}
+
+
+@row("editor+checker (premises, strict)", configs=("nli",), same_rows="human (editor rows, premises)",
+     title="+ learned premise editor on other rows, only premises the checker gives their target >= the dev threshold")
+def strict_premises(train: Any, seed: int, *, task: str) -> Any:
+    """``editor+checker (premises)`` with `premise_threshold` instead of the checker's own 0.3."""
+    from datasets import concatenate_datasets
+
+    cfs = premise_counterfactuals(train, task, premise_threshold())
+    settings.NOTES["editor+checker (premises, strict)"] = {**settings.NOTES.pop("premise editor"),
+                                                           "calibration": premise_calibration()}
+    return concatenate_datasets([train, cfs])
+
+
+@row("amplify (both sides, strict premises)", configs=("nli",),
+     title="+ human CAD of the quarter (both sides) + learned editors on other rows, premises at the dev threshold")
+def amplify_strict(train: Any, seed: int, *, task: str) -> Any:
+    """``amplify (both sides)`` with the premise editor's rows at `premise_threshold`."""
+    threshold = premise_threshold()
+    out = amplified(train, task, "amplify (both sides, strict premises)", threshold)
+    settings.NOTES["amplify (both sides, strict premises)"]["calibration"] = premise_calibration()
+    return out

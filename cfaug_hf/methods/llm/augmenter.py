@@ -174,7 +174,7 @@ class LLMCounterfactualAugmenter(Augmenter):
             if constraint is not None and constraint not in given:
                 first.append(NLIConstraintFilter(side=cfg.edit_side) if task == "nli" else constraint())
         if checker is not None:
-            first.append(LabelFlipFilter(checker))
+            first.append(LabelFlipFilter(checker, cfg.checker_threshold))
         if tagger is not None:
             first.append(TagConsistencyFilter(tagger))
         self.filters[:0] = first

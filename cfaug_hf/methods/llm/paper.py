@@ -67,6 +67,7 @@ PAPER = Preset(
                            "is the library's wording): copy the paper's into a file and pass it here, used verbatim",
         "label_counts": "only used by targets='balanced' (not the paper's)",
         "entity_type_names": "how NER prompts spell entity types; the built-in names read as the paper's prompts",
+        "checker_threshold": "only used with a checker; the paper filters nothing (§4.3)",
         "max_input_chars": "inputs longer than this are cut in the prompt (a small model's context); the paper "
                            "sends inputs whole",
         "seed": "temperature 0 decodes greedily; the seed only matters for sampling",
