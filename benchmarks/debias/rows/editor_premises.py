@@ -28,24 +28,27 @@ from ..augmented import cached_augment, component_digests, record_equivalence
 from ..configs import CONFIGS, schema_of
 from ..registry import archive_check, row
 from .editor_all_targets import all_target_counterfactuals
-from .editors import annotated_rows, editor_of, editor_order_key, editor_subset, human_rows
+from .editors import annotated_rows, editor_of, editor_order_key, editor_subset, human_rows, written_by
 
 #: The premise editor's name in build_editors (its folder: nli-premise-q0).
 PREMISE_EDITOR = "nli-premise"
 
 
-def premise_counterfactuals(train: Any, task: str, threshold: float | None = None) -> Any:
-    """The quarter-0 premise editor's counterfactuals toward both other labels of each row it rewrites, cached and
-    archived in parts like the other editor rows; with ``threshold``, only those the checker gives their target at
-    least that."""
+def premise_counterfactuals(train: Any, task: str, threshold: float | None = None,
+                            quarters: tuple[int, ...] = (0,)) -> Any:
+    """The premise editor of annotation ``quarters``' counterfactuals toward both other labels of each row it
+    rewrites (`written_by`: quarter 0's editor the other quarters, quarter 1's quarter 0), cached and archived in
+    parts like the other editor rows; with ``threshold``, only those the checker gives their target at least that."""
     from cfaug_hf import AugmentationStats
     from cfaug_hf.augmenter import PROVENANCE_COLUMNS
 
-    subset = editor_subset(train, task)
-    augmenter = premise_augmenter(task)
+    subset, whole = written_by(train, task, quarters)
+    augmenter = premise_augmenter(task, quarters)
+    tag = "".join(map(str, quarters))
     # every limit takes a prefix of one row order (parts_key), so a shorter run's parts serve a longer one
-    cfs = cached_augment(augmenter, subset, "editor-premise", f"premise editor ({task})", part_rows=20,
-                         parts_key=editor_order_key(train, task), archive=settings.PARTS_ARCHIVE / f"{task}_premise_q0")
+    cfs = cached_augment(augmenter, subset, "editor-premise", f"premise editor q{tag} ({task})", part_rows=20,
+                         parts_key=editor_order_key(train, task) if quarters == (0,) else None,
+                         archive=settings.PARTS_ARCHIVE / f"{task}_premise_q{tag}" if whole else None)
     stats = AugmentationStats.from_dataset(cfs).to_dict()
     if threshold is not None:
         scores = [json.loads(e)["filter_scores"]["label_flip"] for e in cfs["cf_edit"]]
@@ -56,16 +59,17 @@ def premise_counterfactuals(train: Any, task: str, threshold: float | None = Non
         "rows_edited": len(subset), "counterfactuals": len(cfs), "components": component_digests(augmenter),
         "skipped": stats.get("skipped", {}), "filtered": stats.get("filtered", {}),
         "by_target": {t: sum(1 for x in cfs["label"] if x == t) for t in sorted(set(cfs["label"]))},
-        "editor": f"{task} premise editor of annotation quarter 0 (SmolLM2-135M + LoRA, scripts/build_editors.py "
-                  f"--task nli-premise)", "checker_threshold": threshold}
+        "editor": f"{task} premise editor of annotation quarter {tag} (SmolLM2-135M + LoRA, "
+                  f"scripts/build_editors.py --task nli-premise --quarter {tag})", "checker_threshold": threshold}
     return cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)
 
 
-def premise_augmenter(task: str) -> Any:
-    """The quarter-0 premise editor toward every other label, the shipped checker choosing and filtering."""
+def premise_augmenter(task: str, quarters: tuple[int, ...] = (0,)) -> Any:
+    """The premise editor of annotation ``quarters`` toward every other label, the shipped checker choosing and
+    filtering."""
     from cfaug_hf import LLMCounterfactualAugmenter
 
-    return LLMCounterfactualAugmenter(editor_of(PREMISE_EDITOR, (0,)), schema_of(task), targets="all",
+    return LLMCounterfactualAugmenter(editor_of(PREMISE_EDITOR, quarters), schema_of(task), targets="all",
                                       edit_side="premise", keep_original=False)
 
 
@@ -212,3 +216,18 @@ def amplify_strict(train: Any, seed: int, *, task: str) -> Any:
     out = amplified(train, task, "amplify (both sides, strict premises)", threshold)
     settings.NOTES["amplify (both sides, strict premises)"]["calibration"] = premise_calibration()
     return out
+
+
+@row("crossfit (premises)", configs=("nli",), full_coverage_only=True,
+     title="+ cross-fitted learned premise editors toward both other labels (no row by an editor that saw its pair)")
+def crossfit_premises(train: Any, seed: int, *, task: str) -> Any:
+    """Original rows + revised premises toward both other labels of every row, from a premise editor that never saw
+    that row's human premises: the quarter-0 editor for the other quarters, the quarter-1 editor for quarter 0."""
+    from datasets import concatenate_datasets
+
+    rest = premise_counterfactuals(train, task)
+    rest_note = settings.NOTES.pop("premise editor")
+    first = premise_counterfactuals(train, task, quarters=(1,))
+    settings.NOTES["crossfit (premises)"] = {"quarter 0 editor": rest_note,
+                                             "quarter 1 editor": settings.NOTES.pop("premise editor")}
+    return concatenate_datasets([train, rest, first])
