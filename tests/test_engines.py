@@ -68,6 +68,24 @@ def test_candidates_that_agree_share_their_computation():
     assert sizes[0] == 4 and max(sizes[1:]) < 16  # one prefill per prompt; decode steps below 4 x 4 candidates
 
 
+def test_noise_drawn_only_up_to_the_last_kept_token_gives_the_same_tokens(monkeypatch):
+    """With top-k, each candidate's noise stream is drawn only as far as the highest token kept: the same tokens as
+    drawing the whole vocabulary (what the sampler does where torch's stream is not prefix-stable)."""
+    from cfaug_hf.generation.engines import transformers as engine
+
+    assert engine.prefix_stable()
+    seeds, settings = list(range(200, 200 + len(PROMPTS))), {"top_k": 5, "temperature": 0.8}
+    drawn, draw = [], engine.gumbel_noise_uniforms
+    monkeypatch.setattr(engine, "gumbel_noise_uniforms", lambda seed, step, n, out=None: (
+        drawn.append(n), draw(seed, step, n, out=out))[1])
+    short = sampler(True, **settings).generate(PROMPTS, seeds=seeds)
+    vocab = sampler(True).model.config.vocab_size
+    assert drawn and max(drawn) <= vocab and sum(drawn) < 0.9 * vocab * len(drawn)
+    monkeypatch.setattr(engine, "prefix_stable", lambda: False)
+    drawn.clear()
+    assert sampler(True, **settings).generate(PROMPTS, seeds=seeds) == short
+    assert set(drawn) == {vocab}
+
 def _ends_early(gen, bias: float = 4.0):
     """``gen`` with its end token's logit raised, so candidates end after different numbers of tokens."""
     eos = gen.tokenizer.eos_token_id

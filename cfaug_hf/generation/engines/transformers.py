@@ -9,13 +9,15 @@ decoding loop of its own, which gives exactly the tokens ``generate`` gives with
   differ (a prefix tree), since their next-token distribution is the same; each still draws its own noise;
 * a candidate leaves the batch when it ends (an end token or a stop string), instead of riding along until the
   longest one in its batch ends;
-* logits are computed for the last position only.
+* logits are computed for the last position only;
+* each candidate's noise stream is drawn only as far as the last token top-k / top-p kept (the same values).
 
 A row's candidates depend on (its seed, its prompt, the model) only: never on its batch neighbours.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -361,11 +363,24 @@ def _cache_of(output: Any) -> Any:
     return cache if cache is not None else output.past_key_values
 
 
+@functools.lru_cache(maxsize=None)
+def prefix_stable() -> bool:
+    """Whether this torch draws a stream's first n uniforms the same whether it is asked for n or for more: then
+    a candidate's noise is drawn only up to the highest token the warpers kept (a fraction of the vocabulary, the
+    same values). Checked once per process, so a torch that fills its draws otherwise is still exact."""
+    import torch
+
+    full = gumbel_noise_uniforms(0, 0, 4099)
+    return all(torch.equal(full[:n], gumbel_noise_uniforms(0, 0, n)) for n in (1, 15, 16, 17, 1000, 4097))
+
+
 def _draw(logits: Any, warpers: list[Any], node_of: list[int], active: list[int], seeds: list[int],
           steps: list[int]) -> list[int]:
     """Each active candidate's next token: argmax over its node's warped log-probabilities plus its own Gumbel
-    noise for its own step (``steps``, one per active candidate: rows join the batch at different times). The noise stream is drawn in full (it is the candidate's own) but its logs are taken only where the
-    warpers kept a token, in ascending vocabulary order so that ties break as over the whole vocabulary."""
+    noise for its own step (``steps``, one per active candidate: rows join the batch at different times). The noise
+    stream is the candidate's own; its logs are taken only where the warpers kept a token, in ascending vocabulary
+    order so that ties break as over the whole vocabulary, and it is drawn only as far as the last of those tokens
+    (`prefix_stable`)."""
     import torch
 
     scores = logits
@@ -376,10 +391,12 @@ def _draw(logits: Any, warpers: list[Any], node_of: list[int], active: list[int]
     width = int(torch.isfinite(logp).sum(-1).max())
     kept = torch.topk(logp, width, dim=-1).indices.sort(-1).values
     nodes = torch.tensor([node_of[c] for c in active])
-    uniforms = torch.empty((len(active), logp.shape[1]))
-    for r, (c, step) in enumerate(zip(active, steps)):
-        gumbel_noise_uniforms(seeds[c], step, logp.shape[1], out=uniforms[r])
     cols = kept[nodes]
+    vocab = logp.shape[1]
+    need = (cols[:, -1] + 1).tolist() if prefix_stable() else [vocab] * len(active)
+    uniforms = torch.empty((len(active), max(need)))
+    for r, (c, step) in enumerate(zip(active, steps)):
+        gumbel_noise_uniforms(seeds[c], step, need[r], out=uniforms[r, :need[r]])
     u = uniforms.gather(1, cols).clamp_(1e-10, 1 - 1e-7)
     values = logp[nodes].gather(1, cols) - torch.log(-torch.log(u))
     return cols.gather(1, values.argmax(-1, keepdim=True))[:, 0].tolist()
