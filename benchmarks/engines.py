@@ -8,8 +8,9 @@
   ``model.generate`` with the per-row Gumbel noise: the library before the engine table) and ``shared-prefix``
   (the transformers engine's sampler: one prefill per prompt, a prefix tree over each row's candidates, finished
   candidates dropped, the next rows joining the running batch when half of its rows have finished), ``shared-prefix,
-  one batch at a time`` (the same sampler without joining: the sampler before 2026-12-01) and, with
-  ``--batch-sizes``, the sampler at other rows a batch. Checked: identical candidates, and the same candidates
+  one batch at a time`` (the same sampler without joining: the sampler before 2026-12-01), ``shared-prefix,
+  whole-vocabulary noise`` (each candidate's noise drawn over the whole vocabulary: the sampler before 2026-12-02)
+  and, with ``--batch-sizes``, the sampler at other rows a batch. Checked: identical candidates, and the same candidates
   again with the rows shuffled in batches of another size (per-row reproducibility).
 * ``claims``: CrossAug's shipped claim generator on ``--claims`` SUPPORTS claims of the embedded FEVEROUS sample,
   beam 5, 5 outputs. Settings: transformers, CTranslate2 float32 (``auto``) and int8; agreement of the top output
@@ -60,17 +61,25 @@ def tokens_of(tok, outputs: list[list[str]]) -> int:
 
 
 @contextlib.contextmanager
-def batch_by_batch(on: bool):
-    """While ``on``, the transformers sampler decodes one batch at a time (no row joins a running batch)."""
+def sampler_without(feature: str):
+    """The transformers sampler without one of its savings, for the speed-up of each within one run: ``"joining"``
+    (one batch at a time, no row joins a running batch: the sampler before 2026-12-01) or ``"prefix noise"`` (each
+    candidate's noise drawn over the whole vocabulary: the sampler before 2026-12-02); ``""`` changes nothing."""
     from cfaug_hf.generation.engines import transformers as engine
 
-    merge = engine._merged_caches
-    if on:
-        engine._merged_caches = lambda *args, **kwargs: None
+    name, saved = {"joining": "_merged_caches", "prefix noise": "prefix_stable"}.get(feature, ""), None
+    if name:
+        saved = getattr(engine, name)
+        setattr(engine, name, (lambda *args, **kwargs: None) if feature == "joining" else (lambda: False))
     try:
         yield
     finally:
-        engine._merged_caches = merge
+        if name:
+            setattr(engine, name, saved)
+
+
+#: Settings run as the shared-prefix sampler without one saving (`sampler_without`), by name.
+WITHOUT = {"shared-prefix, one batch at a time": "joining", "shared-prefix, whole-vocabulary noise": "prefix noise"}
 
 
 def run_editor(args: argparse.Namespace, floor_per_param: float) -> dict:
@@ -90,6 +99,7 @@ def run_editor(args: argparse.Namespace, floor_per_param: float) -> dict:
     # the sampler before rows joined a running batch: one batch at a time (what it falls back to without a cache
     # it can merge), for the speed-up of joining within this run
     settings.append(("shared-prefix, one batch at a time", True, default_batch))
+    settings.append(("shared-prefix, whole-vocabulary noise", True, default_batch))
     if "vllm" in args.engines:
         settings.append(("vllm", True, default_batch))
     for name, shared, batch in settings:
@@ -101,7 +111,7 @@ def run_editor(args: argparse.Namespace, floor_per_param: float) -> dict:
             out["vllm_load_s"] = round(time.perf_counter() - t0, 1)
             editor.generate(inputs[:2], seeds=seeds[:2])
         t0 = time.perf_counter()
-        with batch_by_batch(name.endswith("one batch at a time")):
+        with sampler_without(WITHOUT.get(name, "")):
             texts[name] = editor.generate(inputs, seeds=seeds)
         seconds = time.perf_counter() - t0
         n_tokens = tokens_of(editor.tokenizer, texts[name])
