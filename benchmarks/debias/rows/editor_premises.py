@@ -35,16 +35,17 @@ PREMISE_EDITOR = "nli-premise"
 
 
 def premise_counterfactuals(train: Any, task: str, threshold: float | None = None,
-                            quarters: tuple[int, ...] = (0,)) -> Any:
+                            quarters: tuple[int, ...] = (0,), per_target: int = 1) -> Any:
     """The premise editor of annotation ``quarters``' counterfactuals toward both other labels of each row it
-    rewrites (`written_by`: quarter 0's editor the other quarters, quarter 1's quarter 0), cached and archived in
-    parts like the other editor rows; with ``threshold``, only those the checker gives their target at least that."""
+    rewrites (`written_by`: quarter 0's editor the other quarters, quarter 1's quarter 0), ``per_target`` a target
+    (the checker's best of the 4 candidates), cached and archived in parts like the other editor rows; with
+    ``threshold``, only those the checker gives their target at least that."""
     from cfaug_hf import AugmentationStats
     from cfaug_hf.augmenter import PROVENANCE_COLUMNS
 
     subset, whole = written_by(train, task, quarters)
-    augmenter = premise_augmenter(task, quarters)
-    tag = "".join(map(str, quarters))
+    augmenter = premise_augmenter(task, quarters, per_target)
+    tag = "".join(map(str, quarters)) + ("" if per_target == 1 else f"_x{per_target}")
     # every limit takes a prefix of one row order (parts_key), so a shorter run's parts serve a longer one
     cfs = cached_augment(augmenter, subset, "editor-premise", f"premise editor q{tag} ({task})", part_rows=20,
                          parts_key=editor_order_key(train, task) if quarters == (0,) else None,
@@ -64,13 +65,13 @@ def premise_counterfactuals(train: Any, task: str, threshold: float | None = Non
     return cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)
 
 
-def premise_augmenter(task: str, quarters: tuple[int, ...] = (0,)) -> Any:
-    """The premise editor of annotation ``quarters`` toward every other label, the shipped checker choosing and
-    filtering."""
+def premise_augmenter(task: str, quarters: tuple[int, ...] = (0,), per_target: int = 1) -> Any:
+    """The premise editor of annotation ``quarters`` toward every other label, the shipped checker choosing
+    ``per_target`` of its candidates and filtering."""
     from cfaug_hf import LLMCounterfactualAugmenter
 
     return LLMCounterfactualAugmenter(editor_of(PREMISE_EDITOR, quarters), schema_of(task), targets="all",
-                                      edit_side="premise", keep_original=False)
+                                      edit_side="premise", keep_original=False, per_target=per_target)
 
 
 @archive_check("nli_premise")
@@ -140,15 +141,15 @@ def amplify_both_sides(train: Any, seed: int, *, task: str) -> Any:
     return amplified(train, task, "amplify (both sides)")
 
 
-def amplified(train: Any, task: str, note: str, threshold: float | None = None) -> Any:
+def amplified(train: Any, task: str, note: str, threshold: float | None = None, per_target: int = 1) -> Any:
     """The amplify rows: the originals, the quarter's human hypotheses and premises, and both editors' rows of the
-    other rows (the premise editor's at ``threshold``)."""
+    other rows (the premise editor's at ``threshold``, ``per_target`` a target)."""
     from datasets import concatenate_datasets
 
     quarter = train.select(annotated_rows(train, task))
     human = [human_rows(train, task, quarter, "human (quarter)"), human_premises(train, quarter)]
     hypotheses = all_target_counterfactuals(train, task, "editor+checker (all targets)")
-    premise_cfs = premise_counterfactuals(train, task, threshold)
+    premise_cfs = premise_counterfactuals(train, task, threshold, per_target=per_target)
     settings.NOTES[note] = {
         "human quarter": {"rows": len(quarter), "hypotheses": settings.NOTES.pop("human (quarter)")["counterfactuals"],
                           "premises": settings.NOTES.pop("human (editor rows, premises)")["counterfactuals"]},
@@ -231,3 +232,26 @@ def crossfit_premises(train: Any, seed: int, *, task: str) -> Any:
     settings.NOTES["crossfit (premises)"] = {"quarter 0 editor": rest_note,
                                              "quarter 1 editor": settings.NOTES.pop("premise editor")}
     return concatenate_datasets([train, rest, first])
+
+
+#: Premises a target in the ``2 a target`` rows: the checker's two best of the editor's 4 candidates.
+TWO = 2
+
+
+@row("editor+checker (premises, 2 a target)", configs=("nli",), same_rows="human (editor rows, premises)",
+     title="+ learned premise editor on other rows, the checker's two best premises toward each other label")
+def premises_two(train: Any, seed: int, *, task: str) -> Any:
+    """``editor+checker (premises)`` keeping the checker's best two candidates a target (CAD's annotators wrote one
+    premise a target; the rows gained with their number so far)."""
+    from datasets import concatenate_datasets
+
+    cfs = premise_counterfactuals(train, task, per_target=TWO)
+    settings.NOTES["editor+checker (premises, 2 a target)"] = settings.NOTES.pop("premise editor")
+    return concatenate_datasets([train, cfs])
+
+
+@row("amplify (both sides, 2 premises a target)", configs=("nli",),
+     title="+ human CAD of the quarter (both sides) + learned editors on other rows, two premises a target")
+def amplify_two(train: Any, seed: int, *, task: str) -> Any:
+    """``amplify (both sides)`` with the premise editor's best two candidates a target."""
+    return amplified(train, task, "amplify (both sides, 2 premises a target)", per_target=TWO)
