@@ -35,6 +35,8 @@ GAINS = [
      "revised_premise/test", 4.4, {"seeds": 5}),
     ("revised premises +5.7", "nli_all_targets/debias_nli_frozen-top1.json", "crossfit (premises)",
      "revised_premise/test", 5.7, {"seeds": 5}),
+    ("revised premises +7.4", "nli_all_targets/debias_nli_frozen-top1.json",
+     "amplify (both sides, 2 premises a target)", "revised_premise/test", 7.4, {"seeds": 5}),
     ("IMDb contrast dev +3.8", "debias_sentiment_frozen-lr.json", "core+editor", "contrast dev", 3.8,
      {"rows_edited": 300, "seeds": 5}),
     ("CAD test +5.1", "debias_sentiment_frozen-lr.json", "core+editor", "new/test (CAD)", 5.1,
