@@ -850,3 +850,46 @@ def test_the_human_premise_row_pairs_each_row_with_its_own_revised_premises(monk
         {"id": "r0-premise1", "premise": "A man runs fast.", "hypothesis": "A man moves.", "label": "neutral"}]
     rows = load("debias.registry").ROWS
     assert rows["editor+checker (premises)"].same_rows == "human (editor rows, premises)"
+
+
+def test_the_strict_premise_threshold_is_the_lowest_step_rejecting_unchanged_dev_premises(monkeypatch):
+    """The strict premise rows' threshold comes from CAD-SNLI dev alone: the lowest 0.05 step at which the checker
+    rejects 95% of original pairs given a revised premise's label, with what it keeps of the human premises."""
+    import numpy as np
+    from datasets import Dataset
+
+    import cfaug_hf.components.checker as checkers
+    import scripts.shared_data as shared
+
+    premises = load("debias.rows.editor_premises")
+    names = ("entailment", "neutral", "contradiction")
+
+    class Checker:
+        label_names = names
+
+        class config:
+            accept_threshold = 0.3
+
+        def label_id(self, label):
+            return names.index(label)
+
+        def predict_proba(self, first, second):
+            return np.array([[0.1, 0.1, 0.8] if "sits" in p else [0.5, 0.3, 0.2] for p in first])
+
+    originals = Dataset.from_dict({"premise": [f"A man {i} runs." for i in range(10)],
+                                   "hypothesis": [f"Man {i} moves." for i in range(10)], "label": ["entailment"] * 10})
+    revised = Dataset.from_dict({"premise": [f"A man {i // 2} {'sits' if i % 2 else 'naps'}." for i in range(20)],
+                                 "hypothesis": [f"Man {i // 2} moves." for i in range(20)],
+                                 "label": ["neutral", "contradiction"] * 10})
+    monkeypatch.setattr(shared, "cad_nli", lambda part, split: {"original": originals,
+                                                                "revised_premise": revised}[part])
+    monkeypatch.setattr(checkers, "default_checker", lambda task: Checker())
+    premises.premise_calibration.cache_clear()
+    try:
+        got = premises.premise_calibration()
+    finally:
+        premises.premise_calibration.cache_clear()
+    # unchanged pairs give neutral 0.3 and contradiction 0.2: 0.35 is the first step above both
+    assert got["threshold"] == 0.35 and got["rejected_unchanged"] == 1.0 and got["kept_human"] == 0.5
+    # at 0.3 the naps premise (neutral 0.3) is kept too, and so is the unchanged pair given neutral
+    assert got["at_shipped_threshold"] == {"threshold": 0.3, "rejected_unchanged": 0.5, "kept_human": 1.0}
