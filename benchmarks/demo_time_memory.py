@@ -1,6 +1,6 @@
 """Wall time and peak memory of the main job (`cfaug demo`), as a newcomer runs it.
 
-    python -m benchmarks.demo_time_memory [--rows 100] [--note "2 cores, idle"]
+    python -m benchmarks.demo_time_memory [--rows 100] [--backend auto] [--note "2 cores, idle"]
 
 Runs ``cfaug demo --rows N`` in a fresh process under ``/usr/bin/time -v`` (offline, the shipped generator and
 checker, the default backend), and writes the wall time, CPU time, peak resident memory and the demo's own timings
@@ -28,13 +28,15 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=100)
     ap.add_argument("--note", default=f"CPU, {os.cpu_count()} cores")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    ap.add_argument("--backend", default="auto", choices=["auto", "ctranslate2", "transformers"],
+                    help="the demo's --backend (auto: what a newcomer gets)")
     args = ap.parse_args()
     cfaug = Path(sys.executable).with_name("cfaug")
     with tempfile.TemporaryDirectory(prefix="cfaug-demo-bench-") as tmp:
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
         start = time.perf_counter()
         done = subprocess.run(["/usr/bin/time", "-v", str(cfaug), "demo", "--out", f"{tmp}/demo", "--rows",
-                               str(args.rows)], capture_output=True, text=True, env=env)
+                               str(args.rows), "--backend", args.backend], capture_output=True, text=True, env=env)
         wall = time.perf_counter() - start
         if done.returncode != 0:
             raise SystemExit(done.stderr[-2000:])

@@ -13,7 +13,8 @@
   and, with ``--batch-sizes``, the sampler at other rows a batch. Checked: identical candidates, and the same candidates
   again with the rows shuffled in batches of another size (per-row reproducibility).
 * ``claims``: CrossAug's shipped claim generator on ``--claims`` SUPPORTS claims of the embedded FEVEROUS sample,
-  beam 5, 5 outputs. Settings: transformers, CTranslate2 float32 (``auto``) and int8; agreement of the top output
+  beam 5, 5 outputs. Settings: transformers, CTranslate2 float32 (``auto``) and int8, each also as one batch on all
+  threads (CTranslate2 before 2026-12-02), and float32 with twice the sequences a batch; agreement of the top output
   and of all 5 with transformers.
 
 The floor: a float32 matmul probe gives the GFLOP/s this process reaches; about 2 x parameters FLOPs per
@@ -145,6 +146,32 @@ def run_editor(args: argparse.Namespace, floor_per_param: float) -> dict:
     return out
 
 
+#: (setting, backend, compute type, CTranslate2 engine attributes it runs with): one worker on all threads is how
+#: CTranslate2 decoded before 2026-12-02; 80 sequences a batch gives each of 2 workers a batch of 8 claims x 5 beams.
+CLAIM_SETTINGS = (("transformers", "transformers", None, {}), ("ctranslate2-float32 (auto)", "auto", None, {}),
+                  ("ctranslate2-float32, one batch on all threads", "ctranslate2", "float32",
+                   {"ONE_THREAD_WORKERS": False}),
+                  ("ctranslate2-float32, 80 sequences a batch", "ctranslate2", "float32", {"SEQUENCES_PER_BATCH": 80}),
+                  ("ctranslate2-int8", "ctranslate2", "int8", {}),
+                  ("ctranslate2-int8, one batch on all threads", "ctranslate2", "int8", {"ONE_THREAD_WORKERS": False}))
+
+
+@contextlib.contextmanager
+def ct2_patched(attributes: dict):
+    """The CTranslate2 engine module with ``attributes`` replaced (engines loaded inside keep them for their decoding:
+    the workers are set at load time, the batch size read at each call)."""
+    from cfaug_hf.generation.engines import ctranslate2 as engine
+
+    saved = {name: getattr(engine, name) for name in attributes}
+    for name, value in attributes.items():
+        setattr(engine, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(engine, name, value)
+
+
 def run_claims(args: argparse.Namespace, floor_per_param: float) -> dict:
     from datasets import disable_progress_bars
 
@@ -156,15 +183,16 @@ def run_claims(args: argparse.Namespace, floor_per_param: float) -> dict:
     claims = list(data["claim"][:args.claims])
     out: dict = {"claims": len(claims), "settings": {}}
     texts = {}
-    for name, backend, compute in (("transformers", "transformers", None), ("ctranslate2-float32 (auto)", "auto",
-                                                                             None),
-                                   ("ctranslate2-int8", "ctranslate2", "int8")):
-        gen = default_claim_generator().use_backend(backend, **({"compute_type": compute} if compute else {}))
-        params = sum(p.numel() for p in gen.model.parameters())
-        gen.generate(claims[:2])
-        t0 = time.perf_counter()
-        texts[name] = gen.generate(claims)
-        seconds = time.perf_counter() - t0
+    for name, backend, compute, patched in CLAIM_SETTINGS:
+        if name != "transformers" and args.claim_settings and name not in args.claim_settings:
+            continue
+        with ct2_patched(patched):
+            gen = default_claim_generator().use_backend(backend, **({"compute_type": compute} if compute else {}))
+            params = sum(p.numel() for p in gen.model.parameters())
+            gen.generate(claims[:2])
+            t0 = time.perf_counter()
+            texts[name] = gen.generate(claims)
+            seconds = time.perf_counter() - t0
         n_tokens = tokens_of(gen.tokenizer, texts[name])
         ref = texts["transformers"]
         out["settings"][name] = {
@@ -217,7 +245,8 @@ def write(results: dict, name: str = "engines") -> None:
 
 
 def main() -> None:
-    ap = harness.parser(__doc__, smoke={"reviews": 1, "claims": 1, "batch_sizes": [2]})
+    ap = harness.parser(__doc__, smoke={"reviews": 1, "claims": 1, "batch_sizes": [2],
+                                        "claim_settings": ["ctranslate2-int8, one batch on all threads"]})
     ap.add_argument("--reviews", type=int, default=40)
     ap.add_argument("--claims", type=int, default=40)
     ap.add_argument("--workloads", nargs="+", default=["editor", "claims"], choices=["editor", "claims"])
@@ -227,6 +256,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=1,
                     help="editor workload: rounds of the sampler's settings, each in another order; the median "
                          "time is kept")
+    ap.add_argument("--claim-settings", nargs="*", default=[], choices=[c[0] for c in CLAIM_SETTINGS[1:]],
+                    help="claims workload: run only these settings beside transformers (default: all)")
     ap.add_argument("--note", default="")
     ap.add_argument("--engines", nargs="*", default=[], choices=["vllm"],
                     help="extra engines for the editor workload (vllm: run from .venv-vllm)")

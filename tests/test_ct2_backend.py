@@ -31,6 +31,35 @@ def test_float32_keeps_the_transformers_outputs(beams):
     assert fast.generate(TEXTS) == expected
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_workers_side_by_side_keep_the_transformers_outputs(threads, monkeypatch):
+    """Each worker decodes its own batch on one thread; how rows are split among workers must not change any row's
+    outputs (one worker on all threads is the set-up before 2026-12-02)."""
+    texts = TEXTS * 3
+    gen = Generator(*peaked_lm(), num_beams=2, num_return_sequences=2, max_new_tokens=6, stop=(), batch_size=4)
+    expected = gen.use_backend("transformers").generate(texts)
+    for one_batch in (False, True):
+        monkeypatch.setattr(ct2, "ONE_THREAD_WORKERS", not one_batch)
+        gen.use_backend("ctranslate2", compute_type="float32", threads=threads)
+        engine = gen.backend
+        assert engine.workers == (1 if one_batch else threads) and engine.describe()["workers"] == engine.workers
+        assert gen.generate(texts) == expected
+        assert [gen.generate([t])[0] for t in texts[:3]] == expected[:3]
+
+
+@pytest.mark.parametrize("rows,workers,beams,expected", [(40, 2, 5, 4), (40, 1, 5, 8), (100, 2, 1, 20), (8, 2, 5, 4),
+                                                         (1, 2, 5, 1), (3, 2, 5, 2), (100, 1, 1, 32), (7, 4, 2, 2),
+                                                         (0, 2, 5, 1)])
+def test_rows_are_split_so_every_worker_gets_a_batch(rows, workers, beams, expected):
+    """At most 40 sequences (rows x beams) at once across the workers, the generator's batch_size at most, and no
+    worker idle while another has two batches' worth of rows."""
+    from types import SimpleNamespace
+
+    engine = object.__new__(ct2.CTranslate2Engine)
+    engine.workers = workers
+    assert engine.rows_per_batch(rows, SimpleNamespace(batch_size=32, num_beams=beams)) == expected
+
+
 def test_sampled_rows_stay_on_transformers_so_their_seeds_still_decide():
     # CTranslate2's sampler cannot be reseeded per call (OpenNMT/CTranslate2#1757), so sampling is not moved there.
     kw = dict(num_beams=1, do_sample=True, num_return_sequences=2, max_new_tokens=6, temperature=1.5)

@@ -38,9 +38,14 @@ logger = get_logger(__name__)
 
 __all__ = ["CTranslate2Engine", "COMPUTE_TYPES", "converted_path"]
 
-#: Most sequences (rows x beams) decoded together. Beam search keeps every beam's attention cache: 32 claims x 5
-#: beams of SmolLM2 held 1.8 GB, and 8 x 5 was faster as well as 4x smaller (cache-friendlier on CPU).
+#: Most sequences (rows x beams) decoded at once, shared among the workers. Beam search keeps every beam's attention
+#: cache, about 0.4 GB for 40 sequences of SmolLM2 claims: 32 claims x 5 beams held 1.8 GB, and 8 x 5 was faster as
+#: well as 4x smaller (cache-friendlier on CPU).
 SEQUENCES_PER_BATCH = 40
+
+#: Decode with one single-threaded worker per thread (False: one worker using them all, as before 2026-12-02;
+#: kept for the benchmark's comparison).
+ONE_THREAD_WORKERS = True
 
 #: Compute type of an explicit ``use_backend("ctranslate2")``; ``"auto"`` uses float32 (the transformers outputs).
 DEFAULT_COMPUTE_TYPE = "int8_float32"
@@ -176,11 +181,18 @@ class CTranslate2Engine(Engine):
     def __post_init__(self) -> None:
         ctranslate2 = require("ctranslate2", "the CTranslate2 backend")
         self._ct2 = ctranslate2
+        # One single-threaded worker per thread, each decoding its own batch (the weights are shared): at 5-40
+        # sequences a step the matrix products are too small for two threads to halve them. On 2 cores, claim
+        # negation with identical outputs: 1.12x one batch on two threads at the same memory (the workers share
+        # SEQUENCES_PER_BATCH); 1.35x with a full batch each, which held 0.5 GB more (benchmarks/engines.py).
+        threads = self.threads or thread_budget()
+        self.workers = threads if ONE_THREAD_WORKERS else 1
         self.model = ctranslate2.Generator(str(self.path), device="cpu", compute_type=self.compute_type,
-                                           intra_threads=self.threads or thread_budget())
+                                           intra_threads=threads // self.workers, inter_threads=self.workers)
 
     def describe(self) -> dict[str, Any]:
-        return {"engine": "ctranslate2", "version": self._ct2.__version__, "compute_type": self.compute_type}
+        return {"engine": "ctranslate2", "version": self._ct2.__version__, "compute_type": self.compute_type,
+                "workers": self.workers}
 
     def decode(self, request: DecodeRequest) -> DecodeResult:
         from .transformers import cut_at_stop
@@ -210,11 +222,16 @@ class CTranslate2Engine(Engine):
         ends = list(eos_ids) + (list(stop_ids) if config.num_beams == 1 else [])
         results = self.model.generate_batch(prompts, beam_size=config.num_beams,
                                             num_hypotheses=config.num_return_sequences, end_token=ends,
-                                            max_batch_size=min(config.batch_size,
-                                                               max(1, SEQUENCES_PER_BATCH // config.num_beams)),
+                                            max_batch_size=self.rows_per_batch(len(prompts), config),
                                             max_length=config.max_new_tokens,
                                             include_prompt_in_result=False, return_end_token=True)
         return [[self._one(ids, ends) for ids in r.sequences_ids] for r in results]
+
+    def rows_per_batch(self, n_rows: int, config: Any) -> int:
+        """At most `SEQUENCES_PER_BATCH` sequences (rows x beams) decoding at once across the workers, and few
+        enough rows a batch that every worker gets one when there are rows for them."""
+        cap = min(config.batch_size, max(1, SEQUENCES_PER_BATCH // (config.num_beams * self.workers)))
+        return max(1, min(cap, -(-n_rows // self.workers)))
 
     @staticmethod
     def _one(ids: list[int], ends: list[int]) -> tuple[list[int], bool]:
