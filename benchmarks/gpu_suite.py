@@ -22,7 +22,9 @@ writes ``gpu_carry/`` (git-ignored; name it in the device call's ``carry``):
   quarter, for a part with a ``crossfit`` row (``--editor-data TASK_q1=FOLDER``), and ``<task>-q01/``,
   ``<task>-q23/``: the half editors' of the rows they did not learn from, for ``crossfit (halves)``
   (``TASK_q01=FOLDER TASK_q23=FOLDER``); ``counterfactuals/nli-all/``, ``nli-all-q1/``: the quarter editors'
-  counterfactuals toward every other label, for the every-target rows (``nli_all=FOLDER``); ``counterfactuals/fever-crossaug/``:
+  counterfactuals toward every other label, for the every-target rows (``nli_all=FOLDER``);
+  ``counterfactuals/nli-premise/``, ``nli-premise-q1/``, ``nli-premise-x2/``: the premise editors' revised premises
+  (two a target in ``-x2``), for the premise rows (``nli_premise=FOLDER``); ``counterfactuals/fever-crossaug/``:
   CrossAug's counterfactuals of every FEVER training row (``--crossaug-data``), for the ``crossaug`` rows. They
   travel packed as ``counterfactuals.tar.xz`` (0.7 MiB instead of 6), which ``run`` unpacks on the device.
 
@@ -53,6 +55,7 @@ import sys
 import tarfile
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 from benchmarks import harness
 from benchmarks.harness import ROOT
@@ -100,6 +103,7 @@ PARTS = [
     # rows beyond 2 sd on the revised hypotheses.
     ("nli, full coverage", "nli",
      ["none", "human", "editor+checker (all targets)", "amplify (all targets)", "crossfit (all targets)",
+      "crossfit (premises)", "amplify (both sides, 2 premises a target)",
       "human (editor rows)", "editor+checker", "human (quarter)", "amplify", "crossfit", "crossfit (halves)"], 200,
      100),
     ("sentiment, full coverage", "sentiment", ["none", "amplify", "crossfit", "crossfit (halves)"], 330, 100),
@@ -107,7 +111,11 @@ PARTS = [
 #: Every-target row -> the editors whose counterfactuals toward every other label it reads (carried as
 #: ``counterfactuals/nli-all/``, ``nli-all-q1/``).
 ALL_TARGETS = {"editor+checker (all targets)": [(0,)], "amplify (all targets)": [(0,)],
-               "crossfit (all targets)": [(0,), (1,)]}
+               "crossfit (all targets)": [(0,), (1,)], "amplify (both sides, 2 premises a target)": [(0,)]}
+#: Premise row -> the premise editors' sets it reads, as (quarters, premises a target) (carried as
+#: ``counterfactuals/nli-premise/``, ``nli-premise-q1/``, ``nli-premise-x2/``): the two rows that met the NLI
+#: targets on revised premises on the frozen yardstick.
+PREMISES = {"crossfit (premises)": [((0,), 1), ((1,), 1)], "amplify (both sides, 2 premises a target)": [((0,), 2)]}
 #: The seeds of every GPU table.
 SEEDS = [0, 1, 2, 3, 4]
 #: Per-configuration batch size where it is not the suite's 32 (a large training set spends its time in steps).
@@ -275,41 +283,62 @@ def carry_counterfactuals() -> dict[str, str]:
             out[name] = f"missing: run python -m benchmarks.coverage_curve{row} --task {task} first"
     for config in sorted({p[1] for p in PARTS if any(r.startswith("crossaug") for r in p[2])}):
         out[f"{config}-crossaug"] = carry_crossaug(config)
-    for config, quarters in sorted({(p[1], q) for p in PARTS for r in p[2] for q in ALL_TARGETS.get(r, [])}):
-        folder = all_targets_folder(config, quarters, None)
-        out[folder.name] = write_all_targets(config, quarters, None, folder)
+    for config in sorted({p[1] for p in PARTS}):
+        for key, (quarters, write) in editor_sets(config, [r for p in PARTS if p[1] == config for r in p[2]]).items():
+            folder = set_folder(key, quarters, None, False, write)
+            out[folder.name] = write_set(write, None, folder)
     return out
 
 
-def all_targets_folder(config: str, quarters: tuple[int, ...], limit: int | None, smoke: bool = False) -> Path:
-    """Where the every-target counterfactuals of the editor of ``quarters`` are read from: the carry on the device;
-    in a smoke run (``limit`` rows) a copy written here, from the cache, the archived parts or a short generation.
-    A smoke run leaves out quarter 1's, which covers a whole quarter whatever the limit."""
-    name = f"{config}-all" + ("" if quarters == (0,) else "-q" + "".join(map(str, quarters)))
+def editor_sets(config: str, rows: list[str]) -> dict[str, tuple[tuple[int, ...], Callable[[], Any]]]:
+    """Every editor set ``rows`` read beyond their coverage share's, by ``--editor-data`` key: (the editor's
+    quarters, a function returning its counterfactuals with their provenance columns): the every-target hypotheses
+    (`ALL_TARGETS`) and the premise editors' (`PREMISES`)."""
+    from benchmarks import debias
+    from benchmarks.debias.rows.editor_all_targets import all_target_rows, reuse_key
+    from benchmarks.debias.rows.editor_premises import premise_reuse_key, premise_rows
+
+    def train() -> Any:
+        return debias.CONFIGS[config]()["train"]
+
+    sets: dict[str, tuple[tuple[int, ...], Callable[[], Any]]] = {}
+    for r in rows:
+        for q in ALL_TARGETS.get(r, []):
+            sets[reuse_key(config, q)] = (q, lambda q=q: all_target_rows(train(), config,
+                                                                         "editor+checker (all targets)", q)[0])
+        for q, n in PREMISES.get(r, []):
+            sets[premise_reuse_key(config, q, n)] = (q, lambda q=q, n=n: premise_rows(train(), config, q, n)[0])
+    return sets
+
+
+def set_folder(key: str, quarters: tuple[int, ...], limit: int | None, smoke: bool, write: Callable[[], Any]
+               ) -> Path:
+    """Where the editor set ``key`` is read from: the carry on the device (``nli_all_q1`` in
+    ``counterfactuals/nli-all-q1/``); in a smoke run (``limit`` rows) a copy written here by ``write``, from the
+    cache, the archived parts or a short generation. A smoke run leaves out quarter 1's sets, which cover a whole
+    quarter whatever the limit."""
+    name = key.replace("_", "-")
     if not smoke:
         return CARRY / "counterfactuals" / name
-    folder = ROOT / "benchmarks" / ".cache" / "gpu_suite_all_targets" / f"{name}-{limit}"
+    folder = ROOT / "benchmarks" / ".cache" / "gpu_suite_editor_sets" / f"{name}-{limit}"
     if quarters == (0,) and not (folder / "dataset_info.json").is_file():
-        write_all_targets(config, quarters, limit, folder)
+        write_set(write, limit, folder)
     return folder
 
 
-def write_all_targets(config: str, quarters: tuple[int, ...], limit: int | None, target: Path) -> str:
-    """Save the every-target counterfactuals (neutral additions on) of the editor of ``quarters`` for the first
-    ``limit`` rows (None: all it writes) into ``target``."""
+def write_set(write: Callable[[], Any], limit: int | None, target: Path) -> str:
+    """Save what ``write`` returns for the first ``limit`` rows the editor rewrites (None: all) into ``target``."""
     from benchmarks import debias
-    from benchmarks.debias.rows.editor_all_targets import all_target_rows
     from cfaug_hf.sharing.folders import save_to_disk
 
     debias.settings.EDITOR_LIMIT = limit
-    cfs, _ = all_target_rows(debias.CONFIGS[config]()["train"], config, "editor+checker (all targets)", quarters)
+    cfs = write()
     shutil.rmtree(target, ignore_errors=True)
     save_to_disk(cfs, target)
-    return f"{len(cfs)} every-target counterfactuals"
+    return f"{len(cfs)} counterfactuals"
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchmarks.debias.rows.editor_all_targets import reuse_key
     from benchmarks.debias.rows.editors import quarters_tag
 
     out = Path(args.out).resolve()
@@ -356,14 +385,14 @@ def run(args: argparse.Namespace) -> int:
                     left_out = entry.setdefault("left_out", {})
                     missing = f"no carried counterfactuals in {folder}"
                     left_out[row] = f"{left_out[row]}, {missing}" if row in left_out else missing
-            for quarters in sorted({q for r in rows for q in ALL_TARGETS.get(r, [])}):
-                folder = all_targets_folder(config, quarters, limit, args.smoke)
+            for key, (quarters, write) in editor_sets(config, rows).items():
+                folder = set_folder(key, quarters, limit, args.smoke, write)
                 if (folder / "dataset_info.json").is_file():
-                    reuse.append(f"{reuse_key(config, quarters)}={folder}")
-                else:
-                    for row in [r for r in rows if quarters in ALL_TARGETS.get(r, [])]:
+                    reuse.append(f"{key}={folder}")
+                else:  # the part runs without the rows that read them
+                    for row in [r for r in rows if key in editor_sets(config, [r])]:
                         rows = [r for r in rows if r != row]
-                        entry.setdefault("left_out", {})[row] = f"no every-target counterfactuals in {folder}"
+                        entry.setdefault("left_out", {})[row] = f"no carried counterfactuals in {folder}"
             entry["rows"] = rows
         if getattr(args, "resume_from", None):
             rows = resumed_part(Path(args.resume_from), tables, rows, entry)

@@ -779,17 +779,25 @@ def test_a_gpu_suite_part_resumes_the_table_an_earlier_device_call_wrote(tmp_pat
     assert suite.resumed_part(tmp_path / "nothing", tmp_path / "out2" / "nli-100", ["none"], {}) == ["none"]
 
 
-def test_gpu_suite_carries_the_every_target_counterfactuals_its_rows_read(tmp_path, monkeypatch):
+def test_gpu_suite_carries_the_every_target_and_premise_counterfactuals_its_rows_read(tmp_path, monkeypatch):
     suite = load("gpu_suite")
-    from benchmarks.debias.rows.editor_all_targets import ADDITIONS, reuse_key
+    from benchmarks.debias.rows.editor_all_targets import ADDITIONS
+    from benchmarks.debias.rows.editor_premises import PREMISE_SETS, premise_reuse_key
 
     wanted = {q for p in suite.PARTS for r in p[2] for q in suite.ALL_TARGETS.get(r, [])}
     assert wanted == {(0,), (1,)} and set(suite.ALL_TARGETS) <= {r for p in suite.PARTS for r in p[2]}
+    assert set(suite.PREMISES) <= {r for p in suite.PARTS for r in p[2]}
     assert all(ADDITIONS[r] for r in suite.ALL_TARGETS if r in ADDITIONS)  # the carried rows have the additions
+    rows = next(p[2] for p in suite.PARTS if p[1] == "nli")
+    sets = suite.editor_sets("nli", rows)
+    assert {k: v[0] for k, v in sets.items()} == {"nli_all": (0,), "nli_all_q1": (1,), "nli_premise": (0,),
+                                                  "nli_premise_q1": (1,), "nli_premise_x2": (0,)}
+    # every key is one that --editor-data accepts
+    assert {k for k in sets if "premise" in k} == {premise_reuse_key("nli", q, n) for q, n in PREMISE_SETS}
     monkeypatch.setattr(suite, "CARRY", tmp_path)
-    assert suite.all_targets_folder("nli", (0,), None) == tmp_path / "counterfactuals" / "nli-all"
-    assert suite.all_targets_folder("nli", (1,), None) == tmp_path / "counterfactuals" / "nli-all-q1"
-    assert (reuse_key("nli", (0,)), reuse_key("nli", (1,))) == ("nli_all", "nli_all_q1")
+    for key, folder in (("nli_all", "nli-all"), ("nli_all_q1", "nli-all-q1"), ("nli_premise_x2", "nli-premise-x2")):
+        assert suite.set_folder(key, sets[key][0], None, False, sets[key][1]) == tmp_path / "counterfactuals" / folder
+    assert suite.editor_sets("nli", ["crossfit (premises)"]).keys() == {"nli_premise", "nli_premise_q1"}
 
 
 def test_the_every_target_rows_read_given_counterfactuals_and_refuse_other_rows(tmp_path, monkeypatch):
@@ -812,6 +820,36 @@ def test_the_every_target_rows_read_given_counterfactuals_and_refuse_other_rows(
     with pytest.raises(SystemExit, match="does not hold counterfactuals of this run's 1 rows"):
         monkeypatch.setattr(rows, "written_by", lambda train, task, quarters: (subset.select([1]), True))
         rows.all_target_rows(subset, "nli", "editor+checker (all targets)")
+
+
+def test_the_premise_rows_read_given_counterfactuals_and_filter_them_by_their_recorded_scores(tmp_path, monkeypatch):
+    """On the GPU the premise rows read what the premise editors wrote here (``--editor-data nli_premise_x2=``);
+    a threshold still filters by each row's recorded label-flip score."""
+    load("debias")
+    import json
+
+    from datasets import Dataset
+
+    from benchmarks.debias import settings
+    from benchmarks.debias.rows import editor_premises as rows
+    from cfaug_hf.augmenter import PROVENANCE_COLUMNS
+
+    subset = Dataset.from_dict({"id": ["a", "b"], "premise": ["p", "q"], "hypothesis": ["h", "i"],
+                                "label": ["entailment", "neutral"]})
+    monkeypatch.setattr(rows, "written_by", lambda train, task, quarters: (subset, True))
+    monkeypatch.setattr(rows, "premise_augmenter", lambda *a, **k: pytest.fail("the editor was loaded"))
+    provenance = {c: ["x", "y"] for c in PROVENANCE_COLUMNS}
+    provenance.update(cf_source_id=["a", "b"], cf_edit=[json.dumps({"filter_scores": {"label_flip": s}})
+                                                        for s in (0.9, 0.4)])
+    Dataset.from_dict({"id": ["a-p0", "b-p0"], "premise": ["P1", "P2"], "hypothesis": ["h", "i"],
+                       "label": ["neutral", "contradiction"], **provenance}).save_to_disk(tmp_path / "x2")
+    monkeypatch.setitem(settings.REUSE, "nli_premise_x2", str(tmp_path / "x2"))
+    got = rows.premise_counterfactuals(subset, "nli", 0.65, per_target=2)
+    assert got["premise"] == ["P1"] and set(got.column_names) == set(subset.column_names)
+    assert settings.NOTES.pop("premise editor")["components"] == {"reused": "x2"}
+    monkeypatch.setattr(rows, "written_by", lambda train, task, quarters: (subset.select([1]), True))
+    with pytest.raises(SystemExit, match="does not hold counterfactuals of this run's 1 rows"):
+        rows.premise_rows(subset, "nli", per_target=2)
 
 
 def test_a_gpu_suite_smoke_run_writes_its_tables_outside_the_committed_results(monkeypatch):

@@ -21,6 +21,7 @@ from .classifiers import run_bow, run_hf
 from .configs import CAD_TASKS, CONFIGS
 from .registry import ARCHIVE_CHECKS, ROWS, describe
 from .rows.editor_all_targets import reuse_key
+from .rows.editor_premises import PREMISE_SETS, premise_reuse_key
 from .rows.editors import HALVES, quarters_tag
 
 
@@ -292,6 +293,7 @@ def main() -> None:
     settings.RESULTS = args.results_dir or harness.results_dir()
     editors = [task + quarters_tag(q) for task in CAD_TASKS for q in ((0,), (1,), *HALVES)]
     editors += [reuse_key("nli", q) for q in ((0,), (1,))]  # the every-target rows' counterfactuals
+    editors += [premise_reuse_key("nli", q, n) for q, n in PREMISE_SETS]  # the premise rows'
     for option, prefix, flag in ((args.editor_data, "", "--editor-data"),
                                  (args.core_editor_data, "core_", "--core-editor-data")):
         for item in option:

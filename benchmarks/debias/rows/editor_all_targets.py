@@ -41,6 +41,18 @@ def all_target_counterfactuals(train: Any, task: str, note: str, quarters: tuple
     return cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)
 
 
+def reused_counterfactuals(given: str, subset: Any, what: str) -> tuple[Any, dict]:
+    """Counterfactuals an ``--editor-data`` folder holds (written by the editors elsewhere, e.g. here for the GPU
+    suite), refused unless every one is of a row of ``subset``; with the components record a reused set gets."""
+    from datasets import load_from_disk
+
+    cfs = load_from_disk(given)
+    if not set(cfs["cf_source_id"]) <= {str(i) for i in subset["id"]}:
+        raise SystemExit(f"{given} does not hold counterfactuals of this run's {len(subset)} rows.")
+    print(f"Reusing {what} in {given}")
+    return cfs, {"reused": Path(given).name}
+
+
 def reuse_key(task: str, quarters: tuple[int, ...]) -> str:
     """The ``--editor-data`` key of these counterfactuals (with the neutral additions): nli_all, nli_all_q1."""
     return f"{task}_all{quarters_tag(quarters)}"
@@ -50,16 +62,10 @@ def all_target_rows(train: Any, task: str, note: str, quarters: tuple[int, ...] 
     """The counterfactuals with their provenance columns, and the digests of what wrote them: read from
     ``--editor-data TASK_all[_q1]=FOLDER`` where given (the GPU suite, which has no SmolLM2; with the additions
     only), else generated or restored from the archived parts."""
-    from datasets import load_from_disk
-
     subset, whole = written_by(train, task, quarters)
     given = settings.REUSE.get(reuse_key(task, quarters)) if ADDITIONS[note] else None
     if given:
-        cfs = load_from_disk(given)
-        if not set(cfs["cf_source_id"]) <= {str(i) for i in subset["id"]}:
-            raise SystemExit(f"{given} does not hold counterfactuals of this run's {len(subset)} rows.")
-        print(f"Reusing the {task} editor's every-target counterfactuals in {given}")
-        return cfs, {"reused": Path(given).name}
+        return reused_counterfactuals(given, subset, f"the {task} editor's every-target counterfactuals")
     augmenter = all_target_augmenter(task, quarters, ADDITIONS[note])
     # archived (committed) when the editor writes all its rows, so a later session or the GPU suite restores them
     archive = settings.PARTS_ARCHIVE / f"{task}_all_q{''.join(map(str, quarters))}" if whole else None

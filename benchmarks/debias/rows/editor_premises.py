@@ -27,8 +27,9 @@ from .. import settings
 from ..augmented import cached_augment, component_digests, record_equivalence
 from ..configs import CONFIGS, schema_of
 from ..registry import archive_check, row
-from .editor_all_targets import all_target_counterfactuals
-from .editors import annotated_rows, editor_of, editor_order_key, editor_subset, human_rows, written_by
+from .editor_all_targets import all_target_counterfactuals, reused_counterfactuals
+from .editors import (annotated_rows, editor_of, editor_order_key, editor_subset, human_rows, quarters_tag,
+                      written_by)
 
 #: The premise editor's name in build_editors (its folder: nli-premise-q0).
 PREMISE_EDITOR = "nli-premise"
@@ -38,31 +39,58 @@ def premise_counterfactuals(train: Any, task: str, threshold: float | None = Non
                             quarters: tuple[int, ...] = (0,), per_target: int = 1) -> Any:
     """The premise editor of annotation ``quarters``' counterfactuals toward both other labels of each row it
     rewrites (`written_by`: quarter 0's editor the other quarters, quarter 1's quarter 0), ``per_target`` a target
-    (the checker's best of the 4 candidates), cached and archived in parts like the other editor rows; with
-    ``threshold``, only those the checker gives their target at least that."""
+    (the checker's best of the 4 candidates); with ``threshold``, only those the checker gives their target at least
+    that."""
     from cfaug_hf import AugmentationStats
     from cfaug_hf.augmenter import PROVENANCE_COLUMNS
 
-    subset, whole = written_by(train, task, quarters)
-    augmenter = premise_augmenter(task, quarters, per_target)
-    tag = "".join(map(str, quarters)) + ("" if per_target == 1 else f"_x{per_target}")
-    # every limit takes a prefix of one row order (parts_key), so a shorter run's parts serve a longer one
-    cfs = cached_augment(augmenter, subset, "editor-premise", f"premise editor q{tag} ({task})", part_rows=20,
-                         parts_key=editor_order_key(train, task) if quarters == (0,) else None,
-                         archive=settings.PARTS_ARCHIVE / f"{task}_premise_q{tag}" if whole else None)
+    subset = written_by(train, task, quarters)[0]
+    cfs, components = premise_rows(train, task, quarters, per_target)
     stats = AugmentationStats.from_dataset(cfs).to_dict()
     if threshold is not None:
         scores = [json.loads(e)["filter_scores"]["label_flip"] for e in cfs["cf_edit"]]
         stats.setdefault("filtered", {})["label_flip"] = stats.get("filtered", {}).get("label_flip", 0) + sum(
             s < threshold for s in scores)
         cfs = cfs.select([i for i, s in enumerate(scores) if s >= threshold])
+    tag = _tag(quarters, per_target)
     settings.NOTES["premise editor"] = {
-        "rows_edited": len(subset), "counterfactuals": len(cfs), "components": component_digests(augmenter),
+        "rows_edited": len(subset), "counterfactuals": len(cfs), "components": components,
         "skipped": stats.get("skipped", {}), "filtered": stats.get("filtered", {}),
         "by_target": {t: sum(1 for x in cfs["label"] if x == t) for t in sorted(set(cfs["label"]))},
         "editor": f"{task} premise editor of annotation quarter {tag} (SmolLM2-135M + LoRA, "
                   f"scripts/build_editors.py --task nli-premise --quarter {tag})", "checker_threshold": threshold}
     return cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)
+
+
+def _tag(quarters: tuple[int, ...], per_target: int) -> str:
+    return "".join(map(str, quarters)) + ("" if per_target == 1 else f"_x{per_target}")
+
+
+def premise_reuse_key(task: str, quarters: tuple[int, ...] = (0,), per_target: int = 1) -> str:
+    """The ``--editor-data`` key of these counterfactuals: nli_premise, nli_premise_q1, nli_premise_x2."""
+    return f"{task}_premise{quarters_tag(quarters)}" + ("" if per_target == 1 else f"_x{per_target}")
+
+
+#: The (quarters, per_target) of every premise editor set a row reads, which ``--editor-data`` may give.
+PREMISE_SETS = (((0,), 1), ((1,), 1), ((0,), 2))
+
+
+def premise_rows(train: Any, task: str, quarters: tuple[int, ...] = (0,), per_target: int = 1
+                 ) -> tuple[Any, dict]:
+    """The premise editor's counterfactuals with their provenance columns (every one the checker kept), and the
+    digests of what wrote them: read from ``--editor-data`` (`premise_reuse_key`) where given (the GPU suite, which
+    has no SmolLM2), else generated or restored from the parts archived here."""
+    subset, whole = written_by(train, task, quarters)
+    given = settings.REUSE.get(premise_reuse_key(task, quarters, per_target))
+    if given:
+        return reused_counterfactuals(given, subset, f"the {task} premise editor's counterfactuals")
+    augmenter = premise_augmenter(task, quarters, per_target)
+    tag = _tag(quarters, per_target)
+    # every limit takes a prefix of one row order (parts_key), so a shorter run's parts serve a longer one
+    cfs = cached_augment(augmenter, subset, "editor-premise", f"premise editor q{tag} ({task})", part_rows=20,
+                         parts_key=editor_order_key(train, task) if quarters == (0,) else None,
+                         archive=settings.PARTS_ARCHIVE / f"{task}_premise_q{tag}" if whole else None)
+    return cfs, component_digests(augmenter)
 
 
 def premise_augmenter(task: str, quarters: tuple[int, ...] = (0,), per_target: int = 1) -> Any:
