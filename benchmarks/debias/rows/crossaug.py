@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,8 @@ def crossaug_counterfactuals(train: Any) -> Any:
         components: dict[str, Any] = {"reused": Path(settings.REUSE["crossaug"]).name}
     elif (superset := _cached_superset(subset, augmenter := crossaug_augmenter())) is not None:
         augmented = _rows_of(superset, subset)
+    elif (superset := _archived_superset(subset, augmenter)) is not None:
+        augmented = superset
     else:
         # In parts, each saved as it finishes and (for a whole training set, the only run worth keeping) archived
         # in the repository: CrossAug over FEVER's 9672 rows is about an hour on 2 cores, more than one sitting.
@@ -113,6 +116,33 @@ def _rows_of(augmented: Any, train: Any) -> Any:
     only, so a larger cached run serves a smaller training sample)."""
     ids = set(train["id"])
     return augmented.filter(lambda sid: sid in ids, input_columns="cf_source_id")
+
+
+def _archived_superset(train: Any, augmenter: Any) -> Any | None:
+    """The rows of ``train`` in an archived CrossAug run over a larger training set (each of its rows there, with the
+    same claim), under this code or one checked equivalent to it, in the order generating them would give: a capped
+    run (``--max-train``) on a fresh machine reads them there instead of generating them again."""
+    import gzip
+
+    from datasets import Features
+
+    from ..augmented import equivalent_fingerprints, rows_to_dataset
+
+    ids, now = set(train["id"]), augmenter.fingerprint()[:12]
+    for fp in (now, *equivalent_fingerprints(now)):
+        for path in sorted(settings.PARTS_ARCHIVE.glob(f"crossaug_crossaug_*_{fp}.jsonl.gz")):
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                rows = [r for r in map(json.loads, f) if len(r) > 1]  # a part's name alone: a part with no rows
+            originals = {r["id"]: r["claim"] for r in rows if not r["cf_is_counterfactual"]}
+            if all(originals.get(i) == claim for i, claim in zip(train["id"], train["claim"])):
+                features = json.loads(path.with_name(path.name.replace(".jsonl.gz", ".features.json")).read_text())
+                print(f"Reading CrossAug's rows of this training set from the archived run {path.name}", flush=True)
+                # in the order generating them for ``train`` gives (its rows in turn), as the run this one replaces
+                position = {row_id: i for i, row_id in enumerate(train["id"])}
+                kept = sorted((r for r in rows if r["cf_source_id"] in ids), key=lambda r: position[r["cf_source_id"]])
+                return rows_to_dataset([{k: v for k, v in r.items() if k != "_part"} for r in kept],
+                                       Features.from_dict(features))
+    return None
 
 
 def _cached_superset(train: Any, augmenter: Any) -> Any | None:
