@@ -183,8 +183,8 @@ class CTranslate2Engine(Engine):
         self._ct2 = ctranslate2
         # One single-threaded worker per thread, each decoding its own batch (the weights are shared): at 5-40
         # sequences a step the matrix products are too small for two threads to halve them. On 2 cores, claim
-        # negation with identical outputs: 1.12x one batch on two threads at the same memory (the workers share
-        # SEQUENCES_PER_BATCH); 1.35x with a full batch each, which held 0.5 GB more (benchmarks/engines.py).
+        # negation with identical outputs: 1.11x one batch on two threads at the same memory (the workers share
+        # SEQUENCES_PER_BATCH); 1.30x with a full batch each, which held 0.5 GB more (benchmarks/engines.py).
         threads = self.threads or thread_budget()
         self.workers = threads if ONE_THREAD_WORKERS else 1
         self.model = ctranslate2.Generator(str(self.path), device="cpu", compute_type=self.compute_type,
