@@ -21,8 +21,8 @@ GAINS = [
      {"of": 9254, "seeds": 5}),  # the checker read every counterfactual of the unchecked row's 9672 rows
     ("+2.2 unchecked", "every_row/debias_fever_frozen-lr.json", "crossaug", "fever-symmetric", 2.2,
      {"rows_augmented": 9672, "seeds": 5}),
-    ("FEVER-Symmetric +6.7 flip-checked", "fever_cpu/debias_fever_all-MiniLM-L6-v2.json", "crossaug+checker",
-     "fever-symmetric", 6.7, {"kept": 1004, "seeds": 3}),
+    ("FEVER-Symmetric +6.5 flip-checked", "fever_cpu/debias_fever_all-MiniLM-L6-v2.json", "crossaug+checker",
+     "fever-symmetric", 6.5, {"kept": 1004, "seeds": 5}),
     ("IMDb contrast dev +7.2", "debias_sentiment_frozen-lr.json", "editor+checker", "contrast dev", 7.2,
      {"rows_edited": 300, "seeds": 5}),
     ("human CAD on every row +9.2", "debias_sentiment_frozen-lr.json", "human", "contrast dev", 9.2, {"seeds": 5}),
@@ -127,13 +127,13 @@ def test_the_readme_icda_precision_figures_and_their_setup():
 
 
 def test_the_fever_gain_over_an_equal_size_control_is_in_both_results_files():
-    """The README's "+3.7 (2 sd 3.2)": CrossAug + checker on the CPU FEVER yardstick against `none` trained on as many
+    """The README's "+3.3 (2 sd 2.5)": CrossAug + checker on the CPU FEVER yardstick against `none` trained on as many
     original rows (3004), a table of its own."""
-    assert "as many original rows +3.7 (2 sd 3.2)" in README
+    assert "as many original rows +3.3 (2 sd 2.5)" in README
     augmented = json.loads((RESULTS / "fever_cpu/debias_fever_all-MiniLM-L6-v2.json").read_text())
     control = json.loads((RESULTS / "fever_cpu_3004/debias_fever_all-MiniLM-L6-v2.json").read_text())
     acc = augmented["rows"]["crossaug+checker"]["accuracy"]["fever-symmetric"]
     base = control["rows"]["none"]["accuracy"]["fever-symmetric"]
     assert control["rows"]["none"]["train_rows"] == augmented["rows"]["crossaug+checker"]["train_rows"] == 3004
-    assert float(f"{(statistics.mean(acc) - statistics.mean(base)) * 100:+.1f}") == 3.7
-    assert round(_two_sd(acc, base), 1) == 3.2
+    assert float(f"{(statistics.mean(acc) - statistics.mean(base)) * 100:+.1f}") == 3.3
+    assert round(_two_sd(acc, base), 1) == 2.5
