@@ -32,6 +32,7 @@ import platform
 import random
 import statistics
 import time
+from typing import Any
 
 from benchmarks import harness
 
@@ -62,21 +63,27 @@ def tokens_of(tok, outputs: list[list[str]]) -> int:
 
 
 @contextlib.contextmanager
-def sampler_without(feature: str):
-    """The transformers sampler without one of its savings, for the speed-up of each within one run: ``"joining"``
-    (one batch at a time, no row joins a running batch: the sampler before 2026-12-01) or ``"prefix noise"`` (each
-    candidate's noise drawn over the whole vocabulary: the sampler before 2026-12-02); ``""`` changes nothing."""
-    from cfaug_hf.generation.engines import transformers as engine
-
-    name, saved = {"joining": "_merged_caches", "prefix noise": "prefix_stable"}.get(feature, ""), None
-    if name:
-        saved = getattr(engine, name)
-        setattr(engine, name, (lambda *args, **kwargs: None) if feature == "joining" else (lambda: False))
+def patched(module: Any, attributes: dict):
+    """``module`` with ``attributes`` replaced, put back afterwards: a setting the library had before a saving, for
+    the saving's speed-up within one run."""
+    saved = {name: getattr(module, name) for name in attributes}
+    for name, value in attributes.items():
+        setattr(module, name, value)
     try:
         yield
     finally:
-        if name:
-            setattr(engine, name, saved)
+        for name, value in saved.items():
+            setattr(module, name, value)
+
+
+def sampler_without(feature: str):
+    """The transformers sampler without one of its savings: ``"joining"`` (one batch at a time, no row joins a
+    running batch: the sampler before 2026-12-01) or ``"prefix noise"`` (each candidate's noise drawn over the whole
+    vocabulary: the sampler before 2026-12-02); ``""`` changes nothing."""
+    from cfaug_hf.generation.engines import transformers as engine
+
+    return patched(engine, {"joining": {"_merged_caches": lambda *args, **kwargs: None},
+                            "prefix noise": {"prefix_stable": lambda: False}}.get(feature, {}))
 
 
 #: Settings run as the shared-prefix sampler without one saving (`sampler_without`), by name.
@@ -156,20 +163,12 @@ CLAIM_SETTINGS = (("transformers", "transformers", None, {}), ("ctranslate2-floa
                   ("ctranslate2-int8, one batch on all threads", "ctranslate2", "int8", {"ONE_THREAD_WORKERS": False}))
 
 
-@contextlib.contextmanager
 def ct2_patched(attributes: dict):
     """The CTranslate2 engine module with ``attributes`` replaced (engines loaded inside keep them for their decoding:
     the workers are set at load time, the batch size read at each call)."""
     from cfaug_hf.generation.engines import ctranslate2 as engine
 
-    saved = {name: getattr(engine, name) for name in attributes}
-    for name, value in attributes.items():
-        setattr(engine, name, value)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(engine, name, value)
+    return patched(engine, attributes)
 
 
 def run_claims(args: argparse.Namespace, floor_per_param: float) -> dict:
