@@ -179,3 +179,21 @@ def test_every_benchmark_and_sub_command_prints_its_help(name, monkeypatch, caps
             runpy.run_module(f"benchmarks.{name}", run_name="__main__", alter_sys=False)
         assert done.value.code in (0, None), (name, command)
         assert "usage:" in capsys.readouterr().out, (name, command)
+
+
+@pytest.mark.parametrize("text, expected", [("MALLOC_ARENA_MAX=2", ("MALLOC_ARENA_MAX", "2")),
+                                            ("EMPTY=", ("EMPTY", "")), ("A=b=c", ("A", "b=c"))])
+def test_demo_time_memory_takes_environment_assignments(text, expected):
+    from benchmarks.demo_time_memory import _assignment
+
+    assert _assignment(text) == expected
+
+
+@pytest.mark.parametrize("text", ["MALLOC_ARENA_MAX", "=2", "2X=1", "A B=1", ""])
+def test_demo_time_memory_refuses_what_is_not_an_assignment(text):
+    import argparse
+
+    from benchmarks.demo_time_memory import _assignment
+
+    with pytest.raises(argparse.ArgumentTypeError, match="takes NAME=VALUE"):
+        _assignment(text)

@@ -239,13 +239,29 @@ def test_debias_refuses_reused_counterfactuals_for_an_editor_it_does_not_have(mo
     run = load("debias.run")
     for item, message in (("nli_q2=/tmp/x", "'nli_q2' names no editor; expected one of sentiment, sentiment_q1, "
                                             "sentiment_q01, sentiment_q23, nli, nli_q1, nli_q01, nli_q23, "
-                                            "nli_all, nli_all_q1"),
+                                            "nli_all, nli_all_q1, nli_premise, nli_premise_q1, nli_premise_x2"),
                           ("nli", "expected TASK=FOLDER, got 'nli'")):
         monkeypatch.setattr("sys.argv", ["debias", "--config", "nli", option, item])
         with pytest.raises(SystemExit):
             run.main()
         err = capsys.readouterr().err
         assert f"{option}" in err and message in err
+
+
+def test_editor_data_keys_are_registered_by_the_rows_that_read_them_once_each(monkeypatch):
+    """Each row module registers the --editor-data keys it reads (a new row needs no edit to run.py); a key
+    registered twice is refused, and the option's help names every key with what it holds."""
+    load("debias.run")
+    from benchmarks.debias import registry
+    from benchmarks.debias.run import build_parser
+
+    assert {"sentiment_q23", "nli_all_q1", "nli_premise_x2"} <= set(registry.REUSE_KEYS)
+    with pytest.raises(ValueError, match="'nli_all' is registered twice"):
+        registry.reusable("nli_all", "again")
+    monkeypatch.setitem(registry.REUSE_KEYS, "fever_new", "a new row's counterfactuals")
+    helps = {a.dest: a.help for a in build_parser()._actions}
+    assert "fever_new (a new row's counterfactuals)" in helps["editor_data"]
+    assert "nli_premise_x2 (the NLI premise editor's counterfactuals" in helps["editor_data"]
 
 
 def test_a_coverage_curve_refuses_a_row_its_task_does_not_have(monkeypatch, capsys):

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Row", "ROWS", "row", "title", "describe", "ARCHIVE_CHECKS", "archive_check"]
+__all__ = ["Row", "ROWS", "row", "title", "describe", "ARCHIVE_CHECKS", "archive_check", "REUSE_KEYS", "reusable"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,20 @@ def row(name: str, *, configs: tuple[str, ...], probe: tuple[str, Callable[[Any]
         ROWS[name] = Row(name, make, tuple(configs), probe, title, same_rows, full_coverage_only)
         return make
     return register
+
+
+#: The keys of ``--editor-data KEY=FOLDER`` (counterfactuals written earlier, e.g. by the GPU suite on another
+#: machine, that a row reads instead of writing them), each registered by the row module that reads it, with what
+#: the folder holds.
+REUSE_KEYS: dict[str, str] = {}
+
+
+def reusable(key: str, what: str) -> str:
+    """Register ``key`` as a value ``--editor-data`` accepts (``what``: whose counterfactuals it names); returns it."""
+    if key in REUSE_KEYS:
+        raise ValueError(f"--editor-data key {key!r} is registered twice.")
+    REUSE_KEYS[key] = what
+    return key
 
 
 def title(name: str) -> str:

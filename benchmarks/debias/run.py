@@ -18,11 +18,8 @@ from . import rows as _rows  # noqa: F401  (registers every row)
 from . import settings
 from .augmented import component_files, stale_rows
 from .classifiers import run_bow, run_hf
-from .configs import CAD_TASKS, CONFIGS
-from .registry import ARCHIVE_CHECKS, ROWS, describe
-from .rows.editor_all_targets import reuse_key
-from .rows.editor_premises import PREMISE_SETS, premise_reuse_key
-from .rows.editors import HALVES, quarters_tag
+from .configs import CONFIGS
+from .registry import ARCHIVE_CHECKS, REUSE_KEYS, ROWS, describe
 
 
 def fmt(values: list[float]) -> str:
@@ -266,9 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--results-dir", type=Path, default=None, help="where the tables go [benchmarks/results]")
     ap.add_argument("--crossaug-data", default=None, help="a saved dataset of CrossAug output to reuse")
     ap.add_argument("--editor-data", nargs="*", default=[], metavar="TASK=FOLDER",
-                    help="counterfactuals the editor wrote earlier, reused for TASK (sentiment, nli; sentiment_q1 for "
-                         "the cross-fitting editor of quarter 1, sentiment_q01 and sentiment_q23 for the half "
-                         "editors; nli_all and nli_all_q1 for the every-target rows)")
+                    help="counterfactuals an editor wrote earlier, read instead of written; TASK is one of: "
+                         + "; ".join(f"{key} ({what})" for key, what in REUSE_KEYS.items()))
     ap.add_argument("--core-editor-data", nargs="*", default=[], metavar="TASK=FOLDER",
                     help="the same for the core+editor row")
     ap.add_argument("--commit", default=None, help="the commit measured, for a copy of the tree run elsewhere")
@@ -291,9 +287,7 @@ def main() -> None:
         return
     settings.AUGMENT_LIMIT, settings.EDITOR_LIMIT, settings.COMMIT = args.augment_limit, args.editor_limit, args.commit
     settings.RESULTS = args.results_dir or harness.results_dir()
-    editors = [task + quarters_tag(q) for task in CAD_TASKS for q in ((0,), (1,), *HALVES)]
-    editors += [reuse_key("nli", q) for q in ((0,), (1,))]  # the every-target rows' counterfactuals
-    editors += [premise_reuse_key("nli", q, n) for q, n in PREMISE_SETS]  # the premise rows'
+    editors = list(REUSE_KEYS)  # each registered by the row module that reads it
     for option, prefix, flag in ((args.editor_data, "", "--editor-data"),
                                  (args.core_editor_data, "core_", "--core-editor-data")):
         for item in option:

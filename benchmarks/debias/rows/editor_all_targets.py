@@ -16,7 +16,7 @@ from typing import Any
 from .. import settings
 from ..augmented import cached_augment, component_digests, record_equivalence
 from ..configs import CONFIGS, schema_of
-from ..registry import archive_check, row
+from ..registry import archive_check, reusable, row
 from .editors import annotated_rows, editor_of, editor_order_key, human_rows, quarters_tag, written_by
 
 #: Row name -> the quarter-0 editor's neutral_additions in it.
@@ -56,6 +56,11 @@ def reused_counterfactuals(given: str, subset: Any, what: str) -> tuple[Any, dic
 def reuse_key(task: str, quarters: tuple[int, ...]) -> str:
     """The ``--editor-data`` key of these counterfactuals (with the neutral additions): nli_all, nli_all_q1."""
     return f"{task}_all{quarters_tag(quarters)}"
+
+
+for _quarters in ((0,), (1,)):
+    reusable(reuse_key("nli", _quarters), f"the NLI editor's every-target counterfactuals, annotation quarter "
+                                          f"{_quarters[0]}'s editor")
 
 
 def all_target_rows(train: Any, task: str, note: str, quarters: tuple[int, ...] = (0,)) -> tuple[Any, dict]:

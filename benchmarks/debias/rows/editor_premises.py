@@ -26,7 +26,7 @@ from typing import Any
 from .. import settings
 from ..augmented import cached_augment, component_digests, record_equivalence
 from ..configs import CONFIGS, schema_of
-from ..registry import archive_check, row
+from ..registry import archive_check, reusable, row
 from .editor_all_targets import all_target_counterfactuals, reused_counterfactuals
 from .editors import (annotated_rows, editor_of, editor_order_key, editor_subset, human_rows, quarters_tag,
                       written_by)
@@ -73,6 +73,10 @@ def premise_reuse_key(task: str, quarters: tuple[int, ...] = (0,), per_target: i
 
 #: The (quarters, per_target) of every premise editor set a row reads, which ``--editor-data`` may give.
 PREMISE_SETS = (((0,), 1), ((1,), 1), ((0,), 2))
+for _quarters, _per_target in PREMISE_SETS:
+    reusable(premise_reuse_key("nli", _quarters, _per_target),
+             f"the NLI premise editor's counterfactuals, annotation quarter {_quarters[0]}'s editor, {_per_target} "
+             f"premise(s) a target")
 
 
 def premise_rows(train: Any, task: str, quarters: tuple[int, ...] = (0,), per_target: int = 1

@@ -28,7 +28,7 @@ from typing import Any
 from .. import settings
 from ..augmented import cached_augment, component_digests, record_equivalence
 from ..configs import CAD_TASKS, CONFIGS, schema_of
-from ..registry import archive_check, row
+from ..registry import archive_check, reusable, row
 from .core import retrieval_parts
 
 #: Committed copies of the cross-fitting editors (the cache is not kept between sessions).
@@ -146,6 +146,11 @@ def quarters_tag(quarters: tuple[int, ...]) -> str:
     """How an editor's quarters name its cached editor, archive and ``--editor-data`` key: "" for quarter 0's (the
     default editor of these rows), "_q1", "_q01", ..."""
     return "" if quarters == (0,) else "_q" + "".join(map(str, quarters))
+
+
+for _task in CAD_TASKS:
+    for _quarters in ((0,), (1,), *HALVES):
+        reusable(_task + quarters_tag(_quarters), f"the {_task} editor trained on annotation quarters {_quarters}")
 
 
 def editor_of(task: str, quarters: tuple[int, ...]) -> Any:

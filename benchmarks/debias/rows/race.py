@@ -1,7 +1,13 @@
-"""RACE's row (fv-ood): original + RACE's claim and evidence counterfactuals of a seeded sample of
-``--augment-limit`` training rows: SpacyNER, the checker and claim generator benchmarks/race_intrinsic.py trains and
-caches, decoding reduced to beam 4 / 2 candidates / 48 tokens (`RACE_DECODING`); the share of RACE's claims a
-separate checker (the shipped VitaminC one) labels with their target is recorded."""
+"""RACE's rows: original + RACE's claim and evidence counterfactuals of a seeded sample of ``--augment-limit``
+training rows (all of them without one), decoding reduced to beam 4 / 2 candidates / 48 tokens (`RACE_DECODING`),
+SpacyNER; the share of RACE's claims a separate checker (the shipped VitaminC one) labels with their target is
+recorded.
+
+* ``race`` (fv-ood): the checker and claim generator benchmarks/race_intrinsic.py trains on these training rows and
+  caches;
+* ``race (shipped)`` (fever): the evidence -> claim generator and three-way checker shipped in the package (trained
+  on FEVEROUS, never on FEVER), with the library's other defaults: RACE as a user gets it on FEVER-format data.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ from cfaug_hf import TaskSchema
 
 from .. import settings
 from ..augmented import augment_subset, cached_augment, component_digests, with_counterfactuals
+from ..configs import schema_of
 from ..registry import row
 
 
@@ -26,22 +33,35 @@ def race_counterfactuals(train: Any) -> Any:
     trains on these training rows and caches; resumable parts cached by data and augmenter fingerprints."""
     from benchmarks.race_intrinsic import checker_model, generator_model
 
+    schema = TaskSchema.fact_verification(id_column="id")
+    return race_of(train, generator_model(train, schema, 180), checker_model(train, schema, 180),
+                   TaskSchema.fact_verification(nei=True, id_column="id"), "race", "RACE")
+
+
+def shipped_counterfactuals(train: Any) -> Any:
+    """RACE's counterfactuals with the generator and checker shipped in the package."""
+    return race_of(train, "default", "default", schema_of("fever"), "race (shipped)", "RACE (shipped)")
+
+
+def race_of(train: Any, generator: Any, checker: Any, schema: TaskSchema, name: str, what: str) -> Any:
+    """RACE's counterfactuals of `augment_subset` (rows of ``schema``) with ``generator`` and ``checker``
+    (``"default"``: the shipped ones), cached in resumable parts by data and augmenter fingerprints; what was made
+    is noted under ``name``."""
     from cfaug_hf import RACEAugmenter
     from cfaug_hf.components.ner import SpacyNER
     from cfaug_hf.pretrained import MINILM
 
-    schema = TaskSchema.fact_verification(id_column="id")
     subset, _ = augment_subset(train)
-    augmenter = RACEAugmenter(generator_model(train, schema, 180), checker_model(train, schema, 180), SpacyNER(),
-                              TaskSchema.fact_verification(nei=True, id_column="id"), embedder=MINILM,
-                              keep_original=False, **RACE_DECODING)
+    augmenter = RACEAugmenter(generator, checker, SpacyNER(), schema, embedder=MINILM, keep_original=False,
+                              **RACE_DECODING)
     augmenter.fit(train)
-    cfs = cached_augment(augmenter, subset, "race", "RACE", part_rows=10)
+    cfs = cached_augment(augmenter, subset, name.replace(" (", "-").rstrip(")"), what, part_rows=10)
     cfs = cfs.filter(lambda cf: cf, input_columns="cf_is_counterfactual")
-    settings.NOTES["race"] = {"rows_augmented": len(subset), "ner": "SpacyNER (en_core_web_sm)", "decoding": RACE_DECODING,
-                     "components": component_digests(augmenter), "counterfactuals": dict(Counter(cfs["cf_kind"])),
-                     "flip_rate_by_separate_checker": {k: separate_flip_rate(cfs, k)
-                                                       for k in ("race_claim", "race_evidence")}}
+    settings.NOTES[name] = {"rows_augmented": len(subset), "ner": "SpacyNER (en_core_web_sm)",
+                            "decoding": RACE_DECODING, "components": component_digests(augmenter),
+                            "counterfactuals": dict(Counter(cfs["cf_kind"])),
+                            "flip_rate_by_separate_checker": {k: separate_flip_rate(cfs, k)
+                                                              for k in ("race_claim", "race_evidence")}}
     return cfs
 
 
@@ -68,3 +88,10 @@ def race_claims(train: Any) -> Any:
 def race_rows(train: Any, seed: int = 0, task: str = "fv") -> Any:
     """Original rows + RACE's claim and evidence counterfactuals."""
     return with_counterfactuals(train, race_counterfactuals(train))
+
+
+@row("race (shipped)", configs=("fever",), title="+ RACE (shipped generator and checker)")
+def race_shipped_rows(train: Any, seed: int = 0, task: str = "fever") -> Any:
+    """Original rows + RACE's claim and evidence counterfactuals with the generator and three-way checker shipped in
+    the package (trained on FEVEROUS), decoding reduced to beam 4 / 2 candidates / 48 tokens."""
+    return with_counterfactuals(train, shipped_counterfactuals(train))
