@@ -512,6 +512,35 @@ def test_the_crossaug_rows_load_the_shipped_generator_and_train_nothing(monkeypa
     assert augmenter.generator.config.num_return_sequences == 5 and augmenter.generator.config is not shipped.config
 
 
+@pytest.mark.shipped_checker  # the separate judge of RACE's claims is the shipped fact-verification checker
+def test_races_fever_row_uses_the_shipped_components_and_writes_rows_of_the_fever_schema(tmp_path, monkeypatch):
+    """``race (shipped)`` trains nothing (the fv-ood row's generator and checker are the benchmark's own, trained
+    under a time budget), and its counterfactuals carry FEVER's two labels, so they join the training rows."""
+    load("debias")
+    import benchmarks.race_intrinsic as intrinsic
+    from benchmarks.debias import settings
+    from benchmarks.debias.augmented import with_counterfactuals
+    from benchmarks.debias.rows import race
+
+    from cfaug_hf.data import load_feverous_sample
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("the row trained a component")
+
+    monkeypatch.setattr(intrinsic, "generator_model", no_training)
+    monkeypatch.setattr(intrinsic, "checker_model", no_training)
+    monkeypatch.setattr(settings, "CACHE", tmp_path)
+    monkeypatch.setattr(settings, "AUGMENT_LIMIT", 3)
+    monkeypatch.setattr(race, "RACE_DECODING", {"num_beams": 2, "num_candidates": 1, "max_new_tokens": 16})
+    train = load_feverous_sample().select(range(12)).select_columns(["id", "claim", "evidence", "label"])
+    cfs = race.shipped_counterfactuals(train)
+    note = settings.NOTES["race (shipped)"]
+    assert note["rows_augmented"] == 3 and sum(note["counterfactuals"].values()) == len(cfs)
+    assert {"generator", "checker"} <= set(note["components"])  # recorded, so a rebuilt component shows
+    assert set(cfs["label"]) <= {"SUPPORTS", "REFUTES"} and set(cfs["cf_source_id"]) <= set(train["id"])
+    assert len(with_counterfactuals(train, cfs)) == len(train) + len(cfs)
+
+
 @pytest.mark.parametrize("task", ["sentiment", "nli"])
 def test_the_benchmark_editors_learned_from_one_quarter_not_from_every_pair(task, tmp_path, monkeypatch):
     """The editor rows never use the shipped editor, which learned from every human pair (so it saw the pair of every
