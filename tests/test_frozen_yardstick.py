@@ -520,6 +520,7 @@ def test_races_fever_row_uses_the_shipped_components_and_writes_rows_of_the_feve
     import benchmarks.race_intrinsic as intrinsic
     from benchmarks.debias import settings
     from benchmarks.debias.augmented import with_counterfactuals
+    from benchmarks.debias.registry import ARCHIVE_CHECKS
     from benchmarks.debias.rows import race
 
     from cfaug_hf.data import load_feverous_sample
@@ -530,12 +531,16 @@ def test_races_fever_row_uses_the_shipped_components_and_writes_rows_of_the_feve
     monkeypatch.setattr(intrinsic, "generator_model", no_training)
     monkeypatch.setattr(intrinsic, "checker_model", no_training)
     monkeypatch.setattr(settings, "CACHE", tmp_path)
-    monkeypatch.setattr(settings, "AUGMENT_LIMIT", 3)
+    monkeypatch.setattr(settings, "PARTS_ARCHIVE", tmp_path / "archive")
+    monkeypatch.setattr(settings, "AUGMENT_LIMIT", None)
     monkeypatch.setattr(race, "RACE_DECODING", {"num_beams": 2, "num_candidates": 1, "max_new_tokens": 16})
-    train = load_feverous_sample().select(range(12)).select_columns(["id", "claim", "evidence", "label"])
+    train = load_feverous_sample().select(range(3)).select_columns(["id", "claim", "evidence", "label"])
     cfs = race.shipped_counterfactuals(train)
     note = settings.NOTES["race (shipped)"]
     assert note["rows_augmented"] == 3 and sum(note["counterfactuals"].values()) == len(cfs)
+    # every row augmented: the run is archived, so a later session reads it instead of generating it again
+    assert len(list((tmp_path / "archive").glob("race_shipped_race-shipped_*.jsonl.gz"))) == 1
+    assert "fever_race_shipped" in ARCHIVE_CHECKS
     assert {"generator", "checker"} <= set(note["components"])  # recorded, so a rebuilt component shows
     assert set(cfs["label"]) <= {"SUPPORTS", "REFUTES"} and set(cfs["cf_source_id"]) <= set(train["id"])
     assert len(with_counterfactuals(train, cfs)) == len(train) + len(cfs)

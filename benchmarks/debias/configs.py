@@ -72,5 +72,12 @@ def fv_ood_config() -> dict[str, Any]:
                       "fm2 dev": fm2("dev")}}
 
 
+def capped(train: Any, max_train: int | None) -> Any:
+    """``--max-train``: a seeded ``max_train`` of the training rows (all of them when there are no more)."""
+    if max_train and len(train) > max_train:
+        return train.shuffle(seed=0).select(range(max_train))
+    return train
+
+
 CONFIGS = {"sentiment": sentiment_config, "nli": nli_config, "fv": fv_config, "fever": fever_config,
            "fv-ood": fv_ood_config}

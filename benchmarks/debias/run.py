@@ -18,7 +18,7 @@ from . import rows as _rows  # noqa: F401  (registers every row)
 from . import settings
 from .augmented import component_files, stale_rows
 from .classifiers import run_bow, run_hf
-from .configs import CONFIGS
+from .configs import CONFIGS, capped
 from .registry import ARCHIVE_CHECKS, REUSE_KEYS, ROWS, describe
 
 
@@ -56,8 +56,7 @@ def probe_sets(config: dict[str, Any], name: str, rows: list[str]) -> dict[str, 
 
 def run_config(name: str, args: argparse.Namespace) -> dict[str, Any]:
     config = CONFIGS[name]()
-    if args.max_train and len(config["train"]) > args.max_train:
-        config["train"] = config["train"].shuffle(seed=0).select(range(args.max_train))
+    config["train"] = capped(config["train"], args.max_train)
     schema, tests = config["schema"], config["tests"]
     model_label = {"bow": "bow", "frozen": f"frozen-{args.head}"}.get(args.model, Path(args.model).name)
     results: dict[str, Any] = {"config": name, "model": args.model, "seeds": args.seeds,

@@ -17,9 +17,9 @@ from typing import Any
 from cfaug_hf import TaskSchema
 
 from .. import settings
-from ..augmented import augment_subset, cached_augment, component_digests, with_counterfactuals
-from ..configs import schema_of
-from ..registry import row
+from ..augmented import augment_subset, cached_augment, component_digests, record_equivalence, with_counterfactuals
+from ..configs import CONFIGS, capped, schema_of
+from ..registry import archive_check, row
 
 
 #: RACE's decoding in the benchmark: the paper's beam 30 / 10 candidates / 96 tokens cost about 10 s a claim on two
@@ -39,23 +39,47 @@ def race_counterfactuals(train: Any) -> Any:
 
 
 def shipped_counterfactuals(train: Any) -> Any:
-    """RACE's counterfactuals with the generator and checker shipped in the package."""
-    return race_of(train, "default", "default", schema_of("fever"), "race (shipped)", "RACE (shipped)")
+    """RACE's counterfactuals with the generator and checker shipped in the package; a run over every training row
+    is archived (`settings.PARTS_ARCHIVE`: 36 minutes of generation for the FEVER yardstick's 2000 rows)."""
+    return race_of(train, "default", "default", schema_of("fever"), "race (shipped)", "RACE (shipped)",
+                   archive=settings.PARTS_ARCHIVE / "race_shipped")
 
 
-def race_of(train: Any, generator: Any, checker: Any, schema: TaskSchema, name: str, what: str) -> Any:
-    """RACE's counterfactuals of `augment_subset` (rows of ``schema``) with ``generator`` and ``checker``
-    (``"default"``: the shipped ones), cached in resumable parts by data and augmenter fingerprints; what was made
-    is noted under ``name``."""
+#: The FEVER yardstick's training rows (``--max-train``) whose RACE run is archived.
+FEVER_ROWS = 2000
+
+
+@archive_check("fever_race_shipped")
+def check_fever_race_shipped(rows: int = 10) -> dict[str, Any]:
+    """RACE with the shipped components over the FEVER yardstick's 2000 training rows"""
+    train = capped(CONFIGS["fever"]()["train"], FEVER_ROWS)
+    augmenter = race_augmenter(train, "default", "default", schema_of("fever"))
+    pattern = f"race_shipped_race-shipped_{train._fingerprint[:12]}_*.jsonl.gz"
+    return record_equivalence(augmenter, train.select(range(rows)), pattern)  # part 0: the first 10 rows
+
+
+def race_augmenter(train: Any, generator: Any, checker: Any, schema: TaskSchema) -> Any:
+    """RACE as the rows run it, fitted on ``train`` (its in-dataset replacements come from every training row)."""
     from cfaug_hf import RACEAugmenter
     from cfaug_hf.components.ner import SpacyNER
     from cfaug_hf.pretrained import MINILM
 
-    subset, _ = augment_subset(train)
     augmenter = RACEAugmenter(generator, checker, SpacyNER(), schema, embedder=MINILM, keep_original=False,
                               **RACE_DECODING)
     augmenter.fit(train)
-    cfs = cached_augment(augmenter, subset, name.replace(" (", "-").rstrip(")"), what, part_rows=10)
+    return augmenter
+
+
+def race_of(train: Any, generator: Any, checker: Any, schema: TaskSchema, name: str, what: str,
+            archive: Any = None) -> Any:
+    """RACE's counterfactuals of `augment_subset` (rows of ``schema``) with ``generator`` and ``checker``
+    (``"default"``: the shipped ones), cached in resumable parts by data and augmenter fingerprints (and in
+    ``archive`` when every row is augmented); what was made is noted under ``name``."""
+    subset, _ = augment_subset(train)
+    augmenter = race_augmenter(train, generator, checker, schema)
+    whole = len(subset) == len(train)
+    cfs = cached_augment(augmenter, subset, name.replace(" (", "-").rstrip(")"), what, part_rows=10,
+                         archive=archive if whole else None)
     cfs = cfs.filter(lambda cf: cf, input_columns="cf_is_counterfactual")
     settings.NOTES[name] = {"rows_augmented": len(subset), "ner": "SpacyNER (en_core_web_sm)",
                             "decoding": RACE_DECODING, "components": component_digests(augmenter),
