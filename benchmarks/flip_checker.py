@@ -14,12 +14,19 @@ For each checker in ``cfaug_hf/data/checkers/`` (built by ``scripts/build_checke
 Targets (issue 26): keep at least 90% of human flips, reject at least 70% of same-meaning rewrites.
 
     python -m benchmarks.flip_checker [--thresholds none 0.5 0.7]   # CPU, 2 cores: about 5 minutes
+    python -m benchmarks.flip_checker --task natural-language-inference \
+        --checkers benchmarks/.cache/checkers-every-layer --tag every-layer   # a candidate, before it ships
+
+``--checkers FOLDER`` scores the checkers built into FOLDER (``scripts/build_checkers.py --out FOLDER``, the same
+layout as ``cfaug_hf/data/checkers/``) instead of the shipped ones; ``--tag TAG`` writes
+``flip_checker_TAG.{json,md}``, so a candidate's figures sit beside the shipped checker's instead of replacing them.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 from benchmarks import harness
@@ -33,13 +40,15 @@ def share(flags: list[bool]) -> float:
     return round(100 * sum(flags) / max(len(flags), 1), 1)
 
 
-def evaluate(task: str, thresholds: list[float | None], limit: int | None = None) -> dict[str, Any]:
+def evaluate(task: str, thresholds: list[float | None], limit: int | None = None,
+             checkers: Path = CHECKER_DIR) -> dict[str, Any]:
     from cfaug_hf import LabelChecker
     from cfaug_hf.fingerprint import digest_object
 
-    folder = CHECKER_DIR / CHECKER_TASKS[task]
+    folder = checkers / CHECKER_TASKS[task]
     checker = LabelChecker.from_pretrained(folder)
-    out: dict[str, Any] = {"checker": str(folder.relative_to(ROOT)), "digest": digest_object(checker),
+    shown = folder.resolve().relative_to(ROOT) if folder.resolve().is_relative_to(ROOT) else folder
+    out: dict[str, Any] = {"checker": str(shown), "digest": digest_object(checker),
                            "training": checker.training_info, "sets": {}}
     start = time.time()
     for name, (rows, what) in held_out(task).items():
@@ -81,7 +90,9 @@ def evaluate(task: str, thresholds: list[float | None], limit: int | None = None
 
 def markdown(results: dict[str, Any]) -> str:
     thresholds = results["thresholds"]
-    lines = ["# Shipped flip checkers: kept human flips, rejected same-meaning rewrites",
+    which = results.get("checkers_folder")
+    lines = [f"# {'Flip checkers in ' + which if which else 'Shipped flip checkers'}: kept human flips, rejected "
+             "same-meaning rewrites",
              "", f"{results['provenance']}. CPU. Rule: the label's probability is at least the threshold, or with "
              f"`none` the label is the checker's top prediction; `shipped` is each checker's own calibrated "
              f"threshold (what the augmenters use: the best keep + reject rate on held-out human flips and held-out "
@@ -122,25 +133,34 @@ def main() -> None:
                         help="'shipped' (the checker's calibrated accept_threshold, what the augmenters use), "
                              "'none' (top prediction) and/or probabilities")
     parser.add_argument("--rows", type=int, default=None, help="score the first N rows of each held-out set [all]")
+    parser.add_argument("--checkers", type=Path, default=CHECKER_DIR,
+                        help="a folder of checkers laid out as cfaug_hf/data/checkers/ (scripts/build_checkers.py "
+                             "--out FOLDER) [the shipped ones]")
+    parser.add_argument("--tag", default="", help="written as flip_checker_TAG.{json,md} (default: no suffix)")
     args = parser.parse_args()
+    if not args.checkers.is_dir():
+        parser.error(f"--checkers {args.checkers}: no such folder (build one with scripts/build_checkers.py --out)")
+    name = f"flip_checker{'_' + args.tag if args.tag else ''}"
     thresholds = [None if t == "none" else t if t == "shipped" else float(t) for t in args.thresholds]
     prov = provenance()
     results: dict[str, Any] = {**prov, "thresholds": thresholds, "checkers": {}}
-    saved = RESULTS / "flip_checker.json"
+    if args.checkers.resolve() != CHECKER_DIR.resolve():
+        results["checkers_folder"] = str(args.checkers)
+    saved = RESULTS / f"{name}.json"
     if args.task and saved.is_file():  # one task measured again: the others' rows are kept
         before = json.loads(saved.read_text())
         if before.get("thresholds") == thresholds:
             results["checkers"] = before.get("checkers", {})
     for task in args.task or CHECKER_TASKS:
-        if not (CHECKER_DIR / CHECKER_TASKS[task]).is_dir():
-            print(f"{task}: no shipped checker yet (scripts/build_checkers.py), skipped")
+        if not (args.checkers / CHECKER_TASKS[task]).is_dir():
+            print(f"{task}: no checker in {args.checkers} yet (scripts/build_checkers.py), skipped")
             continue
-        results["checkers"][task] = evaluate(task, thresholds, args.rows)
+        results["checkers"][task] = evaluate(task, thresholds, args.rows, args.checkers)
         print(json.dumps(results["checkers"][task]["sets"], indent=1), flush=True)
     results["provenance"] = f"Made {prov['date']} at commit {str(prov['git_commit'])[:10]}"
-    (harness.results_dir() / "flip_checker.json").write_text(json.dumps(results, indent=2) + "\n")
+    (harness.results_dir() / f"{name}.json").write_text(json.dumps(results, indent=2) + "\n")
     md = markdown(results)
-    (harness.results_dir() / "flip_checker.md").write_text(md)
+    (harness.results_dir() / f"{name}.md").write_text(md)
     print(md)
 
 

@@ -197,3 +197,34 @@ def test_demo_time_memory_refuses_what_is_not_an_assignment(text):
 
     with pytest.raises(argparse.ArgumentTypeError, match="takes NAME=VALUE"):
         _assignment(text)
+
+
+@pytest.mark.shipped_checker
+def test_the_flip_checker_benchmark_scores_a_candidate_folder_under_its_own_name(tmp_path, monkeypatch, capsys):
+    """A checker built with `scripts/build_checkers.py --out FOLDER` is scored before it ships (``--checkers
+    FOLDER``) and written beside the shipped checker's figures (``--tag``), not over them; a folder that is not there
+    is refused naming the option."""
+    import shutil
+
+    from cfaug_hf.data import CHECKER_DIR, CHECKER_TASKS
+
+    data = Path(os.environ.get("CFAUG_SHARED_DATA", ROOT.parent / "shared" / "data"))
+    if not (data / "MANIFEST.md").is_file():
+        pytest.skip("the benchmark data (../shared/data) is not here")
+    nli = CHECKER_TASKS["natural-language-inference"]
+    shutil.copytree(CHECKER_DIR / nli, tmp_path / "candidate" / nli)
+    monkeypatch.setattr(harness, "SMOKE_OUT", None)
+    monkeypatch.setattr(sys, "argv", ["benchmarks.flip_checker", "--smoke", "--checkers",
+                                      str(tmp_path / "candidate"), "--tag", "cand"])
+    runpy.run_module("benchmarks.flip_checker", run_name="__main__", alter_sys=False)
+    out = harness.SMOKE_OUT
+    assert sorted(p.name for p in out.glob("flip_checker*")) == ["flip_checker_cand.json", "flip_checker_cand.md"]
+    written = json.loads((out / "flip_checker_cand.json").read_text())
+    assert written["checkers_folder"] == str(tmp_path / "candidate")
+    assert written["checkers"]["natural-language-inference"]["checker"] == str(tmp_path / "candidate" / nli)
+    assert (out / "flip_checker_cand.md").read_text().startswith(f"# Flip checkers in {tmp_path / 'candidate'}:")
+
+    monkeypatch.setattr(sys, "argv", ["benchmarks.flip_checker", "--checkers", str(tmp_path / "absent")])
+    with pytest.raises(SystemExit):
+        runpy.run_module("benchmarks.flip_checker", run_name="__main__", alter_sys=False)
+    assert f"--checkers {tmp_path / 'absent'}: no such folder" in capsys.readouterr().err
