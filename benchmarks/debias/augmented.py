@@ -185,6 +185,14 @@ def _comparable(row: dict[str, Any]) -> tuple:
                  if k not in ("_part", "cf_edit"))
 
 
+def archived_run(base: str, prefix: str, key: str, fingerprint: str = "*") -> str:
+    """The file name under `settings.PARTS_ARCHIVE` of a `cached_augment` run archived as ``base`` with ``prefix``,
+    over rows named by ``key`` (the subset's fingerprint or its ``parts_key``) and made by the augmenter whose
+    fingerprint is ``fingerprint``; ``*`` (the default) makes it the pattern of every such run, which an archive
+    check compares with (`record_equivalence`)."""
+    return f"{base}_{prefix}_{key[:12]}_{fingerprint[:12]}.jsonl.gz"
+
+
 def cached_augment(augmenter: Any, subset: Any, prefix: str, what: str, part_rows: int = 25,
                    parts_key: str | None = None, archive: Path | None = None) -> Any:
     """``augmenter.augment(subset)``, saved in settings.CACHE under the data's and the augmenter's fingerprints and loaded
@@ -205,12 +213,11 @@ def cached_augment(augmenter: Any, subset: Any, prefix: str, what: str, part_row
         return load_from_disk(str(out_dir))
     parts_dir = settings.CACHE / f"{prefix}_{(parts_key or subset._fingerprint)[:12]}_{augmenter.fingerprint()[:12]}.parts"
     if archive is not None:
-        base = archive
-        archive = archive.with_name(f"{archive.name}_{parts_dir.name.removesuffix('.parts')}.jsonl.gz")
+        base, key = archive, parts_key or subset._fingerprint
+        archive = base.with_name(archived_run(base.name, prefix, key, augmenter.fingerprint()))
         restore_parts(archive, parts_dir)
         for older in equivalent_fingerprints(augmenter.fingerprint()[:12]):  # each adds the parts not yet restored
-            restore_parts(base.with_name(f"{base.name}_{prefix}_{(parts_key or subset._fingerprint)[:12]}_{older}"
-                                          f".jsonl.gz"), parts_dir)
+            restore_parts(base.with_name(archived_run(base.name, prefix, key, older)), parts_dir)
     start = time.perf_counter()
     n_parts = max(1, -(-len(subset) // part_rows))
     parts = []

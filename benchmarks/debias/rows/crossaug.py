@@ -23,8 +23,8 @@ from typing import Any
 from cfaug_hf import TaskSchema
 
 from .. import settings
-from ..augmented import (augment_subset, cached_augment, component_digests, flip_pairs, record_equivalence,
-                         with_counterfactuals)
+from ..augmented import (archived_run, augment_subset, cached_augment, component_digests, flip_pairs,
+                         record_equivalence, with_counterfactuals)
 from ..configs import CONFIGS
 from ..registry import archive_check, row
 
@@ -58,7 +58,7 @@ def check_crossaug_parts(config: str, rows: int = 20) -> dict[str, Any]:
     """Regenerate CrossAug's output for the first ``rows`` training rows of ``config`` with this code and compare it
     with the archived whole-set run's part 0 (`record_equivalence`)."""
     train = CONFIGS[config]()["train"]
-    pattern = f"crossaug_crossaug_{train._fingerprint[:12]}_*.jsonl.gz"
+    pattern = archived_run("crossaug", "crossaug", train._fingerprint)
     return record_equivalence(crossaug_augmenter(), train.select(range(rows)), pattern)
 
 
@@ -107,7 +107,7 @@ def _archived_whole_run(train: Any, augmenter: Any) -> bool:
     from ..augmented import equivalent_fingerprints
 
     now = augmenter.fingerprint()[:12]
-    return any((settings.PARTS_ARCHIVE / f"crossaug_crossaug_{train._fingerprint[:12]}_{fp}.jsonl.gz").is_file()
+    return any((settings.PARTS_ARCHIVE / archived_run("crossaug", "crossaug", train._fingerprint, fp)).is_file()
                for fp in (now, *equivalent_fingerprints(now)))
 
 
@@ -130,7 +130,7 @@ def _archived_superset(train: Any, augmenter: Any) -> Any | None:
 
     ids, now = set(train["id"]), augmenter.fingerprint()[:12]
     for fp in (now, *equivalent_fingerprints(now)):
-        for path in sorted(settings.PARTS_ARCHIVE.glob(f"crossaug_crossaug_*_{fp}.jsonl.gz")):
+        for path in sorted(settings.PARTS_ARCHIVE.glob(archived_run("crossaug", "crossaug", "*", fp))):
             with gzip.open(path, "rt", encoding="utf-8") as f:
                 rows = [r for r in map(json.loads, f) if len(r) > 1]  # a part's name alone: a part with no rows
             originals = {r["id"]: r["claim"] for r in rows if not r["cf_is_counterfactual"]}

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import settings
-from ..augmented import cached_augment, component_digests, record_equivalence
+from ..augmented import archived_run, cached_augment, component_digests, record_equivalence
 from ..configs import CONFIGS, schema_of
 from ..registry import archive_check, reusable, row
 from .editors import annotated_rows, editor_of, editor_order_key, human_rows, quarters_tag, written_by
@@ -95,7 +95,7 @@ def check_all_target_parts(rows: int = 20) -> Any:
     settings.EDITOR_LIMIT = rows
     subset, _ = written_by(train, "nli", (0,))
     return record_equivalence(all_target_augmenter("nli", (0,), ADDITIONS["editor+checker (all targets)"]), subset,
-                              f"nli_all_q0_editor-all_{editor_order_key(train, 'nli')[:12]}_*.jsonl.gz")
+                              archived_run("nli_all_q0", "editor-all", editor_order_key(train, "nli")))
 
 
 def _rows(train: Any, task: str, note: str, amplify: bool = False) -> Any:

@@ -24,7 +24,7 @@ import json
 from typing import Any
 
 from .. import settings
-from ..augmented import cached_augment, component_digests, record_equivalence
+from ..augmented import archived_run, cached_augment, component_digests, record_equivalence
 from ..configs import CONFIGS, schema_of
 from ..registry import archive_check, reusable, row
 from .editor_all_targets import all_target_counterfactuals, reused_counterfactuals
@@ -112,7 +112,7 @@ def check_premise_parts(rows: int = 20) -> Any:
     train = CONFIGS["nli"]()["train"]
     settings.EDITOR_LIMIT = rows
     return record_equivalence(premise_augmenter("nli"), editor_subset(train, "nli"),
-                              f"nli_premise_q0_editor-premise_{editor_order_key(train, 'nli')[:12]}_*.jsonl.gz")
+                              archived_run("nli_premise_q0", "editor-premise", editor_order_key(train, "nli")))
 
 
 def human_premises(train: Any, subset: Any) -> Any:

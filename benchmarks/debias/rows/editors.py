@@ -26,7 +26,7 @@ from typing import Any
 
 
 from .. import settings
-from ..augmented import cached_augment, component_digests, record_equivalence
+from ..augmented import archived_run, cached_augment, component_digests, record_equivalence
 from ..configs import CAD_TASKS, CONFIGS, schema_of
 from ..registry import archive_check, reusable, row
 from .core import retrieval_parts
@@ -311,11 +311,11 @@ def check_parts(task: str, rows: int = 20, quarters: tuple[int, ...] = (0,)) -> 
     if quarters == (0,):
         settings.EDITOR_LIMIT = rows
         subset = editor_subset(train, task)
-        pattern = f"{task}_editor_{editor_order_key(train, task)[:12]}_*.jsonl.gz"
+        pattern = archived_run(task, "editor", editor_order_key(train, task))
     else:
         settings.EDITOR_LIMIT = None
         subset, _ = written_by(train, task, quarters)
-        pattern = f"{task}{quarters_tag(quarters)}_editor_{subset._fingerprint[:12]}_*.jsonl.gz"
+        pattern = archived_run(task + quarters_tag(quarters), "editor", subset._fingerprint)
         subset = subset.select(range(min(rows, len(subset))))
     return record_equivalence(augmenter, subset, pattern)
 

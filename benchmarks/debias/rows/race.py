@@ -17,7 +17,8 @@ from typing import Any
 from cfaug_hf import TaskSchema
 
 from .. import settings
-from ..augmented import augment_subset, cached_augment, component_digests, record_equivalence, with_counterfactuals
+from ..augmented import (archived_run, augment_subset, cached_augment, component_digests, record_equivalence,
+                         with_counterfactuals)
 from ..configs import CONFIGS, capped, schema_of
 from ..registry import archive_check, row
 
@@ -38,11 +39,20 @@ def race_counterfactuals(train: Any) -> Any:
                    TaskSchema.fact_verification(nei=True, id_column="id"), "race", "RACE")
 
 
+#: The row that runs RACE with the shipped components, and the name its whole runs are archived under.
+SHIPPED, SHIPPED_ARCHIVE = "race (shipped)", "race_shipped"
+
+
+def run_prefix(name: str) -> str:
+    """The cache and archive prefix of the row ``name``: ``race (shipped)`` -> ``race-shipped``."""
+    return name.replace(" (", "-").rstrip(")")
+
+
 def shipped_counterfactuals(train: Any) -> Any:
     """RACE's counterfactuals with the generator and checker shipped in the package; a run over every training row
     is archived (`settings.PARTS_ARCHIVE`: 36 minutes of generation for the FEVER yardstick's 2000 rows)."""
-    return race_of(train, "default", "default", schema_of("fever"), "race (shipped)", "RACE (shipped)",
-                   archive=settings.PARTS_ARCHIVE / "race_shipped")
+    return race_of(train, "default", "default", schema_of("fever"), SHIPPED, "RACE (shipped)",
+                   archive=settings.PARTS_ARCHIVE / SHIPPED_ARCHIVE)
 
 
 #: The FEVER yardstick's training rows (``--max-train``) whose RACE run is archived.
@@ -54,7 +64,7 @@ def check_fever_race_shipped(rows: int = 10) -> dict[str, Any]:
     """RACE with the shipped components over the FEVER yardstick's 2000 training rows"""
     train = capped(CONFIGS["fever"]()["train"], FEVER_ROWS)
     augmenter = race_augmenter(train, "default", "default", schema_of("fever"))
-    pattern = f"race_shipped_race-shipped_{train._fingerprint[:12]}_*.jsonl.gz"
+    pattern = archived_run(SHIPPED_ARCHIVE, run_prefix(SHIPPED), train._fingerprint)
     return record_equivalence(augmenter, train.select(range(rows)), pattern)  # part 0: the first 10 rows
 
 
@@ -78,7 +88,7 @@ def race_of(train: Any, generator: Any, checker: Any, schema: TaskSchema, name: 
     subset, _ = augment_subset(train)
     augmenter = race_augmenter(train, generator, checker, schema)
     whole = len(subset) == len(train)
-    cfs = cached_augment(augmenter, subset, name.replace(" (", "-").rstrip(")"), what, part_rows=10,
+    cfs = cached_augment(augmenter, subset, run_prefix(name), what, part_rows=10,
                          archive=archive if whole else None)
     cfs = cfs.filter(lambda cf: cf, input_columns="cf_is_counterfactual")
     settings.NOTES[name] = {"rows_augmented": len(subset), "ner": "SpacyNER (en_core_web_sm)",
@@ -114,7 +124,7 @@ def race_rows(train: Any, seed: int = 0, task: str = "fv") -> Any:
     return with_counterfactuals(train, race_counterfactuals(train))
 
 
-@row("race (shipped)", configs=("fever",), title="+ RACE (shipped generator and checker)")
+@row(SHIPPED, configs=("fever",), title="+ RACE (shipped generator and checker)")
 def race_shipped_rows(train: Any, seed: int = 0, task: str = "fever") -> Any:
     """Original rows + RACE's claim and evidence counterfactuals with the generator and three-way checker shipped in
     the package (trained on FEVEROUS), decoding reduced to beam 4 / 2 candidates / 48 tokens."""

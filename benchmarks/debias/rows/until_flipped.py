@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import settings
-from ..augmented import cached_augment, component_digests, record_equivalence
+from ..augmented import archived_run, cached_augment, component_digests, record_equivalence
 from ..configs import CONFIGS, schema_of
 from ..registry import archive_check, row
 from .editors import editor_of, editor_order_key, editor_subset, written_by
@@ -53,5 +53,5 @@ def check_until_flipped_parts(rows: int = 20) -> dict[str, Any]:
     """the quarter-0 editor's sentiment coverage rows, edited until the whole review flips"""
     train = CONFIGS["sentiment"]()["train"]
     settings.EDITOR_LIMIT = rows
-    pattern = f"sentiment_until_flipped_editor_{editor_order_key(train, 'sentiment')[:12]}_*.jsonl.gz"
+    pattern = archived_run("sentiment_until_flipped", "editor", editor_order_key(train, "sentiment"))
     return record_equivalence(until_flipped_augmenter("sentiment"), editor_subset(train, "sentiment"), pattern)
