@@ -392,6 +392,11 @@ def test_a_capped_fever_run_reads_crossaug_from_the_archived_whole_run(tmp_path,
     assert rows._archived_superset(Dataset.from_dict({"id": ["f-9"], "claim": ["G."]}),
                                    CountingAugmenter("b" * 64)) is None
     assert rows._archived_superset(sample, CountingAugmenter("c" * 64)) is None  # no equivalence recorded
+    # the same sample read from a cached run over the whole set: the same rows in the same order (the cache kept
+    # the whole set's order, so a seed trained on another order than on a fresh machine)
+    whole.save_to_disk(str(tmp_path / "cache" / f"crossaug_{'w' * 12}_{'b' * 12}"))
+    assert rows._cached_superset(sample, CountingAugmenter("b" * 64)) is not None
+    assert rows.crossaug_counterfactuals(sample).to_dict() == got.to_dict()
 
 
 def test_a_generation_part_with_no_counterfactual_is_archived_and_restored(tmp_path, monkeypatch):

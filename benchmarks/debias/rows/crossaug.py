@@ -113,9 +113,13 @@ def _archived_whole_run(train: Any, augmenter: Any) -> bool:
 
 def _rows_of(augmented: Any, train: Any) -> Any:
     """The rows of an augmented set whose source is in ``train`` (CrossAug's output for a row depends on that row
-    only, so a larger cached run serves a smaller training sample)."""
-    ids = set(train["id"])
-    return augmented.filter(lambda sid: sid in ids, input_columns="cf_source_id")
+    only, so a larger cached run serves a smaller training sample), in ``train``'s order as generating them gives:
+    a sample read from a cached run, from the archive or generated anew trains on the same rows in the same order,
+    so a seed's figure does not depend on what the machine had cached."""
+    position = {row_id: i for i, row_id in enumerate(train["id"])}
+    sources = augmented["cf_source_id"]
+    kept = sorted((i for i, sid in enumerate(sources) if sid in position), key=lambda i: position[sources[i]])
+    return augmented.select(kept)
 
 
 def _archived_superset(train: Any, augmenter: Any) -> Any | None:
