@@ -62,6 +62,21 @@ def tokens_of(tok, outputs: list[list[str]]) -> int:
     return sum(len(tok(o, add_special_tokens=False)["input_ids"]) + 1 for outs in outputs for o in outs)
 
 
+def work_of(tok, prompts: list[str], outputs: list[list[str]]) -> dict:
+    """What any engine must compute besides what the floor counts: the floor counts every token of every candidate
+    (`tokens_of`), but the prompts must be read too, and candidates that start alike share their first tokens (the
+    shared-prefix sampler computes them once). ``ceiling`` is the share of floor of a perfect engine that reads each
+    prompt once and each distinct candidate prefix once, all at the probe's rate: no engine can show more."""
+    counted = tokens_of(tok, outputs)
+    prompt = sum(len(tok(p, add_special_tokens=False)["input_ids"]) for p in prompts)
+    distinct = 0
+    for outs in outputs:  # the candidates' prefix tree: one node per distinct token prefix (plus each one's end)
+        ids = [tuple(tok(o, add_special_tokens=False)["input_ids"]) + (-1,) for o in outs]
+        distinct += len({seq[:n] for seq in ids for n in range(1, len(seq) + 1)})
+    return {"counted_tokens": counted, "prompt_tokens": prompt, "distinct_candidate_tokens": distinct,
+            "ceiling_share_of_floor": counted / (prompt + distinct)}
+
+
 @contextlib.contextmanager
 def patched(module: Any, attributes: dict):
     """``module`` with ``attributes`` replaced, put back afterwards: a setting the library had before a saving, for
@@ -137,6 +152,7 @@ def run_editor(args: argparse.Namespace, floor_per_param: float) -> dict:
                                  "edits_per_s": len(inputs) / seconds, "seconds_per_review": seconds / args.reviews,
                                  "tokens_per_s": n_tokens / seconds,
                                  "share_of_floor": n_tokens / seconds / (floor_per_param / params)}
+    out.update(work_of(editor.tokenizer, editor.prompts(inputs)[0], texts["shared-prefix"]))
     out["identical_candidates"] = sum(a == b for a, b in zip(texts["generate"], texts["shared-prefix"]))
     out["identical_candidates_by_setting"] = {name: sum(a == b for a, b in zip(texts["generate"], texts[name]))
                                               for name in texts if name.startswith("shared-prefix")}
@@ -225,6 +241,11 @@ def write(results: dict, name: str = "engines") -> None:
         if len(by_setting) > 1:
             lines += ["", "Candidates identical to generate's: " + ", ".join(
                 f"{k} {v}/{editor['edits']}" for k, v in by_setting.items()) + "."]
+        if "ceiling_share_of_floor" in editor:
+            lines += ["", f"The floor counts {editor['counted_tokens']} candidate tokens; an engine must also read "
+                          f"{editor['prompt_tokens']} prompt tokens, and the candidates' distinct prefixes are "
+                          f"{editor['distinct_candidate_tokens']} tokens: a perfect engine at the probe's rate would "
+                          f"show {100 * editor['ceiling_share_of_floor']:.0f}% of the floor (the ceiling)."]
         lines += ["", f"shared-prefix gives the candidates of generate on {editor['identical_candidates']}/"
                       f"{editor['edits']} edits; the same rows shuffled in batches of 5 give the same candidates: "
                       f"{again}." + (f" vLLM's engine took {editor['vllm_load_s']} s to start (a merged copy, then "

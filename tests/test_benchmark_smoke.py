@@ -228,3 +228,19 @@ def test_the_flip_checker_benchmark_scores_a_candidate_folder_under_its_own_name
     with pytest.raises(SystemExit):
         runpy.run_module("benchmarks.flip_checker", run_name="__main__", alter_sys=False)
     assert f"--checkers {tmp_path / 'absent'}: no such folder" in capsys.readouterr().err
+
+
+def test_the_editor_workloads_ceiling_counts_prompts_once_and_shared_candidate_prefixes_once():
+    """The floor counts every token of every candidate; `work_of` adds what an engine must also read (the prompt)
+    and removes what the sampler computes once (a prefix the candidates share), for the share a perfect engine
+    would show."""
+    from benchmarks.engines import work_of
+
+    class Words:  # a token per word
+        def __call__(self, text, add_special_tokens=False):
+            return {"input_ids": [hash(w) % 1000 for w in text.split()]}
+
+    work = work_of(Words(), ["x y z"], [["a b", "a c", "a b"]])
+    # counted: 3 candidates of 2 words plus their end; distinct: a, a b, a b<end>, a c, a c<end>
+    assert work == {"counted_tokens": 9, "prompt_tokens": 3, "distinct_candidate_tokens": 5,
+                    "ceiling_share_of_floor": 9 / 8}
