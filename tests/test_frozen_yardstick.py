@@ -894,6 +894,49 @@ def test_gpu_suite_carries_the_every_target_and_premise_counterfactuals_its_rows
     assert suite.editor_sets("nli", ["crossfit (premises)"]).keys() == {"nli_premise", "nli_premise_q1"}
 
 
+def test_gpu_suite_carries_the_reviews_edited_until_they_flip(tmp_path, monkeypatch):
+    """Issue 62 asks the suite to keep up with the whole-input editor: the sentiment part runs ``editor (until
+    flipped)`` from a carried set, under a key ``--editor-data`` accepts."""
+    suite = load("gpu_suite")
+    from benchmarks.debias.registry import REUSE_KEYS
+
+    rows = next(p[2] for p in suite.PARTS if p[1] == "sentiment")
+    assert set(suite.UNTIL_FLIPPED) <= set(rows)
+    sets = suite.editor_sets("sentiment", rows)
+    assert {k: v[0] for k, v in sets.items()} == {"sentiment_until_flipped": (0,)}
+    assert "sentiment_until_flipped" in REUSE_KEYS
+    monkeypatch.setattr(suite, "CARRY", tmp_path)
+    key = "sentiment_until_flipped"
+    folder = suite.set_folder(key, (0,), None, False, sets[key][1])
+    assert folder == tmp_path / "counterfactuals" / "sentiment-until-flipped"
+
+
+def test_the_until_flipped_row_reads_given_counterfactuals_and_refuses_other_rows(tmp_path, monkeypatch):
+    """On the GPU (no SmolLM2) ``editor (until flipped)`` reads what the loop wrote here
+    (``--editor-data sentiment_until_flipped=``), joined to the training rows; a set of other rows is refused."""
+    load("debias")
+    from datasets import Dataset
+
+    from benchmarks.debias import settings
+    from benchmarks.debias.rows import until_flipped as rows
+
+    train = Dataset.from_dict({"id": ["a", "b"], "text": ["Bad film.", "Good film."],
+                               "label": ["negative", "positive"]})
+    monkeypatch.setattr(rows, "written_by", lambda train, task, quarters: (train, True))
+    cfs = Dataset.from_dict({"id": ["a"], "text": ["Fine film."], "label": ["positive"], "cf_source_id": ["a"],
+                             "cf_is_counterfactual": [True], "cf_method": ["core"], "cf_kind": ["llm-edit"],
+                             "cf_original_label": ["negative"], "cf_edit": [None], "cf_change": ["Bad -> Fine"],
+                             "cf_outcome": ["counterfactual"]})
+    cfs.save_to_disk(tmp_path / "until")
+    monkeypatch.setitem(settings.REUSE, "sentiment_until_flipped", str(tmp_path / "until"))
+    got = rows.until_flipped_rows(train, 0, task="sentiment")
+    assert got["text"] == ["Bad film.", "Good film.", "Fine film."]
+    assert settings.NOTES["editor (until flipped)"]["components"] == {"reused": "until"}
+    monkeypatch.setattr(rows, "written_by", lambda train, task, quarters: (train.select([1]), True))
+    with pytest.raises(SystemExit, match="does not hold counterfactuals of this run's 1 rows"):
+        rows.until_flipped_rows(train, 0, task="sentiment")
+
+
 def test_the_every_target_rows_read_given_counterfactuals_and_refuse_other_rows(tmp_path, monkeypatch):
     """On the GPU (no SmolLM2) the every-target rows read what the editors wrote here (``--editor-data nli_all=``)."""
     load("debias")

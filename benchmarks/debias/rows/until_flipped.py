@@ -11,7 +11,8 @@ from typing import Any
 from .. import settings
 from ..augmented import archived_run, cached_augment, component_digests, record_equivalence
 from ..configs import CONFIGS, schema_of
-from ..registry import archive_check, row
+from ..registry import archive_check, reusable, row
+from .editor_all_targets import reused_counterfactuals
 from .editors import editor_of, editor_order_key, editor_subset, written_by
 
 
@@ -23,25 +24,45 @@ def until_flipped_augmenter(task: str) -> Any:
                          until_flipped=True)
 
 
+def reuse_key(task: str) -> str:
+    """The ``--editor-data`` key of these counterfactuals: sentiment_until_flipped."""
+    return f"{task}_until_flipped"
+
+
+reusable(reuse_key("sentiment"), "the sentiment editor's counterfactuals (annotation quarter 0's editor), each "
+                                 "review edited until the whole of it flips")
+
+
+def until_flipped_counterfactuals(train: Any, task: str) -> tuple[Any, dict]:
+    """The loop's counterfactuals (provenance columns kept) of the rows ``editor+checker`` rewrites, and the digests
+    of what wrote them: read from ``--editor-data TASK_until_flipped=FOLDER`` where given (the GPU suite, which has
+    no SmolLM2), else generated or restored from the archived parts (cached and archived in parts, like the
+    editor's)."""
+    subset, _ = written_by(train, task, (0,))
+    given = settings.REUSE.get(reuse_key(task))
+    if given:
+        return reused_counterfactuals(given, subset, f"the {task} editor's counterfactuals edited until flipped")
+    augmenter = until_flipped_augmenter(task)
+    cfs = cached_augment(augmenter, subset, "editor", f"editor until flipped ({task})", part_rows=20,
+                         parts_key=editor_order_key(train, task),
+                         archive=settings.PARTS_ARCHIVE / f"{task}_until_flipped")
+    return cfs, component_digests(augmenter)
+
+
 @row("editor (until flipped)", configs=("sentiment",),
      title="+ learned editor (trained on that quarter) on other rows, edited until the whole review flips",
      same_rows="human (editor rows)")
 def until_flipped_rows(train: Any, seed: int, *, task: str) -> Any:
-    """Original rows + the loop's counterfactuals of the rows ``editor+checker`` rewrites (cached and archived in
-    parts, like the editor's)."""
+    """Original rows + the loop's counterfactuals of the rows ``editor+checker`` rewrites."""
     from datasets import concatenate_datasets
 
     from cfaug_hf import AugmentationStats
     from cfaug_hf.augmenter import PROVENANCE_COLUMNS
 
-    subset, whole = written_by(train, task, (0,))
-    augmenter = until_flipped_augmenter(task)
-    cfs = cached_augment(augmenter, subset, "editor", f"editor until flipped ({task})", part_rows=20,
-                         parts_key=editor_order_key(train, task),
-                         archive=settings.PARTS_ARCHIVE / f"{task}_until_flipped")
+    cfs, components = until_flipped_counterfactuals(train, task)
     stats = AugmentationStats.from_dataset(cfs).to_dict()
     settings.NOTES["editor (until flipped)"] = {
-        "rows_edited": len(subset), "counterfactuals": len(cfs), "components": component_digests(augmenter),
+        "rows_edited": len(written_by(train, task, (0,))[0]), "counterfactuals": len(cfs), "components": components,
         "skipped": stats.get("skipped", {}), "filtered": stats.get("filtered", {}),
         "editor": f"{task} editor of annotation quarter 0 (SmolLM2-135M + LoRA, scripts/build_editors.py), "
                   "COREAugmenter(until_flipped=True)"}
