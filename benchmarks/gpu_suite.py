@@ -15,7 +15,8 @@ writes ``gpu_carry/`` (git-ignored; name it in the device call's ``carry``):
 
 * ``wheels/``: ``datasets`` and the packages it needs that the GPU image lacks (pure-Python wheels for 3.12);
 * ``shared_data.tar.xz``: the parts of ../shared/data the parts below read (CAD, the IMDb contrast set, FEVER);
-* ``minilm/``: all-MiniLM-L6-v2 in half precision (the fine-tuned yardstick's start; fine-tuning runs in fp32/bf16);
+* ``minilm.tar.xz``: all-MiniLM-L6-v2 in half precision (the fine-tuned yardstick's start; fine-tuning runs in
+  fp32/bf16), packed, unpacked by ``run``;
 * ``counterfactuals/<task>-<share>/``: the editors' counterfactuals written here on CPU for the coverage curve
   (``benchmarks/coverage_curve.py``), reused there through ``--editor-data TASK=FOLDER``: a generator would need
   SmolLM2's weights, which do not fit; ``counterfactuals/<task>-q1/``: the quarter-1 editor's of the annotated
@@ -24,11 +25,12 @@ writes ``gpu_carry/`` (git-ignored; name it in the device call's ``carry``):
   (``TASK_q01=FOLDER TASK_q23=FOLDER``); ``counterfactuals/nli-all/``, ``nli-all-q1/``: the quarter editors'
   counterfactuals toward every other label, for the every-target rows (``nli_all=FOLDER``);
   ``counterfactuals/nli-premise/``, ``nli-premise-q1/``, ``nli-premise-x2/``: the premise editors' revised premises
-  (two a target in ``-x2``), for the premise rows (``nli_premise=FOLDER``); ``counterfactuals/sentiment-until-flipped/``:
-  the quarter-0 sentiment editor's reviews edited until the whole review flips, for ``editor (until flipped)``
-  (``sentiment_until_flipped=FOLDER``); ``counterfactuals/fever-crossaug/``:
-  CrossAug's counterfactuals of every FEVER training row (``--crossaug-data``), for the ``crossaug`` rows. They
-  travel packed as ``counterfactuals.tar.xz`` (0.7 MiB instead of 6), which ``run`` unpacks on the device.
+  (two a target in ``-x2``), for the premise rows (``nli_premise=FOLDER``);
+  ``counterfactuals/sentiment-until-flipped/``: the quarter-0 sentiment editor's reviews edited until the whole
+  review flips, for ``editor (until flipped)`` (``sentiment_until_flipped=FOLDER``);
+  ``counterfactuals/fever-crossaug/``: CrossAug's counterfactuals of every FEVER training row
+  (``--crossaug-data``), for the ``crossaug`` rows. They travel packed as ``counterfactuals.tar.xz`` (0.7 MiB
+  instead of 6), which ``run`` unpacks on the device.
 
 The tree travels too, and its editors' weights (which the suite does not load: it reads their
 counterfactuals), the archived generation parts and the frozen judges would push the transfer over the limit;
@@ -87,6 +89,9 @@ SLIM += [f"cfaug_hf/data/checkers/{task}/{name}" for task in ("nli", "sentiment"
          for name in ("adapter_model.safetensors", "tokenizer.json")]
 #: The carried counterfactuals travel as one archive (Arrow files of text compress about ninefold).
 PACKED = CARRY / "counterfactuals.tar.xz"
+#: MiniLM in half precision travels packed too (44 MiB as safetensors, 39 MiB packed: what keeps the transfer under
+#: the limit).
+MINILM_PACKED = CARRY / "minilm.tar.xz"
 #: A smoke run's editor rows: what `benchmarks.debias --editor-limit 20` caches on CPU in about a minute.
 SMOKE_EDITOR_ROWS = 20
 
@@ -148,7 +153,7 @@ def prepare(args: argparse.Namespace) -> None:
     with tarfile.open(CARRY / "shared_data.tar.xz", "w:xz") as tar:
         for part in DATA:
             tar.add(shared_dir() / part, arcname=part)
-    if not (CARRY / "minilm" / "config.json").is_file():
+    if not MINILM_PACKED.is_file():
         import torch
         from transformers import AutoModel
 
@@ -156,6 +161,9 @@ def prepare(args: argparse.Namespace) -> None:
 
         load_model(AutoModel, MINILM).to(torch.float16).save_pretrained(CARRY / "minilm")
         load_tokenizer(MINILM).save_pretrained(CARRY / "minilm")
+        with tarfile.open(MINILM_PACKED, "w:xz") as tar:
+            tar.add(CARRY / "minilm", arcname="minilm")
+    shutil.rmtree(CARRY / "minilm", ignore_errors=True)  # packed above, or unpacked by an earlier run: the archive goes
     copied = carry_counterfactuals()
     shutil.rmtree(CARRY / "shared_data", ignore_errors=True)  # unpacked by an earlier smoke run; the archive travels
     PACKED.unlink(missing_ok=True)
@@ -220,36 +228,27 @@ def carried_name(task: str, quarters: tuple[int, ...]) -> str:
 
 
 def crossaug_carried(config: str, smoke: bool = False) -> Path:
-    """CrossAug's counterfactuals of every training row of ``config`` as the device reads them (a smoke run reads
-    the cache here, as the device reads the carried copy)."""
+    """CrossAug's counterfactuals of every training row of ``config`` as the device reads them (a smoke run reads a
+    copy written here, outside the carry, by `carry_crossaug`)."""
     if not smoke:
         return CARRY / "counterfactuals" / f"{config}-crossaug"
+    return ROOT / "benchmarks" / ".cache" / "gpu_suite_crossaug" / config
+
+
+def carry_crossaug(config: str = "fever", smoke: bool = False) -> str:
+    """Save the counterfactual rows (not the originals, which the device has) of CrossAug over every training row of
+    ``config`` where the device (or a smoke run) reads them: from the cache, from the archived parts (the cache key
+    moves with the code, and a fresh machine has no cache) or, where neither holds them, generated."""
+    from benchmarks.debias import settings
     from benchmarks.debias.configs import CONFIGS
-    from benchmarks.debias.rows.crossaug import crossaug_cache
-
-    return crossaug_cache(CONFIGS[config]()["train"])
-
-
-def carry_crossaug(config: str = "fever") -> str:
-    """Copy the counterfactual rows (not the originals, which the device has) of CrossAug's cached run over every
-    training row of ``config`` into the carry."""
-    from datasets import load_from_disk
-
+    from benchmarks.debias.rows.crossaug import crossaug_counterfactuals
     from cfaug_hf.sharing.folders import save_to_disk
 
-    cached, target = crossaug_carried(config, smoke=True), crossaug_carried(config)
-    if not (cached / "dataset_info.json").is_file():  # the cache key moved with the code: restore the archived run
-        from benchmarks.debias import settings
-        from benchmarks.debias.configs import CONFIGS
-        from benchmarks.debias.rows.crossaug import crossaug_counterfactuals
-
-        settings.AUGMENT_LIMIT = None
-        print(f"restoring CrossAug's counterfactuals of every {config} training row from their archived parts")
-        crossaug_counterfactuals(CONFIGS[config]()["train"])
-    if not (cached / "dataset_info.json").is_file():
-        return f"missing: run python -m benchmarks.debias --config {config} --rows crossaug first"
+    settings.AUGMENT_LIMIT = None
+    print(f"CrossAug's counterfactuals of every {config} training row, from the cache or the archived parts")
+    cfs = crossaug_counterfactuals(CONFIGS[config]()["train"])
+    target = crossaug_carried(config, smoke)
     shutil.rmtree(target, ignore_errors=True)
-    cfs = load_from_disk(str(cached)).filter(lambda cf: cf, input_columns="cf_is_counterfactual")
     save_to_disk(cfs, target)
     return f"{len(cfs)} counterfactuals of every training row"
 
@@ -364,8 +363,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.smoke and not (CARRY / "counterfactuals").is_dir() and PACKED.is_file():
         with tarfile.open(PACKED) as tar:
             tar.extractall(CARRY, filter="data")
-    model = str(CARRY / "minilm") if (CARRY / "minilm" / "config.json").is_file() else "sentence-transformers/all-MiniLM-L6-v2"
-    hub_cache = seed_hub_cache(CARRY / "minilm", "sentence-transformers/all-MiniLM-L6-v2")
+    minilm = unpacked_minilm(args.smoke)
+    model = str(minilm) if (minilm / "config.json").is_file() else "sentence-transformers/all-MiniLM-L6-v2"
+    hub_cache = seed_hub_cache(minilm, "sentence-transformers/all-MiniLM-L6-v2")
     device = _device()
     started, report = time.monotonic(), {"device": device, "parts": []}
     for name, config, rows, seconds, share in PARTS:
@@ -413,6 +413,8 @@ def run(args: argparse.Namespace) -> int:
                 continue
         if any(r.startswith("crossaug") for r in rows):
             crossaug = crossaug_carried(config, args.smoke)
+            if args.smoke and not (crossaug / "dataset_info.json").is_file():
+                carry_crossaug(config, smoke=True)
             if not (crossaug / "dataset_info.json").is_file():
                 report["parts"].append({**entry, "status": f"skipped: no carried counterfactuals in {crossaug}"})
                 continue
@@ -472,6 +474,16 @@ def resumed_part(earlier: Path, tables: Path, rows: list[str], entry: dict) -> l
     done = set().union(*(finished_rows(tables / path.name, SEEDS) for path in found))
     entry["resumed"] = {"from": str(earlier / tables.name), "kept": sorted(r for r in rows if r in done)}
     return [r for r in rows if r not in done]
+
+
+def unpacked_minilm(smoke: bool = False) -> Path:
+    """The carried MiniLM folder, unpacked from `MINILM_PACKED` where it is not yet (a smoke run unpacks outside the
+    carry, as it does the data: a copy left in the carry would travel with the next device call)."""
+    base = ROOT / "benchmarks" / ".cache" / "gpu_suite_minilm" if smoke else CARRY
+    if not (base / "minilm" / "config.json").is_file() and MINILM_PACKED.is_file():
+        with tarfile.open(MINILM_PACKED) as tar:
+            tar.extractall(base, filter="data")
+    return base / "minilm"
 
 
 def seed_hub_cache(folder: Path, repo_id: str) -> Path | None:

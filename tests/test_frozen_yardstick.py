@@ -225,6 +225,56 @@ def test_a_gpu_suite_smoke_run_unpacks_the_data_outside_the_carry(tmp_path, monk
     assert (tmp_path / "benchmarks" / ".cache" / "gpu_suite_shared_data" / "MANIFEST.md").read_text() == "data\n"
 
 
+def test_the_gpu_suite_carries_minilm_packed_and_unpacks_it_where_the_run_reads_it(tmp_path, monkeypatch):
+    """MiniLM in half precision is most of the carry (44 MiB of 60); packed, the transfer fits under the limit
+    (60.5 MiB unpacked on 2026-12-07). The device unpacks it inside the carry, a smoke run outside it, and a second
+    run reuses what the first unpacked."""
+    import tarfile
+
+    suite = load("gpu_suite")
+    carry = tmp_path / "gpu_carry"
+    (carry / "minilm").mkdir(parents=True)
+    (carry / "minilm" / "config.json").write_text("{}")
+    monkeypatch.setattr(suite, "CARRY", carry)
+    monkeypatch.setattr(suite, "ROOT", tmp_path)
+    monkeypatch.setattr(suite, "MINILM_PACKED", carry / "minilm.tar.xz")
+    with tarfile.open(carry / "minilm.tar.xz", "w:xz") as tar:
+        tar.add(carry / "minilm", arcname="minilm")
+    import shutil
+
+    shutil.rmtree(carry / "minilm")
+    smoke = suite.unpacked_minilm(smoke=True)
+    assert smoke == tmp_path / "benchmarks" / ".cache" / "gpu_suite_minilm" / "minilm"
+    assert (smoke / "config.json").read_text() == "{}" and sorted(p.name for p in carry.iterdir()) == ["minilm.tar.xz"]
+    device = suite.unpacked_minilm()
+    assert device == carry / "minilm" and (device / "config.json").is_file()
+    (carry / "minilm.tar.xz").unlink()  # unpacked already: read as it is
+    assert suite.unpacked_minilm() == device
+
+
+def test_gpu_suite_carries_crossaug_from_wherever_the_row_finds_it(tmp_path, monkeypatch):
+    """On a fresh machine CrossAug's rows of every FEVER training row come from the archived parts without a cache
+    folder, and `prepare` reported them missing ("run benchmarks.debias --rows crossaug first"): the carry now saves
+    what `crossaug_counterfactuals` returns, however it found it, for the device and (outside the carry) for a smoke
+    run."""
+    suite = load("gpu_suite")
+    from datasets import Dataset, load_from_disk
+
+    from benchmarks.debias.rows import crossaug
+
+    cfs = Dataset.from_dict({"id": ["f-1c"], "claim": ["A is not B."], "cf_source_id": ["f-1"]})
+    monkeypatch.setattr(crossaug, "crossaug_counterfactuals", lambda train: cfs)
+    monkeypatch.setattr(suite, "CARRY", tmp_path / "gpu_carry")
+    monkeypatch.setattr(suite, "ROOT", tmp_path)
+    assert suite.carry_crossaug("fever") == "1 counterfactuals of every training row"
+    carried = tmp_path / "gpu_carry" / "counterfactuals" / "fever-crossaug"
+    assert load_from_disk(str(carried))["claim"] == ["A is not B."]
+    suite.carry_crossaug("fever", smoke=True)
+    smoke = suite.crossaug_carried("fever", smoke=True)
+    assert smoke == tmp_path / "benchmarks" / ".cache" / "gpu_suite_crossaug" / "fever"
+    assert load_from_disk(str(smoke)).num_rows == 1
+
+
 def test_gpu_suite_leaves_behind_what_only_cpu_runs_read():
     suite = load("gpu_suite")
     slim = set(suite.SLIM)
