@@ -33,7 +33,12 @@ from benchmarks import harness
 from benchmarks.harness import RESULTS, ROOT
 from cfaug_hf.data import CHECKER_DIR, CHECKER_TASKS
 from scripts.checker_data import accepted, held_out, texts
+from scripts.shared_data import cad_nli
 FIXTURE = ROOT / "tests" / "fixtures" / "same_meaning_rewrites.jsonl"
+#: A task whose human flips edit one of two sides: each side is also scored apart (the NLI checkers read revised
+#: premises less well than revised hypotheses, and the premise editor's rows rest on them).
+BY_SIDE = {"natural-language-inference": {"human flips: revised premises": "revised_premise",
+                                          "human flips: revised hypotheses": "revised_hypothesis"}}
 
 
 def share(flags: list[bool]) -> float:
@@ -66,6 +71,11 @@ def evaluate(task: str, thresholds: list[float | None], limit: int | None = None
             continue
         out["sets"][name] = {"what": what, "rows": len(rows),
                              "accepted": {str(t): share(accepted(checker, probs, labels, t)) for t in thresholds}}
+    for name, split in BY_SIDE.get(task, {}).items():  # the same human flips, each side apart
+        rows = [dict(r) for r in cad_nli(split, "dev")][:limit or None]
+        probs = checker.predict_proba(*texts(task, rows))
+        out["sets"][name] = {"what": f"CAD-SNLI dev {split.replace('_', ' ')}s", "rows": len(rows), "accepted": {
+            str(t): share(accepted(checker, probs, [r["label"] for r in rows], t)) for t in thresholds}}
     fixture = [json.loads(ln) for ln in FIXTURE.read_text().splitlines() if ln.strip()]
     fixture = [r for r in fixture if r["task"] == task]
     if task == "natural-language-inference":
