@@ -77,17 +77,19 @@ def _holding_out(args: argparse.Namespace) -> Iterator[None]:
 
 
 def _few_malloc_arenas() -> None:
-    """Cap glibc's malloc at 2 arenas, as ``MALLOC_ARENA_MAX=2`` would, unless the user set that variable.
+    """Keep glibc's malloc to one arena, as ``MALLOC_ARENA_MAX=1`` would, unless the user set that variable.
 
     The generator's CTranslate2 threads and torch's threads each take an arena of their own by default (up to 8 per
     core), and each batch's freed memory stays spread over them: the demo's peak was 2.01 GB with 16 arenas (glibc's
-    default on 2 cores) and 1.81 GB with 2, at the same wall time (100 rows; ``benchmarks/demo_time_memory.py``)."""
+    default on 2 cores) and 1.81 GB with 2, at the same wall time (100 rows; ``benchmarks/demo_time_memory.py``,
+    2026-11-28); on 2026-12-07's machine 2.14-2.20 GB with 2 and 2.06-2.07 GB with 1, 2 s faster (the threads
+    contend for that arena less than they lose to memory spread over two)."""
     if not sys.platform.startswith("linux") or "MALLOC_ARENA_MAX" in os.environ:
         return
     import ctypes
 
     try:
-        ctypes.CDLL("libc.so.6").mallopt(-8, 2)  # -8 is M_ARENA_MAX in glibc's malloc.h
+        ctypes.CDLL("libc.so.6").mallopt(-8, 1)  # -8 is M_ARENA_MAX in glibc's malloc.h
     except (OSError, AttributeError):  # another C library (musl): nothing to cap
         pass
 
