@@ -15,6 +15,11 @@ ran. What differs:
 * rows with lexical constraints and ``constrained_decoding=True`` still run on transformers (CTranslate2 has no
   constrained beam search).
 
+On CPU it decodes with one single-threaded worker per thread (CTranslate2's ``inter_threads``, one shared copy of
+the weights): a call's rows are split so that every worker gets a batch, and at most `SEQUENCES_PER_BATCH` sequences
+(rows x beams) decode at once across them, which bounds the attention caches' memory. A row's outputs do not depend
+on its worker or batch.
+
 The converted copy lives in `cfaug_hf.pretrained.cache_dir` under ``ctranslate2/``, keyed by the generator's
 weights digest, so every later load in any process reads it (the way GGUF checkpoints are cached).
 """
