@@ -86,8 +86,10 @@ CURVES = {
     # NLI also runs the quarter-0 editor toward every other label (neutral by addition): the NLI rows that moved the
     # revised hypotheses at full coverage (rows/editor_all_targets.py; a share reads a prefix of its archived run)
     "nli": Curve("revised_hypothesis/test", "top1", **{
-        **_EDITOR_CURVE, "rows": _EDITOR_ROWS + ("editor+checker (all targets)", "amplify (all targets)"),
-        "plotted": _EDITOR_CURVE["plotted"] + ("editor+checker (all targets)", "amplify (all targets)")}),
+        **_EDITOR_CURVE, "rows": _EDITOR_ROWS + ("editor+checker (all targets)", "amplify (all targets)",
+                                                 "crossfit (all targets)"),
+        "plotted": _EDITOR_CURVE["plotted"] + ("editor+checker (all targets)", "amplify (all targets)",
+                                               "crossfit (all targets)")}),
     "fever": Curve("fever-symmetric", "lr", rows=("none", "reweight", "crossaug", "crossaug+checker"),
                    shared_rows=("none", "reweight"), limit_option="--augment-limit", covers="training rows",
                    plotted=("crossaug", "crossaug+checker"),
