@@ -185,6 +185,18 @@ def _comparable(row: dict[str, Any]) -> tuple:
                  if k not in ("_part", "cf_edit"))
 
 
+def reused_counterfactuals(given: str, subset: Any, what: str) -> tuple[Any, dict]:
+    """Counterfactuals an ``--editor-data`` folder holds (written by the editors elsewhere, e.g. here for the GPU
+    suite), refused unless every one is of a row of ``subset``; with the components record a reused set gets."""
+    from datasets import load_from_disk
+
+    cfs = load_from_disk(given)
+    if not set(cfs["cf_source_id"]) <= {str(i) for i in subset["id"]}:
+        raise SystemExit(f"{given} does not hold counterfactuals of this run's {len(subset)} rows.")
+    print(f"Reusing {what} in {given}")
+    return cfs, {"reused": Path(given).name}
+
+
 def archived_run(base: str, prefix: str, key: str, fingerprint: str = "*") -> str:
     """The file name under `settings.PARTS_ARCHIVE` of a `cached_augment` run archived as ``base`` with ``prefix``,
     over rows named by ``key`` (the subset's fingerprint or its ``parts_key``) and made by the augmenter whose

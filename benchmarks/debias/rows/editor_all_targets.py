@@ -10,11 +10,11 @@ are measured against the human counterfactuals of the same rows.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from .. import settings
-from ..augmented import archived_run, cached_augment, component_digests, record_equivalence
+from ..augmented import (archived_run, cached_augment, component_digests, record_equivalence,
+                         reused_counterfactuals)
 from ..configs import CONFIGS, schema_of
 from ..registry import archive_check, reusable, row
 from .editors import annotated_rows, editor_of, editor_order_key, human_rows, quarters_tag, written_by
@@ -39,18 +39,6 @@ def all_target_counterfactuals(train: Any, task: str, note: str, quarters: tuple
                             "editor": f"{task} editor of annotation quarter {quarters[0]}, neutral_additions "
                                       f"{ADDITIONS[note]} (SmolLM2-135M + LoRA, scripts/build_editors.py)"}
     return cfs.remove_columns(list(PROVENANCE_COLUMNS)).cast(train.features)
-
-
-def reused_counterfactuals(given: str, subset: Any, what: str) -> tuple[Any, dict]:
-    """Counterfactuals an ``--editor-data`` folder holds (written by the editors elsewhere, e.g. here for the GPU
-    suite), refused unless every one is of a row of ``subset``; with the components record a reused set gets."""
-    from datasets import load_from_disk
-
-    cfs = load_from_disk(given)
-    if not set(cfs["cf_source_id"]) <= {str(i) for i in subset["id"]}:
-        raise SystemExit(f"{given} does not hold counterfactuals of this run's {len(subset)} rows.")
-    print(f"Reusing {what} in {given}")
-    return cfs, {"reused": Path(given).name}
 
 
 def reuse_key(task: str, quarters: tuple[int, ...]) -> str:

@@ -24,10 +24,11 @@ import json
 from typing import Any
 
 from .. import settings
-from ..augmented import archived_run, cached_augment, component_digests, record_equivalence
+from ..augmented import (archived_run, cached_augment, component_digests, record_equivalence,
+                         reused_counterfactuals)
 from ..configs import CONFIGS, schema_of
 from ..registry import archive_check, reusable, row
-from .editor_all_targets import all_target_counterfactuals, reused_counterfactuals
+from .editor_all_targets import all_target_counterfactuals
 from .editors import (annotated_rows, editor_of, editor_order_key, editor_subset, human_rows, quarters_tag,
                       written_by)
 

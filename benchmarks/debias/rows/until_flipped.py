@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from .. import settings
-from ..augmented import archived_run, cached_augment, component_digests, record_equivalence
+from ..augmented import (archived_run, cached_augment, component_digests, record_equivalence,
+                         reused_counterfactuals)
 from ..configs import CONFIGS, schema_of
 from ..registry import archive_check, reusable, row
-from .editor_all_targets import reused_counterfactuals
 from .editors import editor_of, editor_order_key, editor_subset, written_by
 
 
