@@ -49,11 +49,6 @@ def crossaug_augmenter() -> Any:
                              checker=None)
 
 
-def crossaug_cache(train: Any) -> Path:
-    """Where `crossaug_counterfactuals` caches its output for ``train`` (every row; settings.AUGMENT_LIMIT unset)."""
-    return settings.CACHE / f"crossaug_{train._fingerprint[:12]}_{crossaug_augmenter().fingerprint()[:12]}"
-
-
 def check_crossaug_parts(config: str, rows: int = 20) -> dict[str, Any]:
     """Regenerate CrossAug's output for the first ``rows`` training rows of ``config`` with this code and compare it
     with the archived whole-set run's part 0 (`record_equivalence`)."""

@@ -33,20 +33,22 @@ reusable(reuse_key("sentiment"), "the sentiment editor's counterfactuals (annota
                                  "review edited until the whole of it flips")
 
 
-def until_flipped_counterfactuals(train: Any, task: str) -> tuple[Any, dict]:
-    """The loop's counterfactuals (provenance columns kept) of the rows ``editor+checker`` rewrites, and the digests
-    of what wrote them: read from ``--editor-data TASK_until_flipped=FOLDER`` where given (the GPU suite, which has
-    no SmolLM2), else generated or restored from the archived parts (cached and archived in parts, like the
-    editor's)."""
+def until_flipped_counterfactuals(train: Any, task: str) -> tuple[Any, dict, int]:
+    """The loop's counterfactuals (provenance columns kept) of the rows ``editor+checker`` rewrites, the digests of
+    what wrote them and how many rows it rewrote: read from ``--editor-data TASK_until_flipped=FOLDER`` where given
+    (the GPU suite, which has no SmolLM2), else generated or restored from the archived parts (cached and archived
+    in parts, like the editor's)."""
     subset, _ = written_by(train, task, (0,))
     given = settings.REUSE.get(reuse_key(task))
     if given:
-        return reused_counterfactuals(given, subset, f"the {task} editor's counterfactuals edited until flipped")
+        cfs, components = reused_counterfactuals(given, subset, f"the {task} editor's counterfactuals edited until "
+                                                 "flipped")
+        return cfs, components, len(subset)
     augmenter = until_flipped_augmenter(task)
     cfs = cached_augment(augmenter, subset, "editor", f"editor until flipped ({task})", part_rows=20,
                          parts_key=editor_order_key(train, task),
                          archive=settings.PARTS_ARCHIVE / f"{task}_until_flipped")
-    return cfs, component_digests(augmenter)
+    return cfs, component_digests(augmenter), len(subset)
 
 
 @row("editor (until flipped)", configs=("sentiment",),
@@ -59,10 +61,10 @@ def until_flipped_rows(train: Any, seed: int, *, task: str) -> Any:
     from cfaug_hf import AugmentationStats
     from cfaug_hf.augmenter import PROVENANCE_COLUMNS
 
-    cfs, components = until_flipped_counterfactuals(train, task)
+    cfs, components, edited = until_flipped_counterfactuals(train, task)
     stats = AugmentationStats.from_dataset(cfs).to_dict()
     settings.NOTES["editor (until flipped)"] = {
-        "rows_edited": len(written_by(train, task, (0,))[0]), "counterfactuals": len(cfs), "components": components,
+        "rows_edited": edited, "counterfactuals": len(cfs), "components": components,
         "skipped": stats.get("skipped", {}), "filtered": stats.get("filtered", {}),
         "editor": f"{task} editor of annotation quarter 0 (SmolLM2-135M + LoRA, scripts/build_editors.py), "
                   "COREAugmenter(until_flipped=True)"}
