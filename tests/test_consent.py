@@ -77,7 +77,7 @@ def _rows() -> Dataset:
                               "label": ["negative", "positive"]})
 
 
-def _run(source: str, path: Path, run: str, tmp: Path, allow: list[str]) -> int:
+def _run(source: str, path: Path, run: str, tmp: Path, allow: list[str], key_env: str | None = None) -> int:
     """Load and run as a user would; returns the CLI's exit status (0 for Python runs that finished)."""
     if run == "cli":
         if source == "component config":
@@ -88,9 +88,10 @@ def _run(source: str, path: Path, run: str, tmp: Path, allow: list[str]) -> int:
         flag = ["--recipe", str(path)] if path.suffix == ".yaml" else ["--augmenter", str(path)]
         extra = ["--llm-model", "m"] if source == "recipe url" else []
         allows = [a for url in allow for a in ("--allow-endpoint", url)]
+        allows += ["--endpoint-key-env", key_env] if key_env is not None else []
         return main(["augment", str(tmp / "rows.jsonl"), *flag, "--out", str(tmp / "out"), "--overwrite", *extra,
                      *allows])
-    with allowing(allow):
+    with allowing(allow, key_env=key_env):
         augmenter = _load(source, path)
         if run == "augment":
             augmenter.augment(_rows())
@@ -143,7 +144,7 @@ def test_allowing_the_address_lets_the_requests_through(collector, source, run, 
     before = len(collector.requests)
     if run == "cli" and source == "component config":
         pytest.skip("the command line loads augmenters and recipes, not bare component configs")
-    assert _run(source, path, run, tmp_path, [collector.url.removesuffix("/v1")]) == 0
+    assert _run(source, path, run, tmp_path, [collector.url.removesuffix("/v1")], key_env="OPENAI_API_KEY") == 0
     sent = collector.requests[before:]
     assert sent and all(r["authorization"] == f"Bearer {KEY}" for r in sent)
 
@@ -158,8 +159,10 @@ def test_an_endpoint_the_user_gives_needs_no_consent(collector):
 
 def test_a_users_own_address_replaces_the_saved_one(collector, tmp_path):
     OpenAICompatibleLLM(base_url="http://collector.example/v1", model="m").save_pretrained(tmp_path / "llm")
-    llm = OpenAICompatibleLLM.from_pretrained(tmp_path / "llm", base_url=collector.url)
     before = len(collector.requests)
+    with pytest.raises(EndpointNotAllowedError, match="Pass api_key_env='OPENAI_API_KEY' with the address"):
+        OpenAICompatibleLLM.from_pretrained(tmp_path / "llm", base_url=collector.url).generate(["hello"], seeds=[0])
+    llm = OpenAICompatibleLLM.from_pretrained(tmp_path / "llm", base_url=collector.url, api_key_env=None)
     assert llm.generate(["hello"], seeds=[0]) and len(collector.requests) == before + 1
 
 
@@ -235,3 +238,198 @@ def test_hub_ids_keep_the_embedded_offline_copies():
     from cfaug_hf.pretrained import MINILM, resolve_model
 
     assert resolve_model(HubId(MINILM)).embedded
+
+
+# ------------------------------------------------------------------------------ addresses compared as addresses
+#: Pieces of a path a hostile author may use to leave the allowed /v1 (or to pass for it).
+_PIECES = ["v1", "..", ".", "%2e%2e", "%2E%2e", "%2e", "x", "", "v1x", "V1", "%76%31", "%2F", "%5C", "%00", "v1;a",
+           "..;", "%252e%252e", "~", "%7e", "\\", "..\\", "chat"]
+_HOSTS = ["127.0.0.1", "127.1", "2130706433", "0x7f.0.0.1", "LOCALHOST", "127.0.0.1.", "[::ffff:127.0.0.1]",
+          "user@127.0.0.1", "127.0.0.1@127.0.0.1", "127.0.0.1\\@127.0.0.1"]
+
+
+def _forms():
+    return st.builds(lambda scheme, host, port, pieces, tail: f"{scheme}://{host}{port}/{'/'.join(pieces)}{tail}",
+                     st.sampled_from(["http", "HTTP", "hTTp"]), st.sampled_from(_HOSTS),
+                     st.sampled_from([":{port}", ":0{port}", ""]), st.lists(st.sampled_from(_PIECES), max_size=6),
+                     st.sampled_from(["", "/", "?q=1", "#f", "/.", "/.."]))
+
+
+@settings(max_examples=int(__import__("os").environ.get("CFAUG_CONSENT_EXAMPLES", "200")), deadline=None,
+          suppress_health_check=list(HealthCheck))
+@given(form=_forms())
+def test_no_escape_form_of_an_address_leaves_the_allowed_path(collector, form, tmp_path_factory):
+    """Issue 80, item 1: a saved endpoint at ``http://HOST:PORT/v1/../../x`` passed an allow entry for
+    ``http://HOST:PORT/v1`` (strings were compared) and the key and a row went to ``/x/chat/completions``. Whatever
+    the form, every request the collector receives lies under the allowed path, and the key goes only there."""
+    import os
+    import warnings
+
+    port = collector.url.split(":")[2].split("/")[0]
+    url = form.replace("{port}", port)
+    tmp = tmp_path_factory.mktemp("escape")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            llm = OpenAICompatibleLLM(base_url=url, model="m", max_retries=0, timeout_s=5, api_key_env=None)
+    except ValueError:
+        return  # refused where it is made: nothing can be sent
+    llm.save_pretrained(tmp / "llm", overwrite=True)
+    before = len(collector.requests)
+    os.environ["OPENAI_API_KEY"] = KEY
+    try:
+        with allowing([collector.url], key_env="OPENAI_API_KEY"):
+            loaded = OpenAICompatibleLLM.from_pretrained(tmp / "llm")
+            try:
+                loaded.generate(["The room was dirty."], seeds=[0])
+            except EndpointNotAllowedError:
+                pass
+    finally:
+        del os.environ["OPENAI_API_KEY"]
+    for request in collector.requests[before:]:
+        assert request["path"].startswith("/v1/"), (url, request["path"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(form=_forms(), port=st.integers(1, 65535))
+def test_the_normal_form_is_what_the_client_contacts(form, port):
+    """What the allow-list compares is what httpx sends: the normal form parses, in httpx, to the same host, port and
+    path, and normalising it again changes nothing."""
+    import httpx2
+
+    from cfaug_hf.sharing.consent import AddressError, normal_url, parse_address
+
+    try:
+        normal = normal_url(form.replace("{port}", str(port)))
+    except AddressError:
+        return
+    ours = parse_address(normal)
+    theirs = httpx2.URL(normal)
+    assert (theirs.scheme, theirs.host, theirs.port or {"http": 80, "https": 443}[theirs.scheme]) == ours[:3]
+    assert theirs.raw_path.decode().split("?")[0].rstrip("/") == ours.path
+    assert normal_url(normal) == normal
+
+
+@pytest.mark.parametrize("entry,url,expected", [
+    ("http://h:8000/v1", "http://h:8000/v1/../../x", False),
+    ("http://h:8000/v1", "http://h:8000/v1/%2e%2e/x", False),
+    ("http://h:8000/v1", "http://H:8000/v1/./chat", True),
+    ("http://h/v1", "http://h:80/v1", True),
+    ("https://h/v1", "https://h:443/v1/", True),
+    ("http://[::1]:8000/v1", "http://[0:0::1]:8000/v1", True),
+    ("http://127.0.0.1:8000", "http://127.1:8000/v1", True),
+    ("http://h:8000/v1", "http://h:8000/v10", False),
+    ("http://h:8000/v1", "http://h:8000/v1%2F..%2Fx", False),
+    ("http://h:8000/~u", "http://h:8000/%7Eu/v1", True),
+    ("http://h:8000/v1", "http://u@h:8000/v1", False),
+    ("http://h:8000/v1", "http://h:8000\\@evil:8000/v1", False),
+])
+def test_allow_entries_match_normal_forms(entry, url, expected):
+    with allowing([entry]):
+        assert allowed(url) is expected
+
+
+@pytest.mark.parametrize("bad,why", [("http://u:p@h/v1", "user name or password"), ("http://h/v1%2Fx", "%2F"),
+                                     ("http://h\\x/v1", "backslash"), ("http://h:0/v1", "port 0")])
+def test_entries_without_a_safe_normal_form_are_refused_with_the_reason(bad, why):
+    from cfaug_hf import allow_endpoints
+
+    with pytest.raises(ValueError, match=why):
+        allow_endpoints([bad])
+
+
+def test_a_redirect_to_another_address_is_never_followed(tmp_path):
+    """An allowed endpoint that answers 307 to an address the list does not allow: the second server receives
+    nothing (no row, no key)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from llm_server import LLMServer
+
+    target = LLMServer()
+
+    class Redirect(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):  # noqa: N802
+            self.send_response(307)
+            self.send_header("Location", target.url + "/chat/completions")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        OpenAICompatibleLLM(base_url=url, model="m", api_key_env=None, max_retries=0).save_pretrained(tmp_path / "l")
+        with allowing([url]):
+            result = OpenAICompatibleLLM.from_pretrained(tmp_path / "l").generate_with_info(["hi"], seeds=[0])
+        assert result.texts == [[]] and "redirect" in result.errors[0]
+        assert target.requests == []
+    finally:
+        server.shutdown()
+        target.close()
+
+
+# --------------------------------------------------------------------------------- loaded data names no secret
+def _saved_llm(tmp: Path, url: str, key_env: str | None) -> Path:
+    return OpenAICompatibleLLM(base_url=url, model="m", api_key_env=key_env, max_retries=0).save_pretrained(
+        tmp / "llm")
+
+
+def test_a_key_variable_named_by_loaded_data_is_refused_with_its_whole_name(collector, tmp_path, monkeypatch):
+    """Issue 80, item 2: a saved config could choose any variable (a GitHub token) as the Bearer key of an allowed
+    address, and the refusal masked part of its name. Now the user names the variable; until then nothing is sent
+    and the variable is named in full."""
+    monkeypatch.setenv("GH_TOKEN", "ghp_" + "a1" * 18)
+    folder = _saved_llm(tmp_path, collector.url, "GH_TOKEN")
+    before = len(collector.requests)
+    with allowing([collector.url]):
+        with pytest.raises(EndpointNotAllowedError, match=r"environment variable GH_TOKEN as the key") as caught:
+            OpenAICompatibleLLM.from_pretrained(folder).generate(["hi"], seeds=[0])
+    assert "--endpoint-key-env GH_TOKEN " in str(caught.value)
+    assert collector.requests[before:] == []
+    with allowing([collector.url], key_env="none"):  # the user says: no key
+        OpenAICompatibleLLM.from_pretrained(folder).generate(["hi"], seeds=[0])
+    assert [r["authorization"] for r in collector.requests[before:]] == [None]
+    monkeypatch.setenv("MY_KEY", KEY)
+    with allowing([collector.url], key_env="MY_KEY"):  # the user's own variable, whatever the file said
+        OpenAICompatibleLLM.from_pretrained(folder).generate(["hi"], seeds=[1])
+    assert collector.requests[-1]["authorization"] == f"Bearer {KEY}"
+    llm = OpenAICompatibleLLM.from_pretrained(folder, base_url=collector.url, api_key_env="MY_KEY")
+    llm.generate(["hi"], seeds=[2])  # an argument is the user's choice too
+    assert collector.requests[-1]["authorization"] == f"Bearer {KEY}"
+
+
+def test_the_cli_names_the_variable_in_full_and_sends_nothing(collector, tmp_path, monkeypatch, capsys):
+    from cfaug_hf.cli import main
+
+    monkeypatch.setenv("GH_TOKEN", "ghp_" + "b2" * 18)
+    llm = OpenAICompatibleLLM(base_url=collector.url, model="m", api_key_env="GH_TOKEN", max_retries=0)
+    LLMCounterfactualAugmenter(llm, checker=None).save_pretrained(tmp_path / "aug")
+    _rows().to_json(tmp_path / "rows.jsonl")
+    before = len(collector.requests)
+    argv = ["augment", str(tmp_path / "rows.jsonl"), "--augmenter", str(tmp_path / "aug"), "--out",
+            str(tmp_path / "out"), "--allow-endpoint", collector.url]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "GH_TOKEN as the key" in err and "--endpoint-key-env GH_TOKEN" in err and "GH_TOKEN***" not in err, err
+    assert collector.requests[before:] == [] and not (tmp_path / "out").exists()
+    assert main([*argv, "--endpoint-key-env", "none"]) == 0
+    assert collector.requests[before:] and all(r["authorization"] is None for r in collector.requests[before:])
+
+
+@pytest.mark.parametrize("field,value", [("model", "0f3a9c2e7d1b4a5f8e6c0b9a2d4f6e8a"),
+                                         ("model", "org/AbCdEfGh1234567890XyZwQrTs"),
+                                         ("stop", ["sk-proj-0123456789abcdefXYZ"])])
+def test_a_key_shaped_string_in_a_loaded_config_is_refused_not_sent(collector, tmp_path, field, value):
+    folder = _saved_llm(tmp_path, collector.url, None)
+    path = folder / "cfaug_http_llm.json"
+    config = json.loads(path.read_text())
+    config["llm"][field] = value
+    path.write_text(json.dumps(config))
+    before = len(collector.requests)
+    with allowing([collector.url]), pytest.raises((ValueError, ComponentLoadError), match="looks like an API key"):
+        OpenAICompatibleLLM.from_pretrained(folder).generate(["hi"], seeds=[0])
+    assert collector.requests[before:] == []

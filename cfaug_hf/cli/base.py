@@ -192,20 +192,39 @@ def add_allow_endpoint_option(parser: argparse.ArgumentParser) -> None:
                         help="let a --recipe or --augmenter that names this LLM endpoint send your rows (and the key "
                              "in the variable it names) to it; repeatable. Without it such a run stops before the "
                              "first request. Endpoints you give yourself (--llm URL) need nothing")
+    parser.add_argument("--endpoint-key-env", default=None, metavar="VAR",
+                        help="environment variable whose key is sent to the endpoints allowed with --allow-endpoint "
+                             "('none': no key). A loaded file never chooses which of your secrets is sent: one whose "
+                             "endpoint config names a key variable stops before the first request until you name it")
 
 
 @contextlib.contextmanager
 def allowing_given_endpoints(args: argparse.Namespace) -> Iterator[None]:
     """``--allow-endpoint`` applied while the command runs, in this process and those it starts (map workers, Ray
     actors)."""
-    from ..sharing.consent import allowing, is_address
+    from ..sharing.consent import allowing
+
+    from ..sharing.consent import parse_address
 
     urls = getattr(args, "allow_endpoint", None) or []
+    key_env = getattr(args, "endpoint_key_env", None)
     for url in urls:
-        if not is_address(url):
-            raise UsageError(f"--allow-endpoint {url!r}: expected an http:// or https:// address with a host, e.g. "
-                             f"--allow-endpoint http://localhost:8000/v1.")
-    with allowing(urls):
+        try:
+            parse_address(url)
+        except ValueError as err:
+            raise UsageError(f"--allow-endpoint {url!r} {err}; expected an http:// or https:// address with a host "
+                             f"and no credentials, e.g. --allow-endpoint http://localhost:8000/v1.") from None
+    if key_env is not None and not urls:
+        raise UsageError("--endpoint-key-env names the key for the endpoints allowed with --allow-endpoint; give "
+                         "--allow-endpoint URL too.")
+    if key_env not in (None, "none", ""):
+        from ..sharing.credentials import check_env_name
+
+        try:
+            check_env_name(key_env, "--endpoint-key-env")
+        except ValueError as err:
+            raise UsageError(str(err)) from None
+    with allowing(urls, key_env=key_env):
         yield
 
 

@@ -125,22 +125,24 @@ class HTTPLLMConfig:
             self.cache_dir = os.fspath(self.cache_dir)
         for f in dataclasses.fields(self):
             setattr(self, f.name, check_value(type(self), f.name, getattr(self, f.name), "HTTPLLMConfig"))
-        from urllib.parse import urlsplit
-
+        if not isinstance(self.base_url, str):
+            raise ValueError(f"base_url must be a string address such as http://localhost:8000/v1, got "
+                             f"{type(self.base_url).__name__}.")
         try:
-            parts = urlsplit(self.base_url)
-            parts.port  # noqa: B018 - a bad port or IPv6 literal raises only when read
-        except ValueError as err:
+            clean, removed = split_url_credentials(self.base_url.strip())
+        except ValueError as err:  # urlsplit's own refusal: a broken IPv6 literal
             raise ValueError(f"base_url is not a valid address ({err}); expected e.g. http://localhost:8000/v1 or "
                              f"http://[::1]:8000/v1.") from None
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"base_url must be an http:// or https:// address with a host, got "
-                             f"{split_url_credentials(self.base_url)[0]!r}.")
-        clean, removed = split_url_credentials(self.base_url)
         if removed:
             logger.warning("base_url carried credentials (%s); they were removed and are not sent, saved or shown. "
                            "Put the key in an environment variable and name it with api_key_env.", ", ".join(removed))
-            self.base_url = clean
+        try:
+            # The one normal form (cfaug_hf.sharing.consent.parse_address): what the allow-list compares is what
+            # the client sends, so /v1/../x cannot pass as /v1.
+            self.base_url = consent.normal_url(clean)
+        except consent.AddressError as err:
+            raise ValueError(f"base_url {clean!r} {err}; expected an http:// or https:// address with a host, e.g. "
+                             f"http://localhost:8000/v1 or http://[::1]:8000/v1.") from None
         if self.api_key_env is not None:
             check_env_name(self.api_key_env)
         refuse_key(self.model, "model")
@@ -213,11 +215,25 @@ class OpenAICompatibleLLM(Component):
         # Where the address came from: None when the user gave it, else the file or folder of loaded data that
         # named it (see cfaug_hf.sharing.consent): such an address is contacted only once the user allows it.
         self.endpoint_source = consent.data_source()
+        # Where api_key_env came from: None when the user chose it (or left the library's default), else the saved
+        # config that named it. Which of the user's secrets is sent is never a loaded file's choice.
+        self.key_env_source: str | None = None
 
     def check_endpoint(self) -> None:
         """Raise `cfaug_hf.sharing.consent.EndpointNotAllowedError` when the address came from loaded data and the
-        user has not allowed it (called before the first request; nothing is sent before)."""
-        consent.check_endpoint(self.config.base_url, self.endpoint_source, self.config.api_key_env)
+        user has not allowed it, or when loaded data named the key variable and the user named none (called before
+        the first request; nothing is sent before)."""
+        consent.check_endpoint(self.config.base_url, self.endpoint_source, self.config.api_key_env,
+                               self.key_env_source)
+
+    def _key_env(self) -> str | None:
+        """The variable whose value is sent as the key: the user's choice, never a loaded file's."""
+        if self.key_env_source is None or self.config.api_key_env is None:
+            return self.config.api_key_env
+        chosen = consent.chosen_key_env(self.config.base_url)
+        if chosen is None:
+            self.check_endpoint()  # raises: the file named a variable and the user named none
+        return chosen or None
 
     # ------------------------------------------------------------------------------------------------- requests
     def _params(self) -> dict[str, Any]:
@@ -281,7 +297,7 @@ class OpenAICompatibleLLM(Component):
 
     def _api_key(self) -> str:
         # Read at each request, so a key rotated in the environment is used at once and never held in a config.
-        env = self.config.api_key_env
+        env = self._key_env()
         return os.environ.get(env, "") if env else ""
 
     def _take_budget(self) -> bool:
@@ -297,8 +313,9 @@ class OpenAICompatibleLLM(Component):
             self.stats[key] += n
 
     def _secrets(self) -> list[str]:
-        env = self.config.api_key_env
-        return [os.environ.get(env, "")] if isinstance(env, str) and env else []
+        # Both the saved variable and the chosen one are scrubbed from what leaves the process.
+        names = {self.config.api_key_env, consent.chosen_key_env(self.config.base_url)}
+        return [os.environ.get(env, "") for env in names if isinstance(env, str) and env]
 
     def _attempt(self, body: dict[str, Any]) -> bytes:
         """One request through the SDK, its body read within ``timeout_s`` in total (a server that drips bytes is
@@ -475,10 +492,20 @@ class OpenAICompatibleLLM(Component):
             logger.info("%s names the response cache folder %r; it is not used (pass cache_dir= to use one).",
                         folder, saved.cache_dir)
             saved = dataclasses.replace(saved, cache_dir=None)
+        from ..sharing.credentials import looks_like_a_key_in_text
+
+        for name in ("model", "stop"):
+            values = getattr(saved, name)
+            for value in ([values] if isinstance(values, str) else values):
+                if name not in overrides and looks_like_a_key_in_text(value):
+                    raise ValueError(f"{folder / cls.config_name}: the saved {name} holds what looks like an API key, "
+                                     f"so it is neither used nor sent (and not shown here); pass {name}= yourself.")
         with consent.reading_data(folder):
             llm = cls(saved, **overrides)
         if "base_url" in overrides:  # the user's own address replaces the saved one
             llm.endpoint_source = None
+        if "api_key_env" not in overrides and llm.config.api_key_env is not None:
+            llm.key_env_source = str(folder)
         return llm
 
     def __getstate__(self) -> dict[str, Any]:

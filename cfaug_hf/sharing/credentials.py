@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 __all__ = ["scrub", "split_url_credentials", "looks_like_a_key", "is_secret_name", "check_env_name",
-           "looks_like_a_key_value", "scrub_values", "scrub_text", "scrub_tree", "scrub_json", "live_secrets", "refuse_key",
+           "looks_like_a_key_value", "looks_like_a_key_in_text", "scrub_values", "scrub_text", "scrub_tree", "scrub_json", "live_secrets", "refuse_key",
            "ScrubbingFilter", "REDACTED", "WINDOW"]
 
 REDACTED = "***"
@@ -248,6 +248,26 @@ def scrub_json(value: object, default: Any = str) -> Any:
     import json
 
     return scrub_tree(json.loads(json.dumps(value, default=default, ensure_ascii=False)))
+
+
+def looks_like_a_key_in_text(value: object) -> bool:
+    """True for a string that holds a key anywhere: a recognisable shape (see `scrub_text`), or a word of it (split
+    at anything but letters and digits) that is a long run mixing letters and digits, or long hex. Model names
+    (``meta-llama/Llama-3.1-8B-Instruct``, ``gpt-4o-2024-08-06``) are made of short words and pass.
+
+    Examples:
+        >>> looks_like_a_key_in_text("meta-llama/Llama-3.1-8B-Instruct"), looks_like_a_key_in_text("0f3a9c2e7d1b4a5f")
+        (False, True)
+    """
+    if not isinstance(value, str) or not value:
+        return False
+    if scrub_text(value) != value:
+        return True
+    for word in re.split(r"[^A-Za-z0-9]+", value):
+        mixed = any(c.isdigit() for c in word) and any(c.isalpha() for c in word)
+        if mixed and (len(word) >= 20 or (len(word) >= 16 and re.fullmatch(r"[0-9a-fA-F]+", word))):
+            return True
+    return False
 
 
 def refuse_key(value: object, option: str) -> None:
