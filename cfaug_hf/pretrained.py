@@ -85,12 +85,18 @@ def resolve_model(name_or_path: str | os.PathLike, revision: str | None = None) 
     if isinstance(name_or_path, HubId) and not (name in _EMBEDDED and revision is None):
         # Named by loaded data: a Hub repository, fetched through huggingface_hub (transformers, given the bare id,
         # would load a folder of that name from the working directory first).
-        from .sharing.hub import download_folder, _is_repo_id
+        from .sharing.hub import HubError, download_folder, _is_repo_id
 
         if not _is_repo_id(name):
-            raise ValueError(f"{name!r} was read from a saved file as a model's Hub id, and it is not one "
+            where = f"{name_or_path.field}: " if name_or_path.field else ""
+            raise ValueError(f"{where}{name!r} was read from a saved file as a model's Hub id, and it is not one "
                              f"('namespace/name'); a saved file does not name folders on this machine.")
-        folder, _ = download_folder(str(name), revision=revision)
+        try:
+            folder, _ = download_folder(str(name), revision=revision)
+        except (OSError, HubError) as err:  # and huggingface_hub's offline errors
+            from .sharing.folders import ComponentLoadError
+
+            raise ComponentLoadError(name_or_path.unavailable(err)) from None
         return ResolvedModel(str(name), str(folder), {})
     if os.path.isdir(name):
         if revision is not None:  # transformers would ignore it silently

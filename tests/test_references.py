@@ -106,3 +106,123 @@ def test_a_pulled_adapter_may_not_name_a_local_base(tmp_path, monkeypatch):
     folder.mkdir(parents=True, exist_ok=True)
     with pytest.raises(ComponentLoadError, match="a local path, in a folder downloaded from the Hub"):
         PretrainedComponent._load_adapter(object, folder, {"base_model": str(tmp_path)})
+
+
+# ------------------------------------------------------------------ one rule for every name a loaded file holds
+_PLANTED = "private_emb"
+_HOOKED: list[list[str]] = []
+
+
+def _audit(event: str, args: tuple) -> None:
+    # Installed once per process (audit hooks cannot be removed); records only while a test listens.
+    if _HOOKED and event in ("open", "os.listdir", "os.scandir") and args and isinstance(args[0], (str, bytes,
+                                                                                                  os.PathLike)):
+        path = os.fsdecode(args[0])
+        if _PLANTED in path:
+            _HOOKED[-1].append(path)
+
+
+@pytest.fixture
+def planted(tmp_path, monkeypatch):
+    """The working folder holds ``./private_emb``, a real saved checker; the recipe lives in ``shared/``. Yields the
+    list of every path under ``private_emb`` that was opened or listed while the test ran."""
+    import sys
+
+    LabelChecker(*tiny_classifier(("negative", "positive"))).save_pretrained(tmp_path / _PLANTED)
+    (tmp_path / "shared").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    if _audit not in getattr(sys, "_cfaug_hooks", ()):
+        sys.addaudithook(_audit)
+        sys._cfaug_hooks = (*getattr(sys, "_cfaug_hooks", ()), _audit)
+    _HOOKED.append([])
+    yield _HOOKED[-1]
+    _HOOKED.pop()
+
+
+def _registered():
+    import dataclasses
+    import inspect
+    import typing
+
+    from cfaug_hf import registry
+
+    found = []
+    for name in registry.available()["filters"]:
+        for param in list(inspect.signature(registry.filter_class(name).__init__).parameters)[1:]:
+            found.append(("filter", name, param))
+    for method in registry.available()["augmenters"]:
+        cls = registry.augmenter_class(method)
+        found += [("role", method, role) for role in cls.roles]
+        hints = typing.get_type_hints(cls.config_class)
+        found += [("config", method, f.name) for f in dataclasses.fields(cls.config_class) if hints[f.name] is str
+                  or "str |" in str(hints[f.name])]
+    for backend in ("spacy", "transformers"):
+        found.append(("ner", backend, "model"))
+    return found
+
+
+def _schema_for(method: str) -> dict:
+    return {"cfgen": {"preset": "ner"}, "crossaug": {"preset": "fact-verification"},
+            "race": {"preset": "fact-verification"}, "icda": {"preset": "sentiment"}}.get(method,
+                                                                                           {"preset": "sentiment"})
+
+
+@pytest.mark.parametrize("kind,owner,field", _registered(), ids=lambda v: str(v))
+def test_a_one_part_name_never_reads_the_working_folder(planted, kind, owner, field, tmp_path):
+    """Issue 80, item 4: ``filters: [semantic_fidelity {embedder: private_emb}]`` loaded the user's
+    ``./private_emb``. Every field of every registered filter, role, method config and recogniser config that a
+    loaded file can fill is given the one-part name of a planted folder of the working directory, loaded, and
+    used; nothing under that folder may be opened or listed, whatever else happens (most fail: that is fine)."""
+    from cfaug_hf.filters.base import Pair
+
+    if kind == "ner":
+        folder = tmp_path / "shared" / "ner"
+        folder.mkdir()
+        (folder / "cfaug_ner.json").write_text(json.dumps({"backend": owner, "model": _PLANTED, "label_map": {},
+                                                           "component_type": "ner", "format_version": 1}))
+        recipe = {"method": "race", "schema": _schema_for("race"), "components": {"ner": {"type": "ner",
+                                                                                          "path": "ner"}}}
+    else:
+        method = owner if kind != "filter" else "core"
+        recipe = {"method": method, "schema": _schema_for(method), "components": {}}
+        if kind == "filter":  # the cheapest augmenter around it: CORE's editor alone, no checker
+            recipe.update(config={"mode": "editor_only"}, components={"checker": None})
+            recipe["filters"] = [{"filter": owner, "args": {field: _PLANTED}}]
+        elif kind == "role":
+            recipe["components"][field] = _PLANTED
+        else:
+            recipe["config"] = {field: _PLANTED}
+    (tmp_path / "shared" / "r.json").write_text(json.dumps(recipe))
+    try:
+        augmenter = Augmenter.from_recipe(tmp_path / "shared" / "r.json")
+    except Exception:  # noqa: BLE001 - refused or unbuildable: what matters is what it read on the way
+        augmenter = None
+    if augmenter is not None:
+        pair = Pair({"text": "A fine film."}, {"text": "A dull film."}, "negative", "positive", ("text",), ("text",), 0)
+        for f in getattr(augmenter, "filters", []):
+            try:
+                f.keep([pair])
+            except Exception:  # noqa: BLE001
+                pass
+        named = "ner" if kind == "ner" else field if kind == "role" else None
+        component = (augmenter.components() or {}).get(named) if named else None
+        if callable(component):
+            try:
+                component(["A fine film."])
+            except Exception:  # noqa: BLE001
+                pass
+    assert planted == [], f"{kind} {owner}.{field} read the working folder: {planted[:3]}"
+
+
+def test_a_name_that_cannot_be_fetched_is_named_in_the_librarys_words(planted, tmp_path, capsys):
+    from cfaug_hf.cli import main
+
+    (tmp_path / "shared" / "r.yaml").write_text(json.dumps({
+        "method": "core", "schema": {"preset": "sentiment"}, "config": {"mode": "editor_only"},
+        "components": {"checker": None}, "filters": [{"filter": "semantic_fidelity", "args": {"embedder": _PLANTED}}]}))
+    (tmp_path / "rows.jsonl").write_text('{"text": "A fine film.", "label": "positive"}\n')
+    assert main(["augment", "rows.jsonl", "--recipe", "shared/r.yaml", "--out", "out"]) == 2
+    err = capsys.readouterr().err
+    assert "filters[0].args.embedder in shared/r.yaml is 'private_emb'" in err and "could not be fetched" in err, err
+    assert "looks like a bug" not in err and "couldn't connect" not in err and planted == []

@@ -14,7 +14,7 @@ from ..sharing.consent import HubId, reading_data
 from ..sharing.folders import ComponentLoadError, folder_inside, leaves_folder
 from .recipes import check_sections
 
-__all__ = ["build_augmenter", "load_component", "local_reference", "hub_id"]
+__all__ = ["build_augmenter", "load_component", "local_reference", "hub_id", "data_name"]
 
 
 def build_augmenter(cls: Any, data: dict[str, Any], folder: Path, where: Any, *, token: str | None = None,
@@ -136,7 +136,7 @@ def hub_id(value: Any, what: str, folder: Path) -> HubId:
             f"{what} is {value!r}: neither a folder inside {folder} nor a Hub repository id ('namespace/name'). A "
             f"saved augmenter or recipe names only folders inside its own folder, Hub ids and keywords; give a "
             f"component stored elsewhere on the command line (--ROLE PATH) or as a keyword argument (ROLE=PATH).")
-    return HubId(value)
+    return HubId(value, field=what)
 
 
 def _load_reference(folder: Path, ref: Any, token: str | None, field: str, where: Any, role: str = "") -> Any:
@@ -205,11 +205,19 @@ def _load_value(folder: Path, value: Any, token: str | None, field: str, where: 
         return _load_filter(folder, value["$filter"], token, field, where)
     if isinstance(value, dict) and "$component" in value:
         return _load_reference(folder, value["$component"], token, field, where)
-    if isinstance(value, str) and leaves_folder(value):  # a filter's model by path (SemanticFidelityFilter's embedder)
-        raise ComponentLoadError(f"{where}: {field} is {value!r}, which points outside {folder}; refusing to load "
-                                 f"from there. Pass filters=[...] to give it yourself.")
-    if isinstance(value, str) and value and (folder / value).is_dir():
-        return str(folder_inside(folder, value, field))
-    if isinstance(value, str) and "/" in value:  # a model named by a filter's argument: a Hub id, never a local path
-        return hub_id(value, f"{where}: {field}", folder)
+    if isinstance(value, str):
+        return data_name(folder, value, field, where)
     return value
+
+
+def data_name(folder: Path, value: str, field: str, where: Any) -> str:
+    """A string read from a loaded file where a name may stand (a filter's argument, a component's saved config),
+    by the one rule of `cfaug_hf.sharing.consent`: a folder inside ``folder`` as its path, a path leaving it refused,
+    and anything else a `HubId` remembering ``field``, which no loader looks up in the working directory (a
+    plain word such as a label stays usable as the string it is)."""
+    if leaves_folder(value):
+        raise ComponentLoadError(f"{where}: {field} is {value!r}, which points outside {folder}; refusing to load "
+                                 f"from there. Pass filters=[...] (or the component) to give it yourself.")
+    if value and (folder / value).is_dir():
+        return str(folder_inside(folder, value, f"{field} in {where}"))
+    return HubId(value, field=f"{field} in {where}")

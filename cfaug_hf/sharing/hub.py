@@ -52,6 +52,9 @@ def hub_errors(action: str, repo_id: str, token: Any = None) -> Iterator[None]:
         raise HubError(f"{action} failed: the revision asked for does not exist in {repo_id!r}.") from None
     except LocalEntryNotFoundError:
         # Raised when the Hub could not be reached (5xx, timeouts) and nothing usable is in the local cache.
+        if constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE"):
+            raise HubError(f"{action} failed for {repo_id!r}: HF_HUB_OFFLINE is set and no complete copy is in the "
+                           f"local cache.") from None
         raise HubError(f"{action} failed for {repo_id!r}: {constants.ENDPOINT} could not be reached or kept "
                        f"answering with errors, and no complete copy is in the local cache. Retry later, or set "
                        f"HF_HUB_OFFLINE=1 to use only cached files.") from None
@@ -130,7 +133,10 @@ def resolve_folder(name_or_path: str | os.PathLike, what: str, *, revision: str 
         if not _is_repo_id(name):
             raise ComponentLoadError(f"Cannot load the {what}: {name!r} was read from a saved file as a Hub "
                                      f"repository id, and it is not one ('namespace/name').")
-        return _download(name, what, "", repo_type, revision, token, subfolder)
+        try:
+            return _download(name, what, "", repo_type, revision, token, subfolder)
+        except HubError as err:
+            raise HubError(f"Cannot load the {what}: {name_or_path.unavailable(err)}") from None
     if path.is_dir():
         if revision is not None and _shipped_origin(path) is None:
             raise ComponentLoadError(f"Cannot load the {what}: revision={revision!r} was given, but {name} is a local "
