@@ -719,6 +719,8 @@ class Augmenter(abc.ABC):
             raise TypeError(f"{type(self).__name__}.counterfactuals: text must be a string or a dict of the text "
                             f"columns {list(columns)}, got {type(text).__name__}.")
         row[self.schema.label_column] = label
+        # Checked as a batch of one before Arrow sees it (pyarrow's own error names no column).
+        self.schema.validate_batch({k: [v] for k, v in row.items()}, [0])
         if self.schema.id_column and self.schema.id_column not in row:
             row[self.schema.id_column] = source_id(row, dataclasses.replace(self.schema, id_column=None))
         shown = is_progress_bar_enabled()

@@ -35,6 +35,16 @@ def _mixed_types(feature: Any) -> bool:
     return type(feature).__name__ == "Json"
 
 
+def _lone_surrogate(value: Any) -> str | None:
+    """Where a text (or list of texts) holds a lone surrogate, as ``'\\ud800' at character 13``; None if none."""
+    for text in ([value] if isinstance(value, str) else value):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as err:
+            return f"{text[err.start]!r} at character {err.start}"
+    return None
+
+
 def _did_you_mean(name: str, options: Sequence[str]) -> str:
     close = difflib.get_close_matches(name, list(options), n=1)
     return f" Did you mean {close[0]!r}?" if close else ""
@@ -331,6 +341,11 @@ class TaskSchema:
                 if not ok:
                     shown = repr(value) if len(repr(value)) < 80 else repr(value)[:77] + "..."
                     raise SchemaError(f"Column {col!r} at {where(i)}: got {shown}; expected {expected}.")
+                surrogate = _lone_surrogate(value)
+                if surrogate is not None:
+                    raise SchemaError(f"Column {col!r} at {where(i)}: holds a lone surrogate ({surrogate}), which is "
+                                      f"not a character and cannot be stored as UTF-8 (a text decoded with "
+                                      f"errors='surrogateescape' or cut inside a UTF-16 pair); expected valid text.")
         if self.is_token_level:
             return self._validate_tags(batch, where)
         ids = []

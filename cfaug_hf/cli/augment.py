@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import registry
 from ..sharing.consent import allowing, endpoint_components
+from ..sharing.row_files import FORMATS, write_rows
 from .base import (Command, UsageError, add_allow_endpoint_option, add_backend_option, add_data_options,
                    add_out_options, add_schema_options, add_token_option, allowing_given_endpoints, check_out,
                    check_repo_id, positive_int, schema_options, writing_out)
@@ -320,31 +321,7 @@ def augment_into(args: argparse.Namespace, tmp: Path) -> tuple[Any, Any, str]:
 
 
 #: --format values: a saved dataset folder, or one file of rows.
-OUTPUT_FORMATS = ("dataset", "jsonl", "csv", "parquet")
-
-
-def write_rows(dataset: Any, folder: Path, fmt: str) -> Path:
-    """The augmented rows in ``folder`` as ``data/`` (``save_to_disk``) or ``data.jsonl|csv|parquet``; returns
-    the path. CSV has no lists, so list cells (evidence pieces) are written as JSON text."""
-    from ..sharing.folders import save_dataset
-
-    if fmt == "dataset":
-        return save_dataset(dataset, folder / "data")
-    path = folder / f"data.{fmt}"
-    if fmt == "jsonl":
-        dataset.to_json(str(path), lines=True, force_ascii=False)
-    elif fmt == "parquet":
-        dataset.to_parquet(str(path))
-    else:
-        from datasets import Features, Value
-
-        lists = [c for c, f in dataset.features.items() if not isinstance(f, Value)]
-        if lists:
-            features = Features({c: Value("string") if c in lists else f for c, f in dataset.features.items()})
-            dataset = dataset.map(lambda b: {c: [json.dumps(v, ensure_ascii=False) for v in b[c]] for c in lists},
-                                  batched=True, features=features, desc="list cells as JSON text")
-        dataset.to_csv(str(path), index=False)
-    return path
+OUTPUT_FORMATS = FORMATS
 
 
 def parts_folder(args: argparse.Namespace, dataset: Any) -> Path:

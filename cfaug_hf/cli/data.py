@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..sharing.row_files import COMPRESSED, file_format, read_rows
 from .base import UsageError
 
 __all__ = ["load_input", "load_local", "parquet_rows", "file_format", "DATA_FILES"]
@@ -89,9 +90,8 @@ def _read_dataset(path: str, split: str | None) -> Any:
             raise UsageError(f"{path}: no rows (the Parquet file holds only its columns).")
     elif _is_blank(p, line_limit=None if suffix == "json" else max_line_bytes()):
         raise UsageError(f"{path}: no rows (the file is empty).")
-    kwargs = {"delimiter": "\t"} if suffix == "tsv" else {}
     try:
-        data = load_dataset(builder, data_files=str(p), split="train", **kwargs)
+        data = read_rows(p)
     except UsageError:
         raise
     except (Exception, StopIteration) as err:  # datasets wraps the parser's error (or none) in its own
@@ -105,18 +105,7 @@ def _read_dataset(path: str, split: str | None) -> Any:
 
 
 _SUFFIXES = ("json", "jsonl", "csv", "tsv", "parquet", "arrow", "txt")
-#: Compressions `datasets` reads a JSON/CSV file through (by the file's last suffix).
-_COMPRESSED = ("gz", "bz2", "xz", "zst")
-
-
-def file_format(path: str | Path) -> str | None:
-    """A data file's format by its name: json, jsonl, csv, tsv or parquet (a text format may carry a compression
-    suffix: ``claims.jsonl.gz``), or None for any other name."""
-    suffixes = [s.lower().lstrip(".") for s in Path(path).suffixes]
-    if len(suffixes) >= 2 and suffixes[-1] in _COMPRESSED and suffixes[-2] in ("json", "jsonl", "csv", "tsv"):
-        return suffixes[-2]
-    last = suffixes[-1] if suffixes else ""
-    return last if last in ("json", "jsonl", "csv", "tsv", "parquet") else None
+_COMPRESSED = COMPRESSED
 
 
 #: Longest line of a JSONL/CSV/TSV input, decompressed (``CFAUG_MAX_LINE_MB`` raises it): the parser holds a whole

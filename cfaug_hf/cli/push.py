@@ -99,35 +99,15 @@ def _push(dataset: Any, repo_id: str, args: argparse.Namespace, **card: Any) -> 
     print(f"Pushed the augmented dataset ({counts}) to {constants.ENDPOINT}/datasets/{repo_id} (card commit {sha}).")
 
 
-def _from_csv(path: str) -> Any:
-    """A CSV written by ``cfaug augment --format csv``: list cells were written as JSON text and are read back."""
-    from datasets import Dataset
+def _read(path: str) -> Any:
+    """A data file of ``cfaug augment --format``, read back with its types (`cfaug_hf.sharing.row_files`)."""
+    from ..sharing.row_files import read_rows
 
-    dataset = Dataset.from_csv(path)
-    lists = [c for c in dataset.column_names
-             if dataset[c][:1] and isinstance(dataset[c][0], str) and dataset[c][0].startswith("[")]
-    if not lists:
-        return dataset
-    try:
-        return dataset.map(lambda b: {c: [json.loads(v) for v in b[c]] for c in lists}, batched=True)
-    except ValueError:  # text that only looks like a list: keep the file's cells as they are
-        return dataset
-
-
-def _from_json(path: str) -> Any:
-    from datasets import Dataset
-
-    return Dataset.from_json(path)
-
-
-def _from_parquet(path: str) -> Any:
-    from datasets import Dataset
-
-    return Dataset.from_parquet(path)
+    return read_rows(path)
 
 
 #: Data files `cfaug push` takes besides a saved dataset folder, by suffix, and how each is read.
-DATA_FILES: dict[str, Any] = {".jsonl": _from_json, ".json": _from_json, ".parquet": _from_parquet, ".csv": _from_csv}
+DATA_FILES: dict[str, Any] = {".jsonl": _read, ".json": _read, ".parquet": _read, ".csv": _read}
 
 
 def _report(path: str, dataset: Any) -> Any:
