@@ -319,11 +319,64 @@ def _map_in_parts(dataset: Any, runner: Any, folder: Path, part_rows: int, map_a
         if paced:
             map_args["batch_size"] = clock.batch_for(BAR_SECONDS, largest)
         before = runner.stats.rows_in
+        trusted = _trusted_part(name, f"part {i + 1} of {len(starts)}")
         with clock.part(len(part), lambda: runner.stats.rows_in - before):
             parts.append(part.map(_Offset(runner, start), cache_file_name=str(name),
                                   new_fingerprint=f"{key}{i:08x}",
                                   desc=f"{desc} (part {i + 1}/{len(starts)}{clock.left()})", **map_args))
+        if not trusted:
+            _record_part(name, parts[-1])
     return concatenate_datasets(parts)
+
+
+def _part_files(name: Path) -> list[Path]:
+    """The files of one finished part: ``name``, or its shards when it was mapped with ``num_proc``."""
+    return sorted({*([name] if name.exists() else []), *name.parent.glob(f"{name.stem}_*_of_*{name.suffix}")})
+
+
+def _digest_file(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=20)
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _record_part(name: Path, part: Any) -> None:
+    """Write the digest of each file a part was just written to, beside it (``...digest.json``), once the part is
+    complete: a rerun reads back only files that still match it."""
+    files = [Path(f["filename"]) for f in getattr(part, "cache_files", []) or []]
+    files = [f for f in files if f.parent == name.parent and f.name.startswith(name.stem)]
+    if files:
+        record = name.with_suffix(".digest.json")
+        tmp = record.with_name(f".{record.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({f.name: _digest_file(f) for f in files}, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, record)  # whole or not at all: a half-written record would distrust a good part
+
+
+def _trusted_part(name: Path, what: str) -> bool:
+    """Whether the finished part ``name`` may be read back: every one of its files matches the digest recorded when
+    it was written. A part that does not (a byte changed, a file cut short, no record: a run killed between the
+    rename and the record, or an earlier release) is removed, and said so, so that it is computed again."""
+    record = name.with_suffix(".digest.json")
+    files = _part_files(name)
+    if not files and not record.exists():
+        return False
+    try:
+        digests = json.loads(record.read_text(encoding="utf-8"))
+        ok = isinstance(digests, dict) and sorted(digests) == [f.name for f in files] and all(
+            digests[f.name] == _digest_file(f) for f in files)
+    except (OSError, ValueError):
+        ok = False
+    if ok:
+        return True
+    logger.warning("The finished %s in %s does not match the digest written when it finished (a file was changed, "
+                   "cut short or left without its record); it is computed again.", what, name.parent)
+    for path in (*files, record):
+        path.unlink(missing_ok=True)
+    return False
 
 
 class _RunClock:

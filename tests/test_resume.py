@@ -225,3 +225,39 @@ def test_one_input_in_refuses_what_the_task_cannot_read(text, label, error, matc
 
     with pytest.raises(error, match=match):
         NegateAugmenter(TaskSchema.nli()).counterfactuals(text, label)
+
+
+@pytest.mark.parametrize("damage", ["same-size byte change", "truncated", "record removed", "record garbled",
+                                    "emptied"])
+def test_a_damaged_part_is_computed_again_never_merged(damage, tmp_path, caplog):
+    """Issue 80, item 3: a same-size byte change in a finished part was resumed silently into the output, and a
+    truncated part stopped every rerun with pyarrow's message. Each part now carries the digest of its files, checked
+    before it is read back; a part that does not match is redone, and said so."""
+    data = rows(30)
+    expected = augmenter(Negator()).augment(data, batch_size=5)
+    augmenter(Negator()).augment(data, batch_size=5, checkpoint_dir=tmp_path, checkpoint_rows=10)
+    part = sorted(tmp_path.glob("part-*-00002-of-00003.arrow"))[0]
+    record = part.with_suffix(".digest.json")
+    assert record.is_file()
+    raw = part.read_bytes()
+    if damage == "same-size byte change":
+        at = raw.index(b"Town 13 is not in Spain.") + len(b"Town ")
+        part.write_bytes(raw[:at] + b"9" + raw[at + 1:])
+    elif damage == "truncated":
+        part.write_bytes(raw[: len(raw) // 2])
+    elif damage == "record removed":
+        record.unlink()
+    elif damage == "record garbled":
+        record.write_text("{")
+    else:
+        part.write_bytes(b"")
+    rerun = Negator()
+    with caplog.at_level("WARNING"):
+        out = augmenter(rerun).augment(data, batch_size=5, checkpoint_dir=tmp_path, checkpoint_rows=10)
+    assert out.to_list() == expected.to_list()
+    assert rerun.claims == 10, "only the damaged part is computed again"
+    assert "part 2 of 3" in caplog.text and "computed again" in caplog.text
+    assert record.is_file()  # and it is trusted from now on
+    again = Negator()
+    augmenter(again).augment(data, batch_size=5, checkpoint_dir=tmp_path, checkpoint_rows=10)
+    assert again.claims == 0
