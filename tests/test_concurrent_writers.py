@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from datasets import Dataset
 
 from cfaug_hf.sharing.folders import FolderBusyError, folder_lock
@@ -116,3 +117,59 @@ def test_saved_folders_follow_the_umask(tmp_path):
     finally:
         os.umask(old)
     assert (tmp_path / "shared").stat().st_mode & 0o777 == 0o755
+
+
+# ------------------------------------------------------------------------------------ locks that cannot be planted
+@pytest.fixture
+def locks_here(tmp_path, monkeypatch):
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    return runtime / "cfaug_hf-locks"
+
+
+@pytest.mark.parametrize("plant", ["lock symlink", "lock folder is a file", "lock folder symlink",
+                                   "lock folder writable by others", "lock is a folder"])
+def test_a_lock_path_not_made_by_the_library_is_a_clear_error(plant, locks_here, tmp_path, capsys):
+    """Issue 80, item 8: a lock path pre-planted as a symlink, or the lock folder being a regular file, made every
+    command with --out fail with "this looks like a bug"; a planted symlink could point the pid write at a file of
+    the user's. The lock now lives in a per-user folder, checked, and anything else there is refused by name."""
+    from cfaug_hf.cli import main
+    from cfaug_hf.sharing.folders import LockPathError, lock_path
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    target = tmp_path / "out"
+    if plant == "lock folder is a file":
+        locks_here.write_text("x")
+    elif plant == "lock folder symlink":
+        (tmp_path / "elsewhere").mkdir()
+        locks_here.symlink_to(tmp_path / "elsewhere")
+    elif plant == "lock folder writable by others":
+        locks_here.mkdir()
+        locks_here.chmod(0o777)
+    else:
+        path = lock_path(target)
+        if plant == "lock symlink":
+            path.symlink_to(victim)
+        else:
+            path.mkdir()
+    with pytest.raises(LockPathError, match="cfaug"):
+        with folder_lock(target, wait=False):
+            pass
+    assert victim.read_text() == "mine"
+    (tmp_path / "rows.jsonl").write_text('{"claim": "Paris is in France.", "evidence": "Paris is in France.", '
+                                         '"label": "SUPPORTS"}\n')
+    assert main(["augment", str(tmp_path / "rows.jsonl"), "--out", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert "looks like a bug" not in err and "Traceback" not in err and str(locks_here) in err, err
+    assert victim.read_text() == "mine" and not target.exists()
+
+
+def test_the_lock_folder_is_this_users_alone(locks_here, tmp_path):
+    import stat
+
+    with folder_lock(tmp_path / "x", wait=False):
+        mode = stat.S_IMODE(locks_here.stat().st_mode)
+        files = list(locks_here.iterdir())
+    assert mode == 0o700 and files and all(stat.S_IMODE(f.stat().st_mode) & 0o077 == 0 for f in files)

@@ -28,7 +28,8 @@ from ..verbosity import get_logger
 
 logger = get_logger(__name__)
 
-__all__ = ["ComponentLoadError", "FolderNotEmptyError", "FolderBusyError", "folder_lock", "MANIFEST", "HIDDEN_MANIFEST", "FORMAT_VERSION",
+__all__ = ["ComponentLoadError", "FolderNotEmptyError", "FolderBusyError", "LockPathError", "lock_folder", "lock_path",
+           "folder_lock", "MANIFEST", "HIDDEN_MANIFEST", "FORMAT_VERSION",
            "write_folder", "check_writable", "recover_folder", "save_dataset", "owned_files", "file_digest",
            "path_inside", "leaves_folder", "folder_inside", "is_pulled", "read_manifest", "refresh_digest",
            "folder_kind", "check_manifest", "check_weight_files", "check_json_files", "read_versioned_json"]
@@ -70,28 +71,79 @@ class FolderBusyError(FolderNotEmptyError):
 LOCK_WAIT_S = 600.0
 
 
+class LockPathError(PermissionError):
+    """The lock's folder or file is not what the library made (a symlink, a file where a folder belongs, another
+    user's, writable by others): refused, so that nobody else can plant a lock or point one at a file of yours."""
+
+
+def lock_folder() -> Path:
+    """Where this user's folder locks live: ``$XDG_RUNTIME_DIR/cfaug_hf-locks`` (a per-user folder the system makes
+    for this), else ``$XDG_CACHE_HOME/cfaug_hf/locks`` (``~/.cache``); made with mode 0700 and checked to be a real
+    folder of this user that no one else may write, so another local user cannot pre-create a lock in it.
+
+    Raises:
+        LockPathError: the folder is a symlink or a file, belongs to another user, or others may write it.
+    """
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isdir(runtime):
+        folder = Path(runtime) / "cfaug_hf-locks"
+    else:
+        folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cfaug_hf" / "locks"
+    if not os.path.lexists(folder):
+        try:
+            folder.mkdir(parents=True, mode=0o700, exist_ok=True)
+        except OSError as err:
+            raise LockPathError(f"{folder}: cannot make the folder of cfaug's locks ({err.strerror}); set "
+                                f"XDG_RUNTIME_DIR or XDG_CACHE_HOME to a folder of yours.") from None
+    _check_lock_path(folder, "folder")
+    return folder
+
+
+def _check_lock_path(path: Path, kind: str) -> None:
+    import stat
+
+    info = os.lstat(path)
+    is_kind = stat.S_ISDIR(info.st_mode) if kind == "folder" else stat.S_ISREG(info.st_mode)
+    what = "folder of cfaug's locks" if kind == "folder" else "lock file"
+    if not is_kind:
+        found = "a symlink" if stat.S_ISLNK(info.st_mode) else "a folder" if stat.S_ISDIR(info.st_mode) else (
+            "a file" if stat.S_ISREG(info.st_mode) else "a special file")
+        raise LockPathError(f"{path}: the {what} is {found}, not what cfaug made; refusing to use it (remove it, and "
+                            f"cfaug makes a new one).")
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        raise LockPathError(f"{path}: the {what} belongs to another user (uid {info.st_uid}); refusing to use it "
+                            f"(remove it, or set XDG_RUNTIME_DIR to a folder of yours).")
+    if kind == "folder" and info.st_mode & 0o022:
+        raise LockPathError(f"{path}: the {what} may be written by other users (mode {stat.S_IMODE(info.st_mode):o}); "
+                            f"refusing to use it (chmod 700 it, or remove it).")
+
+
+def lock_path(target: str | os.PathLike) -> Path:
+    """The lock file of the folder ``target`` (named after its real path) in `lock_folder`."""
+    target = Path(os.path.realpath(os.fspath(target)))
+    return lock_folder() / f"{hashlib.sha256(os.fsencode(target)).hexdigest()[:32]}.lock"
+
+
 @contextlib.contextmanager
 def folder_lock(target: str | os.PathLike, *, wait: bool = True) -> Iterator[None]:
-    """Hold the lock of the folder ``target`` (through ``filelock``, a file in the system's temporary folder named
-    after the folder's real path, so nothing is left among the user's files): one writer at a time, across
-    processes. ``wait``: wait up to `LOCK_WAIT_S` for another writer to finish (a save);
+    """Hold the lock of the folder ``target`` (through ``filelock``, a file in this user's `lock_folder` named
+    after the folder's real path, so nothing is left among the user's files): one writer at a time, across this
+    user's processes. ``wait``: wait up to `LOCK_WAIT_S` for another writer to finish (a save);
     otherwise fail at once (a command, which should not start hours of work it cannot write). Re-entrant within a
     thread, so a command holding its ``--out`` can save into it. The lock goes with the process that holds it, so a
     killed run leaves none behind.
 
     Raises:
         FolderBusyError: another process holds the lock; the message names its pid.
+        LockPathError: the lock's folder or file is not what the library made (see `lock_folder`).
     """
     from filelock import FileLock, Timeout
 
     target = Path(os.path.realpath(os.fspath(target)))
-    locks = Path(tempfile.gettempdir()) / "cfaug_hf-locks"
-    if not locks.is_dir():
-        locks.mkdir(exist_ok=True)
-        with contextlib.suppress(OSError):
-            locks.chmod(0o1777)  # shared by every user, as /tmp itself
-    path = locks / f"{hashlib.sha256(os.fsencode(target)).hexdigest()[:32]}.lock"
-    lock = FileLock(path, mode=0o666, is_singleton=True)  # another user writing the same folder opens it too
+    path = lock_path(target)
+    if os.path.lexists(path):
+        _check_lock_path(path, "file")
+    lock = FileLock(path, mode=0o600, is_singleton=True)
     try:
         lock.acquire(timeout=LOCK_WAIT_S if wait else 0)
     except Timeout:
@@ -104,7 +156,9 @@ def folder_lock(target: str | os.PathLike, *, wait: bool = True) -> Iterator[Non
     try:
         if lock.lock_counter == 1:
             with contextlib.suppress(OSError):
-                path.write_text(f"{os.getpid()}\n")
+                fd = os.open(path, os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0))
+                with os.fdopen(fd, "w") as f:
+                    f.write(f"{os.getpid()}\n")
         yield
     finally:
         lock.release()
