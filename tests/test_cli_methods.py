@@ -346,3 +346,42 @@ def test_a_config_value_refused_on_the_command_line_names_the_flag(argv, flag, w
     assert cli.main(["augment", str(data), *argv, "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert f"{flag} must be" in err and wrong not in err, err
+
+
+NLI = [{"premise": "A man sleeps on a bench in the park.", "hypothesis": "A man is asleep.", "label": "entailment"}]
+_DEFAULT_RUNS = {"crossaug": (CLAIMS, []), "core": (NLI, ["--task", "nli"]), "llm": (REVIEWS, []),
+                 "race": (CLAIMS, []), "icda": (REVIEWS, []), "cfgen": (NER, [])}
+
+
+@pytest.mark.integration
+@pytest.mark.shipped_checker
+@pytest.mark.parametrize("method", sorted(_DEFAULT_RUNS))
+def test_every_method_runs_from_the_command_line_with_no_component_flags(method, tmp_path, capsys, monkeypatch):
+    """Issue 80, item 6: ``cfaug augment claims.jsonl --method race`` with no component flags failed after 94 s with
+    ``RACEAugmenter.__init__() missing 3 required positional arguments``. Every registered method runs on the
+    components it ships (options that are not components, such as --task, are allowed)."""
+    from cfaug_hf.registry import METHODS, method_names
+
+    method_names()  # registers the built-in methods
+    assert set(_DEFAULT_RUNS) == set(METHODS)
+    monkeypatch.setenv("CFAUG_HF_CACHE", str(tmp_path.parent / "cfaug-cache"))  # one CORE index for the module
+    rows, options = _DEFAULT_RUNS[method]
+    data = write(tmp_path, "rows.jsonl", rows)
+    out = run(["augment", data, "--method", method, "--limit", "1", *options, "--out", str(tmp_path / "o")], capsys)
+    assert "rows in: 1" in out
+    check_output(tmp_path / "o", 1)
+
+
+def test_race_without_spacy_says_so_before_loading_anything(monkeypatch, tmp_path, capsys):
+    import importlib.util
+
+    from cfaug_hf.methods.race import shipped
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name.startswith(("spacy", "en_core"))
+                        else real(name, *a))
+    monkeypatch.setattr(shipped, "shipped_generator", lambda: pytest.fail("loaded the generator first"))
+    data = write(tmp_path, "claims.jsonl", CLAIMS)
+    assert cli.main(["augment", data, "--method", "race", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'cfaug-hf[spacy]'" in err and "--ner" in err and "looks like a bug" not in err, err

