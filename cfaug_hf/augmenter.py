@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from . import registry
+from .sharing.configs import TypedConfig
 from .fingerprint import code_digest, digest_json, digest_object, global_state_digest, register_cheap_hash, row_seed
 from .provenance import (PROVENANCE_COLUMNS, TRACE_KIND, AugmentationStats, describe_change, provenance_features,
                          refuse_augmented, source_id)
@@ -59,7 +60,7 @@ logger = get_logger(__name__)
 
 
 @dataclass
-class AugmenterConfig:
+class AugmenterConfig(TypedConfig):
     """Options every augmenter has. Method configs subclass this and add their own fields with ``help`` metadata."""
 
     keep_original: bool = field(default=True, metadata={
@@ -900,8 +901,13 @@ class Augmenter(abc.ABC):
         if not cls.method:
             raise TypeError("Call from_preset on a method's class, e.g. CrossAugAugmenter.from_preset('paper').")
         data: dict[str, Any] = {"method": cls.method, "preset": name}
-        if schema is not None:
+        if isinstance(schema, TaskSchema):
             data["schema"] = schema.to_dict()
+        elif isinstance(schema, Mapping):  # a recipe's form: {"preset": "sentiment", "text": "review"}
+            data["schema"] = dict(schema)
+        elif schema is not None:
+            raise TypeError(f"{cls.__name__}.from_preset: schema must be a TaskSchema or a dict such as "
+                            f"{{'preset': 'sentiment'}}, got {type(schema).__name__}.")
         return build_augmenter(cls, data, Path.cwd(), f"{cls.__name__}.from_preset({name!r})", trusted=True,
                                **overrides)
 

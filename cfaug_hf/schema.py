@@ -190,6 +190,10 @@ class TaskSchema:
             ident = self._index.get(value, self._index.get(value.casefold()))
             if ident is not None:
                 return ident
+            if value.isascii() and value.isdigit() and int(value) < len(self.label_names):
+                # An id written as text (a CSV column mixing ids and names reads them all as text): the same id a
+                # JSON or Parquet cell holding the number gives.
+                return int(value)
         raise SchemaError(
             f"Column {self.label_column!r}{_row_ref(row)}: unknown label {value!r}; expected one of "
             f"{list(self.label_names)} or an id in 0..{len(self.label_names) - 1}."

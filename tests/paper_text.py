@@ -69,6 +69,9 @@ class Paper:
     text: str
     sections: dict[str, tuple[int, int]] = field(default_factory=dict)  # key -> (first line, end line)
     captions: set[str] = field(default_factory=set)  # "table 15", "figure 2", "algorithm 1"
+    #: "table 15" -> (first line, end line) of what the table can hold: from the end of the caption before it (at
+    #: most `TABLE_LINES` lines up: a caption sits below its table) to the end of its own caption
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @classmethod
     def read(cls, path: Path) -> "Paper":
@@ -76,6 +79,7 @@ class Paper:
         lines = text.splitlines()
         paper = cls(text)
         starts: list[tuple[str, int, int]] = []  # (key, line, depth)
+        caption_lines: list[tuple[str, int]] = []
         last: tuple = ()
         for i, line in enumerate(lines):
             line = line.strip()
@@ -89,6 +93,7 @@ class Paper:
             cap = _CAPTION.match(line)
             if cap:
                 paper.captions.add(f"{cap.group(1).lower()} {cap.group(2)}")
+                caption_lines.append((f"{cap.group(1).lower()} {cap.group(2)}", i))
                 continue
             m = _NUMBERED.match(line) or _LETTERED.match(line)
             if m and not line.endswith((".", ":", ",")) and ". " not in m.group(2):
@@ -99,13 +104,25 @@ class Paper:
         for k, (key, line, depth) in enumerate(starts):
             end = next((l for _, l, d in starts[k + 1:] if d <= depth), len(lines))
             paper.sections.setdefault(key, (line, end))
+        previous_end = 0
+        for key, line in caption_lines:
+            end = next((k for k in range(line + 1, len(lines)) if not lines[k].strip()), len(lines))
+            paper.spans.setdefault(key, (max(previous_end, line - TABLE_LINES), end))
+            previous_end = end
         paper._lines = lines
         return paper
+
+    def span_words(self, caption: str) -> list[str] | None:
+        span = self.spans.get(caption)
+        return None if span is None else words("\n".join(self._lines[span[0]:span[1]]))
 
     def section_words(self, key: str) -> list[str] | None:
         span = self.sections.get(key.lower())
         return None if span is None else words("\n".join(self._lines[span[0]:span[1]]))
 
+
+#: Most lines a table (or figure) runs above its caption.
+TABLE_LINES = 80
 
 #: a reference in a citation: "§3.2", "Appendix A", "A.3", "Table 15", "Tables 15/18", "Algorithm 1",
 #: "§Implementation" or "§'Avoiding Rationale Degeneration'" (a Markdown heading's title)
@@ -128,11 +145,36 @@ def references(source: str) -> dict[str, list[str]]:
     return {"sections": sections, "captions": captions, "quotes": _QUOTE.findall(source)}
 
 
-def check(paper: Paper, source: str) -> list[str]:
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?(?:e-?\d+)?)(%?)")
+
+
+def numbers_in(text: str) -> list[float]:
+    """The numbers a quote holds ("30 beams", "2e-5", "k = 10", "15%": 0.15 and 15)."""
+    found = []
+    for number, percent in _NUMBER.findall(text):
+        value = float(number)
+        found += [value, value / 100] if percent else [value]
+    return found
+
+
+def value_problem(value: object, quotes: list[str]) -> str | None:
+    """Why a cited value does not appear in its quotes, when they hold numbers and the value is one (or a list of
+    them); None when it does, or when there is nothing to compare."""
+    values = value if isinstance(value, (list, tuple)) else [value]
+    if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return None
+    held = [n for q in quotes for n in numbers_in(q)]
+    if not held:
+        return None
+    absent = [v for v in values if not any(abs(float(v) - n) <= 1e-9 * max(1.0, abs(n)) for n in held)]
+    return f"gives {absent[0]!r}, a number its quotes do not hold ({sorted(set(held))})" if absent else None
+
+
+def check(paper: Paper, source: str, value: object = None) -> list[str]:
     """What is wrong with one citation (empty: it holds). It must name a section or caption of the paper that
     exists, or the reference implementation by repository and file; every quote must be the paper's words, found
-    in a section it names (anywhere in the paper when it names only captions); and a citation of the paper must
-    quote it."""
+    in a section or table it names (anywhere in the paper when it names only figures or algorithms); a citation
+    of the paper must quote it; and a numeric ``value`` must be a number its quotes hold, where they hold any."""
     refs = references(source)
     problems = []
     missing = [s for s in refs["sections"] if s.lower() not in paper.sections]
@@ -146,9 +188,16 @@ def check(paper: Paper, source: str) -> list[str]:
     if cites_paper and not refs["quotes"]:
         problems.append("quotes nothing from the paper")
     where = [paper.section_words(s) for s in refs["sections"] if s.lower() in paper.sections]
+    tables = [c for c in refs["captions"] if c.startswith("table") and c in paper.spans]
+    where += [paper.span_words(c) for c in tables]
+    named = refs["sections"] + tables
     for quote in refs["quotes"]:
         needle = words(quote)
         scope = where or [words(paper.text)]
         if not any(contains(w, needle) for w in scope):
-            problems.append(f"quotes {quote!r}, which is not in {refs['sections'] or 'the paper'}")
+            problems.append(f"quotes {quote!r}, which is not in {named or 'the paper'}")
+    if cites_paper:
+        wrong = value_problem(value, refs["quotes"])
+        if wrong:
+            problems.append(wrong)
     return problems

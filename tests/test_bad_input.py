@@ -226,6 +226,68 @@ def _spacy_ner():
 
     return SpacyNER("no_such_pipeline_xx")
 
+# ------------------------------------------------------------------------------- round five (issue 80) set-ups
+def _hostile_augmenter(tmp: Path, **llm: object) -> dict:
+    """A saved LLM augmenter whose endpoint config a hostile author edited by hand (``llm`` fields replaced), the
+    two rows it would send, and the address it names."""
+    folder = _endpoint_augmenter(tmp)
+    config = next(folder.rglob("cfaug_http_llm.json"))
+    data = json.loads(config.read_text())
+    data["llm"].update(llm)
+    config.write_text(json.dumps(data))
+    reviews_on_disk(tmp)
+    return {"aug": folder, "data": tmp / "reviews.jsonl", "dir": tmp}
+
+
+def _planted_lock(tmp: Path, kind: str) -> dict:
+    import os
+
+    (tmp / "run").mkdir(mode=0o700)
+    os.environ["XDG_RUNTIME_DIR"] = str(tmp / "run")  # the case's environment is restored after it
+    out = claims_on_disk(tmp)
+    if kind == "symlink":
+        from cfaug_hf.sharing.folders import lock_path
+
+        (tmp / "victim.txt").write_text("mine")
+        lock_path(tmp / "out").symlink_to(tmp / "victim.txt")
+    else:
+        (tmp / "run" / "cfaug_hf-locks").write_text("not a folder")
+    return out
+
+
+def _claims_with(tmp: Path, rows: list[dict], name: str = "rows.jsonl") -> dict:
+    jsonl(tmp, rows, name)
+    return {"data": tmp / name, "dir": tmp}
+
+
+def _raw_file(tmp: Path, name: str, data: bytes) -> dict:
+    (tmp / name).write_bytes(data)
+    return {"data": tmp / name, "dir": tmp}
+
+
+def _csv_with_broken_features(tmp: Path) -> dict:
+    from cfaug_hf.sharing.row_files import features_path, write_rows
+
+    paths = augmented_on_disk(tmp)
+    (tmp / "csv").mkdir()
+    from datasets import load_from_disk
+
+    path = write_rows(load_from_disk(str(paths["aug"])), tmp / "csv", "csv")
+    features_path(path).write_text("{broken")
+    Dataset.from_dict({"text": ["the film was good"], "label": ["positive"]}).to_json(tmp / "orig.jsonl")
+    return {"orig": tmp / "orig.jsonl", "csv": path, "dir": tmp}
+
+
+def _planted_embedder_recipe(tmp: Path) -> dict:
+    LabelChecker(*tiny_classifier(("negative", "positive"))).save_pretrained(tmp / "private_emb")
+    (tmp / "shared").mkdir()
+    (tmp / "shared" / "r.yaml").write_text(json.dumps({
+        "method": "core", "schema": {"preset": "sentiment"}, "config": {"mode": "editor_only"},
+        "components": {"checker": None},
+        "filters": [{"filter": "semantic_fidelity", "args": {"embedder": "private_emb"}}]}))
+    return {**reviews_on_disk(tmp), "recipe": tmp / "shared" / "r.yaml"}
+
+
 CASES = [
     # --- token classification, relation extraction, LLM counterfactuals, CFGen, RACE
     ("ner-tags-count", NO_SETUP, lambda c: _llm(NER).augment(Dataset.from_dict(
@@ -1089,6 +1151,81 @@ CASES = [
         "cfaug_hf.methods.icda.selection", fromlist=["x"]).plan_counterfactuals(
         __import__("cfaug_hf.methods.icda.selection", fromlist=["x"]).SelectionResult([[5], [0]], [0, 1], [0.1, 0.1]),
         [0, 1], [2, 2]), ValueError, "chose sentence 5 of document 0"),
+    # --- round five (issue 80): addresses, secrets, names in loaded files, bytes, locks, preflight, typos
+    ("allow-escaped-by-dot-segments", lambda t: _hostile_augmenter(t, base_url="http://127.0.0.1:9/v1/../../x"),
+     run_cli(["augment", "{data}", "--augmenter", "{aug}", "--out", "{dir}/out", "--allow-endpoint",
+              "http://127.0.0.1:9/v1"]), 2, r"names the LLM endpoint http://127\.0\.0\.1:9/x, which you did not give"),
+    ("allow-entry-with-credentials", reviews_on_disk,
+     run_cli(["augment", "{data}", "--method", "llm", "--out", "{dir}/out", "--allow-endpoint",
+              "http://user:pw@127.0.0.1:9/v1"]), 2, r"user name or password"),
+    ("loaded-key-variable", lambda t: _hostile_augmenter(t, api_key_env="GH_TOKEN"),
+     run_cli(["augment", "{data}", "--augmenter", "{aug}", "--out", "{dir}/out", "--allow-endpoint",
+              "http://127.0.0.1:9/v1"]), 2, r"names the environment variable GH_TOKEN as the key .* --endpoint-key-env GH_TOKEN"),
+    ("loaded-key-shaped-model", lambda t: _hostile_augmenter(t, model="0f3a9c2e7d1b4a5f8e6c0b9a2d4f6e8a"),
+     run_cli(["augment", "{data}", "--augmenter", "{aug}", "--out", "{dir}/out", "--allow-endpoint",
+              "http://127.0.0.1:9/v1"]), 2, r"the saved model holds what looks like an API key"),
+    ("endpoint-key-env-is-a-key", reviews_on_disk,
+     run_cli(["augment", "{data}", "--method", "llm", "--out", "{dir}/out", "--allow-endpoint",
+              "http://127.0.0.1:9/v1", "--endpoint-key-env", "sk-proj-0123456789abcdefXYZ"]), 2,
+     r"--endpoint-key-env must be the NAME of an environment variable"),
+    ("filter-name-is-not-a-working-folder", _planted_embedder_recipe,
+     lambda c: Augmenter.from_recipe(c["recipe"], editor=lambda prompts: prompts).filters[0].keep([
+         __import__("cfaug_hf.filters", fromlist=["Pair"]).Pair({"text": "good"}, {"text": "bad"}, "negative",
+                                                              "positive", ("text",), ("text",), 0)]),
+     ComponentLoadError, r"filters\[0\]\.args\.embedder in .*r\.yaml is 'private_emb': a loaded file names models by "
+                         r"Hub id"),
+    ("one-string-lone-surrogate", NO_SETUP,
+     lambda c: NegateAugmenter(SENT).counterfactuals("the film was \ud800 good", "positive"), SchemaError,
+     r"Column 'text' at row 0: holds a lone surrogate \('\\ud800' at character 13\)"),
+    ("python-config-string-for-a-number", NO_SETUP,
+     lambda c: COREAugmenter(mode="editor_only", until_flipped=True, max_edits="6", checker=None), TypeError,
+     r"COREConfig: field 'max_edits' is '6' \(str\); expected int"),
+    ("from-preset-schema-string", NO_SETUP,
+     lambda c: CrossAugAugmenter.from_preset("paper", schema="fact-verification", generator=rewrite), TypeError,
+     r"schema must be a TaskSchema or a dict such as"),
+    ("jsonl-invalid-utf8", lambda t: _raw_file(t, "rows.jsonl", json.dumps(GOOD_ROWS[0]).encode() + b"\n"
+                                              + b'{"claim": "Rome \xff", "evidence": "e", "label": "SUPPORTS"}\n'),
+     run_cli(["augment", "{data}", "--method", "crossaug", "--out", "{dir}/out"]), 2,
+     r"rows.jsonl: line 2 is not valid UTF-8 \(byte 0xff"),
+    ("csv-invalid-utf8", lambda t: _raw_file(t, "rows.csv", b"claim,evidence,label\nParis \xe9,e,SUPPORTS\n"),
+     run_cli(["augment", "{data}", "--method", "crossaug", "--out", "{dir}/out"]), 2,
+     r"rows.csv: line 2 is not valid UTF-8"),
+    ("jsonl-mixed-label-types", lambda t: _claims_with(t, [{**GOOD_ROWS[0], "label": 0},
+                                                            {**GOOD_ROWS[0], "label": "SUPPORTS"},
+                                                            {**GOOD_ROWS[0], "label": 7}]),
+     run_cli(["augment", "{data}", "--method", "crossaug", "--out", "{dir}/out"]), 2,
+     r"Column 'label' at row 2: unknown label 7"),
+    ("lock-planted-as-symlink", lambda t: _planted_lock(t, "symlink"),
+     run_cli(["augment", "{data}", "--method", "crossaug", "--out", "{dir}/out"]), 2,
+     r"the lock file is a symlink, not what cfaug made"),
+    ("lock-folder-is-a-file", lambda t: _planted_lock(t, "file"),
+     run_cli(["augment", "{data}", "--method", "crossaug", "--out", "{dir}/out"]), 2,
+     r"the folder of cfaug's locks is a file"),
+    ("claim-column-under-another-name", lambda t: _claims_with(t, [{"id": 1, "statement": "Paris is in France.",
+                                                                     "evidence": "Paris is French.",
+                                                                     "label": "SUPPORTS"}]),
+     run_cli(["augment", "{data}", "--method", "crossaug", "--out", "{dir}/out"]), 2,
+     r"try --columns statement,evidence\."),
+    ("reviews-given-to-crossaug", lambda t: _raw_file(t, "reviews.csv", b"review_id,review,label\n1,Fine.,positive\n"),
+     run_cli(["augment", "{data}", "--method", "crossaug", "--out", "{dir}/out"]), 2,
+     r"crossaug needs claims with their evidence, and the data has 1 text column\(s\) \('review'\); for data like "
+     r"this try --method core"),
+    ("empty-cell-found-at-preflight", lambda t: _claims_with(t, [GOOD_ROWS[0], {**GOOD_ROWS[0], "claim": " "}]),
+     run_cli(["augment", "{data}", "--method", "crossaug", "--out", "{dir}/out"]), 2,
+     r"Column 'claim' at row 1: got ' '; expected a non-empty string"),
+    ("label-names-one-name", reviews_on_disk,
+     run_cli(["augment", "{data}", "--method", "icda", "--label-names", "good", "--out", "{dir}/out"]), 2,
+     r"--label-names 'good': expected two or more different names"),
+    ("label-names-for-fact-verification", claims_on_disk,
+     run_cli(["augment", "{data}", "--method", "crossaug", "--label-names", "true,false", "--out", "{dir}/out"]), 2,
+     r"fact verification's labels are SUPPORTS and REFUTES"),
+    ("method-typo", claims_on_disk, run_cli(["augment", "{data}", "--method", "crosaug", "--out", "{dir}/out"]),
+     SystemExit, "did you mean 'crossaug'?"),
+    ("option-typo", claims_on_disk, run_cli(["augment", "{data}", "--method", "crossaug", "--ouut", "{dir}/out"]),
+     SystemExit, "did you mean '--out' for '--ouut'?"),
+    ("report-features-file-damaged", _csv_with_broken_features,
+     run_cli(["report", "{orig}", "{csv}", "--task", "sentiment", "--no-models", "--out", "{dir}/r"]), 2,
+     r"data.features.json does not hold the features of data.csv"),
     ("ray-parquet-foreign-folder", lambda t: {"o": user_folder(t)},
      lambda c: __import__("cfaug_hf.distributed").distributed.augment_to_parquet(
          fever(), NegateAugmenter(SENT), c["o"]), FolderNotEmptyError, "notes.txt"),

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import harness
+from needs import shared_data
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -121,9 +122,7 @@ def _committed() -> dict[str, float]:
 def test_benchmark_runs_its_smoke_setting(name, monkeypatch):
     if NOT_HERE.get(name):
         pytest.skip(NOT_HERE[name])
-    data = Path(os.environ.get("CFAUG_SHARED_DATA", ROOT.parent / "shared" / "data"))
-    if not (data / "MANIFEST.md").is_file():
-        pytest.skip("the benchmark data (../shared/data) is not here")
+    data = shared_data()
     monkeypatch.setattr(harness, "SMOKE_OUT", None)
     monkeypatch.setattr(sys, "argv", [f"benchmarks.{name}", "--smoke"])
     before = _committed()
@@ -208,9 +207,7 @@ def test_the_flip_checker_benchmark_scores_a_candidate_folder_under_its_own_name
 
     from cfaug_hf.data import CHECKER_DIR, CHECKER_TASKS
 
-    data = Path(os.environ.get("CFAUG_SHARED_DATA", ROOT.parent / "shared" / "data"))
-    if not (data / "MANIFEST.md").is_file():
-        pytest.skip("the benchmark data (../shared/data) is not here")
+    data = shared_data()
     nli = CHECKER_TASKS["natural-language-inference"]
     shutil.copytree(CHECKER_DIR / nli, tmp_path / "candidate" / nli)
     monkeypatch.setattr(harness, "SMOKE_OUT", None)

@@ -8,6 +8,7 @@ import pytest
 
 from cfaug_hf import registry
 
+from needs import shared_papers
 from paper_text import PAPER_FILES, Paper, check, papers_dir, references
 
 METHODS = sorted(PAPER_FILES)
@@ -15,27 +16,35 @@ METHODS = sorted(PAPER_FILES)
 
 @pytest.fixture(scope="module")
 def papers():
-    folder = papers_dir()
-    if folder is None:
-        pytest.skip("the papers (../shared/papers) are not here")
+    folder = papers_dir() or shared_papers()
     return {m: Paper.read(folder / f) for m, f in PAPER_FILES.items()}
 
 
 def cited(method):
+    """``{"config.num_beams": (value, source), ...}`` of a method's paper preset."""
     preset = registry.augmenter_class(method).presets["paper"]
-    out = {**{f"config.{k}": v.source for k, v in preset.config.items()},
-           **{f"components.{k}": v.source for k, v in preset.components.items()}}
+    out = {**{f"config.{k}": (v.value, v.source) for k, v in preset.config.items()},
+           **{f"components.{k}": (v.value, v.source) for k, v in preset.components.items()}}
     if method == "icda":  # the paper's method is the loop: its settings are cited the same way
         from cfaug_hf.methods.icda.paper import PAPER_LOOP
 
-        out.update({f"run_icda.{k}": v.source for k, v in PAPER_LOOP.items()})
+        out.update({f"run_icda.{k}": (v.value, v.source) for k, v in PAPER_LOOP.items()})
     return out
 
 
 @pytest.mark.parametrize("method", METHODS)
 def test_every_preset_value_is_held_to_the_papers_text(papers, method):
-    problems = {name: check(papers[method], source) for name, source in cited(method).items()}
+    problems = {name: check(papers[method], source, value) for name, (value, source) in cited(method).items()}
     assert not {k: v for k, v in problems.items() if v}, problems
+
+
+def test_the_check_holds_a_value_to_the_numbers_its_quote_gives_and_a_table_quote_to_its_table(papers):
+    core = papers["core"]
+    assert not check(core, 'Table 9: "num_train_epochs 100"', 100)
+    assert check(core, 'Table 9: "num_train_epochs 100"', 10)  # a value its quote does not hold
+    assert check(core, 'Table 9: "num_train_epochs 10"', 10)  # Table 8's line, cited to Table 9
+    assert not check(core, 'Table 8: "num_train_epochs 10"', 10)
+    assert not check(core, 'Table 8: "hard_negatives 2"', [2])
 
 
 def test_the_check_catches_a_wrong_section_a_missing_one_and_an_invented_quote(papers):

@@ -14,6 +14,7 @@ from datasets import Dataset
 
 from cfaug_hf import TaskSchema
 from cfaug_hf.testing import tiny_encoder
+from needs import shared_data
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -106,9 +107,7 @@ def test_top_layer_head_trains_over_cached_states(tmp_path, monkeypatch):
 
 
 def _shared_data_or_skip():
-    data = Path(__import__("os").environ.get("CFAUG_SHARED_DATA", ROOT.parent / "shared" / "data"))
-    if not (data / "MANIFEST.md").is_file():
-        pytest.skip("the benchmark data (../shared/data) is not here")
+    data = shared_data()
 
 
 def test_editor_rows_of_every_coverage_are_prefixes_of_one_order():
@@ -260,10 +259,14 @@ def test_gpu_suite_carries_crossaug_from_wherever_the_row_finds_it(tmp_path, mon
     suite = load("gpu_suite")
     from datasets import Dataset, load_from_disk
 
+    from benchmarks.debias import configs
     from benchmarks.debias.rows import crossaug
 
     cfs = Dataset.from_dict({"id": ["f-1c"], "claim": ["A is not B."], "cf_source_id": ["f-1"]})
     monkeypatch.setattr(crossaug, "crossaug_counterfactuals", lambda train: cfs)
+    # The training rows themselves come from ../shared/data, which a clone elsewhere does not have; the row
+    # function above never reads them.
+    monkeypatch.setitem(configs.CONFIGS, "fever", lambda: {"train": Dataset.from_dict({"id": ["f-1"]})})
     monkeypatch.setattr(suite, "CARRY", tmp_path / "gpu_carry")
     monkeypatch.setattr(suite, "ROOT", tmp_path)
     assert suite.carry_crossaug("fever") == "1 counterfactuals of every training row"

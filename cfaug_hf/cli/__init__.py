@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from .._version import __version__
 from .amplify import AmplifyCommand
 from .augment import AugmentCommand
-from .base import Command, UsageError
+from .base import Command, Parser, UsageError
 from .crossaug import CrossAugCommand
 from .demo import DemoCommand
 from .errors import in_flag_terms, message, missing_input, user_error_types
@@ -42,7 +42,7 @@ COMMANDS: list[Command] = [DemoCommand(), AugmentCommand(), AmplifyCommand(), Tr
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The ``cfaug`` parser; ``argv`` lets ``augment --method NAME`` (or ``--recipe FILE``) add that method's
     options."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="cfaug", description="Counterfactual data augmentation for Hugging Face datasets: run a method, report "
                                   "on its output, share components and data on the Hub.")
     parser.add_argument("--debug", action="store_true", default=os.environ.get("CFAUG_DEBUG") == "1",

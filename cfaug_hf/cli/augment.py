@@ -157,7 +157,8 @@ def recipe_of(args: argparse.Namespace) -> tuple[dict[str, Any], Path, str]:
 
 
 def check_columns(recipe: dict[str, Any], dataset: Any) -> None:
-    """Refuse data the method's schema does not fit before the method's models load (seconds, not a minute)."""
+    """Refuse data the method's schema does not fit before the method's models load (seconds, not a minute): the
+    columns, their types, the labels, and the text cells of the first `PREFLIGHT_ROWS` rows."""
     from ..provenance import refuse_augmented
     from ..schema import TaskSchema
 
@@ -166,21 +167,50 @@ def check_columns(recipe: dict[str, Any], dataset: Any) -> None:
         return
     refuse_augmented(list(dataset.features))
     schema = TaskSchema.from_dict(recipe["schema"]) if recipe.get("schema") else TaskSchema.preset(task)
-    _check_all_columns(schema, list(dataset.features))
+    _check_all_columns(schema, dataset.features, recipe["method"])
     schema.validate_features(dataset.features)
     _check_labels(schema, dataset)
+    _check_cells(schema, dataset)
 
 
 #: Column names that usually hold a row's label, for the suggestion of --label-column.
 _LABEL_NAMES = ("label", "labels", "gold_label", "sentiment", "class", "target", "verdict", "y", "category")
+#: Rows whose text cells are checked before any model loads (the rest are checked as they are augmented).
+PREFLIGHT_ROWS = 100_000
 
 
-def _check_all_columns(schema: Any, present: list[str]) -> None:
+def _id_like(name: str) -> bool:
+    low = name.casefold()
+    return low in ("id", "idx", "index", "uid", "guid", "key", "row") or low.endswith(("_id", "-id", " id", "_idx"))
+
+
+def _text_like(feature: Any) -> bool:
+    """A column that can hold a text a method reads: strings, lists of strings, or mixed (checked cell by cell)."""
+    dtype = getattr(feature, "dtype", None) or getattr(getattr(feature, "feature", None), "dtype", None)
+    return type(feature).__name__ == "Json" or dtype in ("string", "large_string")
+
+
+def _methods_for(count: int, tokens: bool) -> list[str]:
+    """The registered methods whose task reads ``count`` text columns (token lists when ``tokens``)."""
+    from ..schema import TaskSchema
+
+    registry.method_names()
+    found = []
+    for name, entry in sorted(registry.METHODS.items()):
+        schema = TaskSchema.preset(entry.task) if entry.task else None
+        if schema is not None and len(schema.text_columns) == count and schema.is_token_level == tokens:
+            found.append(name)
+    return found
+
+
+def _check_all_columns(schema: Any, features: Any, method: str = "") -> None:
     """Every column the schema needs and the data lacks, in one message, with the options that would map the
     columns present (a review file with ``review`` and ``sentiment`` gets ``--columns review --label-column
-    sentiment``)."""
+    sentiment``; a claim column named ``statement`` gets ``--columns statement,evidence``, in the method's order), or
+    the methods that fit the data when this one cannot (a review file given to CrossAug)."""
     from ..schema import SchemaError
 
+    present = list(features)
     needed = [*schema.text_columns, schema.label_column] + ([schema.id_column] if schema.id_column else [])
     missing = [c for c in needed if c not in present]
     if not missing:
@@ -188,21 +218,53 @@ def _check_all_columns(schema: Any, present: list[str]) -> None:
     spare = [c for c in present if c not in needed]
     label = schema.label_column if schema.label_column in present else next(
         (c for c in spare if c.casefold() in _LABEL_NAMES), None)
-    texts = [c for c in spare if c != label]
+    texts = [c for c in spare if c != label and not _id_like(c) and _text_like(features[c])]
+    what = f"Column {missing[0]!r} is missing" if len(missing) == 1 else f"Columns {missing} are missing"
+    reads = (f"The method reads the text from {list(schema.text_columns)} and the label from "
+             f"{schema.label_column!r}")
+    missing_texts = [c for c in schema.text_columns if c not in present]
+    kept_texts = [c for c in schema.text_columns if c in present]
+    if missing_texts and len(texts) < len(missing_texts):
+        have = kept_texts + texts
+        tokens = any(type(features[c]).__name__ in ("List", "Sequence", "LargeList") for c in have)
+        fits = [m for m in _methods_for(len(have), tokens) if m != method] if have else []
+        kind = {"fact-verification": "claims with their evidence", "nli": "premise and hypothesis pairs"}.get(
+            schema.task, f"{len(schema.text_columns)} text column(s)")
+        shown = f"{len(have)} text column(s) ({', '.join(map(repr, have))})" if have else "no text column"
+        advice = (f"; for data like this try --method {fits[0]}" + (f" (or {', '.join(fits[1:])})" if fits[1:]
+                                                                     else "") if fits else "")
+        raise SchemaError(f"{what}; the data has {present}. {reads}: {method or 'this method'} needs {kind}, and the "
+                          f"data has {shown}{advice}.")
     hint, unmapped = [], False
-    if any(c in missing for c in schema.text_columns):
-        unmapped = len(texts) != len(schema.text_columns)  # a guess only when the spare columns fit exactly
-        hint.append(f"--columns {','.join(texts)}")
+    if missing_texts:
+        unmapped = len(texts) != len(missing_texts)  # a guess only when the spare columns fit exactly
+        spare_texts = iter(texts)
+        hint.append(f"--columns {','.join(c if c in present else next(spare_texts, c) for c in schema.text_columns)}")
     if schema.label_column in missing:
         unmapped = unmapped or label is None
         hint.append(f"--label-column {label}")
     if schema.id_column in missing:
         hint.append("--id-column NAME (or none: rows are then identified by their content)")
-    what = f"Column {missing[0]!r} is missing" if len(missing) == 1 else f"Columns {missing} are missing"
-    raise SchemaError(f"{what}; the data has {present}. The method reads the text from "
-                      f"{list(schema.text_columns)} and the label from {schema.label_column!r}; "
+    raise SchemaError(f"{what}; the data has {present}. {reads}; "
                       + ("name the columns with --task and --columns (and --label-column for the label)."
                          if unmapped else f"try {' '.join(hint)}."))
+
+
+def _check_cells(schema: Any, dataset: Any) -> None:
+    """The text cells of the first `PREFLIGHT_ROWS` rows, before any model loads: an empty or non-string cell is
+    found in seconds instead of after the models (a minute); the message says when rows past the scan remain."""
+    from ..schema import SchemaError
+
+    n = min(len(dataset), PREFLIGHT_ROWS)
+    columns = [*schema.text_columns, schema.label_column]
+    for start in range(0, n, 10_000):
+        batch = dataset.select_columns(columns)[start:min(start + 10_000, n)]
+        try:
+            schema.validate_batch(batch, list(range(start, start + len(batch[columns[0]]))))
+        except SchemaError as err:
+            scanned = "" if n == len(dataset) else (f" (found before any model loaded, in the first {n} of "
+                                                    f"{len(dataset)} rows; the rest are checked as they run)")
+            raise SchemaError(f"{err}{scanned}") from None
 
 
 def _check_labels(schema: Any, dataset: Any) -> None:
@@ -211,8 +273,15 @@ def _check_labels(schema: Any, dataset: Any) -> None:
 
     if schema.is_token_level or not hasattr(dataset, "unique"):
         return
+    from ..schema import _mixed_types
+
+    feature = (dataset.features or {}).get(schema.label_column)
+    if _mixed_types(feature):  # names in some rows, ids in others: Arrow's unique() has no kernel for such a column
+        values = list({repr(v): v for v in dataset[schema.label_column]}.values())
+    else:
+        values = dataset.unique(schema.label_column)
     bad = []
-    for value in dataset.unique(schema.label_column):
+    for value in values:
         try:
             schema.label_id(value)
         except SchemaError:
@@ -222,7 +291,8 @@ def _check_labels(schema: Any, dataset: Any) -> None:
         more = f" (and {len(bad) - 1} other unknown value(s), e.g. {bad[1:4]})" if len(bad) > 1 else ""
         raise SchemaError(f"Column {schema.label_column!r} at row {first}: unknown label {bad[0]!r}{more}; expected "
                           f"one of {list(schema.label_names)} or an id in 0..{len(schema.label_names) - 1}. Fix the "
-                          f"data, or name the labels with a recipe's schema (label_names).")
+                          f"data, or name its labels in id order with --label-names (a recipe: the schema's "
+                          f"label_names).")
 
 
 def build_from_recipe(args: argparse.Namespace, dataset: Any, recipe: dict[str, Any], folder: Path,

@@ -10,13 +10,61 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-__all__ = ["Command", "UsageError", "positive_int", "nonnegative_int", "positive_float", "fraction",
+__all__ = ["Parser", "Command", "UsageError", "positive_int", "nonnegative_int", "positive_float", "fraction",
            "add_out_options", "add_data_options", "add_schema_options", "add_backend_option", "add_token_option", "add_allow_endpoint_option", "allowing_given_endpoints",
            "schema_options", "check_out", "writing_out", "TASK_COLUMNS"]
 
 
 class UsageError(Exception):
     """A problem with what the user asked for; printed as one line."""
+
+
+class Parser(argparse.ArgumentParser):
+    """``argparse`` with "did you mean" for a mistyped method, choice or option (``--method crosaug``,
+    ``--ouut``), also when another error (a required option) is what argparse reports first.
+
+    Examples:
+        >>> p = Parser(prog="x", exit_on_error=False)
+        >>> _ = p.add_argument("--out")
+        >>> p.suggestion("unrecognized arguments: --ouut z")
+        " (did you mean '--out'?)"
+    """
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._argv = list(args) if args is not None else []
+        return super().parse_known_args(args, namespace)
+
+    def _options(self) -> list[str]:
+        found = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    found += [o for a in sub._actions for o in a.option_strings if o.startswith("--")]
+        return found
+
+    def suggestion(self, message: str) -> str:
+        """What the user probably meant, for argparse's ``message``; "" when nothing is close."""
+        import difflib
+        import re
+
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if choice:
+            close = difflib.get_close_matches(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)), n=1)
+            return f" (did you mean '{close[0]}'?)" if close else ""
+        known = set(self._options())
+        typed = [t.split("=")[0] for t in getattr(self, "_argv", []) if t.startswith("--")]
+        if "unrecognized arguments:" in message:
+            typed += [t.split("=")[0] for t in message.split(":", 1)[1].split() if t.startswith("--")]
+        guesses = []
+        for token in dict.fromkeys(typed):
+            if token not in known and sum(o.startswith(token) for o in known) != 1:  # argparse takes a prefix
+                close = difflib.get_close_matches(token, sorted(known), n=1, cutoff=0.75)
+                if close:
+                    guesses.append(f"'{close[0]}' for '{token}'")
+        return f" (did you mean {', '.join(guesses)}?)" if guesses else ""
+
+    def error(self, message: str) -> Any:
+        super().error(message + self.suggestion(message))
 
 
 class Command(abc.ABC):
@@ -124,6 +172,10 @@ def add_schema_options(parser: argparse.ArgumentParser, *, tasks: tuple[str, ...
                                                               "token-classification)" +
                         (f" (default {label})" if label else ""))
     parser.add_argument("--id-column", default=None, help=id_help)
+    parser.add_argument("--label-names", default=None, metavar="A,B,...",
+                        help="the label names in id order, comma-separated (a label given as id 0 is the first): "
+                             "sentiment and NLI labels, or token-classification tags (fact verification's are "
+                             "SUPPORTS,REFUTES, with --nei NOT ENOUGH INFO)")
     parser.add_argument("--nei", action="store_true",
                         help="fact-verification labels include NOT ENOUGH INFO" if nei else argparse.SUPPRESS)
 
@@ -141,7 +193,8 @@ def schema_options(args: argparse.Namespace, default_task: str | None = None) ->
     and there is no default. ``default_task``: the method's own task, which --columns and the other column options
     modify when --task is not given."""
     task = args.task or (task_name(default_task) if default_task else None)
-    if args.task is None and not (args.columns or args.label_column or args.id_column or args.nei):
+    label_names = getattr(args, "label_names", None)
+    if args.task is None and not (args.columns or args.label_column or args.id_column or args.nei or label_names):
         return None
     if task is None:
         raise UsageError("--columns, --label-column, --id-column and --nei need --task (the preset they "
@@ -158,6 +211,15 @@ def schema_options(args: argparse.Namespace, default_task: str | None = None) ->
         if task != "fact-verification":
             raise UsageError("--nei is for --task fact-verification.")
         schema["nei"] = True
+    if label_names is not None:
+        names = [n.strip() for n in label_names.split(",")]
+        if task == "fact-verification":
+            raise UsageError("--label-names: fact verification's labels are SUPPORTS and REFUTES (--nei adds NOT "
+                             "ENOUGH INFO), which the methods read by name; rename the data's labels to those.")
+        if len(names) < 2 or not all(names) or len(set(names)) != len(names):
+            raise UsageError(f"--label-names {label_names!r}: expected two or more different names, comma-separated "
+                             f"in id order, e.g. --label-names negative,positive.")
+        schema["tag_names" if task == "token-classification" else "label_names"] = names
     return schema
 
 

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..sharing.row_files import COMPRESSED, file_format, read_rows
+from ..sharing.row_files import COMPRESSED, RowsFileError, file_format, read_rows
 from .base import UsageError
 
 __all__ = ["load_input", "load_local", "parquet_rows", "file_format", "DATA_FILES"]
@@ -94,6 +94,8 @@ def _read_dataset(path: str, split: str | None) -> Any:
         data = read_rows(p)
     except UsageError:
         raise
+    except RowsFileError as err:
+        raise UsageError(str(err)) from None
     except (Exception, StopIteration) as err:  # datasets wraps the parser's error (or none) in its own
         cause = err.__cause__ or err.__context__ or err
         text = str(cause).strip().splitlines()[0][:200] if str(cause).strip() else type(cause).__name__
@@ -128,9 +130,9 @@ def max_line_bytes() -> int:
 
 def _is_blank(path: Path, line_limit: int | None = None) -> bool:
     """Whether a data file's content, decompressed, is empty or whitespace, refusing a line longer than
-    ``line_limit`` bytes. Streamed in chunks, so neither check holds more than one chunk; without a limit it stops
-    at the first other byte (zstd only where the zstandard package is installed, as `datasets` needs it for such a
-    file anyway)."""
+    ``line_limit`` bytes and bytes that are not UTF-8 (named by line). Streamed in chunks, so no check holds more
+    than one chunk (zstd only where the zstandard package is installed, as `datasets` needs it for such a file
+    anyway)."""
     import bz2
     import gzip
     import lzma
@@ -145,14 +147,22 @@ def _is_blank(path: Path, line_limit: int | None = None) -> bool:
     opener = {"gz": gzip.open, "bz2": bz2.open, "xz": lzma.open,
               "zst": lambda p, mode: zstandard.ZstdDecompressor().stream_reader(open(p, "rb"), closefd=True)
               }.get(kind, open)
+    import codecs
+
     blank, run, lines = True, 0, 0
+    decoder = codecs.getincrementaldecoder("utf-8")()
     try:
         with opener(path, "rb") as f:
             while chunk := f.read(1 << 20):
                 blank = blank and not chunk.strip()
+                try:
+                    decoder.decode(chunk)
+                except UnicodeDecodeError as err:
+                    line = lines + chunk.count(b"\n", 0, err.start) + 1
+                    raise UsageError(f"{path}: line {line} is not valid UTF-8 (byte {chunk[err.start]:#04x}: "
+                                     f"{err.reason}); save the file as UTF-8, or fix that line.") from None
                 if line_limit is None:
-                    if not blank:
-                        return False
+                    lines += chunk.count(b"\n")
                     continue
                 pieces = chunk.split(b"\n")
                 longest = max(run + len(pieces[0]), max(map(len, pieces[1:-1]), default=0),
@@ -164,6 +174,11 @@ def _is_blank(path: Path, line_limit: int | None = None) -> bool:
                         f"or raise the limit with CFAUG_MAX_LINE_MB.")
                 run = run + len(pieces[0]) if len(pieces) == 1 else len(pieces[-1])
                 lines += len(pieces) - 1
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            raise UsageError(f"{path}: it ends inside a UTF-8 character (the last line is cut off or not UTF-8); "
+                             f"save the file as UTF-8.") from None
         return blank
     except UsageError:
         raise

@@ -30,10 +30,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FORMATS", "write_rows", "read_rows", "features_path", "decode_json_columns", "file_format"]
+__all__ = ["RowsFileError", "FORMATS", "write_rows", "read_rows", "features_path", "decode_json_columns", "file_format"]
 
 #: ``--format`` values: a saved dataset folder, or one file of rows.
 FORMATS = ("dataset", "jsonl", "csv", "parquet")
+
+
+class RowsFileError(ValueError):
+    """A rows file the library wrote cannot be read back as written (its features file is damaged, a list cell is
+    not the JSON text the library writes); the message names the file."""
 
 
 def features_path(path: str | os.PathLike) -> Path:
@@ -89,7 +94,7 @@ def _written_features(path: Path) -> Any:
     try:
         return Features.from_dict(json.loads(sidecar.read_text(encoding="utf-8")))
     except (ValueError, TypeError, KeyError) as err:
-        raise ValueError(f"{sidecar} does not hold the features of {path.name} ({type(err).__name__}: {err}); "
+        raise RowsFileError(f"{sidecar} does not hold the features of {path.name} ({type(err).__name__}: {err}); "
                          f"delete it to read {path.name} as a plain file.") from None
 
 
@@ -106,7 +111,7 @@ def decode_json_columns(dataset: Any, columns: list[str], where: str) -> Any:
                 try:
                     values.append(json.loads(v) if isinstance(v, str) else v)
                 except ValueError:
-                    raise ValueError(f"{where}: column {c!r} holds {v[:60]!r}, which is not the JSON text the "
+                    raise RowsFileError(f"{where}: column {c!r} holds {v[:60]!r}, which is not the JSON text the "
                                      f"library writes for a list cell.") from None
             out[c] = values
         return out
