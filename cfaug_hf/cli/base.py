@@ -27,7 +27,7 @@ class Parser(argparse.ArgumentParser):
         >>> p = Parser(prog="x", exit_on_error=False)
         >>> _ = p.add_argument("--out")
         >>> p.suggestion("unrecognized arguments: --ouut z")
-        " (did you mean '--out'?)"
+        " (did you mean '--out' for '--ouut'?)"
     """
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
