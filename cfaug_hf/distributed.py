@@ -45,13 +45,16 @@ class AugmentActor:
     """
 
     def __init__(self, augmenter: str, load_kwargs: dict[str, Any] | None = None,
-                 imports: tuple[str, ...] = ()) -> None:
+                 imports: tuple[str, ...] = (), endpoints: tuple[tuple[str, str | None], ...] = ()) -> None:
         import importlib
 
         from .augmenter import Augmenter
+        from .sharing.consent import allow_endpoints
 
         for module in imports:  # a method defined outside cfaug_hf registers itself when its module is imported
             importlib.import_module(module)
+        for url, key_env in endpoints:  # what the user allowed where the run started, with each key variable
+            allow_endpoints([url], key_env=key_env)
         self.augmenter = Augmenter.from_pretrained(augmenter, **(load_kwargs or {}))
         self.runner = _traced(self.augmenter)
 
@@ -161,7 +164,13 @@ def augment_ray(data: Any, augmenter: Any, *, concurrency: int = 1, batch_size: 
         cpus = ray.cluster_resources().get("CPU", 1.0)
         num_cpus = min(1.0, max(cpus - 1.0, 0.5) / concurrency)
     imports = tuple(imports) + (() if isinstance(augmenter, (str, os.PathLike)) else (type(augmenter).__module__,))
-    out = ds.map_batches(AugmentActor, fn_constructor_args=(_augmenter_ref(augmenter), load_kwargs, imports),
+    from .sharing.consent import granted
+
+    # The endpoints allowed here go to the actors explicitly: on a cluster started before this call, an actor's
+    # environment is the cluster's, not this process's.
+    endpoints = tuple(granted())
+    out = ds.map_batches(AugmentActor, fn_constructor_args=(_augmenter_ref(augmenter), load_kwargs, imports,
+                                                            endpoints),
                          batch_format="pyarrow", batch_size=batch_size, concurrency=concurrency,
                          num_cpus=num_cpus, num_gpus=num_gpus or None, max_task_retries=max_retries)
     if keep_trace:

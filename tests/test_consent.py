@@ -433,3 +433,20 @@ def test_a_key_shaped_string_in_a_loaded_config_is_refused_not_sent(collector, t
     with allowing([collector.url]), pytest.raises((ValueError, ComponentLoadError), match="looks like an API key"):
         OpenAICompatibleLLM.from_pretrained(folder).generate(["hi"], seeds=[0])
     assert collector.requests[before:] == []
+
+
+def test_map_workers_and_actors_read_each_entrys_key_variable_from_the_environment(collector, tmp_path,
+                                                                                   monkeypatch):
+    """`allowing(..., key_env=)` hands each entry's key variable to the processes it starts as ``URL#key=VAR``
+    (the command line's own endpoints reach Ray actors this way, each with its variable)."""
+    from cfaug_hf.sharing import consent
+
+    monkeypatch.setenv("MY_KEY", KEY)
+    folder = _saved_llm(tmp_path, collector.url, "GH_TOKEN")
+    with allowing([collector.url], key_env="MY_KEY"):
+        env = __import__("os").environ[ENV]
+    assert env.endswith(f"{collector.url}#key=MY_KEY")
+    monkeypatch.setenv(ENV, env)  # what a worker process sees: the environment, no in-process entries
+    assert consent.chosen_key_env(collector.url + "/chat") == "MY_KEY"
+    OpenAICompatibleLLM.from_pretrained(folder).generate(["hi"], seeds=[5])
+    assert collector.requests[-1]["authorization"] == f"Bearer {KEY}"

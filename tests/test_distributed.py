@@ -12,8 +12,16 @@ from cfaug_hf.distributed import augment_ray, augment_to_parquet  # noqa: E402
 from cfaug_hf.testing import NegateAugmenter  # noqa: E402
 
 
+RAY_KEY = "sk-user-0123456789abcdefABCDEF"
+
+
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
+    import os
+
+    # A key the actors can read: they run in the environment the cluster started with, as keys always are read
+    # where the request is made (never carried in a config).
+    os.environ["CFAUG_RAY_TEST_KEY"] = RAY_KEY
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     yield
     ray.shutdown()
@@ -126,3 +134,26 @@ def test_a_rerun_with_overwrite_replaces_every_part_of_the_run_before(tmp_path, 
     stats = augment_to_parquet(data.select(range(3)), str(tmp_path / "augmenter"), tmp_path / "direct",
                                batch_size=2, imports=["cfaug_hf.testing"])
     assert len(read(tmp_path / "direct")) == stats.rows_out
+
+
+def test_the_users_own_endpoint_reaches_ray_actors_with_the_users_key(tmp_path, monkeypatch, capsys):
+    """``--llm URL --llm-api-key-env VAR --runner ray``: each actor loads the saved augmenter, whose endpoint config
+    is data there; the command hands the actors the address and its key variable (a loaded file's own choice of
+    variable would be refused)."""
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    from llm_server import LLMServer
+
+    from cfaug_hf.cli import main
+
+    server = LLMServer()
+    server.responder = lambda prompt, body: '"The room was clean."'
+    try:
+        Dataset.from_dict({"text": ["The room was dirty."], "label": ["negative"]}).to_json(tmp_path / "in.jsonl")
+        assert main(["augment", str(tmp_path / "in.jsonl"), "--method", "llm", "--llm", server.url, "--llm-model",
+                     "m", "--llm-api-key-env", "CFAUG_RAY_TEST_KEY", "--checker", "none", "--runner", "ray",
+                     "--concurrency", "1", "--out", str(tmp_path / "ray")]) == 0, capsys.readouterr().err
+        assert server.requests and all(r["authorization"] == f"Bearer {RAY_KEY}" for r in server.requests)
+    finally:
+        server.close()

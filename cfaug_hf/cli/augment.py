@@ -8,6 +8,7 @@ columns are checked against the method's task before they load.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import sys
@@ -368,7 +369,11 @@ def augment_into(args: argparse.Namespace, tmp: Path) -> tuple[Any, Any, str]:
         augmenter.check_endpoints()  # before the data is read or a model runs
     if args.runner == "ray":
         # Each actor loads the saved augmenter, where the endpoints the user gave here would read as data.
-        with allowing([c.config.base_url for c in endpoint_components(augmenter) if c.endpoint_source is None]):
+        # Their key variables too, each with its address: a saved copy's choice of variable would be refused.
+        with contextlib.ExitStack() as stack:
+            for c in endpoint_components(augmenter):
+                if c.endpoint_source is None:
+                    stack.enter_context(allowing([c.config.base_url], key_env=c._key_env() or "none"))
             stats = _run_on_ray(args, augmenter_path, dataset, tmp)
         where, written = f"Parquet files in {out / 'data'}", "data"
     else:

@@ -8,8 +8,10 @@ requests, not orders:
   http://...`` in a recipe) is contacted only once the user allows its address: ``--allow-endpoint URL`` on the
   command line, `allow_endpoints` in Python, or the ``CFAUG_ALLOW_ENDPOINTS`` variable (addresses separated by
   commas or spaces). Before that, the first request stops with `EndpointNotAllowedError`, which names the address
-  and the key variable it would read; no request is made and no key is read. An endpoint the user gave (an
-  ``OpenAICompatibleLLM`` made in Python, ``--llm URL``) needs nothing.
+  and the key variable it would read; no request is made and no key is read. Which variable's key goes to an allowed
+  address is the user's choice too (``--endpoint-key-env VAR``, ``allow_endpoints(..., key_env=VAR)``, an entry
+  ``URL#key=VAR`` of ``CFAUG_ALLOW_ENDPOINTS``, or ``CFAUG_ENDPOINT_KEY_ENV``), never a loaded file's. An endpoint the
+  user gave (an ``OpenAICompatibleLLM`` made in Python, ``--llm URL``) needs nothing.
 * **Addresses are compared as addresses.** Every allow entry and every address read from data is put in one normal
   form (`parse_address`: scheme and host case, IDNA, IPv4 and IPv6 spellings, default ports, escapes, dot segments)
   before matching, and an entry covers only its own path and whole segments below it; the client then sends the
@@ -41,7 +43,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-__all__ = ["ENV", "KEY_ENV", "chosen_key_env", "Address", "AddressError", "EndpointNotAllowedError", "normal_url", "parse_address", "HubId", "allow_endpoints", "allowing", "allowed", "reading_data",
+__all__ = ["ENV", "KEY_ENV", "chosen_key_env", "granted", "Address", "AddressError", "EndpointNotAllowedError", "normal_url", "parse_address", "HubId", "allow_endpoints", "allowing", "allowed", "reading_data",
            "data_source", "check_endpoint", "endpoint_components", "is_address"]
 
 #: Environment variable of allowed endpoint addresses (separated by commas or whitespace).
@@ -266,28 +268,39 @@ def allow_endpoints(urls: Iterable[str], *, key_env: str | None = None) -> None:
 def allowing(urls: Iterable[str], *, key_env: str | None = None) -> Iterator[None]:
     """Allow these addresses inside the ``with`` block only (as `allow_endpoints`, ``key_env`` included), in this
     process and in the processes started inside the block (map workers, Ray actors: they read
-    ``CFAUG_ALLOW_ENDPOINTS`` and ``CFAUG_ENDPOINT_KEY_ENV``)."""
+    ``CFAUG_ALLOW_ENDPOINTS``, each entry with its key variable as ``URL#key=VAR``)."""
     urls = [urls] if isinstance(urls, str) else list(urls)
-    before, env, key_before = dict(_ALLOWED), os.environ.get(ENV), os.environ.get(KEY_ENV)
+    before, env = dict(_ALLOWED), os.environ.get(ENV)
     try:
         allow_endpoints(urls, key_env=key_env)
         if urls:
-            os.environ[ENV] = " ".join(filter(None, [env, *urls]))
-        if urls and key_env is not None:
-            os.environ[KEY_ENV] = key_env or "none"
+            tag = "" if key_env is None else f"#key={key_env or 'none'}"
+            os.environ[ENV] = " ".join(filter(None, [env, *(u.strip() + tag for u in urls)]))
         yield
     finally:
         _ALLOWED.clear()
         _ALLOWED.update(before)
-        for name, value in ((ENV, env), (KEY_ENV, key_before)):
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        if env is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = env
 
 
 def _entries() -> list[str]:
     return [*_ALLOWED, *(u for u in re.split(r"[\s,]+", os.environ.get(ENV, "")) if u)]
+
+
+def granted() -> list[tuple[str, str | None]]:
+    """Every allowed entry with the key variable the user named for it (None: none named), in this process and
+    from the environment: what a process started elsewhere (a Ray actor on a running cluster, which does not
+    inherit this process's environment) is handed so that it allows exactly what the user allowed here."""
+    out = list(_ALLOWED.items())
+    fallback = os.environ.get(KEY_ENV) or None
+    for entry in re.split(r"[\s,]+", os.environ.get(ENV, "")):
+        address, _, key = entry.partition("#key=")
+        if address:
+            out.append((address, key or fallback))
+    return out
 
 
 def chosen_key_env(url: str) -> str | None:
@@ -300,6 +313,11 @@ def chosen_key_env(url: str) -> str | None:
         normal = _normal(entry)
         if key is not None and normal is not None and normal.covers(target):
             return key
+    for entry in re.split(r"[\s,]+", os.environ.get(ENV, "")):
+        address, _, key = entry.partition("#key=")
+        normal = _normal(address) if key else None
+        if normal is not None and normal.covers(target):
+            return _key_env_name(key)
     return _key_env_name(os.environ.get(KEY_ENV) or None)
 
 
