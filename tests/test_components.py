@@ -193,7 +193,10 @@ def test_adapter_checker_resaves_its_adapter_config_unchanged(tmp_path, task):
     first = shipped.save_pretrained(tmp_path / "once")
     again = LabelChecker.from_pretrained(first).save_pretrained(tmp_path / "twice")
     names = [json.loads((folder / "adapter_config.json").read_text())["modules_to_save"] for folder in (first, again)]
-    assert names[0] == names[1] == ["pooler", "classifier", "score"]
+    # peft 0.22 knows one more head name (pre_classifier) than the 0.21 that wrote the shipped folders: the list
+    # may grow by peft's own names once, but a save of a load writes it unchanged and repeats none.
+    assert names[0] == names[1] and len(set(names[0])) == len(names[0])
+    assert names[0][:3] == ["pooler", "classifier", "score"]
     back = LabelChecker.from_pretrained(again)
     assert back.fingerprint() == shipped.fingerprint()
     assert back.predict(["a fine film"], None if task == "sentiment" else ["it is"]) == \

@@ -12,6 +12,7 @@ from typing import Any
 
 from .protocols import LabelScoring
 from .base import ComponentLoadError, PretrainedComponent, load_weights, new_head_load
+from ..sharing.configs import TypedConfig
 from ..verbosity import get_logger
 
 __all__ = ["LabelChecker", "LabelCheckerConfig", "DEFAULT_CHECKER", "default_checker", "resolve_checker"]
@@ -25,7 +26,7 @@ logger = get_logger(__name__)
 
 
 @dataclass
-class LabelCheckerConfig:
+class LabelCheckerConfig(TypedConfig):
     """How a `LabelChecker` reads its inputs."""
 
     max_length: int = field(default=128, metadata={

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..sharing.configs import TypedConfig
 from ..generation.engines import (AUTO, DecodeRequest, DecodeSettings, DecodeSource, choose_engine, engine_class,
                        engine_names)
 
@@ -28,7 +29,7 @@ logger = get_logger(__name__)
 
 
 @dataclass
-class GeneratorConfig:
+class GeneratorConfig(TypedConfig):
     """How a `Generator` turns input texts into prompts and decodes outputs."""
 
     input_template: str = field(default="{text}", metadata={

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..sharing.configs import TypedConfig
 from ..sharing.folders import ComponentLoadError
 from .base import Component, halve_lora, is_peft_model, load_lora_adapter, load_weights, save_model
 from ..verbosity import get_logger
@@ -26,7 +27,7 @@ logger = get_logger(__name__)
 
 
 @dataclass
-class BiEncoderConfig:
+class BiEncoderConfig(TypedConfig):
     """How a `BiEncoder` reads texts and pools them into vectors."""
 
     max_query_length: int = field(default=96, metadata={
@@ -208,7 +209,7 @@ class EncoderMismatchError(ValueError):
 
 
 @dataclass
-class IndexConfig:
+class IndexConfig(TypedConfig):
     """How a `CorpusIndex` is built and searched."""
 
     index_type: str = field(default="auto", metadata={
