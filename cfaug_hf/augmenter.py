@@ -36,7 +36,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from . import registry
 from .sharing.configs import TypedConfig
@@ -83,6 +83,24 @@ class AugmenterConfig(TypedConfig):
     def help(cls) -> dict[str, str]:
         """Each field's help text, for ``--help`` and cards."""
         return {f.name: f.metadata.get("help", "") for f in dataclasses.fields(cls)}
+
+
+@dataclass
+class FlipCheckedConfig(AugmenterConfig):
+    """The config of a method with a checker role: the one option of its flip decision (`cfaug_hf.filters.FlipCheck`,
+    through `Augmenter.flip_check`). The registry refuses a method that declares a checker role with a config
+    that is not one, so every such method has the option, on the command line too (``--checker-threshold``)."""
+
+    checker_threshold: float | None = field(default=None, metadata={
+        "help": "With a checker: keep a counterfactual only if the checker's probability of its new label is at "
+                "least this; None uses the checker's calibrated accept_threshold (the shipped checkers have one), "
+                "else its top prediction. The one flip decision: the label-flip filter and the edit-until-flipped "
+                "loop read it alike."})
+
+    def __post_init__(self) -> None:
+        from .filters.flip_check import check_threshold
+
+        check_threshold("checker_threshold", self.checker_threshold)
 
 
 class Example:
@@ -430,7 +448,11 @@ class _Offset:
         return self.runner(batch, [i + self.offset for i in indices])
 
 
-class Augmenter(abc.ABC):
+#: The config class of an augmenter (``class CrossAugAugmenter(Augmenter[CrossAugConfig])``): ``self.config`` is one.
+ConfigT = TypeVar("ConfigT", bound=AugmenterConfig)
+
+
+class Augmenter(abc.ABC, Generic[ConfigT]):
     """Base class of all augmenters: validation, provenance, per-row seeds, statistics and fingerprinting.
 
     Subclasses set ``method``, ``config_class`` and ``citation`` and implement `augment_examples`, which gets a
@@ -463,7 +485,9 @@ class Augmenter(abc.ABC):
     #: Set on the copy that `augment` maps: rows the output would leave out are emitted as trace rows.
     _trace: bool = False
 
-    def __init__(self, schema: TaskSchema, config: AugmenterConfig | None = None, *,
+    config: ConfigT
+
+    def __init__(self, schema: TaskSchema, config: ConfigT | None = None, *,
                  filters: Sequence[Any] | None = None, **overrides: Any) -> None:
         if not isinstance(schema, TaskSchema):
             raise TypeError(f"schema must be a TaskSchema, got {type(schema).__name__}.")
@@ -486,6 +510,11 @@ class Augmenter(abc.ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "__orig_bases__" not in vars(cls):
+            # A subclass of Augmenter[SomeConfig]'s subclass would otherwise inherit its parent's __orig_bases__,
+            # and dill (datasets' map workers) rebuilds a class defined in __main__ from those: the parent drops
+            # out of its MRO and super() reaches the abstract base.
+            cls.__orig_bases__ = cls.__bases__
         register_cheap_hash([cls])
         registry.declared_attributes(cls)
         registry.register_augmenter(cls)
@@ -791,6 +820,20 @@ class Augmenter(abc.ABC):
             return
         refuse_augmented(list(dataset.features))
         self.schema.validate_features(dataset.features)
+
+    def flip_check(self, checker: Any, **options: Any) -> Any:
+        """The flip decision of this augmenter for ``checker`` (`cfaug_hf.filters.FlipCheck`): the config's
+        ``checker_threshold``, else the checker's calibrated threshold, else its top prediction; ``options`` are
+        FlipCheck's (``margin``, ``residual``)."""
+        from .filters.flip_check import FlipCheck
+
+        return FlipCheck(checker, getattr(self.config, "checker_threshold", None), **options)
+
+    def label_flip_filter(self, checker: Any) -> Any:
+        """The label-flip filter of this augmenter's flip decision (what a method with a checker puts first)."""
+        from .filters import LabelFlipFilter
+
+        return LabelFlipFilter(checker, self.flip_check(checker).given)
 
     def check_endpoints(self) -> None:
         """Raise `cfaug_hf.sharing.consent.EndpointNotAllowedError` when a component would contact an endpoint that

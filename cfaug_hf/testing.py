@@ -109,6 +109,10 @@ class _KeywordChecker:
         self.config = _KeywordCheckerConfig(threshold)
         self.calls: list[int] = []
 
+    @property
+    def accept_threshold(self) -> float | None:
+        return self.config.accept_threshold
+
     def label_id(self, label: str) -> int:
         names = [n.casefold() for n in self.label_names]
         if label.casefold() not in names:
@@ -238,7 +242,7 @@ class NegateConfig(AugmenterConfig):
                 "scale-out benchmarks; 0 for none."})
 
 
-class NegateAugmenter(Augmenter):
+class NegateAugmenter(Augmenter[NegateConfig]):
     """A rule augmenter for tests and examples: adds or removes "not" after is/was/are/were in the first edit column
     and gives the row the other label of a two-label schema; rows without such a verb are skipped.
 

@@ -216,3 +216,19 @@ def test_a_datasets_release_without_the_hashing_hook_warns_once_and_keeps_workin
         assert "augmenter.augment(dataset) is not affected" in caplog.text
     finally:
         fingerprint._hashing_pickler_register.cache_clear()
+
+
+def test_a_subclass_of_a_method_survives_the_map_workers_pickling():
+    """``Augmenter`` is generic over its config (``NegateAugmenter(Augmenter[NegateConfig])``); a subclass of a
+    method inherits ``__orig_bases__``, and dill, which ships a class defined in a notebook to ``num_proc`` workers,
+    rebuilt it from those without the method in its MRO (``super().augment_examples`` returned None)."""
+    import dill
+
+    from cfaug_hf.testing import NegateAugmenter
+
+    class Slow(NegateAugmenter):
+        def augment_examples(self, examples):
+            return super().augment_examples(examples)
+
+    rebuilt = dill.loads(dill.dumps(Slow))
+    assert rebuilt.__mro__[1].__name__ == "NegateAugmenter"

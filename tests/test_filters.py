@@ -134,7 +134,7 @@ def test_bad_filters():
         NegateAugmenter(SENT, filters=["minimality"])
     with pytest.raises(ValueError, match="min_distance <= max_distance"):
         MinimalityFilter(min_distance=0.5, max_distance=0.2)
-    with pytest.raises(ValueError, match=r"threshold must be in \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"threshold must be a probability in \[0, 1\]"):
         LabelFlipFilter(object(), threshold=2)
     with pytest.raises(TypeError, match="entities must be a callable"):
         EntityFidelityFilter("spacy")

@@ -248,7 +248,7 @@ def test_the_filter_uses_the_checkers_calibrated_threshold_unless_given_its_own(
     assert LabelFlipFilter(checker, threshold=p - 0.01).keep([pair])[0] == [True]  # the filter's own wins
     checker.save_pretrained(tmp_path / "c")
     assert LabelChecker.from_pretrained(tmp_path / "c").config.accept_threshold == pytest.approx(p + 0.01)
-    with pytest.raises(ValueError, match="accept_threshold must be in"):
+    with pytest.raises(ValueError, match="accept_threshold must be a probability in"):
         LabelChecker(*tiny_classifier(), accept_threshold=1.5)
 
 

@@ -162,12 +162,13 @@ def test_a_sixth_method_needs_no_edit_elsewhere(tmp_path, capsys):
 
     from datasets import Dataset
 
-    from cfaug_hf import Augmenter, AugmenterConfig, Counterfactual, RowResult
+    from cfaug_hf import Augmenter, Counterfactual, RowResult
+    from cfaug_hf.augmenter import FlipCheckedConfig
     from cfaug_hf.cli import main
     from cfaug_hf.registry.roles import Role
 
     @dataclass
-    class ShoutConfig(AugmenterConfig):
+    class ShoutConfig(FlipCheckedConfig):  # a checker role: the flip decision's option comes with it
         suffix: str = field(default="!", metadata={"help": "what the shouted text ends with"})
 
     class ShoutAugmenter(Augmenter):
@@ -181,6 +182,8 @@ def test_a_sixth_method_needs_no_edit_elsewhere(tmp_path, capsys):
 
             super().__init__(schema or TaskSchema.preset(self.default_task), config, filters=filters, **overrides)
             self.checker = checker
+            if checker is not None:
+                self.filters.insert(0, self.label_flip_filter(checker))
 
         def augment_examples(self, examples):
             flip = {"positive": "negative", "negative": "positive"}
@@ -193,6 +196,7 @@ def test_a_sixth_method_needs_no_edit_elsewhere(tmp_path, capsys):
         main(["augment", str(data), "--method", "shout-sixth", "--help"])
     shown = capsys.readouterr().out
     assert "--suffix" in shown and "--checker" in shown and "a label checker" in shown
+    assert "--checker-threshold" in shown and "one flip decision" in shown
     assert main(["augment", str(data), "--method", "shout-sixth", "--suffix", "?!", "--checker", "none",
                  "--out", str(tmp_path / "out")]) == 0
     from datasets import load_from_disk
@@ -205,6 +209,39 @@ def test_a_sixth_method_needs_no_edit_elsewhere(tmp_path, capsys):
     Dataset.from_dict({"review": ["good film"], "label": ["positive"]}).to_json(wrong)
     assert main(["augment", str(wrong), "--method", "shout-sixth", "--out", str(tmp_path / "o2")]) == 2
     assert "Column 'text' is missing" in capsys.readouterr().err
+
+
+def test_a_method_with_a_checker_role_gets_the_one_flip_decision():
+    """Issue 81, item 1: one option name on every method with a checker (CORE and RACE had none), one fallback rule,
+    and a method of one's own that declares a checker role without the option is refused where it is defined."""
+    from dataclasses import dataclass
+
+    from cfaug_hf import Augmenter, AugmenterConfig, COREAugmenter, RACEAugmenter, TaskSchema
+    from cfaug_hf.filters import FlipCheck
+    from cfaug_hf.registry.roles import Role
+    from cfaug_hf.testing import keyword_checker
+
+    for cls in (COREAugmenter, RACEAugmenter, __import__("cfaug_hf").CrossAugAugmenter,
+                __import__("cfaug_hf").LLMCounterfactualAugmenter):
+        assert "checker_threshold" in cls.config_class.help(), cls
+    checker = keyword_checker({"negative": ["bad"], "positive": ["good"]}, accept_threshold=0.6)
+    core = COREAugmenter(lambda p: p, TaskSchema.sentiment(), mode="editor_only", checker=checker,
+                         checker_threshold=0.8)
+    assert core.filters[0].decision.threshold == 0.8 and core.flip_check(checker).need == 0.8
+    assert FlipCheck(checker).threshold == 0.6  # the checker's calibrated one when none is given
+
+    @dataclass
+    class Plain(AugmenterConfig):
+        pass
+
+    with pytest.raises(TypeError, match="must derive from FlipCheckedConfig"):
+        class Careless(Augmenter):
+            method = "careless-flip-test"
+            config_class = Plain
+            roles = {"checker": Role(("checker",))}
+
+            def augment_examples(self, examples):
+                return []
 
 
 def test_the_core_reaches_no_top_level_package_by_name():

@@ -328,7 +328,7 @@ def test_checker_threshold_replaces_the_checkers_own_and_is_validated():
     """A counterfactual the checker gives its target 0.88 is kept under the checker's own 0.6 and under an
     augmenter threshold of 0.8, and dropped under 0.9; the loop's stopping point follows the same option."""
     from cfaug_hf.methods.llm import LLMConfig
-    from cfaug_hf.methods.until_flipped import _need
+    from cfaug_hf.methods.until_flipped import flip_decision
     from cfaug_hf.testing import keyword_checker
 
     checker = keyword_checker({"negative": ["bad"], "positive": ["good"]})
@@ -340,9 +340,9 @@ def test_checker_threshold_replaces_the_checkers_own_and_is_validated():
         kept[threshold] = len(aug.augment(data))
     assert kept == {None: 1, 0.8: 1, 0.9: 0}
     assert aug.stats.by_prefix("filtered") == {"label_flip": 1}
-    assert _need(checker, LLMConfig(checker_threshold=0.7, flip_margin=0.1)) == pytest.approx(0.8)
-    assert _need(checker, LLMConfig(flip_margin=0.1)) == pytest.approx(0.7)
-    with pytest.raises(ValueError, match=r"checker_threshold must be in \[0, 1\] or None, got 1.5"):
+    assert flip_decision(checker, LLMConfig(checker_threshold=0.7, flip_margin=0.1)).need == pytest.approx(0.8)
+    assert flip_decision(checker, LLMConfig(flip_margin=0.1)).need == pytest.approx(0.7)
+    with pytest.raises(ValueError, match=r"checker_threshold must be a probability in \[0, 1\] or None, got 1.5"):
         LLMConfig(checker_threshold=1.5)
 
 def test_constraint_filters_name_their_reasons():

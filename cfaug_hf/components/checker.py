@@ -40,8 +40,9 @@ class LabelCheckerConfig(TypedConfig):
                 "the label is the top prediction. A filter's own threshold takes precedence."})
 
     def __post_init__(self) -> None:
-        if self.accept_threshold is not None and not 0.0 <= self.accept_threshold <= 1.0:
-            raise ValueError(f"accept_threshold must be in [0, 1] or None, got {self.accept_threshold}.")
+        from ..filters.flip_check import check_threshold
+
+        check_threshold("accept_threshold", self.accept_threshold)
 
 
 class LabelChecker(PretrainedComponent):
@@ -89,6 +90,12 @@ class LabelChecker(PretrainedComponent):
             raise ValueError(f"The checker's labels {list(self.label_names)} differ only in case; give every label a "
                              f"distinct name (the model config's id2label).")
         self._sentence_checker: LabelChecker | None = None
+
+    @property
+    def accept_threshold(self) -> float | None:
+        """The calibrated probability a counterfactual's label must reach (``config.accept_threshold``); what
+        `cfaug_hf.filters.FlipCheck` falls back to when no threshold is given."""
+        return self.config.accept_threshold
 
     @property
     def sentence_checker(self) -> LabelChecker | None:

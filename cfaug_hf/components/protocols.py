@@ -28,6 +28,9 @@ class LabelScoring(Protocol):
     def label_id(self, label: str) -> int:
         """The column of ``label`` (any case) in `predict_proba`'s output."""
 
+    # Optional: ``accept_threshold`` (float or None), the calibrated probability a counterfactual's label must reach,
+    # which `cfaug_hf.filters.FlipCheck` uses when no threshold is given; without it the top prediction decides.
+
 
 @runtime_checkable
 class RationaleSelecting(Protocol):

@@ -3,7 +3,7 @@ each one; the augmenter base applies them in order, batched, and counts every dr
 
 | filter | keeps a counterfactual when |
 |---|---|
-| `LabelFlipFilter` | a label checker predicts its new label (or gives it at least ``threshold``) |
+| `LabelFlipFilter` | a label checker reads it as its new label, by the one decision of `FlipCheck` (``threshold``, else the checker's calibrated one, else its top prediction) |
 | `MinimalityFilter` | its normalised word edit distance from the source is within bounds |
 | `SemanticFidelityFilter` | its MoverScore similarity to the source is within bounds |
 | `FluencyFilter` | its perplexity under a causal LM is at most ``max_ratio`` times the source's |
@@ -33,6 +33,7 @@ Examples:
 from __future__ import annotations
 
 from .base import Filter, Pair
+from .flip_check import FlipCheck
 from .label_flip import LabelFlipFilter
 from .minimality import MinimalityFilter
 from .semantic_fidelity import SemanticFidelityFilter
@@ -46,6 +47,6 @@ from .tag_consistency import TagConsistencyFilter
 from .top_k import TopK
 from .shortcut_balance import ShortcutBalanceFilter
 
-__all__ = ["Pair", "Filter", "LabelFlipFilter", "MinimalityFilter", "SemanticFidelityFilter", "FluencyFilter",
+__all__ = ["Pair", "Filter", "FlipCheck", "LabelFlipFilter", "MinimalityFilter", "SemanticFidelityFilter", "FluencyFilter",
            "EntityFidelityFilter", "TopK", "ShortcutBalanceFilter", "ConstraintFilter", "NERConstraintFilter",
            "REConstraintFilter", "NLIConstraintFilter", "TagConsistencyFilter"]

@@ -18,9 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..augmenter import AugmenterConfig
+from ..augmenter import FlipCheckedConfig
 
-__all__ = ["WholeInputConfig", "UnitEdit", "FlipOutcome", "edit_until_flipped", "input_units", "RANKINGS",
+__all__ = ["WholeInputConfig", "UnitEdit", "FlipOutcome", "edit_until_flipped", "flip_decision", "input_units", "RANKINGS",
            "paper_loop_values"]
 
 #: How units are ranked: ``checker``: the checker's probability of the row's label for each unit read alone;
@@ -29,7 +29,7 @@ RANKINGS = ("checker", "occlusion")
 
 
 @dataclass
-class WholeInputConfig(AugmenterConfig):
+class WholeInputConfig(FlipCheckedConfig):
     """The edit-until-flipped switch and its budget, shared by the augmenters that edit text with a generator."""
 
     until_flipped: bool = field(default=False, metadata={
@@ -59,6 +59,7 @@ class WholeInputConfig(AugmenterConfig):
                 "each unit alone; 'occlusion' by how much the whole input's probability drops without the unit."})
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.max_edits < 1 or self.edits_per_round < 1:
             raise ValueError(f"max_edits and edits_per_round must be >= 1, got {self.max_edits} and "
                              f"{self.edits_per_round}.")
@@ -136,12 +137,12 @@ def input_units(text: str) -> list[str]:
     return clauses if len(clauses) > 1 else sentences
 
 
-def _need(checker: Any, config: WholeInputConfig) -> float:
-    # a method's own checker_threshold, where it has one, replaces the checker's calibrated one here too
-    threshold = getattr(config, "checker_threshold", None)
-    if threshold is None:
-        threshold = getattr(getattr(checker, "config", None), "accept_threshold", None)
-    return min(0.99, (0.5 if threshold is None else threshold) + config.flip_margin)
+def flip_decision(checker: Any, config: WholeInputConfig) -> Any:
+    """The loop's `cfaug_hf.filters.FlipCheck`: the method's ``checker_threshold`` (else the checker's calibrated
+    one, else its top prediction) plus ``flip_margin``, and ``residual`` for units read alone."""
+    from ..filters.flip_check import FlipCheck
+
+    return FlipCheck(checker, config.checker_threshold, margin=config.flip_margin, residual=config.residual)
 
 
 _POLES = {"negative": False, "positive": True}
@@ -233,13 +234,10 @@ def _rescore(made: list[tuple[int, int]], units: list[list[str]], labels: Sequen
         alone[i][pos] = _read(float(p[reader.label_id(labels[i])]), units[i][pos], labels[i], ratings)
 
 
-def _done(prob: float | None, alone: list[float], need: float, residual: float) -> bool:
-    return prob is not None and prob >= need and (residual >= 1.0 or max(alone, default=0.0) < residual)
-
-
 def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Sequence[str], *,
                        propose: Callable[[list[UnitEdit]], list[tuple[str | None, dict[str, Any], str | None]]],
-                       checker: Any, config: WholeInputConfig, scorer: Any = None) -> list[FlipOutcome]:
+                       checker: Any, config: WholeInputConfig, scorer: Any = None,
+                       decision: Any = None) -> list[FlipOutcome]:
     """Run the loop for each (text, label, target), all rows' units of a round in one ``propose`` call.
 
     ``propose(requests)`` returns, per `UnitEdit`, ``(new unit text or None, info for provenance, reason it
@@ -247,6 +245,8 @@ def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Seq
     inputs; units read alone (``rank_units='checker'`` and the residual check) are scored by its
     ``sentence_checker`` when it has one (a checker trained on single sentences), else by the checker itself.
     ``scorer``, when given, ranks units instead: ``(units, label) -> scores``, higher carries the label more.
+    ``decision`` (a `cfaug_hf.filters.FlipCheck`) says when a row is flipped; by default `flip_decision` of the
+    checker and config.
 
     Examples:
         >>> from cfaug_hf.testing import keyword_checker
@@ -263,8 +263,8 @@ def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Seq
     if not len(texts) == len(labels) == len(targets):
         raise ValueError(f"edit_until_flipped got {len(texts)} texts, {len(labels)} labels and {len(targets)} "
                          f"targets.")
-    need = _need(checker, config)
-    reader = getattr(checker, "sentence_checker", None) or checker
+    decision = decision or flip_decision(checker, config)
+    reader = decision.reader
     units = [input_units(t) for t in texts]
     alone = _alone(units, labels, reader, config.ratings)
     queue = [_ranked(u, label, checker, config.rank_units, scorer, a) if u else []
@@ -293,7 +293,7 @@ def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Seq
         _rescore(made, units, labels, targets, checker, prob, alone, config.ratings, reader)
         still = []
         for i in active:
-            if _done(prob[i], alone[i], need, config.residual):
+            if decision.flipped(prob[i], alone[i]):
                 continue  # flipped
             if queue[i] and tried[i] < config.max_edits:
                 still.append(i)
@@ -302,7 +302,7 @@ def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Seq
         active = still
     out = []
     for i in range(len(texts)):
-        flipped = bool(edits[i]) and _done(prob[i], alone[i], need, config.residual)
+        flipped = bool(edits[i]) and decision.flipped(prob[i], alone[i])
         out.append(FlipOutcome(" ".join(units[i]) if flipped else None, sorted(edits[i], key=lambda e: e["position"]),
                                None if prob[i] is None else round(prob[i], 4), rounds[i],
                                None if flipped else reasons[i] or "not_flipped"))

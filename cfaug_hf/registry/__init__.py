@@ -22,6 +22,7 @@ Examples:
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import re
 from collections.abc import Callable
@@ -99,6 +100,7 @@ def register_method(name: str, *, task: str, config: type, roles: dict[str, Any]
     if not isinstance(config, type):
         raise TypeError(f"register_method({name!r}): config must be the method's config dataclass, got "
                         f"{type(config).__name__}.")
+    _check_flip_option(f"register_method({name!r})", config, roles)
     entry = MethodEntry(name, task, config, dict(roles or {}), augmenter)
     known = METHODS.get(name)
     if known is not None and (known.augmenter, known.task, known.config.__qualname__, sorted(known.roles)) != (
@@ -158,6 +160,17 @@ def _load_sources(kind: str) -> None:
             load()
 
 
+def _check_flip_option(who: str, config: Any, roles: Any) -> None:
+    """A method with a role that takes a checker has the flip decision's one option (``checker_threshold``, from
+    ``cfaug_hf.augmenter.FlipCheckedConfig``), so it is set the same way, on the command line too, in every method."""
+    checking = [role for role, r in (roles or {}).items() if "checker" in getattr(r, "types", ())]
+    if checking and dataclasses.is_dataclass(config) and "checker_threshold" not in {
+            f.name for f in dataclasses.fields(config)}:
+        raise TypeError(f"{who}: the role {checking[0]!r} takes a checker, so the config must derive from "
+                        f"FlipCheckedConfig (in the augmenter module: the flip decision's one option, "
+                        f"checker_threshold); {config.__name__} does not.")
+
+
 def register_augmenter(cls: type) -> type:
     """Add an augmenter class under its ``method`` name (also usable as a class decorator).
 
@@ -167,6 +180,7 @@ def register_augmenter(cls: type) -> type:
     """
     method = vars(cls).get("method", "")
     if method:
+        _check_flip_option(cls.__name__, getattr(cls, "config_class", None), getattr(cls, "roles", None))
         AUGMENTERS[method] = cls
     return cls
 

@@ -22,7 +22,7 @@ CFGEN_CITATION = """@inproceedings{zeng2020counterfactual,
 }"""
 
 
-class CFGenAugmenter(Augmenter):
+class CFGenAugmenter(Augmenter[CFGenConfig]):
     """NER counterfactuals by in-dataset replacement (CFGen, Zeng et al. 2020): each entity is replaced by another
     entity of the same type drawn from the dataset's own entities, and the IOB2 tags are recomputed. The words
     around the entities and the entity types stay as they were, so the tagger has to learn the type from the
@@ -85,7 +85,7 @@ class CFGenAugmenter(Augmenter):
         return {"lexicon": EntityLexicon.from_dataset(dataset, schema).to_dict()}
 
     def augment_examples(self, examples: list[Example]) -> list[RowResult]:
-        cfg: CFGenConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         col = self.schema.text_columns[0]
         types = set(cfg.types) if cfg.types is not None else set(self.lexicon.counts)
         results = []

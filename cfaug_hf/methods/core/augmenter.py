@@ -8,7 +8,6 @@ from ...components.protocols import LabelScoring
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import DEFAULT_CHECKER, resolve_checker
 from ...components.editor import DEFAULT_EDITOR, EDITOR_TASKS, Editor, candidates, rank_by_checker, resolve_editor
-from ...filters import LabelFlipFilter
 from ...fingerprint import stable_hash
 from ...generation import as_text_generator, screen_answer
 from ...schema import SchemaError, TaskSchema
@@ -29,7 +28,7 @@ CORE_CITATION = """@inproceedings{dixit2022core,
 }"""
 
 
-class COREAugmenter(Augmenter):
+class COREAugmenter(Augmenter[COREConfig]):
     """CORE (Dixit et al. 2022): retrieve label-flipping excerpts with CF-DPR, then let an LLM editor borrow their
     words to write a minimal counterfactual.
 
@@ -92,7 +91,7 @@ class COREAugmenter(Augmenter):
                  sentence_scorer: Any = None, config: COREConfig | None = None, filters: Sequence[Any] | None = None,
                  **overrides: Any) -> None:
         super().__init__(schema or TaskSchema.preset(self.default_task), config, filters=filters, **overrides)
-        cfg: COREConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         schema = self.schema
         self.task = cfg.task if cfg.task != "auto" else (
             "nli" if schema.task == "natural-language-inference" else
@@ -125,7 +124,7 @@ class COREAugmenter(Augmenter):
         self.editor, self.retriever, self.index, self.reranker = editor, retriever, index, reranker
         self.checker = checker = resolve_checker(checker, schema, schema.label_names, "CORE")
         if checker is not None:
-            self.filters.insert(0, LabelFlipFilter(checker))
+            self.filters.insert(0, self.label_flip_filter(checker))
         if cfg.until_flipped:
             if self.task == "nli":
                 raise ValueError("until_flipped applies to sentiment and text tasks; NLI edits the one hypothesis "
@@ -196,7 +195,7 @@ class COREAugmenter(Augmenter):
     # ------------------------------------------------------------------------------------------------- planning
     def target_labels(self, ex: Example) -> list[str]:
         """The labels ``ex`` gets counterfactuals for (empty: passed through)."""
-        cfg: COREConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         options = [n for n in self.schema.label_names if n != ex.label and n != self.neutral]
         if ex.label == self.neutral:
             return []
@@ -232,7 +231,7 @@ class COREAugmenter(Augmenter):
         """Top-k excerpts per query, re-ranked when a re-ranker is set (best first). Excerpts that are one of the
         row's own texts (``exclude``, per query; default the query itself) are dropped: a corpus built from the same
         data holds them (an NLI premise retrieved as the new hypothesis would be entailed, not contradicted)."""
-        cfg: COREConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         hits = self.index.search(self.retriever, queries, k=cfg.top_k)
         own = [{_norm(q)} for q in queries] if exclude is None else [{_norm(t) for t in texts} for texts in exclude]
         hits = [[h for h in row if _norm(h["text"]) not in mine] for row, mine in zip(hits, own)]
@@ -248,7 +247,7 @@ class COREAugmenter(Augmenter):
 
     # ---------------------------------------------------------------------------------------------- augmentation
     def augment_examples(self, examples: list[Example]) -> list[RowResult]:
-        cfg: COREConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         results = [RowResult() for _ in examples]
         todo = []
         for ex, res in zip(examples, results):
@@ -288,7 +287,7 @@ class COREAugmenter(Augmenter):
         mode (retrieval per sentence in ``core`` mode, the neighbours as the editor's context)."""
         from ..until_flipped import edit_until_flipped
 
-        cfg: COREConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         flat = [(t, target) for t, (_, _, targets) in enumerate(todo) for target in targets]
 
         def propose(requests: list[Any]) -> list[tuple[str | None, dict[str, Any], str | None]]:
@@ -312,7 +311,9 @@ class COREAugmenter(Augmenter):
 
         outcomes = edit_until_flipped([todo[t][0][self.edit_column] for t, _ in flat],
                                       [todo[t][0].label for t, _ in flat], [target for _, target in flat],
-                                      propose=propose, checker=self.checker, config=cfg, scorer=self.sentence_scorer)
+                                      propose=propose, checker=self.checker, config=cfg, scorer=self.sentence_scorer,
+                                      decision=self.flip_check(self.checker, margin=cfg.flip_margin,
+                                                               residual=cfg.residual))
         kind = {"core": "core", "editor_only": "llm-edit"}[cfg.mode]
         for (t, target), outcome in zip(flat, outcomes):
             ex, res, _ = todo[t]
@@ -339,7 +340,7 @@ class COREAugmenter(Augmenter):
     def _jobs(self, units: list[tuple[int, int | None, str]], todo: list[Any]) -> list[Any]:
         """One (unit, target, best excerpts, keywords) per unit and target label, after retrieval where the mode
         retrieves (a unit with nothing retrieved is skipped)."""
-        cfg: COREConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         retrieved: list[list[dict[str, Any]]] = [[] for _ in units]
         if cfg.mode != "editor_only":
             retrieved = self.retrieve([self.query(todo[t][0]) if pos is None else text for t, pos, text in units],
@@ -361,7 +362,7 @@ class COREAugmenter(Augmenter):
                            failures: dict[tuple[int, str], list[str]]) -> None:
         """Edit with a text generator and a few-shot prompt; the first answer that parses and passes the screen
         is kept."""
-        cfg: COREConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         prompts, seeds = [], []
         for (t, pos, text), target, _, words in jobs:
             ex, res, _ = todo[t]
@@ -396,7 +397,7 @@ class COREAugmenter(Augmenter):
                    sentences: list[str] | None, failed: list[str] | None) -> None:
         """The counterfactual of one row and target: its edited sentences put back into the text, or the edited
         text (with the part the editor did not see kept as it was)."""
-        cfg: COREConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         if cfg.edit_sentences:
             new_sentences = list(sentences)
             for pos, new, _ in done:

@@ -76,6 +76,7 @@ PAPER = Preset(
     not_in_paper={
         **_LOOP_NOT_IN_PAPER,
         "task": "the template follows the schema's task",
+        "checker_threshold": "only used with a checker; the paper keeps the editor's output without one (§3.2)",
         "prompt_template": "the paper prints its prompts in Tables 10-11; they are not shipped (the built-in prompt "
                            "is the library's wording): copy the paper's into a file and pass it here, used verbatim",
         "neutral_label": "names the schema's neutral label, which is passed through (MNLI is edited between "

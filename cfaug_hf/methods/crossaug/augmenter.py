@@ -7,7 +7,6 @@ from ...components.protocols import LabelScoring
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import DEFAULT_CHECKER, resolve_checker
 from ...components.generator import Generator
-from ...filters import LabelFlipFilter
 from ...generation import RowSeeds, as_text_generator
 from ...schema import SchemaError, TaskSchema
 from ...text import classify_edit, diff_tokens, substitute_span
@@ -19,7 +18,7 @@ __all__ = ["CrossAugAugmenter"]
 TextRewriter = Callable[[list[str]], Sequence[str | Sequence[str]]]
 
 
-class CrossAugAugmenter(Augmenter):
+class CrossAugAugmenter(Augmenter[CrossAugConfig]):
     """CrossAug: contrastive claim/evidence counterfactuals for fact verification (Lee et al., CIKM 2021).
 
     For every SUPPORTS row (c, e):
@@ -100,7 +99,7 @@ class CrossAugAugmenter(Augmenter):
                 or hasattr(generator, "generate_with_info")):
             raise TypeError(f"generator must be a Generator or a callable, got {type(generator).__name__}.")
         self.claim_column, self.evidence_column = schema.text_columns
-        cfg: CrossAugConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         for option in ("supports_label", "refutes_label"):
             value = getattr(cfg, option)
             try:
@@ -117,12 +116,12 @@ class CrossAugAugmenter(Augmenter):
         self.checker = checker = resolve_checker(checker, schema, (self.supports, self.refutes), "CrossAug")
         if checker is not None:
             # The checker is the shared label-flip filter, first in the stack.
-            self.filters.insert(0, LabelFlipFilter(checker, cfg.checker_threshold))
+            self.filters.insert(0, self.label_flip_filter(checker))
 
     # ----------------------------------------------------------------------------------------------- generation
     # ---------------------------------------------------------------------------------------------- augmentation
     def augment_examples(self, examples: list[Example]) -> list[RowResult]:
-        cfg: CrossAugConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         results = [RowResult() for _ in examples]
         todo = []
         for ex, res in zip(examples, results):
@@ -148,7 +147,7 @@ class CrossAugAugmenter(Augmenter):
 
     def _augment_one(self, ex: Example, res: RowResult, claim: str, candidates: list[str],
                      out_cut: list[bool]) -> None:
-        cfg: CrossAugConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         new_claim, diff, rejected = None, None, set()
         if cfg.top_candidate_only:
             candidates, out_cut = candidates[:1], out_cut[:1]

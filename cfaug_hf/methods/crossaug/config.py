@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...augmenter import AugmenterConfig
+from ...augmenter import FlipCheckedConfig
 from ...registry.roles import Role
 
 __all__ = ["ROLES", "CrossAugConfig", "CROSSAUG_KINDS"]
@@ -13,7 +13,7 @@ CROSSAUG_KINDS = ("c'+e", "c+e'", "c'+e'")
 
 
 @dataclass
-class CrossAugConfig(AugmenterConfig):
+class CrossAugConfig(FlipCheckedConfig):
     """CrossAug settings. ``CrossAugAugmenter.from_preset("paper")`` gives the paper's (Lee et al., 2021); the
     defaults add the deletion and same-meaning rejections and the first acceptable candidate (see the departures
     table in docs/methods/crossaug.md)."""
@@ -47,12 +47,9 @@ class CrossAugConfig(AugmenterConfig):
         "help": "Use the generator's top candidate only, and skip the row when it is unusable (the paper's "
                 "behaviour: c' identical to c skips the row). False: the first acceptable candidate of those the "
                 "generator returns."})
-    checker_threshold: float | None = field(default=None, metadata={
-        "help": "With a checker: keep a counterfactual only if the checker's probability of its label is at least "
-                "this; None uses the checker's own accept_threshold (calibrated for the shipped checker), or its "
-                "top prediction when it has none."})
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         self.kinds = tuple(self.kinds)
         bad = [k for k in self.kinds if k not in CROSSAUG_KINDS]
         if bad or not self.kinds:
@@ -60,8 +57,6 @@ class CrossAugConfig(AugmenterConfig):
         if not 1 <= self.min_span_tokens <= self.max_span_tokens:
             raise ValueError(f"Need 1 <= min_span_tokens <= max_span_tokens, got {self.min_span_tokens} and "
                              f"{self.max_span_tokens}.")
-        if self.checker_threshold is not None and not 0.0 <= self.checker_threshold <= 1.0:
-            raise ValueError(f"checker_threshold must be in [0, 1], got {self.checker_threshold}.")
 
 
 #: The component roles of the augmenter (`cfaug_hf.registry.roles.Role`), by constructor keyword.

@@ -40,7 +40,7 @@ def default_selector(task: str) -> OcclusionSelector:
     return selector
 
 
-class RationaleSwapAugmenter(Augmenter):
+class RationaleSwapAugmenter(Augmenter[ICDAConfig]):
     """ICDA's counterfactuals (Plyler and Chi): swap a document's rationale sentence for one of another class.
 
     A rationale selector (a trained `RationaleSelector`, or any object with

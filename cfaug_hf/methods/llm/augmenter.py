@@ -11,7 +11,7 @@ from ...augmenter import Augmenter, Counterfactual, Example, RowResult
 from ...components.checker import DEFAULT_CHECKER, resolve_checker
 from ...components.editor import Editor, rank_by_checker
 from ...text.entities import MarkupError, distinct_replacements, iob2_spans, mark_entities, relation_entities
-from ...filters import (LabelFlipFilter, NERConstraintFilter, NLIConstraintFilter, REConstraintFilter,
+from ...filters import (NERConstraintFilter, NLIConstraintFilter, REConstraintFilter,
                         TagConsistencyFilter)
 from ...fingerprint import stable_hash
 from ...generation import as_text_generator, screen_answer
@@ -63,7 +63,7 @@ def balanced_target_probs(label_counts: dict[str, int], options: dict[str, list[
     return probs
 
 
-class LLMCounterfactualAugmenter(Augmenter):
+class LLMCounterfactualAugmenter(Augmenter[LLMConfig]):
     """Counterfactuals written by a prompted LLM (Li et al. 2024), for sentiment, NLI, NER and relation extraction.
 
     Each input gets a prompt (task guidelines, demonstrations, the input and its target label) and the answer is
@@ -124,7 +124,7 @@ class LLMCounterfactualAugmenter(Augmenter):
                  demo_encoder: Any = None, config: LLMConfig | None = None, filters: Sequence[Any] | None = None,
                  **overrides: Any) -> None:
         super().__init__(schema or TaskSchema.preset(self.default_task), config, filters=filters, **overrides)
-        cfg: LLMConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         schema = self.schema
         if llm is None:
             raise TypeError("LLMCounterfactualAugmenter needs an llm: local_llm(), OpenAICompatibleLLM(...) or a "
@@ -174,7 +174,7 @@ class LLMCounterfactualAugmenter(Augmenter):
             if constraint is not None and constraint not in given:
                 first.append(NLIConstraintFilter(side=cfg.edit_side) if task == "nli" else constraint())
         if checker is not None:
-            first.append(LabelFlipFilter(checker, cfg.checker_threshold))
+            first.append(self.label_flip_filter(checker))
         if tagger is not None:
             first.append(TagConsistencyFilter(tagger))
         self.filters[:0] = first
@@ -241,7 +241,7 @@ class LLMCounterfactualAugmenter(Augmenter):
     def demonstrations_for(self, rows: list[dict[str, Any]]) -> list[list[dict[str, Any]] | None]:
         """Per prompt row, the demonstrations: the fixed ones (None: built-in), or the most similar pool entries
         with the row's label."""
-        cfg: LLMConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         if cfg.demo_pool is None:
             if cfg.demonstrations is None and cfg.builtin_demonstrations is not None:
                 return [DEMONSTRATIONS[self.task][:cfg.builtin_demonstrations]] * len(rows)
@@ -270,7 +270,7 @@ class LLMCounterfactualAugmenter(Augmenter):
     def prompts(self, rows: list[dict[str, Any]]) -> list[str]:
         """The prompt of each row: the user's ``prompt_template`` filled in, or the built-in guidelines and
         demonstrations."""
-        cfg: LLMConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         if cfg.prompt_template is not None:
             return [fill_template(cfg.prompt_template, template_values(self.task, row)) for row in rows]
         demos = self.demonstrations_for(rows)
@@ -279,7 +279,7 @@ class LLMCounterfactualAugmenter(Augmenter):
 
     # ----------------------------------------------------------------------------------------- augmentation
     def augment_examples(self, examples: list[Example]) -> list[RowResult]:
-        cfg: LLMConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         results = [RowResult() for _ in examples]
         # (example, targets, prompt row, extra) for each prompt to send
         jobs = [job for i, (ex, res) in enumerate(zip(examples, results)) for job in self._jobs(i, ex, res)]
@@ -311,7 +311,7 @@ class LLMCounterfactualAugmenter(Augmenter):
     def _jobs(self, i: int, ex: Example, res: RowResult) -> list[tuple[int, list[str], dict[str, Any], Any]]:
         """The prompts one example needs: (its index, its targets, the prompt row, what the answer check needs);
         none when it is skipped (the reason goes to ``res``)."""
-        cfg: LLMConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         if self.task == "ner":
             tokens, tags = list(ex[self.edit_column]), ex.label.split()
             ents = iob2_spans(tokens, tags)
@@ -370,7 +370,7 @@ class LLMCounterfactualAugmenter(Augmenter):
         and the checker picking among the candidates; with a prompted LLM, the task's prompt on the sentence."""
         from ..until_flipped import edit_until_flipped
 
-        cfg: LLMConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         rows = [(i, targets[0]) for i, targets, _, _ in jobs]
 
         def seed(r: Any) -> int:
@@ -405,7 +405,9 @@ class LLMCounterfactualAugmenter(Augmenter):
 
         outcomes = edit_until_flipped([examples[i][self.edit_column] for i, _ in rows],
                                       [examples[i].label for i, _ in rows], [t for _, t in rows],
-                                      propose=propose, checker=self.checker, config=cfg)
+                                      propose=propose, checker=self.checker, config=cfg,
+                                      decision=self.flip_check(self.checker, margin=cfg.flip_margin,
+                                                               residual=cfg.residual))
         for (i, target), outcome in zip(rows, outcomes):
             if outcome.text is None:
                 results[i].events.append(f"skipped:{outcome.reason}")
@@ -428,7 +430,7 @@ class LLMCounterfactualAugmenter(Augmenter):
 
     def _rewrite(self, ex: Example, res: RowResult, answers: list[tuple[str, bool]], row: dict[str, Any],
                  rest: str) -> None:
-        cfg: LLMConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         target, original = row["target"], row["text"]
         kept: list[str] = []
         reason, cut_any = None, False
@@ -488,7 +490,7 @@ class LLMCounterfactualAugmenter(Augmenter):
         return text, False
 
     def _nli(self, ex: Example, res: RowResult, answers: list[tuple[str, bool]], row: dict[str, Any]) -> None:
-        cfg: LLMConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         targets, hypothesis = row["targets"], row["hypothesis"]
         produced = dict.fromkeys(targets, 0)
         reasons: dict[str, str] = {}
@@ -523,7 +525,7 @@ class LLMCounterfactualAugmenter(Augmenter):
 
     def _ner(self, ex: Example, res: RowResult, answers: list[tuple[str, bool]], tokens: list[str],
              tags: list[str], ents: list[Any]) -> None:
-        cfg: LLMConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         proposals: list[list[str]] = [[] for _ in ents]
         cut_any = False
         for answer, cut in answers:

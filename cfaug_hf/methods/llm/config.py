@@ -67,11 +67,6 @@ class LLMConfig(WholeInputConfig):
         "help": "NLI: the sentence rewritten, the other kept as the editor's context. 'hypothesis' (the paper's; "
                 "every LLM) or 'premise' (needs an Editor trained on revised premises, task 'nli-premise': "
                 "scripts/build_editors.py --task nli-premise)."})
-    checker_threshold: float | None = field(default=None, metadata={
-        "help": "With a checker: keep a counterfactual only if the checker's probability of its target is at "
-                "least this; None uses the checker's own accept_threshold (calibrated on held-out human flips for "
-                "the shipped checkers). Premise edits are mostly near-copies that the shipped NLI checker scores "
-                "low but not under its threshold: see docs/methods/editors.md."})
     max_input_chars: int = field(default=1500, metadata={
         "help": "Longer texts are cut at a word boundary in the prompt (counted as truncated:llm_input); the cut "
                 "part is kept as it was in the counterfactual."})
@@ -88,8 +83,6 @@ class LLMConfig(WholeInputConfig):
             raise ValueError("per_target and num_demonstrations must be >= 1.")
         if self.edit_side not in ("hypothesis", "premise"):
             raise ValueError(f"edit_side must be 'hypothesis' or 'premise', got {self.edit_side!r}.")
-        if self.checker_threshold is not None and not 0.0 <= self.checker_threshold <= 1.0:
-            raise ValueError(f"checker_threshold must be in [0, 1] or None, got {self.checker_threshold}.")
         if self.max_input_chars < 20:
             raise ValueError(f"max_input_chars must be >= 20, got {self.max_input_chars}.")
         for name in ("demonstrations", "demo_pool"):

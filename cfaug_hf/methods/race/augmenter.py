@@ -7,7 +7,7 @@ from typing import Any
 from ...components.protocols import EntityRecognizing, LabelScoring
 from ...augmenter import Augmenter, Counterfactual, Example, RowResult, whole_dataset
 from ...text.entities import EntityLexicon
-from ...filters import EntityFidelityFilter, LabelFlipFilter, Pair, SemanticFidelityFilter, TopK
+from ...filters import EntityFidelityFilter, Pair, SemanticFidelityFilter, TopK
 from ...fingerprint import stable_hash
 from ...generation import as_text_generator
 from ...components.occlusion import occlusion_drops
@@ -36,7 +36,7 @@ RACE_CITATION = """@inproceedings{zhu2023race,
 }"""
 
 
-class RACEAugmenter(Augmenter):
+class RACEAugmenter(Augmenter[RACEConfig]):
     """RACE (Zhu et al. 2023): rationale-sensitive counterfactuals for (multi-hop) fact verification.
 
     For each SUPPORTS or REFUTES instance (claim c, evidence pieces E, label y):
@@ -137,10 +137,10 @@ class RACEAugmenter(Augmenter):
             logger.warning("RACE: the checker knows %s and no NOT ENOUGH INFO label, so the ad-check cannot reject "
                            "over-edited evidence as the paper's three-way checker does; train one on "
                            "with_nei(dataset, schema) rows.", list(labels))
-        cfg: RACEConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         self.generator, self.checker, self.ner, self.embedder = _decoding(generator, cfg), checker, ner, embedder
         self.lexicon = EntityLexicon(cfg.lexicon) if cfg.lexicon else None
-        self._post_check = LabelFlipFilter(checker)
+        self._post_check = self.label_flip_filter(checker)
         self._pick = TopK([SemanticFidelityFilter(embedder), EntityFidelityFilter(ner.entity_texts, min_share=0.0)],
                           k=1, weights=[cfg.semantic_weight, cfg.entity_weight])
 
@@ -165,7 +165,7 @@ class RACEAugmenter(Augmenter):
 
     def fit(self, dataset: Any, *, batch_size: int = 256) -> RACEAugmenter:
         """Collect the dataset's entities of ``replace_types`` (the in-dataset replacement pool)."""
-        cfg: RACEConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         dataset = whole_dataset(dataset, "RACEAugmenter.fit (the dataset's entity pool)")
         self.schema.validate_features(dataset.features)
         found: dict[str, list[str]] = {}
@@ -190,7 +190,7 @@ class RACEAugmenter(Augmenter):
 
     # -------------------------------------------------------------------------------------------- augmentation
     def augment_examples(self, examples: list[Example]) -> list[RowResult]:
-        cfg: RACEConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         if self.lexicon is None and cfg.replace_types and cfg.evidence_counterfactuals:
             raise ValueError("RACE's in-dataset replacement needs the dataset's entities: call augmenter.augment("
                              "dataset) (it fits them), or augmenter.fit(dataset) before dataset.map(augmenter).")
@@ -230,7 +230,7 @@ class RACEAugmenter(Augmenter):
                        ) -> dict[int, tuple[list[str], list[dict[str, str]], dict[str, str]]]:
         """The SUPPORTS rows' evidence with its causal entities replaced, kept where the checker then says REFUTES
         (the ad-check, in one batch): by todo index, (new pieces, the edits, old -> new entity)."""
-        cfg: RACEConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         edited: dict[int, tuple[list[str], list[dict[str, str]], dict[str, str]]] = {}
         for t, ((ex, res, pieces), ents) in enumerate(zip(todo, causal)):
             if not ents:
@@ -258,7 +258,7 @@ class RACEAugmenter(Augmenter):
                     sentences: list[list[int]], edited: dict[int, Any]) -> list[tuple[int, str, list[list[str]], str]]:
         """One (todo index, generator input, constraint, target label) per row that gets a claim: the rationale
         sentences of its (edited) evidence, each sentence's causal entities a constraint group."""
-        cfg: RACEConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         jobs = []
         for t, ((ex, res, pieces), ents) in enumerate(zip(todo, causal)):
             if not ents or (ex.label == self.supports and cfg.edit and t not in edited):
@@ -279,7 +279,7 @@ class RACEAugmenter(Augmenter):
                                causal: list[dict[str, str]], edited: dict[int, Any]) -> None:
         """Generate the claims of ``jobs`` (constrained to their entities), keep those that pass the post-check,
         and add the best of each row (by fidelity, or the first)."""
-        cfg: RACEConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         if not jobs:
             return
         gen = as_text_generator(self.generator, what="evidence").generate_with_info(
@@ -327,7 +327,7 @@ class RACEAugmenter(Augmenter):
     def explain(self, todo: list[tuple[Example, RowResult, list[str]]], mentions: list[list[list[Any]]]
                 ) -> tuple[list[dict[str, str]], list[list[int]]]:
         """Per instance, the causal entities (text -> type) and the sentence rationales (piece indices)."""
-        cfg: RACEConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         causal: list[dict[str, str]] = []
         if cfg.token_rationale_column:
             for (ex, _, _), ments in zip(todo, mentions):

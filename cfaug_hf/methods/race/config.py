@@ -2,14 +2,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...augmenter import AugmenterConfig
+from ...augmenter import FlipCheckedConfig
 from ...registry.roles import Role
 
 __all__ = ["ROLES", "RACEConfig"]
 
 
 @dataclass
-class RACEConfig(AugmenterConfig):
+class RACEConfig(FlipCheckedConfig):
     """RACE settings. ``RACEAugmenter.from_preset("paper")`` gives Zhu et al. (2023)'s; the defaults differ where they
     measured better (see docs/methods/race.md, departures)."""
 
@@ -69,6 +69,7 @@ class RACEConfig(AugmenterConfig):
     entity_weight: float = field(default=1.0, metadata={"help": "Weight of entity fidelity in the final pick."})
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.causal_entities < 1:
             raise ValueError(f"causal_entities must be >= 1, got {self.causal_entities}.")
         if self.sentence_rationales < 0:

@@ -79,6 +79,8 @@ PAPER = Preset(
                                "of MiniLM sentence embeddings stands in (a substitution)"),
     },
     not_in_paper={
+        "checker_threshold": "the library's flip decision; the paper's post-check takes the classifier's prediction "
+                             "(its top label), which None gives when the checker has no calibrated threshold",
         "causal_entities": "the library's explainer (checker occlusion) keeps this many entities; the paper's "
                            "explainer is CURE (§3.1), which has no such cap (not reproduced)",
         "min_drop": "an occlusion threshold of the library's explainer (the paper uses CURE)",
