@@ -75,3 +75,19 @@ def test_batched_constrained_search_equals_one_row_at_a_time(factory):
                                           max_new_tokens=8)
     assert batch == [constrained_beam_search(model, tok, p, c, num_beams=5, num_return_sequences=2,
                                              max_new_tokens=8) for p, c in zip(prompts, constraints)]
+
+
+@pytest.mark.parametrize("answer,original,reason", [
+    ("the downbeat downbeat downbeat downbeat upbeat score", "the upbeat score", "llm_repetition"),
+    ("This movie was very high high high budgeted.", "This movie was very low budgeted.", "llm_repetition"),
+    ("It was very very very good.", "It was very very very bad.", None),  # the review's own stutter, kept
+    ("It was very, very good.", "It was bad.", None),  # twice is how people write
+    ("A dull film.", "A fine film.", None),
+])
+def test_an_answer_that_stutters_is_screened_out(answer, original, reason):
+    """Issue 81, item 3 (the part built): a unit edit that does not read as text is rejected with its own reason
+    (held-back reviews showed "the downbeat downbeat downbeat downbeat downbeat upbeat"; on the 1526 edits of the
+    committed whole-input rows the check rejects 7, all the one garbled "very high high high budgeted")."""
+    from cfaug_hf.generation import screen_answer
+
+    assert screen_answer(answer, original) == reason

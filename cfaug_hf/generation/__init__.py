@@ -17,6 +17,8 @@ Examples:
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -167,7 +169,9 @@ def screen_answer(answer: str, original: str, prompt: str | None = None, *, max_
     * ``llm_too_short``: fewer than ``min_share`` of the words of a text of ``min_words`` words or more (a
       counterfactual is a minimal edit: an editor that answers a long review with a few words loses the review);
     * ``llm_echo``: the answer repeats the prompt: the whole of it, or one of its lines of instructions or
-      demonstrations (any prompt line of 20 characters or more that is not part of the text being revised).
+      demonstrations (any prompt line of 20 characters or more that is not part of the text being revised);
+    * ``llm_repetition``: a word three or more times in a row that the text it revises does not repeat so ("the
+      downbeat downbeat downbeat upbeat", "very high high high budgeted": a decoding loop, not an edit).
 
     Examples:
         >>> screen_answer("A dull film.", "A fine film.", "Rewrite the review so that it is negative.\nA fine film.")
@@ -178,6 +182,8 @@ def screen_answer(answer: str, original: str, prompt: str | None = None, *, max_
         'llm_too_long'
         >>> screen_answer("Bad.", "a fine film with a warm cast and a clever plot")
         'llm_too_short'
+        >>> screen_answer("A very very very dull film.", "A fine film.")
+        'llm_repetition'
     """
     if prompt:
         said, asked, source = _norm(answer), _norm(prompt), _norm(original)
@@ -192,5 +198,13 @@ def screen_answer(answer: str, original: str, prompt: str | None = None, *, max_
     words = len(original.split())
     if words >= min_words and len(answer.split()) < min_share * words:
         return "llm_too_short"
+    if _stutters(answer) - _stutters(original):
+        return "llm_repetition"
     return None
+
+
+def _stutters(text: str) -> set[str]:
+    """The words ``text`` holds three or more times in a row (case and punctuation aside)."""
+    words = re.findall(r"\w+", text.casefold())
+    return {w for a, b, w in zip(words, words[1:], words[2:]) if a == b == w}
 

@@ -63,10 +63,10 @@ class CFGenAugmenter(Augmenter[CFGenConfig]):
         if not self.schema.is_token_level:
             raise SchemaError(f"CFGen replaces entities in token-classification data; got a {self.schema.task!r} "
                               f"schema (use TaskSchema.token_classification()).")
-        if not self.config.lexicon:  # type: ignore[attr-defined]
+        if not self.config.lexicon:
             raise ValueError("CFGenAugmenter needs the dataset's entities: lexicon=EntityLexicon.from_dataset(ds, "
                              "schema), or CFGenAugmenter.from_dataset(ds, schema).")
-        self.lexicon = EntityLexicon(self.config.lexicon)  # type: ignore[attr-defined]
+        self.lexicon = EntityLexicon(self.config.lexicon)
         if not any(isinstance(f, NERConstraintFilter) for f in self.filters):
             self.filters.insert(0, NERConstraintFilter(self.lexicon))
 

@@ -182,7 +182,7 @@ class COREAugmenter(Augmenter[COREConfig]):
         from ...text.sentences import split_sentences
 
         sentences = split_sentences(text)
-        n = self.config.edit_sentences  # type: ignore[attr-defined]
+        n = self.config.edit_sentences
         if len(sentences) <= n:
             return sentences, list(range(len(sentences)))
         if self.sentence_scorer is not None:
@@ -215,7 +215,7 @@ class COREAugmenter(Augmenter[COREConfig]):
         return [p for c in self.schema.text_columns for p in self.schema.pieces(ex[c])]
 
     def _cut(self, text: str) -> tuple[str, bool]:
-        limit = self.config.max_input_chars  # type: ignore[attr-defined]
+        limit = self.config.max_input_chars
         if len(text) <= limit:
             return text, False
         return text[:limit].rsplit(" ", 1)[0], True

@@ -187,7 +187,7 @@ class LLMCounterfactualAugmenter(Augmenter[LLMConfig]):
 
     # ------------------------------------------------------------------------------------------------ targets
     def target_options(self, label: str) -> list[str]:
-        exclude = set(self.config.exclude_targets)  # type: ignore[attr-defined]
+        exclude = set(self.config.exclude_targets)
         return [n for n in self.schema.label_names if n != label and n not in exclude]
 
     def choose_targets(self, ex: Example) -> list[str]:
@@ -202,7 +202,7 @@ class LLMCounterfactualAugmenter(Augmenter[LLMConfig]):
         return rng.choices(options, weights=[probs[t] for t in options])
 
     def _balanced(self) -> dict[str, dict[str, float]]:
-        counts = self.config.label_counts  # type: ignore[attr-defined]
+        counts = self.config.label_counts
         if not counts:
             raise ValueError("targets='balanced' needs the data's label counts: call augmenter.augment(dataset) "
                              "(it counts them), or set label_counts={label: rows, ...} before dataset.map().")
@@ -218,7 +218,7 @@ class LLMCounterfactualAugmenter(Augmenter[LLMConfig]):
         counts are used for this call."""
         from datasets import Dataset
 
-        counts = self.config.label_counts  # type: ignore[attr-defined]
+        counts = self.config.label_counts
         if self.target_mode != "balanced" or counts or not isinstance(dataset, Dataset):
             return super().augment(dataset, **kwargs)
         self._check_input(dataset)
@@ -261,7 +261,7 @@ class LLMCounterfactualAugmenter(Augmenter[LLMConfig]):
         return out
 
     def _cut(self, text: str) -> tuple[str, str]:
-        limit = self.config.max_input_chars  # type: ignore[attr-defined]
+        limit = self.config.max_input_chars
         if len(text) <= limit:
             return text, ""
         head = text[:limit].rsplit(" ", 1)[0]

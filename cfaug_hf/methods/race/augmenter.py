@@ -160,7 +160,7 @@ class RACEAugmenter(Augmenter[RACEConfig]):
     def pieces(self, value: Any) -> list[str]:
         """The evidence pieces of a cell (a list, or a string split on ``piece_separator``)."""
         if isinstance(value, str):
-            return [p.strip() for p in value.split(self.config.piece_separator) if p.strip()]  # type: ignore[attr-defined]
+            return [p.strip() for p in value.split(self.config.piece_separator) if p.strip()]
         return [str(p) for p in value]
 
     def fit(self, dataset: Any, *, batch_size: int = 256) -> RACEAugmenter:
@@ -177,7 +177,7 @@ class RACEAugmenter(Augmenter[RACEConfig]):
                     if m.type in cfg.replace_types:
                         found.setdefault(m.type, []).append(m.text)
         self.lexicon = EntityLexicon(found)
-        self.config.lexicon = self.lexicon.to_dict()  # type: ignore[attr-defined]
+        self.config.lexicon = self.lexicon.to_dict()
         return self
 
     def augment(self, dataset: Any, **kwargs: Any) -> Any:
@@ -313,7 +313,7 @@ class RACEAugmenter(Augmenter[RACEConfig]):
 
     def _passes_post_check(self, pairs: list[Any], original: str) -> list[bool]:
         """Which candidate claims pass the post-check set by ``post_check`` (see `RACEConfig`)."""
-        mode = self.config.post_check  # type: ignore[attr-defined]
+        mode = self.config.post_check
         if mode == "off":
             return [True] * len(pairs)
         if mode == "target":
@@ -362,7 +362,7 @@ class RACEAugmenter(Augmenter[RACEConfig]):
         """Drop of the gold label's probability when each entity text is masked out of the whole evidence."""
         import re
 
-        sep = self.config.generator_separator  # type: ignore[attr-defined]
+        sep = self.config.generator_separator
         evidence = [sep.join(p) for _, _, p in todo]
         mask = getattr(getattr(self.checker, "tokenizer", None), "mask_token", None) or "_"
 
@@ -383,7 +383,7 @@ class RACEAugmenter(Augmenter[RACEConfig]):
         return drops
 
     def _top_pieces(self, ex: Example, pieces: list[str], n: int) -> list[int]:
-        sep = self.config.generator_separator  # type: ignore[attr-defined]
+        sep = self.config.generator_separator
         drops, _ = occlusion_drops(lambda first, texts: self.checker.predict_proba(first, texts), [pieces],
                                    targets=[self.checker.label_id(ex.label)], first=[ex[self.claim_column]],
                                    render=sep.join)
