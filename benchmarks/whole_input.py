@@ -169,7 +169,8 @@ def sentence_reading(checker: Any) -> dict[str, Any]:
     """How the checker reads single sentences of CAD IMDb dev (what the loop's ranking and residual check ask it):
     the share of the sentences the annotators changed that it gives their side's label (old sentence: the review's
     label; new: the target), and the share of sentences both sides share (mostly plot and cast) that it leaves
-    under the loop's residual (0.8) for both labels, so that the loop would not edit them."""
+    under the loop's residual (0.8) for both labels, so that the loop would not edit them (a three-way reader's
+    ``none`` is no verdict)."""
     from scripts.shared_data import cad_sentiment_edit_rows
 
     from cfaug_hf.training import sentence_verdicts
@@ -180,7 +181,8 @@ def sentence_reading(checker: Any) -> dict[str, Any]:
     p = checker.predict_proba([rows["text"][i] for i in changed])
     right = [p[j][checker.label_id(rows["label"][i])] > 0.5 for j, i in enumerate(changed)]
     q = checker.predict_proba(shared)
-    calm = [max(row) < 0.8 for row in q]
+    verdicts = [checker.label_id(name) for name in ("negative", "positive")]  # a reader's "none" is no verdict
+    calm = [max(row[i] for i in verdicts) < 0.8 for row in q]
     return {"reads_changed_sentences": _pct(right), "changed_sentences": len(changed),
             "leaves_shared_sentences": _pct(calm), "shared_sentences": len(shared)}
 

@@ -88,3 +88,21 @@ def test_sentence_verdicts_names_missing_columns():
 
     with pytest.raises(ValueError, match=r"needs the columns \['counterfactual'"):
         sentence_verdicts(Dataset.from_dict({"text": ["a"], "label": ["positive"], "target": ["negative"]}))
+
+
+def test_sentence_verdicts_with_no_verdict_give_each_shared_sentence_that_label_once():
+    from cfaug_hf.training import sentence_verdicts
+
+    pairs = Dataset.from_dict({"text": ["Good cast. Set in Ohio. Loved it.", "Dull plot. Set in Ohio. It runs long."],
+                               "counterfactual": ["Bad cast. Set in Ohio. Hated it.",
+                                                  "Gripping plot. Set in Ohio. It runs long."],
+                               "label": ["positive", "negative"], "target": ["negative", "positive"]})
+    rows = sentence_verdicts(pairs, unchanged_per_pair=10, no_verdict="none")
+    shared = sorted(t for t, k, lab in zip(rows["text"], rows["kind"], rows["label"]) if k == "unchanged")
+    assert shared == ["It runs long.", "Set in Ohio."]  # "Set in Ohio." is shared by both pairs: once
+    assert {lab for k, lab in zip(rows["kind"], rows["label"]) if k == "unchanged"} == {"none"}
+    assert sorted(lab for k, lab in zip(rows["kind"], rows["label"]) if k != "unchanged") == [
+        "negative", "negative", "negative", "positive", "positive", "positive"]
+    for bad in ("", "  ", 3):
+        with pytest.raises(ValueError, match="no_verdict must be a label name"):
+            sentence_verdicts(pairs, no_verdict=bad)

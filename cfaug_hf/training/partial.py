@@ -107,7 +107,7 @@ def partial_flips(dataset: Any, *, text_column: str = "text", counterfactual_col
 
 def sentence_verdicts(dataset: Any, *, text_column: str = "text", counterfactual_column: str = "counterfactual",
                       label_column: str = "label", target_column: str = "target", unchanged_per_pair: int = 2,
-                      seed: int = 0) -> Any:
+                      no_verdict: str | None = None, seed: int = 0) -> Any:
     """Single sentences from human counterfactual pairs, labelled with the verdict each carries alone.
 
     A whole-input checker that reads one sentence at a time (the edit-until-flipped loop's ranking and residual
@@ -128,14 +128,20 @@ def sentence_verdicts(dataset: Any, *, text_column: str = "text", counterfactual
         [('new', 'Bad cast.', 'negative'), ('new', 'Hated it.', 'negative'), ('old', 'Good cast.', 'positive')]
         >>> sorted(l for k, l in zip(rows["kind"], rows["label"]) if k == "unchanged")
         ['negative', 'positive']
+        >>> rows = sentence_verdicts(pairs, no_verdict="none")
+        >>> [l for k, l in zip(rows["kind"], rows["label"]) if k == "unchanged"]
+        ['none']
     """
     from datasets import Dataset
 
     _need(dataset, "sentence_verdicts", text_column, counterfactual_column, label_column, target_column)
     if unchanged_per_pair < 0:
         raise ValueError(f"unchanged_per_pair must be 0 or more, got {unchanged_per_pair}.")
+    if no_verdict is not None and (not isinstance(no_verdict, str) or not no_verdict.strip()):
+        raise ValueError(f"no_verdict must be a label name such as 'none', or None; got {no_verdict!r}.")
     out: dict[str, list[Any]] = {"text": [], "label": [], "pair": [], "kind": []}
     rng = random.Random(seed)
+    shared: set[str] = set()
 
     def add(text: str, label: str, pair: int, kind: str) -> None:
         if text.strip():
@@ -155,6 +161,10 @@ def sentence_verdicts(dataset: Any, *, text_column: str = "text", counterfactual
                 add(sentence, row[target_column], i, "new")
         same = [s for k, s in enumerate(sentences) if k not in touched and len(s.split()) >= 3]
         for sentence in rng.sample(same, min(unchanged_per_pair, len(same))):
-            add(sentence, row[label_column], i, "unchanged")
-            add(sentence, row[target_column], i, "unchanged")
+            if no_verdict is None:
+                add(sentence, row[label_column], i, "unchanged")
+                add(sentence, row[target_column], i, "unchanged")
+            elif sentence.strip() not in shared:
+                shared.add(sentence.strip())
+                add(sentence, no_verdict, i, "unchanged")
     return Dataset.from_dict(out)
