@@ -161,7 +161,8 @@ def main() -> None:
                                                "disable_tqdm": True, "save_strategy": "steps", "save_steps": 100,
                                                "save_total_limit": 1, "warmup_steps": 30})
         checker.config.batch_size = 128
-        checker.training_info.update({"data": THREE_WAY_DATA if three_way else DATA, "built_by": "scripts/build_sentence_checker.py",
+        checker.training_info.update({"data": THREE_WAY_DATA if three_way else DATA,
+                                      "built_by": "scripts/build_sentence_checker.py",
                                       "role": "sentence checker: reads one sentence at a time for the "
                                               "edit-until-flipped loop's ranking and residual check",
                                       "train_seconds": round(time.time() - start, 1)})

@@ -305,3 +305,19 @@ def test_ratings_are_found_and_turned_on_every_scale():
 
     prop()
     assert find_ratings("He scored 50% on 3 of 4 tests, born 1990.") == []
+
+
+def test_a_stuttering_unit_is_never_put_in_whoever_proposes_it():
+    # the proposer (an editor in a decoding loop) stutters on one unit: that unit is not put in, the loop goes on
+    # with the next, and a row left with nothing else to edit says why
+    def stutter(requests):
+        return [(("A great great great plot." if "bad plot" in r.text else flip_words(r.text)), {}, None)
+                for r in requests]
+
+    checker = keyword_checker(WORDS)
+    out = edit_until_flipped(["A bad plot. Nice hats. A dull cast. Awful songs.", "A bad plot."],
+                             ["negative", "negative"], ["positive", "positive"], propose=stutter, checker=checker,
+                             config=WholeInputConfig(edits_per_round=1, residual=1.0))
+    assert out[0].text is not None and "great great great" not in out[0].text
+    assert all("great great" not in e["new"] for e in out[0].edits)
+    assert out[1].text is None and out[1].reason == "llm_repetition"

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["screen_answer", "GenerationResult", "TextGenerator", "CallableGenerator", "Constraint", "satisfies", "as_text_generator",
+__all__ = ["screen_answer", "stutters_more", "GenerationResult", "TextGenerator", "CallableGenerator", "Constraint", "satisfies", "as_text_generator",
            "RowSeeds",
            "apply_constraints"]
 
@@ -198,9 +198,22 @@ def screen_answer(answer: str, original: str, prompt: str | None = None, *, max_
     words = len(original.split())
     if words >= min_words and len(answer.split()) < min_share * words:
         return "llm_too_short"
-    if _stutters(answer) - _stutters(original):
+    if stutters_more(answer, original):
         return "llm_repetition"
     return None
+
+
+def stutters_more(answer: str, original: str) -> bool:
+    """Whether ``answer`` holds a word three or more times in a row that ``original`` does not repeat so (a decoding
+    loop, not an edit): the ``llm_repetition`` check, for any edited text.
+
+    Examples:
+        >>> stutters_more("the downbeat downbeat downbeat upbeat", "the upbeat score")
+        True
+        >>> stutters_more("no no no", "No, no, no!")
+        False
+    """
+    return bool(_stutters(answer) - _stutters(original))
 
 
 def _stutters(text: str) -> set[str]:

@@ -194,7 +194,10 @@ def _apply(requests: list[UnitEdit], answers: list[tuple[str | None, dict[str, A
            units: list[list[str]], edits: list[list[dict[str, Any]]],
            reasons: list[str | None], labels: Sequence[str] = (), ratings: bool = False) -> list[tuple[int, int]]:
     """Put the round's edits in place (a unit the proposer could not edit keeps its reason; with ``ratings``, a
-    rating still on the old label's side is turned); the (row, position) of each edit made."""
+    rating still on the old label's side is turned; a new unit that stutters where the old one did not, "the
+    downbeat downbeat downbeat upbeat", is not put in, whoever proposed it: ``llm_repetition``); the (row,
+    position) of each edit made."""
+    from ..generation import stutters_more
     from ..text.ratings import flip_ratings
 
     made = []
@@ -204,6 +207,9 @@ def _apply(requests: list[UnitEdit], answers: list[tuple[str | None, dict[str, A
                                                                                       "rating_turned": True}, None
         if new is None or not new.strip():
             reasons[req.row] = why or "llm_unchanged"
+            continue
+        if stutters_more(new, req.text):
+            reasons[req.row] = "llm_repetition"
             continue
         edits[req.row].append({"position": req.position, "old": req.text, "new": new.strip(),
                                **{k: v for k, v in (info or {}).items() if v is not None}})
