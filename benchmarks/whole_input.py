@@ -52,6 +52,9 @@ CHECKERS = {"sentence": CACHE / "checker-sentiment-192",
 #: checker name -> the sentence checker it reads single sentences with (`LabelChecker.sentence_checker`; built by
 #: scripts/build_sentence_checker.py); a checker not named here reads them itself, even where its folder ships one
 SENTENCE_CHECKERS = {"whole + sentences, sentence checker": CACHE / "sentence-checker-every"}
+#: precision first: edit every unit that reads as the old label, edit again once a unit whose edit still does, keep a
+#: review only when no unit reads as the old label at all (residual 0.5)
+STRICT = {"until_flipped": True, "residual": 0.5, "retries": 1, "max_edits": 0, "ratings": False}
 #: name -> (COREAugmenter settings, checker): the editor as documented, then the loop.
 CONFIGS: dict[str, tuple[dict[str, Any], str]] = {
     "fixed-3 + sentence checker": ({"edit_sentences": 3}, "sentence"),
@@ -73,6 +76,9 @@ CONFIGS: dict[str, tuple[dict[str, Any], str]] = {
     "until-flipped, residual 0.65, 3 a round, 12 edits + sentence checker": (
         {"until_flipped": True, "edits_per_round": 3, "max_edits": 12, "residual": 0.65},
         "whole + sentences, sentence checker"),
+    "until-flipped, strict + whole + sentences checker": (STRICT, "whole + sentences"),
+    "until-flipped, strict, ratings + whole + sentences checker": ({**STRICT, "ratings": True}, "whole + sentences"),
+    "until-flipped, strict + sentence checker": (STRICT, "whole + sentences, sentence checker"),
     "fixed-3 + whole + sentences checker, distilled editor": ({"edit_sentences": 3}, "whole + sentences"),
     "until-flipped + whole + sentences checker, distilled editor": (
         {"until_flipped": True, "ratings": False}, "whole + sentences"),

@@ -11,7 +11,7 @@ input column re-emitted and these provenance columns added:
 | ``cf_kind`` | string | ``"original"`` or the method's kind of counterfactual (e.g. ``"c'+e"``) |
 | ``cf_source_id`` | string | the source row's id column, or a digest of its texts and label |
 | ``cf_original_label`` | string | the source row's label name |
-| ``cf_edit`` | string | JSON description of the edit, in the method's own keys (``""`` on originals) |
+| ``cf_edit`` | string | JSON description of the edit, in the method's own keys; on originals ``""``, or ``{"skipped": [...]}`` where the method says why a target was not reached (the edit-until-flipped loop names the units left) |
 | ``cf_change`` | string | the words changed, e.g. ``claim: won → lost`` (``""`` on originals): searchable in the Hub's dataset viewer |
 | ``cf_outcome`` | list of string | everything that happened to the source row (shared by its whole group) |
 
@@ -152,6 +152,8 @@ class RowResult:
     counterfactuals: list[Counterfactual] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
     keep_original: bool = True
+    #: why targets were not reached, for the original's ``cf_edit`` (``{"skipped": notes}``): JSON-ready dicts
+    notes: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _bad_text(value: Any) -> str | None:
@@ -576,11 +578,12 @@ class Augmenter(abc.ABC, Generic[ConfigT]):
             if not any(e.startswith(("produced:", "skipped:")) for e in outcome):
                 outcome.append("skipped:no_counterfactual")
             emitted = 0
+            note = json.dumps({"skipped": res.notes}, ensure_ascii=False, sort_keys=True) if res.notes else ""
             if self.config.keep_original and res.keep_original:
-                self._emit(out, row, columns, False, "", "original", ex, "", outcome)
+                self._emit(out, row, columns, False, "", "original", ex, note, outcome)
                 emitted += 1
             elif self._trace:  # augment(): every source row leaves its outcome; removed after the map
-                self._emit(out, row, columns, False, "", TRACE_KIND, ex, "", outcome)
+                self._emit(out, row, columns, False, "", TRACE_KIND, ex, note, outcome)
             for cf in res.counterfactuals:
                 new = dict(row)
                 for col, value in cf.values.items():

@@ -70,8 +70,10 @@ def test_an_edit_that_keeps_the_old_verdict_is_not_a_flip():
     text = "A great plot. Great songs. A bad cast."  # labelled negative, so only the cast carries its label
     out = edit_until_flipped([text], ["negative"], ["positive"], propose=propose, checker=keyword_checker(WORDS),
                              config=WholeInputConfig())
-    # the whole text reads positive (0.88), but the edited sentence alone still reads negative
-    assert out[0].text is None and out[0].reason == "not_flipped" and out[0].probability >= 0.7
+    # the whole text reads positive (0.88), but the edited sentence alone still reads negative: named as left
+    assert out[0].text is None and out[0].reason == "residual" and out[0].probability >= 0.7
+    assert [(u["position"], u["text"]) for u in out[0].residual] == [(2, "A bad cast, truly.")]
+    assert out[0].note("positive")["residual"][0]["probability"] >= 0.8
     out = edit_until_flipped([text], ["negative"], ["positive"], propose=propose, checker=keyword_checker(WORDS),
                              config=WholeInputConfig(residual=1.0))
     assert out[0].text == "A great plot. Great songs. A bad cast, truly."
@@ -89,6 +91,69 @@ def test_budget_spent_gives_no_counterfactual_and_its_own_reason():
                  edits_per_round=1, max_edits=1)
     assert out[0].text is None and out[0].reason == "not_flipped"
     assert len(out[0].edits) == 1
+
+
+def flip_first_word(text):
+    """The first negative word flipped, the others left: an edit that may leave the unit's old verdict."""
+    m = re.search(r"\b(bad|dull|awful|boring)\b", text, re.IGNORECASE)
+    return text[:m.start()] + flip_words(m.group(0)) + text[m.end():] if m else None
+
+
+def first_word_propose(requests):
+    return [(new, {}, None) if (new := flip_first_word(r.text)) else (None, {}, "llm_unchanged") for r in requests]
+
+
+def test_a_unit_still_carrying_the_old_verdict_is_edited_again_with_retries():
+    text = "A bad, dull, awful cast. Great songs. Great hats."
+    kw = dict(propose=first_word_propose, checker=keyword_checker(WORDS))
+    once = edit_until_flipped([text], ["negative"], ["positive"], config=WholeInputConfig(), **kw)[0]
+    # one edit leaves "good, dull, awful": the whole reads positive, the unit alone still negative (0.88)
+    assert once.text is None and once.reason == "residual" and [u["position"] for u in once.residual] == [0]
+    again = edit_until_flipped([text], ["negative"], ["positive"], config=WholeInputConfig(retries=1), **kw)[0]
+    assert again.text == "A good, great, awful cast. Great songs. Great hats." and again.reason is None
+    assert [(e["old"], e["new"]) for e in again.edits] == [
+        ("A bad, dull, awful cast.", "A good, dull, awful cast."), ("A good, dull, awful cast.",
+                                                                    "A good, great, awful cast.")]
+
+
+def test_no_cap_edits_every_unit_that_carries_the_label():
+    text = " ".join(["A bad plot."] * 8)
+    capped, _ = run([text], ["negative"], ["positive"], residual=0.5)
+    assert capped[0].text is None and len(capped[0].edits) == 6
+    free, _ = run([text], ["negative"], ["positive"], residual=0.5, max_edits=0)
+    assert free[0].text == " ".join(["A good plot."] * 8) and len(free[0].edits) == 8
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["bad", "dull", "good", "great", "hats", "red"]), min_size=1, max_size=4),
+                min_size=1, max_size=7),
+       st.sampled_from([0.5, 0.8, 1.0]), st.integers(0, 2), st.integers(0, 5), st.integers(1, 3))
+def test_what_the_loop_keeps_or_skips_holds_for_any_input(sentences, residual, retries, max_edits, per_round):
+    """Kept: the whole input reaches the bar and no unit alone gives the old label at the residual; skipped with
+    ``residual``: the whole input reaches it and the units named are exactly those that do; never past the budget."""
+    from cfaug_hf.filters.flip_check import FlipCheck
+
+    text = " ".join(" ".join(words).capitalize() + "." for words in sentences)
+    checker = keyword_checker(WORDS)
+    config = WholeInputConfig(residual=residual, retries=retries, max_edits=max_edits, edits_per_round=per_round)
+    out = edit_until_flipped([text], ["negative"], ["positive"], propose=first_word_propose, checker=checker,
+                             config=config)[0]
+    check = FlipCheck(checker, margin=config.flip_margin, residual=residual)
+    carrying = len([u for u in input_units(text) if checker.predict_proba([u])[0][checker.label_id("negative")] > 0.5])
+    assert len(out.edits) <= (max_edits or carrying * (1 + retries))
+    final = out.text if out.text is not None else None
+    if final is not None:
+        units = input_units(final)
+        alone = [float(checker.predict_proba([u])[0][checker.label_id("negative")]) for u in units]
+        p = float(checker.predict_proba([final])[0][checker.label_id("positive")])
+        assert check.flipped(p, alone) and out.reason is None and not out.residual
+    elif out.reason == "residual":
+        assert out.probability >= check.need and out.residual
+        for unit in out.residual:
+            p = checker.predict_proba([unit["text"]])[0][checker.label_id("negative")]
+            assert p >= residual and abs(p - unit["probability"]) < 1e-3
+    else:
+        assert out.reason in ("not_flipped", "no_units", "llm_unchanged") and not out.residual
 
 
 def test_nothing_carries_the_label_is_no_units():
@@ -174,9 +239,10 @@ def test_needs_a_checker_and_matching_lengths():
                            checker=keyword_checker(WORDS), config=WholeInputConfig())
 
 
-@pytest.mark.parametrize("field,value,match", [("max_edits", 0, "max_edits"), ("edits_per_round", 0, "max_edits"),
-                                               ("flip_margin", 1.0, "flip_margin"), ("residual", 0.5, "residual"),
-                                               ("rank_units", "gradient", "rank_units")])
+@pytest.mark.parametrize("field,value,match", [
+    ("max_edits", -1, "max_edits"), ("edits_per_round", 0, "edits_per_round"), ("retries", -1, "retries"),
+    ("flip_margin", 1.0, "flip_margin"), ("residual", 0.49, "residual"), ("residual", 1.01, "residual"),
+    ("rank_units", "gradient", "rank_units")])
 def test_config_refuses_bad_values(field, value, match):
     with pytest.raises(ValueError, match=match):
         WholeInputConfig(**{field: value})
@@ -224,6 +290,23 @@ def test_core_switch_writes_whole_flips_with_provenance():
     aug.augment(REVIEWS)
     assert aug.stats.events["skipped:no_units"] == 1  # "Red shoes. Blue hats." carries no label
     assert aug.stats.events["produced:llm-edit"] == 2
+    assert json.loads(out[2]["cf_edit"]) == {"skipped": [{"target": "positive", "reason": "no_units",
+                                                          "probability": None}]}
+
+
+def test_a_skipped_row_names_the_units_left_in_its_originals_cf_edit():
+    def one_word_editor(prompts):  # CORE's prompt answered with the first negative word flipped only
+        return [flip_first_word(re.findall(r"Review: (.*)", p)[-1]) or "" for p in prompts]
+
+    data = Dataset.from_dict({"text": ["A bad, dull, awful cast. Great songs. Great hats."], "label": ["negative"]})
+    aug = COREAugmenter(one_word_editor, mode="editor_only", checker=keyword_checker(WORDS), until_flipped=True)
+    out = aug.augment(data)
+    assert len(out) == 1 and out[0]["cf_outcome"] == ["skipped:residual"]
+    note = json.loads(out[0]["cf_edit"])["skipped"][0]
+    assert note["reason"] == "residual" and note["residual"][0]["text"] == "A good, dull, awful cast."
+    out = COREAugmenter(one_word_editor, mode="editor_only", checker=keyword_checker(WORDS), until_flipped=True,
+                        retries=1).augment(data)
+    assert out[1]["text"] == "A good, great, awful cast. Great songs. Great hats." and out[0]["cf_edit"] == ""
 
 
 def test_core_switch_does_not_depend_on_the_batch():

@@ -57,7 +57,8 @@ class FlipCheck:
         threshold: the probability of the target a text must reach; None: the checker's calibrated one, or its top
             prediction.
         margin: added to the threshold (the edit-until-flipped loop's ``flip_margin``).
-        residual: a unit read alone that gives the source label at least this still carries it (1.0: off).
+        residual: a unit read alone that gives the source label at least this still carries it (0.5: any unit
+            read as the source label; 1.0: off).
         reader: what reads units alone.
     """
 
@@ -68,8 +69,8 @@ class FlipCheck:
         given = check_threshold("threshold", threshold)
         if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0.0 <= margin < 1.0:
             raise ValueError(f"margin must be in [0, 1), got {margin!r}.")
-        if isinstance(residual, bool) or not isinstance(residual, (int, float)) or not 0.5 < residual <= 1.0:
-            raise ValueError(f"residual must be in (0.5, 1] (1.0: off), got {residual!r}.")
+        if isinstance(residual, bool) or not isinstance(residual, (int, float)) or not 0.5 <= residual <= 1.0:
+            raise ValueError(f"residual must be in [0.5, 1] (1.0: off), got {residual!r}.")
         self.checker, self.given, self.margin, self.residual = checker, given, float(margin), float(residual)
         self.threshold = given if given is not None else calibrated_threshold(checker)
         self.reader = reader or getattr(checker, "sentence_checker", None) or checker
@@ -109,7 +110,14 @@ class FlipCheck:
         if probability is None:
             return False
         need = self.need if self.need is not None else 0.5
-        return probability >= need and (self.residual >= 1.0 or max(alone, default=0.0) < self.residual)
+        return probability >= need and not self.carrying(alone)
+
+    def carrying(self, alone: Sequence[float]) -> list[int]:
+        """The positions of the units that, read alone, still give the source label at ``residual`` or more
+        (none when the check is off)."""
+        if self.residual >= 1.0:
+            return []
+        return [k for k, p in enumerate(alone) if p >= self.residual]
 
     def __repr__(self) -> str:
         return (f"FlipCheck(threshold={self.threshold}, margin={self.margin}, residual={self.residual}, "

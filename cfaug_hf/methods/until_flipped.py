@@ -4,8 +4,10 @@ Editing a fixed number of sentences leaves reviews half flipped: the edited sent
 untouched "Rating: 6/10" still says the old one. The loop (after MiCE, Ross et al. 2021, with our editors and
 checkers) instead ranks the input's units by how much each carries the row's label, edits the strongest few, puts
 the edits back, asks the checker about the *whole* edited input, and goes on with the next units until the checker
-gives the target label with a margin over its accept threshold, or the budget of edits is spent (then the row gets no
-counterfactual: ``skipped:not_flipped``). Units that do not lean toward the row's label are never edited.
+gives the target label with a margin over its accept threshold and no unit read alone still gives the old label (the
+residual check), or the budget of edits is spent (then the row gets no counterfactual: ``skipped:not_flipped``, or
+``skipped:residual`` with the units left named in the original's ``cf_edit``). Units that do not lean toward the
+row's label are never edited; with ``retries``, a unit whose edit still reads as the old label is edited again.
 
 The loop does not know how a unit is edited: each augmenter passes a ``propose`` function (its editor, its prompt,
 its retrieval), so CORE, the LLM method and any editor share one loop.
@@ -35,10 +37,14 @@ class WholeInputConfig(FlipCheckedConfig):
     until_flipped: bool = field(default=False, metadata={
         "help": "Edit the units (sentences; clauses of a one-sentence input) that carry the row's label, strongest "
                 "first, re-checking the whole edited input after each round, until the checker gives the target "
-                "label with flip_margin over its accept threshold; a row that does not get there within max_edits "
-                "is skipped (skipped:not_flipped). Needs a checker. Sentiment and text tasks."})
+                "label with flip_margin over its accept threshold and no unit read alone gives the old label at the "
+                "residual; a row that does not get there within max_edits is skipped (skipped:not_flipped, or "
+                "skipped:residual when only units left with the old verdict stand in the way). Needs a checker. "
+                "Sentiment and text tasks."})
     max_edits: int = field(default=6, metadata={
-        "help": "With until_flipped: the most units edited per row and target before it is given up."})
+        "help": "With until_flipped: the most unit edits per row and target before it is given up (a retry counts "
+                "as an edit). 0: no cap, as many as the units need: every unit that carries the row's label, each "
+                "with its retries."})
     edits_per_round: int = field(default=2, metadata={
         "help": "With until_flipped: units edited between two checks of the whole input."})
     flip_margin: float = field(default=0.1, metadata={
@@ -47,7 +53,12 @@ class WholeInputConfig(FlipCheckedConfig):
     residual: float = field(default=0.8, metadata={
         "help": "With until_flipped: editing also goes on while a unit read alone still gives the row's label at "
                 "least this probability (an unedited unit, or an edit that did not flip it), so that no sentence "
-                "keeps the old verdict; a row left with one when the budget is spent is not_flipped. 1.0: off."})
+                "keeps the old verdict; a row left with one when the budget is spent is skipped:residual, the "
+                "units named in its cf_edit. 0.5: no unit may read as the row's label at all. 1.0: off."})
+    retries: int = field(default=0, metadata={
+        "help": "With until_flipped: how many more times a unit is edited when, read alone after its edit, it still "
+                "gives the row's label at the residual or more (its new text is edited again, after the units not "
+                "yet tried). 0: each unit once."})
     ratings: bool = field(default=False, metadata={
         "help": "With until_flipped on positive/negative labels: a unit holding a rating (3/10, 2 out of 5 "
                 "stars) that leans to the row's label counts as carrying it (so it is edited, and is never left "
@@ -60,11 +71,13 @@ class WholeInputConfig(FlipCheckedConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.max_edits < 1 or self.edits_per_round < 1:
-            raise ValueError(f"max_edits and edits_per_round must be >= 1, got {self.max_edits} and "
-                             f"{self.edits_per_round}.")
-        if not 0.5 < self.residual <= 1.0:
-            raise ValueError(f"residual must be in (0.5, 1] (1.0: off), got {self.residual}.")
+        if self.edits_per_round < 1:
+            raise ValueError(f"edits_per_round must be >= 1, got {self.edits_per_round}.")
+        if self.max_edits < 0 or self.retries < 0:  # the types are checked with every typed config's fields
+            raise ValueError(f"max_edits (0: no cap) and retries must be >= 0, got {self.max_edits} and "
+                             f"{self.retries}.")
+        if not 0.5 <= self.residual <= 1.0:
+            raise ValueError(f"residual must be in [0.5, 1] (1.0: off), got {self.residual}.")
         if not 0.0 <= self.flip_margin < 1.0:
             raise ValueError(f"flip_margin must be in [0, 1), got {self.flip_margin}.")
         if self.rank_units not in RANKINGS:
@@ -79,7 +92,7 @@ def paper_loop_values(how_the_paper_edits: str) -> tuple[dict[str, Any], dict[st
     own = "the library's edit-until-flipped loop (off in the paper preset); only acts with until_flipped=True"
     return ({"until_flipped": PaperValue(False, how_the_paper_edits)},
             {name: own for name in ("max_edits", "edits_per_round", "flip_margin", "rank_units", "residual",
-                                    "ratings")})
+                                    "retries", "ratings")})
 
 
 @dataclass
@@ -105,13 +118,26 @@ class UnitEdit:
 class FlipOutcome:
     """What the loop made of one row: ``text`` (None when it did not flip), the ``edits`` made (position, old,
     new and the proposer's info), the whole input's probability of the target after the last round, the
-    ``rounds`` run and, when there is no text, the ``reason`` (``not_flipped``, ``no_units`` or the proposer's)."""
+    ``rounds`` run and, when there is no text, the ``reason`` (``not_flipped``; ``residual``: the whole input reads
+    as the target but ``residual`` units, read alone, still give the old label; ``no_units`` or the proposer's)."""
 
     text: str | None
     edits: list[dict[str, Any]]
     probability: float | None
     rounds: int
     reason: str | None = None
+    residual: list[dict[str, Any]] = field(default_factory=list)
+
+    def edit(self, target: str) -> dict[str, Any]:
+        """The ``cf_edit`` of the counterfactual (the loop's rounds and probability, the units edited)."""
+        return {"target": target, "until_flipped": {"rounds": self.rounds, "probability": self.probability},
+                "sentences": self.edits}
+
+    def note(self, target: str) -> dict[str, Any]:
+        """What a skipped row keeps in its original's ``cf_edit``: the target, the reason and, for ``residual``, the
+        units that still carry the old label (position, text, probability)."""
+        return {"target": target, "reason": self.reason, "probability": self.probability,
+                **({"residual": self.residual} if self.residual else {})}
 
 
 _CLAUSE = re.compile(r"(?<=[;:])\s+|(?<=,)\s+(?=(?:but|yet|although|though|while|whereas|however|so)\b)"
@@ -275,6 +301,9 @@ def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Seq
     alone = _alone(units, labels, reader, config.ratings)
     queue = [_ranked(u, label, checker, config.rank_units, scorer, a) if u else []
              for u, label, a in zip(units, labels, alone)]
+    # 0: no cap; every unit in the queue, each with its retries
+    budget = [config.max_edits or len(q) * (1 + config.retries) for q in queue]
+    retried: list[dict[int, int]] = [{} for _ in texts]
     edits: list[list[dict[str, Any]]] = [[] for _ in texts]
     tried = [0] * len(texts)
     reasons: list[str | None] = [None] * len(texts)
@@ -287,7 +316,7 @@ def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Seq
     while active:
         requests: list[UnitEdit] = []
         for i in active:
-            room = min(config.edits_per_round, config.max_edits - tried[i])
+            room = min(config.edits_per_round, budget[i] - tried[i])
             take, queue[i] = queue[i][:room], queue[i][room:]
             tried[i] += len(take)
             rounds[i] += 1
@@ -297,19 +326,37 @@ def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Seq
             raise RuntimeError(f"propose returned {len(answers)} answers for {len(requests)} units.")
         made = _apply(requests, answers, units, edits, reasons, labels, config.ratings)
         _rescore(made, units, labels, targets, checker, prob, alone, config.ratings, reader)
+        _requeue(made, alone, queue, retried, decision.residual, config.retries)
         still = []
         for i in active:
             if decision.flipped(prob[i], alone[i]):
                 continue  # flipped
-            if queue[i] and tried[i] < config.max_edits:
+            if queue[i] and tried[i] < budget[i]:
                 still.append(i)
             elif edits[i]:
                 reasons[i] = "not_flipped"
         active = still
-    out = []
-    for i in range(len(texts)):
-        flipped = bool(edits[i]) and decision.flipped(prob[i], alone[i])
-        out.append(FlipOutcome(" ".join(units[i]) if flipped else None, sorted(edits[i], key=lambda e: e["position"]),
-                               None if prob[i] is None else round(prob[i], 4), rounds[i],
-                               None if flipped else reasons[i] or "not_flipped"))
-    return out
+    return [_outcome(units[i], edits[i], prob[i], alone[i], rounds[i], reasons[i], decision) for i in range(len(texts))]
+
+
+def _requeue(made: list[tuple[int, int]], alone: list[list[float]], queue: list[list[int]],
+             retried: list[dict[int, int]], residual: float, retries: int) -> None:
+    """An edit that did not turn its unit (read alone, still the old label at ``residual``): its new text goes back
+    in the queue, after the units not yet tried, at most ``retries`` times."""
+    for i, pos in made:
+        if alone[i][pos] >= residual and retried[i].get(pos, 0) < retries:
+            retried[i][pos] = retried[i].get(pos, 0) + 1
+            queue[i].append(pos)
+
+
+def _outcome(units: list[str], edits: list[dict[str, Any]], prob: float | None, alone: list[float], rounds: int,
+             reason: str | None, decision: Any) -> FlipOutcome:
+    """One row's `FlipOutcome`: its text where it flipped; else its reason, ``residual`` (with the units) where the
+    whole input passes and only units that still read as the old label stand in the way."""
+    flipped = bool(edits) and decision.flipped(prob, alone)
+    reason, left = None if flipped else reason or "not_flipped", []
+    if reason == "not_flipped" and prob is not None and decision.flipped(prob, []):
+        reason = "residual"
+        left = [{"position": k, "text": units[k], "probability": round(alone[k], 4)} for k in decision.carrying(alone)]
+    return FlipOutcome(" ".join(units) if flipped else None, sorted(edits, key=lambda e: e["position"]),
+                       None if prob is None else round(prob, 4), rounds, reason, left)

@@ -289,6 +289,7 @@ class COREAugmenter(Augmenter[COREConfig]):
 
         cfg = self.config
         flat = [(t, target) for t, (_, _, targets) in enumerate(todo) for target in targets]
+        decision = self.flip_check(self.checker, margin=cfg.flip_margin, residual=cfg.residual)
 
         def propose(requests: list[Any]) -> list[tuple[str | None, dict[str, Any], str | None]]:
             # each request is its own one-target row here, so the edits and failures come back keyed by it
@@ -298,8 +299,8 @@ class COREAugmenter(Augmenter[COREConfig]):
             edits: dict[tuple[int, str], list[Any]] = {}
             failures: dict[tuple[int, str], list[str]] = {}
             jobs = self._jobs(units, sub)
-            if isinstance(self.editor, Editor):
-                self._edit_with_editor(jobs, sub, split, edits, failures)
+            if isinstance(self.editor, Editor):  # candidates ranked by what reads units in the residual check
+                self._edit_with_editor(jobs, sub, split, edits, failures, ranker=decision.reader)
             else:
                 self._edit_with_prompts(jobs, sub, edits, failures)
             out: list[tuple[str | None, dict[str, Any], str | None]] = []
@@ -312,17 +313,15 @@ class COREAugmenter(Augmenter[COREConfig]):
         outcomes = edit_until_flipped([todo[t][0][self.edit_column] for t, _ in flat],
                                       [todo[t][0].label for t, _ in flat], [target for _, target in flat],
                                       propose=propose, checker=self.checker, config=cfg, scorer=self.sentence_scorer,
-                                      decision=self.flip_check(self.checker, margin=cfg.flip_margin,
-                                                               residual=cfg.residual))
+                                      decision=decision)
         kind = {"core": "core", "editor_only": "llm-edit"}[cfg.mode]
         for (t, target), outcome in zip(flat, outcomes):
             ex, res, _ = todo[t]
             if outcome.text is None:
                 res.events.append(f"skipped:{outcome.reason}")
+                res.notes.append(outcome.note(target))
                 continue
-            edit = {"target": target, "until_flipped": {"rounds": outcome.rounds, "probability": outcome.probability},
-                    "sentences": outcome.edits}
-            self._emit_cf(ex, res, target, outcome.text, edit, kind)
+            self._emit_cf(ex, res, target, outcome.text, outcome.edit(target), kind)
 
     def _units(self, todo: list[Any]) -> tuple[list[tuple[int, int | None, str]], dict[int, list[str]]]:
         """What each prompt edits, as (todo index, sentence position or None, text): the whole text (or
@@ -420,9 +419,11 @@ class COREAugmenter(Augmenter[COREConfig]):
         self._emit_cf(ex, res, target, text, edit, kind)
 
     def _edit_with_editor(self, jobs: list[Any], todo: list[Any], split: dict[int, list[str]],
-                          edits: dict[tuple[int, str], list[Any]], failures: dict[tuple[int, str], list[str]]) -> None:
+                          edits: dict[tuple[int, str], list[Any]], failures: dict[tuple[int, str], list[str]],
+                          ranker: Any = None) -> None:
         """Edit with a trained `Editor`: its own input (target, context, retrieved keywords,
-        text) instead of a few-shot prompt; of its candidates, the one the checker rates highest for the target."""
+        text) instead of a few-shot prompt; of its candidates, the one the checker (or ``ranker``) rates highest for
+        the target."""
         if not jobs:
             return
         texts, targets, contexts, words_of, seeds = [], [], [], [], []
@@ -447,7 +448,7 @@ class COREAugmenter(Augmenter[COREConfig]):
             seeds.append(stable_hash("core", ex.seed, target, -1 if pos is None else pos) % (2 ** 31))
         gen = self.editor.edit_with_info(texts, targets, contexts=contexts, keywords=words_of, seeds=seeds)
         options = [candidates(text, outs) for text, outs in zip(texts, gen.texts)]
-        ranked_all = rank_by_checker(options, targets, self.checker, contexts if self.task == "nli" else None)
+        ranked_all = rank_by_checker(options, targets, ranker or self.checker, contexts if self.task == "nli" else None)
         who = self.editor.fingerprint()[:16]  # which editor wrote the row, in its provenance
         for j, ((t, pos, text), target, best, words) in enumerate(jobs):
             ranked = ranked_all[j]

@@ -372,6 +372,7 @@ class LLMCounterfactualAugmenter(Augmenter[LLMConfig]):
 
         cfg = self.config
         rows = [(i, targets[0]) for i, targets, _, _ in jobs]
+        decision = self.flip_check(self.checker, margin=cfg.flip_margin, residual=cfg.residual)
 
         def seed(r: Any) -> int:
             return stable_hash("llm", examples[rows[r.row][0]].seed, r.target, r.position) % (2 ** 31)
@@ -380,7 +381,7 @@ class LLMCounterfactualAugmenter(Augmenter[LLMConfig]):
             if isinstance(self.llm, Editor):
                 outs = self.llm.edit([r.text for r in requests], [r.target for r in requests],
                                      contexts=[r.context() for r in requests], seeds=[seed(r) for r in requests])
-                ranked = rank_by_checker(outs, [r.target for r in requests], self.checker)
+                ranked = rank_by_checker(outs, [r.target for r in requests], decision.reader)  # as units are read
                 who = self.llm.fingerprint()[:16]
                 answers = [[c for c, _ in options] for options in ranked]
                 info = [{"editor": who, "candidates": len(options),
@@ -405,17 +406,13 @@ class LLMCounterfactualAugmenter(Augmenter[LLMConfig]):
 
         outcomes = edit_until_flipped([examples[i][self.edit_column] for i, _ in rows],
                                       [examples[i].label for i, _ in rows], [t for _, t in rows],
-                                      propose=propose, checker=self.checker, config=cfg,
-                                      decision=self.flip_check(self.checker, margin=cfg.flip_margin,
-                                                               residual=cfg.residual))
+                                      propose=propose, checker=self.checker, config=cfg, decision=decision)
         for (i, target), outcome in zip(rows, outcomes):
             if outcome.text is None:
                 results[i].events.append(f"skipped:{outcome.reason}")
+                results[i].notes.append(outcome.note(target))
                 continue
-            self._add(examples[i], results[i], {self.edit_column: outcome.text}, target,
-                      {"target": target, "until_flipped": {"rounds": outcome.rounds,
-                                                           "probability": outcome.probability},
-                       "sentences": outcome.edits})
+            self._add(examples[i], results[i], {self.edit_column: outcome.text}, target, outcome.edit(target))
 
     def _fail(self, res: RowResult, reason: str | None, truncated: bool) -> None:
         reason = reason or "llm_unparseable"
