@@ -79,6 +79,9 @@ CONFIGS: dict[str, tuple[dict[str, Any], str]] = {
     "until-flipped, strict + whole + sentences checker": (STRICT, "whole + sentences"),
     "until-flipped, strict, ratings + whole + sentences checker": ({**STRICT, "ratings": True}, "whole + sentences"),
     "until-flipped, strict + sentence checker": (STRICT, "whole + sentences, sentence checker"),
+    "until-flipped, clauses + whole + sentences checker": (
+        {"until_flipped": True, "ratings": False, "units": "clauses"}, "whole + sentences"),
+    "until-flipped, strict, clauses + whole + sentences checker": ({**STRICT, "units": "clauses"}, "whole + sentences"),
     "fixed-3 + whole + sentences checker, distilled editor": ({"edit_sentences": 3}, "whole + sentences"),
     "until-flipped + whole + sentences checker, distilled editor": (
         {"until_flipped": True, "ratings": False}, "whole + sentences"),

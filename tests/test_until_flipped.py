@@ -242,7 +242,7 @@ def test_needs_a_checker_and_matching_lengths():
 @pytest.mark.parametrize("field,value,match", [
     ("max_edits", -1, "max_edits"), ("edits_per_round", 0, "edits_per_round"), ("retries", -1, "retries"),
     ("flip_margin", 1.0, "flip_margin"), ("residual", 0.49, "residual"), ("residual", 1.01, "residual"),
-    ("rank_units", "gradient", "rank_units")])
+    ("rank_units", "gradient", "rank_units"), ("units", "words", "units")])
 def test_config_refuses_bad_values(field, value, match):
     with pytest.raises(ValueError, match=match):
         WholeInputConfig(**{field: value})
@@ -255,12 +255,36 @@ def test_units_are_clauses_of_a_one_sentence_input():
     assert input_units("Fine.") == ["Fine."]
 
 
+def test_clause_units_split_every_sentence():
+    assert input_units("Great cast, but a dull plot. I left early.", clauses=True) == [
+        "Great cast,", "but a dull plot.", "I left early."]
+    assert input_units("Great cast, but a dull plot. I left early.") == [
+        "Great cast, but a dull plot.", "I left early."]
+
+
+def test_clause_units_edit_only_the_clause_that_carries_the_label():
+    text = "Great to look at, but the plot is dull. Nice hats. Bad songs."
+    edited = []
+
+    def propose(requests):
+        edited.extend(r.text for r in requests)
+        return rule_propose(requests)
+
+    checker = keyword_checker(WORDS)
+    out = edit_until_flipped([text], ["negative"], ["positive"], propose=propose, checker=checker,
+                             config=WholeInputConfig(units="clauses", residual=0.6, max_edits=0))[0]
+    assert out.text == "Great to look at, but the plot is great. Nice hats. Good songs."
+    # the positive clause of the mixed sentence was never handed to the editor: copied as it stands
+    assert sorted(edited) == ["Bad songs.", "but the plot is dull."]
+    assert {e["old"] for e in out.edits} == {"Bad songs.", "but the plot is dull."}
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.sampled_from(["The cast is great", "but", "the plot drags", ";", "It ends.", "Dull!", ",",
-                                 "although", "Mr. Smith sings.", "yet"]), min_size=1, max_size=12))
-def test_units_joined_give_the_text_back(words):
+                                 "although", "Mr. Smith sings.", "yet"]), min_size=1, max_size=12), st.booleans())
+def test_units_joined_give_the_text_back(words, clauses):
     text = " ".join(words)
-    assert " ".join(input_units(text)).split() == text.split()
+    assert " ".join(input_units(text, clauses=clauses)).split() == text.split()
 
 
 # ------------------------------------------------------------------------------------------------ in the methods

@@ -23,11 +23,13 @@ from typing import Any
 from ..augmenter import FlipCheckedConfig
 
 __all__ = ["WholeInputConfig", "UnitEdit", "FlipOutcome", "edit_until_flipped", "flip_decision", "input_units", "RANKINGS",
-           "paper_loop_values"]
+           "UNITS", "paper_loop_values"]
 
 #: How units are ranked: ``checker``: the checker's probability of the row's label for each unit read alone;
 #: ``occlusion``: how much that probability for the whole input drops when the unit is left out.
 RANKINGS = ("checker", "occlusion")
+#: What the loop edits and reads alone: sentences (a one-sentence input's clauses), or every sentence's clauses.
+UNITS = ("sentences", "clauses")
 
 
 @dataclass
@@ -65,6 +67,11 @@ class WholeInputConfig(FlipCheckedConfig):
                 "behind by the residual check), and a rating still leaning that way after the edit is turned to "
                 "the other end of its scale (3/10 -> 8/10). The checker alone misses most ratings; on 50 CAD dev "
                 "reviews it turned the ratings but gave no more clean flips (off by default)."})
+    units: str = field(default="sentences", metadata={
+        "help": "With until_flipped: what is edited and read alone. 'sentences' (a one-sentence input: its "
+                "clauses); 'clauses': the clauses of every sentence (split before but/yet/although, after ; and :), "
+                "so in a mixed sentence (\"Great to look at but purely awful\") only the clause that carries the "
+                "label is rewritten and the rest of the sentence is copied as it stands."})
     rank_units: str = field(default="checker", metadata={
         "help": "With until_flipped: 'checker' ranks units by the checker's probability of the row's label for "
                 "each unit alone; 'occlusion' by how much the whole input's probability drops without the unit."})
@@ -80,6 +87,8 @@ class WholeInputConfig(FlipCheckedConfig):
             raise ValueError(f"residual must be in [0.5, 1] (1.0: off), got {self.residual}.")
         if not 0.0 <= self.flip_margin < 1.0:
             raise ValueError(f"flip_margin must be in [0, 1), got {self.flip_margin}.")
+        if self.units not in UNITS:
+            raise ValueError(f"units must be one of {UNITS}, got {self.units!r}.")
         if self.rank_units not in RANKINGS:
             raise ValueError(f"rank_units must be one of {RANKINGS}, got {self.rank_units!r}.")
 
@@ -92,7 +101,7 @@ def paper_loop_values(how_the_paper_edits: str) -> tuple[dict[str, Any], dict[st
     own = "the library's edit-until-flipped loop (off in the paper preset); only acts with until_flipped=True"
     return ({"until_flipped": PaperValue(False, how_the_paper_edits)},
             {name: own for name in ("max_edits", "edits_per_round", "flip_margin", "rank_units", "residual",
-                                    "retries", "ratings")})
+                                    "retries", "ratings", "units")})
 
 
 @dataclass
@@ -144,23 +153,29 @@ _CLAUSE = re.compile(r"(?<=[;:])\s+|(?<=,)\s+(?=(?:but|yet|although|though|while
                      r"|\s+(?=(?:but|yet|although|whereas)\b)", re.IGNORECASE)
 
 
-def input_units(text: str) -> list[str]:
+def input_units(text: str, clauses: bool = False) -> list[str]:
     """The units an input is edited in: its sentences; a one-sentence input, its clauses (split before ``but``,
-    ``although`` and the like, and after ``;``). Joined by single spaces they give the text back (up to spacing).
+    ``although`` and the like, and after ``;``); with ``clauses``, the clauses of every sentence. Joined by single
+    spaces they give the text back (up to spacing).
 
     Examples:
         >>> input_units("Great cast. Dull plot.")
         ['Great cast.', 'Dull plot.']
         >>> input_units("The cast is great, but the plot drags.")
         ['The cast is great,', 'but the plot drags.']
+        >>> input_units("Great to look at but awful. I left.", clauses=True)
+        ['Great to look at', 'but awful.', 'I left.']
     """
     from ..text.sentences import split_sentences
 
     sentences = split_sentences(text)
-    if len(sentences) != 1:
+    if len(sentences) != 1 and not clauses:
         return sentences
-    clauses = [c.strip() for c in _CLAUSE.split(sentences[0]) if c and c.strip()]
-    return clauses if len(clauses) > 1 else sentences
+    return [c for s in sentences for c in _clauses(s)]
+
+
+def _clauses(sentence: str) -> list[str]:
+    return [c.strip() for c in _CLAUSE.split(sentence) if c and c.strip()] or [sentence]
 
 
 def flip_decision(checker: Any, config: WholeInputConfig) -> Any:
@@ -297,7 +312,7 @@ def edit_until_flipped(texts: Sequence[str], labels: Sequence[str], targets: Seq
                          f"targets.")
     decision = decision or flip_decision(checker, config)
     reader = decision.reader
-    units = [input_units(t) for t in texts]
+    units = [input_units(t, clauses=config.units == "clauses") for t in texts]
     alone = _alone(units, labels, reader, config.ratings)
     queue = [_ranked(u, label, checker, config.rank_units, scorer, a) if u else []
              for u, label, a in zip(units, labels, alone)]
